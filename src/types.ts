@@ -1,0 +1,42 @@
+/**
+ * Core types of partner-sync.
+ *
+ * Glossary
+ * - Partner: an iGaming operator or a prop-trading firm whose player/trader data we pull.
+ * - Variant: `igaming` or `prop-trading`; decides which fields and transaction types are valid.
+ * - Entity: one of the three record kinds of the spec, `customers`, `transactions`, `activity`.
+ * - Stream: what a connector pulls for one entity of one partner; state is kept per (partner, stream).
+ * - Watermark / cursor: how far a stream has been loaded; committed with the rows it covers.
+ * - Reject: a record that failed the spec's validation, kept with its raw payload and reasons.
+ * - Waiting record: a valid transaction or activity record whose customer is not (yet) in the
+ *   store; it waits and loads when that customer arrives.
+ * - FTD: first-time deposit, a customer's first approved deposit (triggers CPA).
+ * - CPA: cost per acquisition, a fixed commission per qualifying customer.
+ * - GGR: gross gaming revenue, total_bets minus wins. NGR: GGR minus bonuses, taxes, deductions.
+ * - RevShare: a commission that is a percentage of GGR or NGR.
+ * - Phase: a prop-trading account's stage, phase_1, phase_2, funded or failed.
+ */
+
+export const VARIANTS = ['igaming', 'prop-trading'] as const;
+export type Variant = (typeof VARIANTS)[number];
+
+export const ENTITIES = ['customers', 'transactions', 'activity'] as const;
+export type Entity = (typeof ENTITIES)[number];
+
+/** One violation of a spec rule by one record. `field` is the spec field name. */
+export interface Violation {
+  field: string;
+  rule: string;
+  message: string;
+}
+
+/** A record that passed validation: a plain JSON object with the spec's fields. */
+export type SpecRecord = Record<string, unknown>;
+
+export function isVariant(value: unknown): value is Variant {
+  return typeof value === 'string' && (VARIANTS as readonly string[]).includes(value);
+}
+
+export function isEntity(value: unknown): value is Entity {
+  return typeof value === 'string' && (ENTITIES as readonly string[]).includes(value);
+}
