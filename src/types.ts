@@ -40,3 +40,17 @@ export function isVariant(value: unknown): value is Variant {
 export function isEntity(value: unknown): value is Entity {
   return typeof value === 'string' && (ENTITIES as readonly string[]).includes(value);
 }
+
+/** A record as received from a source, before validation. `position` is 1-based within its file or page. */
+export interface RawRecord {
+  position: number;
+  /** The parsed JSON value; for a line that is not JSON, its raw text. */
+  value: unknown;
+  /** Set when the input could not be parsed as JSON. */
+  parseError?: string;
+}
+
+/** Validates one record against the spec's schema of its variant and entity; empty means valid. */
+export interface RecordValidator {
+  validate(variant: Variant, entity: Entity, record: unknown): Violation[];
+}

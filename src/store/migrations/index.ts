@@ -1,0 +1,11 @@
+import type { Knex } from 'knex';
+import type { DialectProfile } from '../dialects.js';
+import { initial } from './001-initial.js';
+
+export interface StoreMigration {
+  name: string;
+  up(knex: Knex, profile: DialectProfile): Promise<void>;
+}
+
+/** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
+export const MIGRATIONS: readonly StoreMigration[] = [initial];

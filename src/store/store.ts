@@ -1,0 +1,129 @@
+import { mkdirSync } from 'node:fs';
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+import { DIALECTS, type DialectProfile } from './dialects.js';
+import { MIGRATIONS, type StoreMigration } from './migrations/index.js';
+import { describeStore, parseStoreUrl, sqliteDirectory, type StoreLocation } from './store-url.js';
+
+export type Clock = () => Date;
+export const systemClock: Clock = () => new Date();
+
+// PostgreSQL type OIDs read as text, so that dates, timestamps and NUMERIC keep full precision
+// (pg would turn timestamps into millisecond Dates).
+const TEXT_TYPES = new Set([1082 /* date */, 1114 /* timestamp */, 1184 /* timestamptz */, 1700 /* numeric */]);
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (TEXT_TYPES.has(oid)) return (value: string) => value;
+    if (oid === 20) return (value: string) => Number(value); // int8 counts stay far below 2^53
+    return pg.types.getTypeParser(oid, format);
+  },
+};
+
+/** The store: a knex handle and the profile of its backend. Open it with `openStore`. */
+export class Store {
+  constructor(
+    readonly knex: Knex,
+    readonly profile: DialectProfile,
+    readonly location: StoreLocation,
+    readonly clock: Clock,
+  ) {}
+
+  get description(): string {
+    return describeStore(this.location);
+  }
+
+  /** The current time as the store keeps it (UTC, six fraction digits). */
+  now(): string {
+    return this.clock().toISOString().replace('Z', '000Z');
+  }
+
+  transaction<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    return this.knex.transaction(work);
+  }
+
+  /** Applies pending migrations; returns the names applied (empty when up to date). */
+  async migrate(): Promise<string[]> {
+    const profile = this.profile;
+    const source: Knex.MigrationSource<StoreMigration> = {
+      getMigrations: async () => [...MIGRATIONS],
+      getMigrationName: (m) => m.name,
+      getMigration: async (m) => ({ up: (knex: Knex) => m.up(knex, profile), down: async () => {} }),
+    };
+    const [, applied] = (await this.knex.migrate.latest({
+      migrationSource: source,
+      tableName: 'schema_migrations',
+    })) as [number, string[]];
+    return applied;
+  }
+
+  /** Names of applied migrations, oldest first. */
+  async appliedMigrations(): Promise<string[]> {
+    if (!(await this.knex.schema.hasTable('schema_migrations'))) return [];
+    const rows: { name: string }[] = await this.knex('schema_migrations').select('name').orderBy('id');
+    return rows.map((r) => r.name);
+  }
+
+  async close(): Promise<void> {
+    await this.knex.destroy();
+  }
+}
+
+export interface OpenStoreOptions {
+  /** Store URL; empty means the embedded SQLite default. */
+  url?: string;
+  clock?: Clock;
+  /** Run migrations on open (default true: "migration on first use"). */
+  migrate?: boolean;
+  cwd?: string;
+}
+
+export async function openStore(options: OpenStoreOptions = {}): Promise<Store> {
+  const location = parseStoreUrl(options.url, options.cwd);
+  const profile = DIALECTS[location.kind];
+  const dir = sqliteDirectory(location);
+  if (dir) mkdirSync(dir, { recursive: true });
+  const knex = knexFactory(knexConfig(location, profile));
+  const store = new Store(knex, profile, location, options.clock ?? systemClock);
+  try {
+    if (options.migrate ?? true) await store.migrate();
+  } catch (error) {
+    await knex.destroy();
+    throw new Error(`cannot open store ${store.description}: ${(error as Error).message}`, { cause: error });
+  }
+  return store;
+}
+
+function knexConfig(location: StoreLocation, profile: DialectProfile): Knex.Config {
+  if (location.kind === 'postgres') {
+    return {
+      client: profile.knexClient,
+      connection: { connectionString: location.target, types: pgTypes } as Knex.PgConnectionConfig,
+      pool: {
+        min: 0,
+        max: 4,
+        afterCreate: (conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) => {
+          conn.query("SET TIME ZONE 'UTC'", (err) => done(err ?? null, conn));
+        },
+      },
+    };
+  }
+  return {
+    client: profile.knexClient,
+    connection: { filename: location.target },
+    useNullAsDefault: true,
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate: (conn: { pragma(sql: string): unknown }, done: (err: Error | null, conn: unknown) => void) => {
+        try {
+          conn.pragma('journal_mode = WAL');
+          conn.pragma('busy_timeout = 5000');
+          conn.pragma('synchronous = NORMAL');
+          done(null, conn);
+        } catch (error) {
+          done(error as Error, conn);
+        }
+      },
+    },
+  };
+}

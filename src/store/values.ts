@@ -1,0 +1,57 @@
+/**
+ * Conversions between validated spec values and store values. Date-times are stored in UTC with
+ * exactly six fraction digits (PostgreSQL's precision, and a fixed width keeps SQLite's text
+ * order chronological); digits past the sixth are cut, never rounded up. Decimals are stored as
+ * their exact decimal text.
+ */
+import { Decimal } from 'decimal.js';
+
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?\s*([Zz]|[+-]\d{2}(?::?\d{2})?)$/;
+
+/** ISO 8601 / RFC 3339 date-time with offset → `YYYY-MM-DDTHH:MM:SS.ffffffZ` in UTC. */
+export function toUtcTimestamp(value: string): string {
+  const m = DATE_TIME.exec(value);
+  if (!m) throw new Error(`not an ISO 8601 date-time with time zone: ${JSON.stringify(value)}`);
+  const [, y, mo, d, h, mi, s, frac = '', zone = 'Z'] = m;
+  const fraction = (frac + '000000').slice(0, 6);
+  let offsetMinutes = 0;
+  if (zone !== 'Z' && zone !== 'z') {
+    const sign = zone.startsWith('-') ? -1 : 1;
+    const digits = zone.slice(1).replace(':', '');
+    offsetMinutes = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || '0'));
+  }
+  if (offsetMinutes === 0 && (zone === 'Z' || zone === 'z' || /^[+-]00(:?00)?$/.test(zone))) {
+    return `${y}-${mo}-${d}T${h}:${mi}:${s}.${fraction}Z`;
+  }
+  // Leap second 23:59:60 is kept as :59 plus the fraction cut, which stays monotonic enough for cursors.
+  const seconds = Math.min(Number(s), 59);
+  const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), seconds) - offsetMinutes * 60_000;
+  const iso = new Date(ms).toISOString(); // YYYY-MM-DDTHH:MM:SS.000Z
+  return `${iso.slice(0, 19)}.${fraction}Z`;
+}
+
+/** A store's timestamp (SQLite text or PostgreSQL `YYYY-MM-DD HH:MM:SS[.f]+00`) → `...ffffffZ`. */
+export function fromStoreTimestamp(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return value.toISOString().replace('Z', '000Z');
+  return toUtcTimestamp(String(value));
+}
+
+/** A JSON number → its exact decimal text without exponent (1e-7 → "0.0000001"). */
+export function decimalText(value: number): string {
+  const text = String(value);
+  return text.includes('e') ? new Decimal(text).toFixed() : text;
+}
+
+/** A store's decimal (PostgreSQL NUMERIC text or SQLite text) → a JSON number, null kept. */
+export function fromStoreDecimal(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  return Number(value);
+}
+
+/** A store's date (`YYYY-MM-DD`, or a Date from a driver) → `YYYY-MM-DD`. */
+export function fromStoreDate(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (value instanceof Date) return value.toISOString().slice(0, 10);
+  return String(value).slice(0, 10);
+}
