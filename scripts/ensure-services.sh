@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Makes sure the PostgreSQL and MariaDB servers the integration tests use are up, starting them
+# when they are down (as root on a machine that has them installed), then waits until they answer.
+set -u
+pg_up() { pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; }
+maria_up() { mysqladmin --protocol=tcp -h 127.0.0.1 -P 3306 -u root ping >/dev/null 2>&1 || mariadb-admin --protocol=tcp -h 127.0.0.1 -P 3306 -u root ping >/dev/null 2>&1; }
+
+if ! pg_up && command -v pg_ctlcluster >/dev/null 2>&1 && [ -d /etc/postgresql ]; then
+  echo "starting PostgreSQL"
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n 1)" main start || true
+fi
+if ! maria_up && [ -x /usr/sbin/mariadbd ]; then
+  echo "starting MariaDB"
+  start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd || true
+fi
+
+for _ in $(seq 1 60); do
+  if pg_up && maria_up; then exit 0; fi
+  sleep 1
+done
+pg_up || echo "PostgreSQL on 127.0.0.1:5432 does not answer" >&2
+maria_up || echo "MariaDB on 127.0.0.1:3306 does not answer" >&2
+exit 1
