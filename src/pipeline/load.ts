@@ -8,11 +8,11 @@ import type { Knex } from 'knex';
 import type { Entity, RawRecord, RecordValidator, SpecRecord, Variant, Violation } from '../types.js';
 import { ensurePartner } from '../store/partners.js';
 import { quarantine } from '../store/rejects.js';
-import { recordKey, recordToRow } from '../store/rows.js';
+import { batchKey, recordKey } from '../store/rows.js';
 import type { Store } from '../store/store.js';
 import { saveCheckpoint, type Checkpoint } from '../store/sync-state.js';
 import { entityTable, type EntityTable } from '../store/tables.js';
-import { upsertRows } from '../store/upsert.js';
+import { upsertRecords } from '../store/upsert.js';
 import { dropParked, knownCustomers, park, unpark, type ParkedRecord } from '../store/waiting.js';
 import { validateBatch } from './validate-batch.js';
 
@@ -59,7 +59,7 @@ export class Loader {
     const { valid, rejects } = validateBatch(validator, input.variant, input.entity, input.records);
     // Last version of a key wins, as if the records had been sent one by one.
     const latest = new Map<string, SpecRecord>();
-    for (const record of valid) latest.set(recordKey(table, record), record);
+    for (const record of valid) latest.set(batchKey(table, record), record);
 
     const now = store.now();
     const result: BatchResult = {
@@ -78,27 +78,28 @@ export class Loader {
       if (rejects.length > 0) {
         await quarantine(trx, { partner: input.partner, variant: input.variant, entity: input.entity, runId: input.runId, now }, rejects);
       }
-      const rows = (records: Iterable<SpecRecord>, t: EntityTable) => [...records].map((r) => recordToRow(t, input.partner, r, input.runId, now));
+      const upsert = (t: EntityTable, records: SpecRecord[]) =>
+        upsertRecords(store, trx, t, { partner: input.partner, runId: input.runId, loadedAt: now, records });
 
       if (input.entity === 'customers') {
-        await upsertRows(store, trx, table, rows(latest.values(), table));
+        await upsert(table, [...latest.values()]);
         arrived.push(...latest.keys());
         result.released = await this.release(trx, input, await unpark(trx, input.partner, arrived), now);
         result.loaded = valid.length;
       } else {
         const known = await this.knownCustomers(trx, input.partner, latest.values());
-        const direct = new Map<string, SpecRecord>();
+        const direct: SpecRecord[] = [];
         const parked: ParkedRecord[] = [];
-        for (const [key, record] of latest) {
+        for (const record of latest.values()) {
           const customerId = record.customer_id as string;
-          if (known(customerId)) direct.set(key, record);
-          else parked.push({ entity: input.entity, key, customerId, record });
+          if (known(customerId)) direct.push(record);
+          else parked.push({ entity: input.entity, key: recordKey(table, record), customerId, record });
         }
-        await upsertRows(store, trx, table, rows(direct.values(), table));
-        await dropParked(trx, input.partner, input.entity, [...direct.keys()]);
+        await upsert(table, direct);
+        await dropParked(trx, input.partner, input.entity, () => direct.map((r) => recordKey(table, r)));
         await park(trx, input.partner, input.runId, now, parked);
-        const parkedKeys = new Set(parked.map((p) => p.key));
-        result.waiting = valid.filter((r) => parkedKeys.has(recordKey(table, r))).length;
+        const parkedCustomers = new Set(parked.map((p) => p.customerId));
+        result.waiting = valid.filter((r) => parkedCustomers.has(r.customer_id as string)).length;
         result.loaded = valid.length - result.waiting;
       }
       if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
@@ -113,8 +114,8 @@ export class Loader {
   private async release(trx: Knex.Transaction, input: BatchInput, parked: ParkedRecord[], now: string): Promise<number> {
     for (const entity of ['transactions', 'activity'] as const) {
       const table = entityTable(input.variant, entity);
-      const rows = parked.filter((p) => p.entity === entity).map((p) => recordToRow(table, input.partner, p.record, input.runId, now));
-      await upsertRows(this.deps.store, trx, table, rows);
+      const records = parked.filter((p) => p.entity === entity).map((p) => p.record);
+      await upsertRecords(this.deps.store, trx, table, { partner: input.partner, runId: input.runId, loadedAt: now, records });
     }
     return parked.length;
   }

@@ -31,10 +31,46 @@ export function recordToRow(table: EntityTable, partner: string, record: SpecRec
   return row;
 }
 
-/** The upsert key of a validated record, as one string (waiting records and in-batch de-duplication). */
+/** The upsert key of a validated record as stored text (waiting records): exact, JSON for composite keys. */
 export function recordKey(table: EntityTable, record: SpecRecord): string {
   if (table.key.length === 1) return String(record[table.key[0] as string]);
   return JSON.stringify(table.key.map((k) => record[k]));
+}
+
+/**
+ * The upsert key as an in-memory map key, cheaper than `recordKey` on the hot path. NUL cannot
+ * occur in a stored text value (PostgreSQL refuses it), so joining on it cannot make two keys meet.
+ */
+export function batchKey(table: EntityTable, record: SpecRecord): string {
+  const key = table.key;
+  if (key.length === 1) return String(record[key[0] as string]);
+  let out = String(record[key[0] as string]);
+  for (let i = 1; i < key.length; i++) out += '\u0000' + String(record[key[i] as string]);
+  return out;
+}
+
+/** COPY text format: tab-separated, \N for NULL, backslash escapes. */
+function copyField(value: string): string {
+  return /[\\\t\n\r]/.test(value)
+    ? value.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
+    : value;
+}
+
+/** Validated records → PostgreSQL COPY text of their store rows, without building row arrays. */
+export function recordsToCopyText(table: EntityTable, partner: string, records: readonly SpecRecord[], runId: string, loadedAt: string): string {
+  const head = copyField(partner) + '\t';
+  const tail = copyField(runId) + '\t' + loadedAt + '\n';
+  const columns = table.columns;
+  let out = '';
+  for (const record of records) {
+    out += head;
+    for (const column of columns) {
+      const value = toStoreValue(column, record[column.name]);
+      out += (value === null ? '\\N' : typeof value === 'number' ? String(value) : copyField(value)) + '\t';
+    }
+    out += tail;
+  }
+  return out;
 }
 
 /** A store row read back (knex object) → a spec record, absent optional fields omitted. */

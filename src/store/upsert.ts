@@ -8,6 +8,8 @@
  *   transaction's connection; SQLite runs in-process, so per-row statements are the fast path.
  * - copy-staging (PostgreSQL): each chunk is COPYed into a session temp table, then merged with
  *   one INSERT ... SELECT ... ON CONFLICT; COPY avoids building and parsing huge VALUES lists.
+ *   A batch of only new keys is COPYed straight into the table under a savepoint, as fast as a
+ *   raw COPY; a batch that meets an existing key rolls back to the savepoint and merges.
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -16,13 +18,23 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type pg from 'pg';
 import type { BulkWriteStrategy } from './dialects.js';
 import type { Store } from './store.js';
-import { rowColumns, type Row } from './rows.js';
+import type { SpecRecord } from '../types.js';
+import { recordsToCopyText, recordToRow, rowColumns } from './rows.js';
 import type { EntityTable } from './tables.js';
 
 /** Rows per statement: the spec's bulk limit, and well inside every backend's bind-variable limit. */
 export const CHUNK_SIZE = 1000;
 
-type Writer = (trx: Knex.Transaction, table: EntityTable, rows: readonly Row[]) => Promise<void>;
+/** Validated records of one partner, and the lineage their rows carry. */
+export interface UpsertBatch {
+  partner: string;
+  runId: string;
+  loadedAt: string;
+  /** No two with the same key: PostgreSQL cannot update one row twice in one statement. */
+  records: readonly SpecRecord[];
+}
+
+type Writer = (trx: Knex.Transaction, table: EntityTable, batch: UpsertBatch) => Promise<void>;
 
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
@@ -45,7 +57,7 @@ interface SqliteDatabase {
 }
 const sqliteStatements = new WeakMap<object, Map<string, { run(...params: unknown[]): unknown }>>();
 
-const preparedRows: Writer = async (trx, table, rows) => {
+const preparedRows: Writer = async (trx, table, batch) => {
   const db = await connectionOf<SqliteDatabase>(trx);
   let cache = sqliteStatements.get(db);
   if (!cache) sqliteStatements.set(db, (cache = new Map()));
@@ -60,40 +72,51 @@ const preparedRows: Writer = async (trx, table, rows) => {
     statement = db.prepare(sql);
     cache.set(table.name, statement);
   }
-  for (const row of rows) statement.run(...row);
+  for (const record of batch.records) statement.run(...recordToRow(table, batch.partner, record, batch.runId, batch.loadedAt));
 };
 
-/** COPY text format: tab-separated, \N for NULL, backslash escapes. */
-function copyText(rows: readonly Row[]): string {
-  let out = '';
-  for (const row of rows) {
-    for (let i = 0; i < row.length; i++) {
-      const v = row[i];
-      if (i > 0) out += '\t';
-      if (v === null || v === undefined) out += '\\N';
-      else if (typeof v === 'number') out += String(v);
-      else out += /[\\\t\n\r]/.test(v) ? v.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r') : v;
-    }
-    out += '\n';
-  }
-  return out;
-}
+/** PostgreSQL's unique_violation: a COPY straight into the table met a key that is already there. */
+const UNIQUE_VIOLATION = '23505';
 
-const copyStaging: Writer = async (trx, table, rows) => {
+const copyStaging: Writer = async (trx, table, batch) => {
   const conn = await connectionOf<pg.Client>(trx);
+  const target = quote(table.name);
   const stage = quote(`stage_${table.name}`);
   const cols = rowColumns(table).map(quote).join(', ');
   const { keys, set, changed } = conflictClause(table);
+  const merge = `INSERT INTO ${target} (${cols}) SELECT ${cols} FROM ${stage} ` +
+    `ON CONFLICT (${keys}) DO UPDATE SET ${set} WHERE ${changed}; TRUNCATE ${stage}`;
+  const copyInto = (into: string, texts: Iterable<string>) =>
+    pipeline(Readable.from(texts), conn.query(copyFrom(`COPY ${into} (${cols}) FROM STDIN`)));
+  const copyTextOf = (start: number) =>
+    recordsToCopyText(table, batch.partner, batch.records.slice(start, start + CHUNK_SIZE), batch.runId, batch.loadedAt);
+  function* allChunks(): Generator<string> {
+    for (let start = 0; start < batch.records.length; start += CHUNK_SIZE) yield copyTextOf(start);
+  }
+
+  // New rows (a new day of activity, a first import) go straight in by one streaming COPY, which
+  // renders chunk n+1 while the server writes chunk n. If a key is already there, the COPY rolls
+  // back to its savepoint and the batch is merged instead.
+  await conn.query('SAVEPOINT partner_sync_copy');
+  try {
+    await copyInto(target, allChunks());
+    await conn.query('RELEASE SAVEPOINT partner_sync_copy');
+    return;
+  } catch (error) {
+    if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
+    await conn.query('ROLLBACK TO SAVEPOINT partner_sync_copy');
+  }
+
   // Session-local, emptied at every commit; created once per pooled connection.
-  await conn.query(`CREATE TEMP TABLE IF NOT EXISTS ${stage} (LIKE ${quote(table.name)} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`);
-  for (let start = 0; start < rows.length; start += CHUNK_SIZE) {
-    const chunk = rows.slice(start, start + CHUNK_SIZE);
-    await pipeline(Readable.from([copyText(chunk)]), conn.query(copyFrom(`COPY ${stage} (${cols}) FROM STDIN`)));
-    await conn.query(
-      `INSERT INTO ${quote(table.name)} (${cols}) SELECT ${cols} FROM ${stage} ` +
-        `ON CONFLICT (${keys}) DO UPDATE SET ${set} WHERE ${changed}`,
-    );
-    await conn.query(`TRUNCATE ${stage}`);
+  await conn.query(`CREATE TEMP TABLE IF NOT EXISTS ${stage} (LIKE ${target} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`);
+  let text = copyTextOf(0);
+  for (let start = 0; start < batch.records.length; start += CHUNK_SIZE) {
+    await copyInto(stage, [text]);
+    const merging = conn.query(merge);
+    merging.catch(() => undefined); // awaited below; this only keeps a failure from being reported as unhandled
+    // Render the next chunk while the server merges this one: the two run on different cores.
+    text = start + CHUNK_SIZE < batch.records.length ? copyTextOf(start + CHUNK_SIZE) : '';
+    await merging;
   }
 };
 
@@ -102,8 +125,8 @@ const WRITERS: Record<BulkWriteStrategy, Writer> = {
   'copy-staging': copyStaging,
 };
 
-/** Upserts rows (already de-duplicated by key) into an entity table inside the caller's transaction. */
-export async function upsertRows(store: Store, trx: Knex.Transaction, table: EntityTable, rows: readonly Row[]): Promise<void> {
-  if (rows.length === 0) return;
-  await WRITERS[store.profile.bulkWrite](trx, table, rows);
+/** Upserts validated records (no key twice) into an entity table inside the caller's transaction. */
+export async function upsertRecords(store: Store, trx: Knex.Transaction, table: EntityTable, batch: UpsertBatch): Promise<void> {
+  if (batch.records.length === 0) return;
+  await WRITERS[store.profile.bulkWrite](trx, table, batch);
 }

@@ -54,11 +54,11 @@ export async function park(trx: Knex.Transaction, partner: string, runId: string
   }
 }
 
-/** Drops parked versions of records that have just loaded directly. */
-export async function dropParked(trx: Knex.Transaction, partner: string, entity: Entity, keys: readonly string[]): Promise<void> {
+/** Drops parked versions of records that have just loaded directly (keys computed only if any are parked). */
+export async function dropParked(trx: Knex.Transaction, partner: string, entity: Entity, keys: () => string[]): Promise<void> {
   const any = await trx('waiting_records').where({ partner_id: partner, entity }).first('record_key');
   if (!any) return;
-  for (const part of chunks(keys)) {
+  for (const part of chunks(keys())) {
     await trx('waiting_records').where({ partner_id: partner, entity }).whereIn('record_key', part).delete();
   }
 }

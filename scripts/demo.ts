@@ -1,0 +1,59 @@
+/**
+ * The main job on the embedded default: a fresh SQLite store, the bundled sample data of both
+ * variants (with deliberately bad records) imported through the real CLI, then what loaded,
+ * what was rejected and why, and what waits for its customer.
+ */
+import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { openStore } from '../src/store/store.js';
+import { listRejects } from '../src/store/rejects.js';
+import { waitingSummary } from '../src/store/waiting.js';
+import { formatTable } from '../src/cli/table.js';
+import { packageRoot } from '../src/paths.js';
+
+const root = packageRoot();
+const storeFile = join('data', 'demo.sqlite');
+const storeUrl = `sqlite:${storeFile}`;
+
+function cli(...args: string[]): void {
+  console.log(`\n$ partner-sync ${args.join(' ')}`);
+  const result = spawnSync(process.execPath, [join(root, 'bin', 'partner-sync.js'), '--store', storeUrl, ...args], { cwd: root, stdio: 'inherit' });
+  if (result.status === 2 || result.status === null) throw new Error(`partner-sync ${args[0]} failed (exit ${result.status})`);
+}
+
+for (const suffix of ['', '-wal', '-shm']) rmSync(join(root, storeFile + suffix), { force: true });
+console.log(`partner-sync demo: a fresh embedded store at ${storeFile}`);
+cli('migrate');
+// Transactions before customers on purpose: they wait for their customers, then load when those arrive.
+const plan: [string, string, string[]][] = [
+  ['lucky-casino', 'igaming', ['transactions', 'customers', 'activity']],
+  ['apex-funding', 'prop-trading', ['customers', 'transactions', 'activity']],
+];
+for (const [partner, variant, entities] of plan) {
+  for (const entity of entities) {
+    cli('import', partner, '--variant', variant, '--entity', entity, `samples/${variant}/${entity}.ndjson`);
+  }
+}
+
+const store = await openStore({ url: storeUrl, cwd: root });
+try {
+  console.log('\nWhat the store holds now:');
+  const rows: (string | number)[][] = [];
+  for (const table of ['customers', 'transactions', 'gaming_activity', 'trading_activity']) {
+    const counts = (await store.knex(table).select('partner_id').count({ n: '*' }).groupBy('partner_id')) as { partner_id: string; n: number }[];
+    for (const c of counts) rows.push([c.partner_id, table, Number(c.n)]);
+  }
+  console.log(formatTable(['PARTNER', 'TABLE', 'ROWS'], rows).replace(/^/gm, '  '));
+  const waiting = await waitingSummary(store.knex);
+  if (waiting.length > 0) {
+    console.log('\nWaiting for their customer to arrive:');
+    console.log(formatTable(['PARTNER', 'ENTITY', 'RECORDS'], waiting.map((w) => [w.partner_id, w.entity, w.count])).replace(/^/gm, '  '));
+  }
+  const rejects = await listRejects(store.knex, { status: 'open' });
+  console.log(`\nRejected records kept for review (${rejects.length}):`);
+  const why = rejects.flatMap((r) => r.errors.map((e) => [r.partner_id, r.entity, r.position ?? '', e.message]));
+  console.log(formatTable(['PARTNER', 'ENTITY', 'LINE', 'WHY'], why).replace(/^/gm, '  '));
+} finally {
+  await store.close();
+}
