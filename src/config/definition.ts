@@ -1,0 +1,92 @@
+/**
+ * A partner's connector definition (config/partners/<partner>.yaml), as the code sees it after
+ * loading: validated against its JSON Schema, `${ENV}` / `*_FILE` secrets resolved, defaults
+ * applied, durations parsed. The YAML shape is the same, in snake_case.
+ */
+import type { Entity, Variant } from '../types.js';
+
+/** How one spec field is produced from a source record. A bare string is a rename (a dot path). */
+export type FieldRule =
+  | string
+  | {
+      /** Dot path in the source record (`a.b.0.c`). */
+      from?: string;
+      /** A constant value instead of a source field. */
+      const?: unknown;
+      /** Parse a date-time or date with luxon into UTC ISO 8601 (or YYYY-MM-DD for date fields). */
+      datetime?: {
+        /** `iso` (default), `sql`, `rfc2822`, `http`, `unix_seconds`, `unix_millis`, or a luxon format like `dd/MM/yyyy HH:mm`. */
+        format?: string;
+        /** IANA zone the source writes local times in (default UTC). */
+        zone?: string;
+      };
+      /** Source amount in minor units (cents): divide by 10^minor_units. */
+      minor_units?: number;
+      /** Source value → spec value (status, transaction types); unmapped values pass unchanged. */
+      map?: Record<string, unknown>;
+      /** Convert numeric strings to numbers ("12.50" → 12.5). */
+      number?: boolean;
+      /** Value when the source field is absent or null. */
+      default?: unknown;
+    };
+
+export interface StreamMapping {
+  /** Spec field → rule. Fields not listed are copied when the source has a field of the same spec name (unless `passthrough: false`). */
+  fields: Record<string, FieldRule>;
+  passthrough: boolean;
+}
+
+export type Pagination =
+  | { type: 'page'; per_page: number; page_param: string; per_page_param: string; first_page: number }
+  | { type: 'cursor'; per_page: number; per_page_param: string; cursor_param: string; cursor_path: string }
+  | { type: 'offset'; per_page: number; offset_param: string; limit_param: string };
+
+/** How a stream is incremental. */
+export type Incremental =
+  /** By a source change field (customers' last_modified_date, a transaction's updated_at): from cursor − lookback. */
+  | { mode: 'cursor'; cursor_field: string; from_param: string; to_param?: string; lookback_ms: number; start: string }
+  /** Whole UTC days, the previous closed day and `late_days` before it; each pulled day replaces the stored day. */
+  | { mode: 'daily'; date_param: string; late_days: number; start: string };
+
+export interface RestStream {
+  entity: Entity;
+  path: string;
+  /** Where the records are in the response body (default `data`, the spec's envelope). */
+  records_path: string;
+  params: Record<string, string>;
+  pagination: Pagination;
+  incremental: Incremental;
+  mapping: StreamMapping;
+  /** cron, UTC. */
+  schedule: string;
+}
+
+export type RestAuth =
+  | { type: 'oauth2_client_credentials'; token_url: string; client_id: string; client_secret: string; scope?: string }
+  | { type: 'bearer'; token: string }
+  | { type: 'api_key'; header: string; key: string };
+
+export interface RestSource {
+  type: 'rest';
+  base_url: string;
+  auth: RestAuth;
+  /** Requests per minute per token (spec §8: 1000). */
+  requests_per_minute: number;
+  timeout_ms: number;
+  retries: { max: number; min_delay_ms: number; max_delay_ms: number; max_retry_after_ms: number };
+  /** A run stops cleanly (progress kept) rather than wait past this. */
+  run_budget_ms: number;
+}
+
+export interface PartnerDefinition {
+  partner: string;
+  variant: Variant;
+  /** The file it was read from (for messages). */
+  file: string;
+  source: RestSource;
+  streams: Partial<Record<Entity, RestStream>>;
+  /** Partner affiliate code → the service's affiliate id; `unmapped: reject` makes an unknown code a reject. */
+  affiliates: { map: Record<string, string>; unmapped: 'keep' | 'reject' };
+  /** Every resolved secret value, for redaction of logs and errors. */
+  secrets: string[];
+}

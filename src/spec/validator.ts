@@ -1,0 +1,132 @@
+/**
+ * Validation of partner records against the spec's JSON Schemas (spec §2, §8): one compiled
+ * validator per (variant, entity), and the payload-level bulk limit.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { AnySchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
+import { packageRoot } from '../paths.js';
+import { ENTITIES, VARIANTS } from '../types.js';
+import type { Entity, Variant, Violation } from '../types.js';
+import { toViolations } from './errors.js';
+import type { SchemaFacts } from './errors.js';
+import { specKeywords } from './keywords.js';
+
+/** Records per bulk request or bulk payload (spec §4, §8). */
+export const BULK_LIMIT = 1000;
+
+/** The schemas ship as source files (not copied to dist/), so they are found from the package root. */
+export function defaultSchemaDir(): string {
+  return join(packageRoot(), 'src', 'spec', 'schemas');
+}
+
+export interface SpecValidator {
+  /**
+   * The spec violations of one record; empty when it is valid. The empty result is one shared,
+   * frozen array (the valid path allocates nothing): do not add to it.
+   */
+  validate(variant: Variant, entity: Entity, record: unknown): Violation[];
+  /** Payload-level rules of a bulk payload: at most BULK_LIMIT records. */
+  validateBulk(records: unknown[]): Violation[];
+  /** The schema file a (variant, entity) is checked against. */
+  schemaFile(variant: Variant, entity: Entity): string;
+}
+
+export interface SpecValidatorOptions {
+  /** Folder holding `<variant>/<entity>.schema.json`; defaults to the package's src/spec/schemas. */
+  schemaDir?: string;
+}
+
+interface Compiled {
+  check: ValidateFunction;
+  facts: SchemaFacts;
+  file: string;
+}
+
+const NO_VIOLATIONS: Violation[] = Object.freeze([]) as unknown as Violation[];
+
+// ajv-formats is CommonJS: under NodeNext its default import is the module object.
+const addFormats = ajvFormats.default;
+
+/** Builds the validator: reads and compiles the six schemas once. */
+export function createSpecValidator(options: SpecValidatorOptions = {}): SpecValidator {
+  const schemaDir = options.schemaDir ?? defaultSchemaDir();
+  const ajv = new Ajv2020({ allErrors: true, strict: true });
+  addFormats(ajv, { mode: 'full', formats: ['date', 'date-time', 'email'], keywords: false });
+  for (const keyword of specKeywords) ajv.addKeyword(keyword);
+
+  // Maps, not objects: a variant or entity named like an Object.prototype member finds nothing.
+  const compiled = new Map<Variant, Map<Entity, Compiled>>();
+  for (const variant of VARIANTS) {
+    const byEntity = new Map<Entity, Compiled>();
+    compiled.set(variant, byEntity);
+    for (const entity of ENTITIES) {
+      const file = join(schemaDir, variant, `${entity}.schema.json`);
+      const schema = readSchema(file);
+      let check: ValidateFunction;
+      try {
+        check = ajv.compile(schema);
+      } catch (error) {
+        throw new Error(`cannot compile schema ${file}: ${(error as Error).message}`, { cause: error });
+      }
+      const properties = Object.keys((schema.properties ?? {}) as Record<string, unknown>);
+      const required = new Set((schema.required ?? []) as string[]);
+      byEntity.set(entity, { check, facts: { properties, required }, file });
+    }
+  }
+
+  function lookup(variant: Variant, entity: Entity): Compiled {
+    const found = compiled.get(variant)?.get(entity);
+    if (found === undefined) {
+      throw new Error(
+        `unknown variant/entity ${String(variant)}/${String(entity)} (variants: ${VARIANTS.join(', ')}; entities: ${ENTITIES.join(', ')})`,
+      );
+    }
+    return found;
+  }
+
+  return {
+    validate(variant, entity, record) {
+      const { check, facts } = lookup(variant, entity);
+      if (check(record)) return NO_VIOLATIONS;
+      return toViolations(check.errors ?? [], record, facts);
+    },
+    validateBulk(records) {
+      if (records.length <= BULK_LIMIT) return NO_VIOLATIONS;
+      return [
+        {
+          field: '(payload)',
+          rule: 'maxItems',
+          message: `bulk payload has ${records.length} records; at most ${BULK_LIMIT} are allowed (spec §8)`,
+        },
+      ];
+    },
+    schemaFile(variant, entity) {
+      return lookup(variant, entity).file;
+    },
+  };
+}
+
+function readSchema(file: string): AnySchemaObject {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new Error(`cannot read schema ${file}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    return JSON.parse(text) as AnySchemaObject;
+  } catch (error) {
+    throw new Error(`cannot parse schema ${file}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+let shared: SpecValidator | undefined;
+
+/** A validator over the package's own schemas, created on first use and then shared (for the CLI). */
+export function specValidator(): SpecValidator {
+  shared ??= createSpecValidator();
+  return shared;
+}
