@@ -1,0 +1,136 @@
+/**
+ * Walking the pages of one stream over one window: page/per_page, cursor (spec §2.5
+ * `meta.next_cursor`) or offset/limit. The ways ETL tools lose or loop on rows are closed here:
+ *
+ * - A short page never ends the walk (partners cap page sizes below what we ask, and a page can be
+ *   short mid-way); only an empty page or an absent/empty next cursor does.
+ * - Offsets advance by the records received, not by the page size we asked for, so a partner that
+ *   returns fewer rows than asked does not make us skip the rest.
+ * - A next cursor seen before, or a page identical to the previous one (a partner ignoring the
+ *   page parameter), aborts with a SourceError instead of looping; a hard page cap is the last guard.
+ */
+import { createHash } from 'node:crypto';
+import type { RestStream } from '../../src/config/definition.js';
+import type { Logger } from '../../src/log.js';
+import { SourceError } from '../source.js';
+import type { ApiResponse } from './client.js';
+
+/** Spec §4 / §8: per_page maximum. */
+export const MAX_PAGE_SIZE = 500;
+/** No window of any stream has this many pages; reaching it means the partner's pagination is broken. */
+export const MAX_PAGES = 1_000_000;
+export const DEFAULT_RECORDS_PATH = 'data';
+export const DEFAULT_CURSOR_PATH = 'meta.next_cursor';
+
+export type FetchPage = (params: URLSearchParams) => Promise<ApiResponse>;
+
+export interface PaginateOptions {
+  logger: Logger;
+  /** Overridable for tests of the last guard. */
+  maxPages?: number;
+}
+
+/** The records of each non-empty page, in order. */
+export async function* paginate(stream: RestStream, params: Record<string, string>, fetchPage: FetchPage, options: PaginateOptions): AsyncGenerator<unknown[]> {
+  const pagination = stream.pagination;
+  const perPage = pagination.per_page;
+  if (!Number.isInteger(perPage) || perPage < 1 || perPage > MAX_PAGE_SIZE) {
+    throw new SourceError(`stream ${stream.path}: per_page must be an integer from 1 to ${MAX_PAGE_SIZE} (spec §4), got ${String(perPage)}`);
+  }
+  const recordsPath = stream.records_path ?? DEFAULT_RECORDS_PATH;
+  const maxPages = options.maxPages ?? MAX_PAGES;
+  const base = { ...stream.params, ...params };
+
+  let previousPage: string | undefined;
+  let cursor: string | undefined;
+  const seenCursors = new Set<string>();
+  let offset = 0;
+
+  for (let index = 0; ; index += 1) {
+    if (index >= maxPages) {
+      throw new SourceError(`stream ${stream.path}: more than ${maxPages} pages in one window; stopping (last guard against endless pagination)`);
+    }
+    const query = new URLSearchParams(base);
+    switch (pagination.type) {
+      case 'page':
+        query.set(pagination.page_param, String(pagination.first_page + index));
+        query.set(pagination.per_page_param, String(perPage));
+        break;
+      case 'cursor':
+        query.set(pagination.per_page_param, String(perPage));
+        if (cursor !== undefined) query.set(pagination.cursor_param, cursor);
+        break;
+      case 'offset':
+        query.set(pagination.offset_param, String(offset));
+        query.set(pagination.limit_param, String(perPage));
+        break;
+    }
+
+    const { body, what } = await fetchPage(query);
+    const records = recordsAt(body, recordsPath, what);
+    const next = pagination.type === 'cursor' ? cursorAt(body, pagination.cursor_path || DEFAULT_CURSOR_PATH, what) : undefined;
+
+    if (records.length === 0) {
+      if (next !== undefined) {
+        options.logger.warn(`${what}: an empty page still carries a next cursor; treating the empty page as the end`, { cursor_path: pagination.type === 'cursor' ? pagination.cursor_path : undefined });
+      }
+      return;
+    }
+
+    const fingerprint = createHash('sha256').update(JSON.stringify(records)).digest('base64');
+    if (fingerprint === previousPage) {
+      const param = pagination.type === 'page' ? pagination.page_param : pagination.type === 'offset' ? pagination.offset_param : pagination.cursor_param;
+      throw new SourceError(`${what}: the partner returned the same page twice (identical ${records.length} records): endless pagination (is the ${param} parameter ignored?)`);
+    }
+    previousPage = fingerprint;
+
+    if (pagination.type === 'cursor' && next !== undefined) {
+      if (seenCursors.has(next)) {
+        throw new SourceError(`${what}: partner returned the same next_cursor twice: endless pagination (cursor ${JSON.stringify(next.length > 80 ? `${next.slice(0, 79)}…` : next)})`);
+      }
+      seenCursors.add(next);
+    }
+
+    yield records;
+
+    if (pagination.type === 'cursor') {
+      if (next === undefined) return;
+      cursor = next;
+    } else if (pagination.type === 'offset') {
+      offset += records.length;
+    }
+  }
+}
+
+/** The value at a dot path (`a.b.0.c`); the empty path is the value itself. */
+export function valueAt(value: unknown, path: string): unknown {
+  if (path === '') return value;
+  let current = value;
+  for (const key of path.split('.')) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
+
+function recordsAt(body: unknown, path: string, what: string): unknown[] {
+  const records = valueAt(body, path);
+  if (Array.isArray(records)) return records;
+  const keys = body !== null && typeof body === 'object' && !Array.isArray(body) ? ` (body fields: ${Object.keys(body).slice(0, 20).join(', ') || 'none'})` : '';
+  throw new SourceError(`${what}: no array of records at ${path === '' ? 'the top level' : `"${path}"`} of the response body: found ${kindOf(records)}${keys}`);
+}
+
+function cursorAt(body: unknown, path: string, what: string): string | undefined {
+  const value = valueAt(body, path);
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  throw new SourceError(`${what}: the next cursor at "${path}" is ${kindOf(value)}, not a string`);
+}
+
+function kindOf(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
