@@ -43,9 +43,15 @@ export type Pagination =
 
 /** How a stream is incremental. */
 export type Incremental =
-  /** By a source change field (customers' last_modified_date, a transaction's updated_at): from cursor − lookback. */
+  /**
+   * By a source change field (customers' last_modified_date, a transaction's updated_at): from cursor − lookback.
+   * `start`: where the first run starts, the ISO date-time or date as written; '' when not given (the sync job's default, 30 days back).
+   */
   | { mode: 'cursor'; cursor_field: string; from_param: string; to_param?: string; lookback_ms: number; start: string }
-  /** Whole UTC days, the previous closed day and `late_days` before it; each pulled day replaces the stored day. */
+  /**
+   * Whole UTC days, the previous closed day and `late_days` before it; each pulled day replaces the stored day.
+   * `start`: the first day of the first run (YYYY-MM-DD) as written; '' when not given.
+   */
   | { mode: 'daily'; date_param: string; late_days: number; start: string };
 
 export interface RestStream {

@@ -1,0 +1,346 @@
+/**
+ * Field mapping: a partner's source record → a record with the spec's field names, types and
+ * units (UTC date-times, amounts in units, spec statuses). The result is validated against the
+ * spec afterwards; the mapper only fails where it cannot do its own job (a date it cannot parse, a
+ * non-numeric amount, an unmapped affiliate code under `unmapped: reject`), and never throws on
+ * partner data.
+ *
+ * Rule order for one field: `from` (or `const`), `default` when absent or null, `map`, `number`,
+ * `minor_units`, `datetime`.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Decimal } from 'decimal.js';
+import { DateTime } from 'luxon';
+import type { FieldRule, PartnerDefinition, StreamMapping } from '../config/definition.js';
+import { defaultSchemaDir } from '../spec/validator.js';
+import type { Entity, Variant, Violation } from '../types.js';
+
+export type MapResult = { record: Record<string, unknown> } | { error: Violation };
+export type Mapper = (source: unknown) => MapResult;
+
+/** What the mapper needs to know of a spec field. */
+export type SpecFieldKind = 'date-time' | 'date' | 'number' | 'integer' | 'string' | 'other';
+
+/** The rule name of every mapping violation (and `affiliate` for an unmapped affiliate code). */
+export const MAPPING_RULE = 'mapping';
+export const AFFILIATE_RULE = 'affiliate';
+
+/** Named datetime formats; anything else is a luxon format string. */
+export const DATETIME_FORMATS = ['iso', 'sql', 'rfc2822', 'http', 'unix_seconds', 'unix_millis'] as const;
+
+const SHOWN_CHARS = 60;
+// Enough digits for any timestamp or amount; the default 20 could round a long fraction.
+const Exact = Decimal.clone({ precision: 60, rounding: Decimal.ROUND_FLOOR, toExpNeg: -100, toExpPos: 100 });
+const NUMERIC = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+// The fraction of the seconds in an ISO 8601 or SQL date-time (after T or a space): parsed here, not by luxon.
+const SECONDS_FRACTION = /^(.*[T ]\d{2}:?\d{2}:?\d{2})[.,](\d+)(.*)$/;
+
+const fieldCache = new Map<string, ReadonlyMap<string, SpecFieldKind>>();
+
+/** The spec fields of a variant and entity, in schema order, with their kinds (read from the spec schemas). */
+export function specFields(variant: Variant, entity: Entity, schemaDir: string = defaultSchemaDir()): ReadonlyMap<string, SpecFieldKind> {
+  const file = join(schemaDir, variant, `${entity}.schema.json`);
+  const cached = fieldCache.get(file);
+  if (cached !== undefined) return cached;
+  const schema = JSON.parse(readFileSync(file, 'utf8')) as { properties?: Record<string, { type?: string | string[]; format?: string }> };
+  const fields = new Map<string, SpecFieldKind>();
+  for (const [name, property] of Object.entries(schema.properties ?? {})) fields.set(name, kindOf(property));
+  fieldCache.set(file, fields);
+  return fields;
+}
+
+function kindOf(property: { type?: string | string[]; format?: string }): SpecFieldKind {
+  if (property.format === 'date-time') return 'date-time';
+  if (property.format === 'date') return 'date';
+  const types = Array.isArray(property.type) ? property.type : [property.type];
+  if (types.includes('integer')) return 'integer';
+  if (types.includes('number')) return 'number';
+  if (types.includes('string')) return 'string';
+  return 'other';
+}
+
+/** A problem of a mapping's definition; `key` is the path below `mapping.fields.<field>` ([] for the field's key). */
+export interface MappingProblem {
+  field: string;
+  key: string[];
+  message: string;
+}
+
+/**
+ * What is wrong with a mapping before any record is seen: unknown spec fields, rules that do not
+ * fit the field's kind, unknown zones and datetime formats that cannot read a date.
+ */
+export function mappingProblems(variant: Variant, entity: Entity, fields: Record<string, unknown>): MappingProblem[] {
+  const spec = specFields(variant, entity);
+  const problems: MappingProblem[] = [];
+  for (const [field, rule] of Object.entries(fields)) {
+    const kind = spec.get(field);
+    if (kind === undefined) {
+      problems.push({ field, key: [], message: `"${field}" is not a spec field of ${variant} ${entity}; spec fields: ${[...spec.keys()].join(', ')}` });
+      continue;
+    }
+    if (!isPlainObject(rule)) continue;
+    const has = (key: string): boolean => Object.hasOwn(rule, key);
+    if (has('const')) {
+      const others = ['from', 'map', 'number', 'minor_units', 'datetime'].filter(has);
+      if (others.length > 0) problems.push({ field, key: ['const'], message: `const is a fixed value: it cannot be combined with ${others.join(', ')}` });
+    }
+    if (has('datetime') && kind !== 'date-time' && kind !== 'date') {
+      problems.push({ field, key: ['datetime'], message: `datetime applies to date-time and date fields; ${field} is a ${kind} field` });
+    }
+    for (const key of ['minor_units', 'number']) {
+      if (has(key) && kind !== 'number' && kind !== 'integer') {
+        problems.push({ field, key: [key], message: `${key} applies to number fields; ${field} is a ${kind} field` });
+      }
+    }
+    const datetime = rule.datetime;
+    if (isPlainObject(datetime)) {
+      const zone = datetime.zone;
+      if (typeof zone === 'string' && !DateTime.local().setZone(zone).isValid) {
+        problems.push({ field, key: ['datetime', 'zone'], message: `unknown time zone ${JSON.stringify(zone)}: use an IANA name such as Europe/Malta, or UTC` });
+      }
+      const format = datetime.format;
+      if (typeof format === 'string') {
+        const reason = formatProblem(format, kind === 'date' ? 'date' : 'date-time');
+        if (reason !== undefined) problems.push({ field, key: ['datetime', 'format'], message: reason });
+      }
+    }
+  }
+  return problems;
+}
+
+/** Why a datetime format cannot be used, or undefined. A luxon format must read back the date it writes. */
+export function formatProblem(format: string, kind: 'date-time' | 'date'): string | undefined {
+  if ((DATETIME_FORMATS as readonly string[]).includes(format)) return undefined;
+  const sample = DateTime.fromObject({ year: 2024, month: 5, day: 17, hour: 13, minute: 4, second: 5, millisecond: 123 }, { zone: 'UTC' });
+  const read = DateTime.fromFormat(sample.toFormat(format), format, { zone: 'UTC' });
+  const fullDate = read.isValid && read.year === sample.year && read.month === sample.month && read.day === sample.day;
+  if (fullDate) return undefined;
+  return `format ${JSON.stringify(format)} does not read a full ${kind === 'date' ? 'date' : 'date (year, month, day)'}: use ${DATETIME_FORMATS.join(', ')} or a luxon format such as dd/MM/yyyy HH:mm`;
+}
+
+/**
+ * The mapper of one stream. The mapping is assumed checked (`mappingProblems`); a rule it still
+ * cannot apply turns into a violation of the record, never an exception.
+ */
+export function createMapper(variant: Variant, entity: Entity, mapping: StreamMapping, affiliates: PartnerDefinition['affiliates']): Mapper {
+  const spec = specFields(variant, entity);
+  const rules = Object.entries(mapping.fields).filter(([field]) => spec.has(field));
+  const targeted = new Set(rules.map(([field]) => field));
+  const passthrough = mapping.passthrough ? [...spec.keys()].filter((field) => !targeted.has(field)) : [];
+  const affiliateField = spec.has('affiliate_id') ? 'affiliate_id' : undefined;
+  const compiled = rules.map(([field, rule]) => ({ field, apply: compileRule(field, rule, spec.get(field) ?? 'other') }));
+
+  return (source) => {
+    try {
+      if (!isPlainObject(source)) {
+        return fail('(record)', `the source record is ${describeType(source)}, not a JSON object`);
+      }
+      const record: Record<string, unknown> = {};
+      for (const field of passthrough) {
+        if (Object.hasOwn(source, field) && source[field] !== undefined) record[field] = source[field];
+      }
+      for (const { field, apply } of compiled) {
+        const result = apply(source);
+        if ('error' in result) return result;
+        if (result.value !== undefined) record[field] = result.value;
+      }
+      if (affiliateField !== undefined) {
+        const code = record[affiliateField];
+        if (typeof code === 'string' || typeof code === 'number') {
+          const key = String(code);
+          if (Object.hasOwn(affiliates.map, key)) record[affiliateField] = affiliates.map[key];
+          else if (affiliates.unmapped === 'reject') {
+            return {
+              error: {
+                field: affiliateField,
+                rule: AFFILIATE_RULE,
+                message: `${affiliateField}: partner affiliate code ${show(code)} is not in affiliates.map (unmapped: reject)`,
+              },
+            };
+          }
+        }
+      }
+      return { record };
+    } catch (error) {
+      // A guard: no partner value should get here, but a bad record must never stop a batch.
+      return fail('(record)', `cannot map the record: ${(error as Error).message}`);
+    }
+  };
+}
+
+type Applied = { value: unknown } | { error: Violation };
+
+function fail(field: string, message: string): { error: Violation } {
+  return { error: { field, rule: MAPPING_RULE, message: field === '(record)' ? message : `${field}: ${message}` } };
+}
+
+function compileRule(field: string, rule: FieldRule, kind: SpecFieldKind): (source: Record<string, unknown>) => Applied {
+  if (typeof rule === 'string') {
+    const path = rule.split('.');
+    return (source) => ({ value: valueAtPath(source, path) });
+  }
+  if (Object.hasOwn(rule, 'const')) {
+    const value = rule.const;
+    return () => ({ value });
+  }
+  const path = (rule.from ?? field).split('.');
+  const hasDefault = Object.hasOwn(rule, 'default');
+  const map = rule.map;
+  const minorUnits = rule.minor_units;
+  const datetime = rule.datetime;
+  const format = datetime?.format ?? 'iso';
+  const zone = datetime?.zone ?? 'UTC';
+
+  return (source) => {
+    let value = valueAtPath(source, path);
+    if (value === undefined || value === null) return { value: hasDefault ? rule.default : value };
+    if (map !== undefined && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) {
+      const key = String(value);
+      if (Object.hasOwn(map, key)) value = map[key];
+      if (value === undefined || value === null) return { value };
+    }
+    if (rule.number === true) {
+      if (typeof value === 'string' && NUMERIC.test(value)) value = Number(value);
+      else if (typeof value !== 'number' || !Number.isFinite(value)) return fail(field, `not a number: ${show(value)}`);
+    }
+    if (minorUnits !== undefined) {
+      const units = toMinorUnits(value, minorUnits);
+      if (units === undefined) return fail(field, `not an amount in minor units: ${show(value)}`);
+      value = units;
+    }
+    if (datetime !== undefined) {
+      const parsed = kind === 'date' ? toDate(value, format, zone) : toDateTime(value, format, zone);
+      if (parsed === undefined) return fail(field, `cannot parse ${show(value)} with format ${format} in ${zone}`);
+      value = parsed;
+    }
+    return { value };
+  };
+}
+
+/** The value at a dot path; own properties only (a path like `__proto__.x` finds nothing). */
+function valueAtPath(source: unknown, path: readonly string[]): unknown {
+  let current: unknown = source;
+  for (const key of path) {
+    if (Array.isArray(current)) {
+      if (!/^\d+$/.test(key)) return undefined;
+      current = current[Number(key)];
+    } else if (isPlainObject(current)) {
+      if (!Object.hasOwn(current, key)) return undefined;
+      current = current[key];
+    } else return undefined;
+  }
+  return current;
+}
+
+/** 1999 with 2 → 19.99, exactly: the division is decimal, and the result is the double nearest to it. */
+function toMinorUnits(value: unknown, places: number): number | undefined {
+  let text: string;
+  if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
+  else if (typeof value === 'string' && NUMERIC.test(value)) text = value.trim();
+  else return undefined;
+  const result = new Exact(text).div(new Exact(10).pow(places));
+  return Number(result.toString());
+}
+
+/**
+ * A UTC ISO 8601 date-time (`…Z`). Fractions of a second are carried as the digits written, never
+ * through a float or luxon's milliseconds, so nothing is rounded (and never up): offsets are whole
+ * minutes, so converting the whole seconds with luxon and appending the digits is exact.
+ */
+function toDateTime(value: unknown, format: string, zone: string): string | undefined {
+  const parts = parseParts(value, format, zone, false);
+  if (parts === undefined) return undefined;
+  const { dt, fraction } = parts;
+  const utc = dt.toUTC();
+  if (!utc.isValid || utc.year < 0 || utc.year > 9999) return undefined;
+  return utc.toFormat("yyyy-MM-dd'T'HH:mm:ss") + (fraction === '' ? '' : '.' + fraction) + 'Z';
+}
+
+/** A calendar date YYYY-MM-DD: the day as written, in the value's own offset or else `zone` (a day is not shifted by a conversion). */
+function toDate(value: unknown, format: string, zone: string): string | undefined {
+  const parts = parseParts(value, format, zone, true);
+  if (parts === undefined || !parts.dt.isValid) return undefined;
+  return parts.dt.toISODate() ?? undefined;
+}
+
+interface Parts {
+  /** The instant to the whole second (or with luxon's milliseconds when `fraction` is empty and the format has them). */
+  dt: DateTime;
+  /** Digits of the fraction of a second, as written ('' when none). */
+  fraction: string;
+}
+
+function parseParts(value: unknown, format: string, zone: string, keepOffset: boolean): Parts | undefined {
+  const options = { zone, setZone: keepOffset };
+  switch (format) {
+    case 'unix_seconds':
+    case 'unix_millis': {
+      const seconds = epochSeconds(value, format === 'unix_millis' ? 3 : 0);
+      if (seconds === undefined) return undefined;
+      const whole = seconds.floor();
+      if (whole.abs().gt(1e12)) return undefined;
+      const fraction = seconds.minus(whole).toFixed().replace(/^0\.?/, '');
+      const dt = DateTime.fromSeconds(whole.toNumber(), { zone });
+      return dt.isValid ? { dt, fraction } : undefined;
+    }
+    case 'iso':
+    case 'sql': {
+      if (typeof value !== 'string') return undefined;
+      const split = SECONDS_FRACTION.exec(value);
+      const text = split === null ? value : `${split[1]}${split[3]}`;
+      const dt = format === 'iso' ? DateTime.fromISO(text, options) : DateTime.fromSQL(text, options);
+      if (!dt.isValid) return undefined;
+      return { dt, fraction: split?.[2] ?? millisFraction(dt) };
+    }
+    case 'rfc2822':
+    case 'http': {
+      if (typeof value !== 'string') return undefined;
+      const dt = format === 'rfc2822' ? DateTime.fromRFC2822(value, options) : DateTime.fromHTTP(value, options);
+      return dt.isValid ? { dt, fraction: '' } : undefined;
+    }
+    default: {
+      if (typeof value !== 'string' && typeof value !== 'number') return undefined;
+      const dt = DateTime.fromFormat(String(value), format, options);
+      if (!dt.isValid) return undefined;
+      return { dt: dt.set({ millisecond: 0 }), fraction: millisFraction(dt) };
+    }
+  }
+}
+
+/** The milliseconds luxon parsed (from a format's S or u tokens) as fraction digits, trailing zeros dropped. */
+function millisFraction(dt: DateTime): string {
+  return dt.millisecond === 0 ? '' : String(dt.millisecond).padStart(3, '0').replace(/0+$/, '');
+}
+
+/** A Unix timestamp as exact seconds; `shift` 3 for milliseconds. */
+function epochSeconds(value: unknown, shift: number): Decimal | undefined {
+  let text: string;
+  if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
+  else if (typeof value === 'string' && NUMERIC.test(value)) text = value.trim();
+  else return undefined;
+  const number = new Exact(text);
+  return shift === 0 ? number : number.div(new Exact(10).pow(shift));
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
+
+/** A value for a message: JSON, cut to a readable length. */
+function show(value: unknown): string {
+  let text: string;
+  try {
+    text = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
+  } catch {
+    text = String(value);
+  }
+  return text.length > SHOWN_CHARS ? text.slice(0, SHOWN_CHARS - 1) + '…' : text;
+}

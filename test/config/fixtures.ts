@@ -1,0 +1,51 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A folder of definition files for one test; `remove()` deletes it. */
+export interface DefinitionFolder {
+  dir: string;
+  write(name: string, text: string): string;
+  remove(): void;
+}
+
+export function definitionFolder(): DefinitionFolder {
+  const dir = mkdtempSync(join(tmpdir(), 'partner-sync-defs-'));
+  return {
+    dir,
+    write(name, text) {
+      const file = join(dir, name);
+      writeFileSync(file, text);
+      return file;
+    },
+    remove() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The smallest valid definition of `partner`; `streams` replaces the default customers stream. */
+export function minimalDefinition(partner: string, options: { auth?: string; streams?: string; variant?: string; extra?: string } = {}): string {
+  const auth =
+    options.auth ??
+    `    type: oauth2_client_credentials
+    client_id: client-1
+    client_secret: \${TEST_SECRET}`;
+  const streams =
+    options.streams ??
+    `  customers:
+    path: /api/v1/igaming/customers
+    incremental:
+      cursor_field: last_modified_date
+      from_param: modified_since`;
+  return `partner: ${partner}
+variant: ${options.variant ?? 'igaming'}
+source:
+  type: rest
+  base_url: https://api.partner.example
+  auth:
+${auth}
+streams:
+${streams}
+${options.extra ?? ''}`;
+}
