@@ -1,9 +1,11 @@
 /**
- * The main job on the embedded default: a fresh SQLite store, the bundled sample data of both
- * variants (with deliberately bad records) imported through the real CLI, then what loaded,
- * what was rejected and why, and what waits for its customer.
+ * The main job on the embedded default: a fresh SQLite store; the bundled sample files of both
+ * variants (with deliberately bad records) imported through the real CLI, showing what loaded,
+ * what was rejected and why, and what waits for its customer; then the sandbox partner API
+ * started on 127.0.0.1:4010 and a real incremental sync of the two example partners
+ * (config/partners/) into the same store; then `status`.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStore } from '../src/store/store.js';
@@ -11,20 +13,27 @@ import { listRejects } from '../src/store/rejects.js';
 import { waitingSummary } from '../src/store/waiting.js';
 import { formatTable } from '../src/cli/table.js';
 import { packageRoot } from '../src/paths.js';
+import { startSandbox } from '../src/sandbox/server.js';
 
 const root = packageRoot();
 const storeFile = join('data', 'demo.sqlite');
 const storeUrl = `sqlite:${storeFile}`;
 
-function cli(...args: string[]): void {
+// The sandbox's demo credential (not a real secret); the example definitions read it from the environment.
+process.env.SANDBOX_CLIENT_SECRET ??= 'sandbox-secret';
+
+function cli(...args: string[]): Promise<number | null> {
   console.log(`\n$ partner-sync ${args.join(' ')}`);
-  const result = spawnSync(process.execPath, [join(root, 'bin', 'partner-sync.js'), '--store', storeUrl, ...args], { cwd: root, stdio: 'inherit' });
-  if (result.status === 2 || result.status === null) throw new Error(`partner-sync ${args[0]} failed (exit ${result.status})`);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(root, 'bin', 'partner-sync.js'), '--store', storeUrl, ...args], { cwd: root, stdio: 'inherit' });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 2 || code === null ? reject(new Error(`partner-sync ${args[0]} failed (exit ${code})`)) : resolve(code)));
+  });
 }
 
 for (const suffix of ['', '-wal', '-shm']) rmSync(join(root, storeFile + suffix), { force: true });
 console.log(`partner-sync demo: a fresh embedded store at ${storeFile}`);
-cli('migrate');
+await cli('migrate');
 // Transactions before customers on purpose: they wait for their customers, then load when those arrive.
 const plan: [string, string, string[]][] = [
   ['lucky-casino', 'igaming', ['transactions', 'customers', 'activity']],
@@ -32,7 +41,7 @@ const plan: [string, string, string[]][] = [
 ];
 for (const [partner, variant, entities] of plan) {
   for (const entity of entities) {
-    cli('import', partner, '--variant', variant, '--entity', entity, `samples/${variant}/${entity}.ndjson`);
+    await cli('import', partner, '--variant', variant, '--entity', entity, `samples/${variant}/${entity}.ndjson`);
   }
 }
 
@@ -56,4 +65,18 @@ try {
   console.log(formatTable(['PARTNER', 'ENTITY', 'LINE', 'WHY'], why).replace(/^/gm, '  '));
 } finally {
   await store.close();
+}
+
+console.log('\nNow a real pull: the sandbox partner API on 127.0.0.1:4010 (OAuth2, paged lists, rate limits),');
+console.log('and the example connector definitions in config/partners/.');
+const sandbox = await startSandbox({ port: 4010 }).catch((error: Error) => {
+  throw new Error(`cannot start the sandbox partner on 127.0.0.1:4010 (${error.message}); free the port and run again`);
+});
+try {
+  await cli('check');
+  await cli('run', 'sandbox-casino');
+  await cli('run', 'sandbox-prop');
+  await cli('status');
+} finally {
+  await sandbox.close();
 }

@@ -48,6 +48,10 @@ export interface RawRecord {
   value: unknown;
   /** Set when the input could not be parsed as JSON. */
   parseError?: string;
+  /** The partner's record as pulled, when `value` is its mapping to spec fields (kept in rejects, re-mapped on replay). */
+  source?: unknown;
+  /** Set when the field mapping of `source` failed; the record is rejected with these. */
+  mappingErrors?: Violation[];
 }
 
 /** Validates one record against the spec's schema of its variant and entity; empty means valid. */

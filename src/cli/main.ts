@@ -4,8 +4,14 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { ENTITIES, VARIANTS, type Entity, type Variant } from '../types.js';
+import { backfillCommand } from './commands/backfill.js';
+import { checkCommand } from './commands/check.js';
 import { importCommand } from './commands/import.js';
 import { migrateCommand } from './commands/migrate.js';
+import { rejectsCommand } from './commands/rejects.js';
+import { runCommand } from './commands/run.js';
+import { sandboxCommand } from './commands/sandbox.js';
+import { statusCommand } from './commands/status.js';
 import { validateCommand } from './commands/validate.js';
 import type { GlobalOptions } from './context.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, processIo, type Io } from './io.js';
@@ -20,8 +26,21 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .exitOverride();
 
   const globals = (cmd: Command): GlobalOptions => cmd.optsWithGlobals<GlobalOptions>();
+  program.option('--json', 'machine-readable output (every reporting command)');
   const variant = () => new Option('--variant <variant>', 'partner variant').choices(VARIANTS).makeOptionMandatory();
   const entity = () => new Option('--entity <entity>', 'record entity').choices(ENTITIES).makeOptionMandatory();
+  const stream = () => new Option('--stream <stream>', 'only this stream').choices(ENTITIES);
+  const json = () => new Option('--json', 'machine-readable output');
+  const integer = (name: string) => (value: string): number => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0) throw new CliError(`${name} must be a whole number, got ${JSON.stringify(value)}`);
+    return n;
+  };
+  const fraction = (value: string): number => {
+    const n = Number(value);
+    if (!(n >= 0 && n <= 1)) throw new CliError(`--error-rate must be between 0 and 1, got ${JSON.stringify(value)}`);
+    return n;
+  };
   const run = (work: Promise<number>) => work.then(setExit);
 
   program
@@ -37,8 +56,8 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .addOption(entity())
     .option('--json', 'machine-readable output')
     .argument('<file>', 'NDJSON or JSON array file, or - for stdin')
-    .action((file: string, opts: { variant: Variant; entity: Entity; json?: boolean }) =>
-      run(validateCommand({ variant: opts.variant, entity: opts.entity, file, json: Boolean(opts.json) }, io)));
+    .action((file: string, opts: { variant: Variant; entity: Entity }, cmd: Command) =>
+      run(validateCommand({ variant: opts.variant, entity: opts.entity, file, json: Boolean(globals(cmd).json) }, io)));
 
   program
     .command('import')
@@ -50,6 +69,64 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .argument('<file>', 'NDJSON or JSON array file, or - for stdin')
     .action((partner: string, file: string, opts: { variant: Variant; entity: Entity }, cmd: Command) =>
       run(importCommand(globals(cmd), { partner, variant: opts.variant, entity: opts.entity, file }, io)));
+
+  program
+    .command('check')
+    .description('validate connector definitions, test auth and read one page per stream')
+    .option('--partner <partner>', 'only this partner')
+    .addOption(json())
+    .action((opts: { partner?: string }, cmd: Command) => run(checkCommand(globals(cmd), opts, io)));
+
+  program
+    .command('run')
+    .description('one incremental sync of a partner now')
+    .argument('<partner>', 'partner id')
+    .addOption(stream())
+    .addOption(json())
+    .action((partner: string, opts: { stream?: Entity }, cmd: Command) => run(runCommand(globals(cmd), { partner, stream: opts.stream }, io)));
+
+  program
+    .command('backfill')
+    .description('re-pull a closed date range through the same code, without moving incremental state')
+    .argument('<partner>', 'partner id')
+    .requiredOption('--from <date>', 'first day, YYYY-MM-DD')
+    .requiredOption('--to <date>', 'last day, YYYY-MM-DD (a closed day)')
+    .addOption(stream())
+    .addOption(json())
+    .action((partner: string, opts: { from: string; to: string; stream?: Entity }, cmd: Command) =>
+      run(backfillCommand(globals(cmd), { partner, ...opts }, io)));
+
+  program
+    .command('status')
+    .description('per partner and stream: last run, watermark, freshness against the spec targets, rejects, waiting')
+    .option('--partner <partner>', 'only this partner')
+    .addOption(json())
+    .action((opts: { partner?: string }, cmd: Command) => run(statusCommand(globals(cmd), opts, io)));
+
+  program
+    .command('rejects')
+    .description('quarantined records with reasons; --replay loads them again after a fix')
+    .argument('<partner>', 'partner id')
+    .option('--replay', 'map, validate and load the open rejects again')
+    .addOption(stream())
+    .option('--limit <n>', 'show at most N', integer('--limit'))
+    .addOption(json())
+    .action((partner: string, opts: { replay?: boolean; stream?: Entity; limit?: number }, cmd: Command) =>
+      run(rejectsCommand(globals(cmd), { partner, ...opts }, io)));
+
+  program
+    .command('sandbox')
+    .description('a local example partner API (spec conventions) for the demo and tests')
+    .option('--port <n>', 'port on 127.0.0.1', integer('--port'), 4010)
+    .option('--seed <n>', 'data seed', integer('--seed'))
+    .option('--customers <n>', 'customers per variant', integer('--customers'))
+    .option('--error-rate <f>', 'fraction of API requests answered 5xx', fraction)
+    .option('--latency <ms>', 'added latency per request', integer('--latency'))
+    .option('--throttle-every <n>', 'every Nth request gets 429', integer('--throttle-every'))
+    .option('--token-ttl <s>', 'access token lifetime in seconds', integer('--token-ttl'))
+    .option('--duplicates', 'repeat the last record of each page on the next page')
+    .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean }) =>
+      run(sandboxCommand({ ...opts, latencyMs: opts.latency }, io)));
 
   return program;
 }

@@ -3,6 +3,9 @@
  * transaction write its rejects, upsert its valid records (chunks of at most 1000 rows), park
  * records whose customer has not arrived and release those waiting for customers that just did,
  * and save the stream's checkpoint. A crash before the commit leaves nothing; after it, all.
+ *
+ * `Loader.load` is one batch in one transaction. `Loader.transaction` spans several batches, for
+ * what must land whole: a day of activity that replaces the stored day.
  */
 import type { Knex } from 'knex';
 import type { Entity, RawRecord, RecordValidator, SpecRecord, Variant, Violation } from '../types.js';
@@ -13,7 +16,7 @@ import type { Store } from '../store/store.js';
 import { saveCheckpoint, type Checkpoint } from '../store/sync-state.js';
 import { entityTable, type EntityTable } from '../store/tables.js';
 import { upsertRecords } from '../store/upsert.js';
-import { dropParked, knownCustomers, park, unpark, type ParkedRecord } from '../store/waiting.js';
+import { dropParked, dropParkedDays, knownCustomers, park, unpark, type ParkedRecord } from '../store/waiting.js';
 import { validateBatch } from './validate-batch.js';
 
 export interface BatchInput {
@@ -53,10 +56,89 @@ export class Loader {
 
   constructor(private readonly deps: LoaderDeps) {}
 
+  get store(): Store {
+    return this.deps.store;
+  }
+
+  /** One batch in one transaction, with its checkpoint. */
+  load(input: BatchInput): Promise<BatchResult> {
+    return this.transaction((tx) => tx.load(input));
+  }
+
+  /** Several batches (and day replacements, checkpoints) in one store transaction. */
+  async transaction<T>(work: (tx: LoadTransaction) => Promise<T>): Promise<T> {
+    const committed: { partner: string; variant: Variant; customers: string[] }[] = [];
+    const result = await this.deps.store.transaction((trx) => work(new LoadTransaction(this, trx, committed)));
+    // Only what is committed may be remembered.
+    for (const c of committed) {
+      this.partners.set(c.partner, c.variant);
+      this.remember(c.partner, c.customers);
+    }
+    return result;
+  }
+
+  /** @internal */
+  validator(): RecordValidator {
+    return this.deps.validator;
+  }
+
+  /** @internal */
+  knowsPartner(partner: string, variant: Variant): boolean {
+    return this.partners.get(partner) === variant;
+  }
+
+  /** @internal A membership test for customer ids: remembered ones, then one query for the rest. */
+  async customerTest(trx: Knex.Transaction, partner: string, records: Iterable<SpecRecord>): Promise<(id: string) => boolean> {
+    const cache = this.customers.get(partner) ?? new Set<string>();
+    const unknown = new Set<string>();
+    for (const r of records) {
+      const id = r.customer_id as string;
+      if (!cache.has(id)) unknown.add(id);
+    }
+    // Ids read from the store exist in committed data (a transactions/activity batch writes no customers).
+    const found = unknown.size > 0 ? await knownCustomers(trx, partner, [...unknown]) : new Set<string>();
+    this.remember(partner, found);
+    return (id) => cache.has(id) || found.has(id);
+  }
+
+  private remember(partner: string, ids: Iterable<string>): void {
+    let cache = this.customers.get(partner);
+    if (!cache) this.customers.set(partner, (cache = new Set()));
+    for (const id of ids) {
+      if (cache.size >= KNOWN_CUSTOMER_CACHE_LIMIT) cache.clear();
+      cache.add(id);
+    }
+  }
+}
+
+/** The batches of one store transaction. */
+export class LoadTransaction {
+  constructor(
+    private readonly loader: Loader,
+    readonly trx: Knex.Transaction,
+    private readonly committed: { partner: string; variant: Variant; customers: string[] }[],
+  ) {}
+
+  /**
+   * Deletes a partner's stored activity of these days (and activity parked for them), so that the
+   * batches that follow in this transaction replace each day whole: a row gone at the source goes here.
+   */
+  async replaceDays(partner: string, variant: Variant, dates: readonly string[]): Promise<void> {
+    if (dates.length === 0) return;
+    const table = entityTable(variant, 'activity');
+    await this.trx(table.name).where('partner_id', partner).whereIn('date', [...dates]).delete();
+    await dropParkedDays(this.trx, partner, dates);
+  }
+
+  async checkpoint(partner: string, checkpoint: Checkpoint, runId: string): Promise<void> {
+    await saveCheckpoint(this.trx, partner, checkpoint, runId, this.loader.store.now());
+  }
+
   async load(input: BatchInput): Promise<BatchResult> {
-    const { store, validator } = this.deps;
+    const { trx, loader } = this;
+    const store = loader.store;
     const table = entityTable(input.variant, input.entity);
-    const { valid, rejects } = validateBatch(validator, input.variant, input.entity, input.records);
+    const { valid, rejects } = validateBatch(loader.validator(), input.variant, input.entity, input.records);
     // Last version of a key wins, as if the records had been sent one by one.
     const latest = new Map<string, SpecRecord>();
     for (const record of valid) latest.set(batchKey(table, record), record);
@@ -73,72 +155,40 @@ export class Loader {
     };
     const arrived: string[] = [];
 
-    await store.transaction(async (trx) => {
-      if (this.partners.get(input.partner) !== input.variant) await ensurePartner(trx, input.partner, input.variant, now);
-      if (rejects.length > 0) {
-        await quarantine(trx, { partner: input.partner, variant: input.variant, entity: input.entity, runId: input.runId, now }, rejects);
-      }
-      const upsert = (t: EntityTable, records: SpecRecord[]) =>
-        upsertRecords(store, trx, t, { partner: input.partner, runId: input.runId, loadedAt: now, records });
+    if (!loader.knowsPartner(input.partner, input.variant)) await ensurePartner(trx, input.partner, input.variant, now);
+    if (rejects.length > 0) {
+      await quarantine(trx, { partner: input.partner, variant: input.variant, entity: input.entity, runId: input.runId, now }, rejects);
+    }
+    const upsert = (t: EntityTable, records: SpecRecord[]) =>
+      upsertRecords(store, trx, t, { partner: input.partner, runId: input.runId, loadedAt: now, records });
 
-      if (input.entity === 'customers') {
-        await upsert(table, [...latest.values()]);
-        arrived.push(...latest.keys());
-        result.released = await this.release(trx, input, await unpark(trx, input.partner, arrived), now);
-        result.loaded = valid.length;
-      } else {
-        const known = await this.knownCustomers(trx, input.partner, latest.values());
-        const direct: SpecRecord[] = [];
-        const parked: ParkedRecord[] = [];
-        for (const record of latest.values()) {
-          const customerId = record.customer_id as string;
-          if (known(customerId)) direct.push(record);
-          else parked.push({ entity: input.entity, key: recordKey(table, record), customerId, record });
-        }
-        await upsert(table, direct);
-        await dropParked(trx, input.partner, input.entity, () => direct.map((r) => recordKey(table, r)));
-        await park(trx, input.partner, input.runId, now, parked);
-        const parkedCustomers = new Set(parked.map((p) => p.customerId));
-        result.waiting = valid.filter((r) => parkedCustomers.has(r.customer_id as string)).length;
-        result.loaded = valid.length - result.waiting;
+    if (input.entity === 'customers') {
+      await upsert(table, [...latest.values()]);
+      arrived.push(...latest.keys());
+      const parked = await unpark(trx, input.partner, arrived);
+      for (const entity of ['transactions', 'activity'] as const) {
+        await upsert(entityTable(input.variant, entity), parked.filter((p) => p.entity === entity).map((p) => p.record));
       }
-      if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
-    });
-
-    this.partners.set(input.partner, input.variant);
-    this.remember(input.partner, arrived);
+      result.released = parked.length;
+      result.loaded = valid.length;
+    } else {
+      const known = await loader.customerTest(trx, input.partner, latest.values());
+      const direct: SpecRecord[] = [];
+      const parked: ParkedRecord[] = [];
+      for (const record of latest.values()) {
+        const customerId = record.customer_id as string;
+        if (known(customerId)) direct.push(record);
+        else parked.push({ entity: input.entity, key: recordKey(table, record), customerId, record });
+      }
+      await upsert(table, direct);
+      await dropParked(trx, input.partner, input.entity, () => direct.map((r) => recordKey(table, r)));
+      await park(trx, input.partner, input.runId, now, parked);
+      const parkedCustomers = new Set(parked.map((p) => p.customerId));
+      result.waiting = valid.filter((r) => parkedCustomers.has(r.customer_id as string)).length;
+      result.loaded = valid.length - result.waiting;
+    }
+    if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
+    this.committed.push({ partner: input.partner, variant: input.variant, customers: arrived });
     return result;
-  }
-
-  /** Loads parked records whose customer arrived; returns how many. */
-  private async release(trx: Knex.Transaction, input: BatchInput, parked: ParkedRecord[], now: string): Promise<number> {
-    for (const entity of ['transactions', 'activity'] as const) {
-      const table = entityTable(input.variant, entity);
-      const records = parked.filter((p) => p.entity === entity).map((p) => p.record);
-      await upsertRecords(this.deps.store, trx, table, { partner: input.partner, runId: input.runId, loadedAt: now, records });
-    }
-    return parked.length;
-  }
-
-  /** A membership test for the customers of these records: remembered ones, then one query for the rest. */
-  private async knownCustomers(trx: Knex.Transaction, partner: string, records: Iterable<SpecRecord>): Promise<(id: string) => boolean> {
-    const cache = this.customers.get(partner) ?? new Set<string>();
-    const unknown = new Set<string>();
-    for (const r of records) {
-      const id = r.customer_id as string;
-      if (!cache.has(id)) unknown.add(id);
-    }
-    const found = unknown.size > 0 ? await knownCustomers(trx, partner, [...unknown]) : new Set<string>();
-    this.remember(partner, found);
-    return (id) => cache.has(id) || found.has(id);
-  }
-
-  private remember(partner: string, ids: Iterable<string>): void {
-    let cache = this.customers.get(partner);
-    if (!cache) this.customers.set(partner, (cache = new Set()));
-    for (const id of ids) {
-      if (cache.size >= KNOWN_CUSTOMER_CACHE_LIMIT) cache.clear();
-      cache.add(id);
-    }
   }
 }

@@ -11,8 +11,12 @@ export interface NewReject {
   position: number;
   /** The raw payload as received (a parsed value, or the raw text of an unparseable line). */
   payload: unknown;
+  /** `spec`: the payload is a spec record (import, push); `source`: the partner's record, re-mapped on replay. */
+  origin: RejectOrigin;
   errors: Violation[];
 }
+
+export type RejectOrigin = 'spec' | 'source';
 
 export interface StoredReject {
   id: number;
@@ -22,6 +26,7 @@ export interface StoredReject {
   payload: string;
   errors: Violation[];
   position: number | null;
+  origin: RejectOrigin;
   run_id: string | null;
   status: 'open' | 'replayed';
   first_seen_at: string;
@@ -46,6 +51,7 @@ export async function quarantine(
         entity: scope.entity,
         payload_hash: createHash('sha256').update(payload).digest('hex'),
         payload,
+        origin: r.origin,
         errors: JSON.stringify(r.errors),
         position: r.position,
         run_id: scope.runId,
@@ -60,14 +66,19 @@ export async function quarantine(
     await trx('rejects')
       .insert(unique)
       .onConflict(['partner_id', 'entity', 'payload_hash'])
-      .merge(['errors', 'position', 'run_id', 'status', 'last_seen_at', 'resolved_at']);
+      .merge(['errors', 'position', 'origin', 'run_id', 'status', 'last_seen_at', 'resolved_at']);
   }
 }
 
-export async function listRejects(knex: Knex, filter: { partner?: string; status?: 'open' | 'replayed' } = {}): Promise<StoredReject[]> {
+export async function listRejects(
+  knex: Knex,
+  filter: { partner?: string; status?: 'open' | 'replayed'; entity?: Entity; limit?: number } = {},
+): Promise<StoredReject[]> {
   const q = knex('rejects').select('*').orderBy('id');
   if (filter.partner) q.where('partner_id', filter.partner);
   if (filter.status) q.where('status', filter.status);
+  if (filter.entity) q.where('entity', filter.entity);
+  if (filter.limit) q.limit(filter.limit);
   const rows = (await q) as (Omit<StoredReject, 'errors'> & { errors: unknown })[];
   return rows.map((r) => ({ ...r, errors: (typeof r.errors === 'string' ? JSON.parse(r.errors) : r.errors) as Violation[] }));
 }
@@ -79,4 +90,11 @@ export async function countOpenRejects(knex: Knex): Promise<Map<string, number>>
     count: number | string;
   }[];
   return new Map(rows.map((r) => [`${r.partner_id}/${r.entity}`, Number(r.count)]));
+}
+
+/** Marks rejects replayed (their records loaded after a fix); a replayed payload seen again reopens. */
+export async function markReplayed(trx: Knex.Transaction, ids: readonly number[], now: string): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500) {
+    await trx('rejects').whereIn('id', ids.slice(i, i + 500)).update({ status: 'replayed', resolved_at: now });
+  }
 }

@@ -101,3 +101,11 @@ export async function waitingSummary(knex: Knex, partner?: string): Promise<Wait
   const rows = (await q) as { partner_id: string; entity: string; count: number | string; oldest: string | null }[];
   return rows.map((r) => ({ ...r, count: Number(r.count) }));
 }
+
+/** Drops parked activity of these days (their day is being replaced whole). */
+export async function dropParkedDays(trx: Knex.Transaction, partner: string, dates: readonly string[]): Promise<void> {
+  // Activity record keys are JSON arrays that start with the date: ["2026-11-01", ...].
+  for (const date of dates) {
+    await trx('waiting_records').where({ partner_id: partner, entity: 'activity' }).where('record_key', 'like', `["${date}",%`).delete();
+  }
+}

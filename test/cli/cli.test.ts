@@ -66,7 +66,7 @@ describe('partner-sync CLI (subprocess)', () => {
     it('migrate creates the store, then reports it up to date', async () => {
       const first = await runCli(['migrate', '--json'], { env });
       assert.equal(first.code, 0, first.stderr);
-      assert.deepEqual(JSON.parse(first.stdout).applied, ['001-initial']);
+      assert.deepEqual(JSON.parse(first.stdout).applied, ['001-initial', '002-reject-origin']);
       const second = await runCli(['migrate'], { env });
       assert.match(second.stdout, /up to date/);
     });

@@ -51,7 +51,7 @@ describe('connector definitions: the examples', () => {
         cursor_field: 'updated_at',
         from_param: 'updated_since',
         to_param: 'updated_until',
-        lookback_ms: 3 * 86_400_000,
+        lookback_ms: 10 * 60_000, // a change field needs only a short overlap
         start: '',
       });
       assert.equal(activity?.path, `/api/v1/${segment}/activity`);

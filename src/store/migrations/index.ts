@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { DialectProfile } from '../dialects.js';
 import { initial } from './001-initial.js';
+import { rejectOrigin } from './002-reject-origin.js';
 
 export interface StoreMigration {
   name: string;
@@ -8,4 +9,4 @@ export interface StoreMigration {
 }
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin];

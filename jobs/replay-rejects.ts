@@ -1,0 +1,68 @@
+/**
+ * Replay: quarantined records go through the pipeline again after a fix (a corrected mapping in
+ * the definition, a schema agreement with the partner). Pulled records are re-mapped from the
+ * partner's record kept in the reject; imported ones are re-validated as they are. Those that
+ * pass load and are marked replayed in the same transaction; the others stay open with their
+ * current reasons.
+ */
+import type { PartnerDefinition } from '../src/config/definition.js';
+import type { Loader } from '../src/pipeline/load.js';
+import { createMapper } from '../src/pipeline/map-record.js';
+import { listRejects, markReplayed, type StoredReject } from '../src/store/rejects.js';
+import { addCounts, emptyCounts, finishRun, startRun, type RunCounts } from '../src/store/runs.js';
+import type { Entity, RawRecord, Variant } from '../src/types.js';
+
+const REPLAY_BATCH = 500;
+
+export interface ReplayResult {
+  entity: Entity;
+  runId: string;
+  counts: RunCounts;
+  replayed: number;
+  stillRejected: number;
+}
+
+function toRaw(reject: StoredReject, position: number, def: PartnerDefinition | undefined): RawRecord {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(reject.payload);
+  } catch (error) {
+    return { position, value: reject.payload, parseError: (error as Error).message };
+  }
+  if (reject.origin !== 'source') return { position, value: payload };
+  const stream = def?.streams[reject.entity];
+  if (!def || !stream) {
+    return { position, value: payload, source: payload, mappingErrors: [{ field: '(record)', rule: 'mapping', message: `no ${reject.entity} stream in the definition of ${reject.partner_id} to map this record with` }] };
+  }
+  const mapped = createMapper(def.variant, reject.entity, stream.mapping, def.affiliates)(payload);
+  return 'error' in mapped ? { position, value: payload, source: payload, mappingErrors: [mapped.error] } : { position, value: mapped.record, source: payload };
+}
+
+export async function replayRejects(loader: Loader, partner: string, def: PartnerDefinition | undefined, only?: Entity): Promise<ReplayResult[]> {
+  const store = loader.store;
+  const open = await listRejects(store.knex, { partner, status: 'open', entity: only });
+  const results: ReplayResult[] = [];
+  const entities = [...new Set(open.map((r) => r.entity))].sort((a, b) => ['customers', 'transactions', 'activity'].indexOf(a) - ['customers', 'transactions', 'activity'].indexOf(b));
+  for (const entity of entities) {
+    const rejects = open.filter((r) => r.entity === entity);
+    const started = performance.now();
+    const runId = await startRun(store.knex, { partner, stream: entity, kind: 'replay' }, store.now());
+    const counts = emptyCounts();
+    let replayed = 0;
+    for (let i = 0; i < rejects.length; i += REPLAY_BATCH) {
+      const chunk = rejects.slice(i, i + REPLAY_BATCH);
+      const records = chunk.map((r, k) => toRaw(r, k + 1, def));
+      await loader.transaction(async (tx) => {
+        const result = await tx.load({ partner, variant: chunk[0]?.variant as Variant, entity, runId, records });
+        const failed = new Set(result.rejects.map((r) => r.position));
+        const passed = chunk.filter((_, k) => !failed.has(k + 1)).map((r) => r.id);
+        await markReplayed(tx.trx, passed, store.now());
+        replayed += passed.length;
+        addCounts(counts, { pulled: result.received, valid: result.valid, rejected: result.rejected, loaded: result.loaded, waiting: result.waiting, released: result.released });
+      });
+    }
+    await finishRun(store.knex, runId, { status: 'succeeded', counts, durationMs: performance.now() - started }, store.now());
+    results.push({ entity, runId, counts, replayed, stillRejected: rejects.length - replayed });
+  }
+  return results;
+}

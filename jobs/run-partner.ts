@@ -1,0 +1,30 @@
+/**
+ * A run of a partner's streams: customers first (so that transactions and activity find their
+ * customers), then transactions, then activity. Streams share one source client (one token, one
+ * rate limit); a failing stream is reported and the others go on.
+ */
+import { createSource, type SourceDeps } from '../connectors/index.js';
+import type { PartnerDefinition } from '../src/config/definition.js';
+import type { Loader } from '../src/pipeline/load.js';
+import { ENTITIES, type Entity } from '../src/types.js';
+import { syncStream, type StreamRunResult, type SyncDeps, type SyncPlan } from './sync-stream.js';
+
+export interface RunPartnerDeps extends Omit<SourceDeps, 'deadline'> {
+  loader: Loader;
+  progress?: SyncDeps['progress'];
+  /** Builds the source (tests pass their own); default by the definition's source type. */
+  source?: typeof createSource;
+}
+
+export async function runPartner(deps: RunPartnerDeps, def: PartnerDefinition, plan: SyncPlan, only?: Entity): Promise<StreamRunResult[]> {
+  const streams = ENTITIES.filter((e) => def.streams[e] && (only === undefined || e === only));
+  if (only !== undefined && streams.length === 0) {
+    throw new Error(`partner ${def.partner} has no ${only} stream (it has: ${ENTITIES.filter((e) => def.streams[e]).join(', ')})`);
+  }
+  const source = (deps.source ?? createSource)(def, deps);
+  const results: StreamRunResult[] = [];
+  for (const entity of streams) {
+    results.push(await syncStream({ loader: deps.loader, source, logger: deps.logger, redact: deps.redact, progress: deps.progress }, def, entity, plan));
+  }
+  return results;
+}

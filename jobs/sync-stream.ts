@@ -1,0 +1,179 @@
+/**
+ * One run of one (partner, stream): incremental (`run`, the worker) or a backfill of closed days,
+ * through the same code over a different window.
+ *
+ * - Cursor streams commit each page (rows, rejects, waiting records) as it arrives; the watermark
+ *   moves to the window's upper bound only after the last page, in its own transaction after the
+ *   rows: state never runs ahead of the data. A crash mid-window re-pulls the window next run.
+ * - Daily streams load each day in ONE transaction that first deletes the stored day, so a day is
+ *   replaced whole or not at all, and its state entry commits with it.
+ * - A failure ends this stream's run without moving its state; `BudgetExhausted` ends it cleanly
+ *   as `partial` with what loaded kept.
+ */
+import { BudgetExhausted, type Source } from '../connectors/source.js';
+import type { PartnerDefinition } from '../src/config/definition.js';
+import type { Logger, Redact } from '../src/log.js';
+import type { BatchResult, Loader } from '../src/pipeline/load.js';
+import { createMapper } from '../src/pipeline/map-record.js';
+import { addCounts, emptyCounts, finishRun, startRun, type RunCounts, type RunStatus } from '../src/store/runs.js';
+import { readState } from '../src/store/sync-state.js';
+import { toUtcTimestamp } from '../src/store/values.js';
+import type { Entity, RawRecord } from '../src/types.js';
+import {
+  backfillWindows, cursorWindow, dailyWindows, recordDay, windowParams,
+  type CursorState, type DailyState, type PullWindow,
+} from './windows.js';
+
+export type SyncPlan =
+  | { kind: 'run'; /** The time the run was scheduled for: daily windows come from it. */ scheduledFor: Date }
+  | { kind: 'backfill'; from: string; to: string };
+
+export interface SyncProgress {
+  partner: string;
+  stream: Entity;
+  window: string;
+  windowIndex: number;
+  windows: number;
+  pulled: number;
+  loaded: number;
+}
+
+export interface SyncDeps {
+  loader: Loader;
+  source: Source;
+  logger: Logger;
+  redact: Redact;
+  progress?: (p: SyncProgress) => void;
+}
+
+export interface StreamRunResult {
+  partner: string;
+  stream: Entity;
+  runId: string;
+  kind: SyncPlan['kind'];
+  status: Exclude<RunStatus, 'running'>;
+  windows: string;
+  counts: RunCounts;
+  /** The stream's position after the run: a cursor watermark or the last loaded day. */
+  watermark?: string;
+  error?: string;
+  durationMs: number;
+}
+
+const describe = (w: PullWindow): string => (w.kind === 'day' ? w.date : `${w.from} .. ${w.to}`);
+
+/** A value at a dot path of a source record (`a.b.0.c`). */
+function valueAt(record: unknown, path: string): unknown {
+  let value: unknown = record;
+  for (const part of path.split('.')) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+/** The later of two cursor values, compared in UTC at full precision, kept as the source wrote it. */
+function laterCursor(current: string | undefined, candidate: unknown): string | undefined {
+  if (typeof candidate !== 'string') return current;
+  try {
+    if (current === undefined || toUtcTimestamp(candidate) > toUtcTimestamp(current)) return candidate;
+  } catch {
+    // not a date-time: not a usable cursor value
+  }
+  return current;
+}
+
+export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity: Entity, plan: SyncPlan): Promise<StreamRunResult> {
+  const { loader, source } = deps;
+  const store = loader.store;
+  const stream = def.streams[entity];
+  if (!stream) throw new Error(`partner ${def.partner} has no ${entity} stream`);
+  const started = performance.now();
+  const startedAt = store.clock();
+  const incremental = stream.incremental;
+  const state = (await readState(store.knex, def.partner, entity)) as (CursorState & DailyState) | undefined;
+  const windows: PullWindow[] =
+    plan.kind === 'backfill' ? backfillWindows(incremental, plan.from, plan.to)
+    : incremental.mode === 'cursor' ? [cursorWindow(incremental, state, startedAt)]
+    : dailyWindows(incremental, state, plan.scheduledFor);
+  const span = windows.length === 0 ? '' : windows.length === 1 ? describe(windows[0] as PullWindow) : `${describe(windows[0] as PullWindow)} .. ${describe(windows.at(-1) as PullWindow)}`;
+
+  const runId = await startRun(store.knex, {
+    partner: def.partner,
+    stream: entity,
+    kind: plan.kind,
+    windowFrom: windows[0] ? (windows[0].kind === 'day' ? windows[0].date : windows[0].from) : undefined,
+    windowTo: windows.at(-1) ? ((w) => (w.kind === 'day' ? w.date : w.to))(windows.at(-1) as PullWindow) : undefined,
+  }, store.now());
+  const log = deps.logger.child({ partner: def.partner, stream: entity, run_id: runId });
+  log.info(`${plan.kind} started`, { window: span });
+
+  const map = createMapper(def.variant, entity, stream.mapping, def.affiliates);
+  const counts = emptyCounts();
+  const statsBefore = { ...source.stats };
+  let position = 0;
+  let watermark = incremental.mode === 'cursor' ? state?.watermark : state?.last_day;
+  let maxCursor = state?.max_cursor;
+  let dailyState: DailyState | undefined = state;
+
+  const toRaw = (page: unknown[]): RawRecord[] =>
+    page.map((src) => {
+      position += 1;
+      const mapped = map(src);
+      return 'error' in mapped
+        ? { position, value: src, source: src, mappingErrors: [mapped.error] }
+        : { position, value: mapped.record, source: src };
+    });
+  const tally = (r: BatchResult) =>
+    addCounts(counts, { pulled: r.received, valid: r.valid, rejected: r.rejected, loaded: r.loaded, waiting: r.waiting, released: r.released });
+  const batch = (records: RawRecord[]) => ({ partner: def.partner, variant: def.variant, entity, runId, records });
+
+  let status: StreamRunResult['status'] = 'succeeded';
+  let error: string | undefined;
+  try {
+    for (const [index, window] of windows.entries()) {
+      const params = windowParams(incremental, window);
+      const report = () => deps.progress?.({ partner: def.partner, stream: entity, window: describe(window), windowIndex: index + 1, windows: windows.length, pulled: counts.pulled, loaded: counts.loaded });
+      if (window.kind === 'cursor') {
+        const cursorField = incremental.mode === 'cursor' ? incremental.cursor_field : '';
+        for await (const page of source.pages(stream, params)) {
+          tally(await loader.load(batch(toRaw(page))));
+          for (const record of page) maxCursor = laterCursor(maxCursor, valueAt(record, cursorField));
+          report();
+        }
+        if (plan.kind === 'run') {
+          const next: CursorState = { watermark: window.to, ...(maxCursor !== undefined ? { max_cursor: maxCursor } : {}) };
+          await loader.load({ ...batch([]), checkpoint: { stream: entity, state: next } });
+          watermark = window.to;
+        }
+      } else {
+        await loader.transaction(async (tx) => {
+          await tx.replaceDays(def.partner, def.variant, [window.date]);
+          for await (const page of source.pages(stream, params)) {
+            tally(await tx.load(batch(toRaw(page))));
+            report();
+          }
+          if (plan.kind === 'run') {
+            const next = recordDay(dailyState, window.date, store.now());
+            await tx.checkpoint(def.partner, { stream: entity, state: next }, runId);
+            dailyState = next;
+            watermark = next.last_day;
+          }
+        });
+      }
+      report();
+    }
+  } catch (err) {
+    status = err instanceof BudgetExhausted ? 'partial' : 'failed';
+    error = deps.redact((err as Error).message ?? String(err));
+    if (status === 'partial') log.warn(`run budget exhausted, ending the stream with what loaded kept: ${error}`);
+    else log.error(`${plan.kind} failed: ${error}`);
+  }
+
+  counts.retries = source.stats.retries - statsBefore.retries;
+  counts.throttled = source.stats.throttled - statsBefore.throttled;
+  const durationMs = performance.now() - started;
+  await finishRun(store.knex, runId, { status, counts, finalCursor: watermark, error, durationMs }, store.now());
+  log.info(`${plan.kind} ${status}`, { ...counts, watermark, duration_ms: Math.round(durationMs) });
+  return { partner: def.partner, stream: entity, runId, kind: plan.kind, status, windows: span, counts, watermark, error, durationMs };
+}

@@ -1,0 +1,115 @@
+/**
+ * Which window a stream pulls, as pure functions of its stored state, its definition and the time
+ * the run was scheduled for (not the wall clock deep inside: that is what makes reruns and
+ * backfills land on the same windows).
+ *
+ * Cursor streams (customers, transactions): [watermark − lookback, upper bound), the lower bound
+ * inclusive; the upper bound is fixed when the run starts. The watermark only ever becomes an
+ * upper bound whose window loaded completely; records changed inside the lookback are re-pulled
+ * and upserted, which is harmless, while a strict `>` on the last value seen loses rows that share
+ * it or that the partner commits late.
+ *
+ * Daily streams (activity): whole closed UTC days, the previous day and `late_days` before it,
+ * plus any day missed since the last one loaded.
+ */
+import type { Incremental } from '../src/config/definition.js';
+
+export const DAY_MS = 86_400_000;
+
+/** State of a cursor stream in sync_state. */
+export interface CursorState {
+  /** Upper bound (exclusive) of the last window that loaded completely, ISO 8601 UTC. */
+  watermark?: string;
+  /** Greatest cursor value seen, exactly as the source wrote it (precision kept, never rounded). */
+  max_cursor?: string;
+}
+
+/** State of a daily stream in sync_state. */
+export interface DailyState {
+  /** The latest day loaded by an incremental run. */
+  last_day?: string;
+  /** Recent days and when each last loaded. */
+  days?: Record<string, string>;
+}
+
+export interface CursorWindow {
+  kind: 'cursor';
+  from: string;
+  to: string;
+}
+
+export interface DayWindow {
+  kind: 'day';
+  date: string;
+}
+
+export type PullWindow = CursorWindow | DayWindow;
+
+export const utcDay = (date: Date): string => date.toISOString().slice(0, 10);
+
+export function addDays(day: string, days: number): string {
+  return utcDay(new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS));
+}
+
+/** Days from `from` to `to`, both included. */
+export function daysBetween(from: string, to: string): string[] {
+  const out: string[] = [];
+  for (let day = from; day <= to; day = addDays(day, 1)) out.push(day);
+  return out;
+}
+
+/** When a stream with no state starts: its `start`, else `fallbackDays` before `now`. */
+function startOf(start: string | undefined, now: Date, fallbackDays: number): Date {
+  if (start && start.trim() !== '') {
+    const parsed = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(start) ? `${start}T00:00:00Z` : start);
+    if (!Number.isNaN(parsed)) return new Date(parsed);
+  }
+  return new Date(now.getTime() - fallbackDays * DAY_MS);
+}
+
+export function cursorWindow(incremental: Extract<Incremental, { mode: 'cursor' }>, state: CursorState | undefined, startedAt: Date): CursorWindow {
+  const to = startedAt.toISOString();
+  const from = state?.watermark
+    ? new Date(Date.parse(state.watermark) - incremental.lookback_ms)
+    : startOf(incremental.start, startedAt, 30);
+  return { kind: 'cursor', from: (from.getTime() < startedAt.getTime() ? from : startedAt).toISOString(), to };
+}
+
+/** The closed days an incremental run of a daily stream pulls, oldest first. */
+export function dailyWindows(incremental: Extract<Incremental, { mode: 'daily' }>, state: DailyState | undefined, scheduledFor: Date): DayWindow[] {
+  const lastClosed = addDays(utcDay(scheduledFor), -1);
+  let first = addDays(lastClosed, -incremental.late_days);
+  if (state?.last_day) {
+    const next = addDays(state.last_day, 1);
+    if (next < first) first = next; // catch up on days missed while not running
+  } else if (incremental.start && incremental.start.trim() !== '') {
+    first = utcDay(startOf(incremental.start, scheduledFor, 0));
+  }
+  return daysBetween(first, lastClosed).map((date) => ({ kind: 'day', date }));
+}
+
+/** A backfill of closed days `from`..`to` (inclusive) through the same windows. */
+export function backfillWindows(incremental: Incremental, from: string, to: string): PullWindow[] {
+  if (incremental.mode === 'daily') return daysBetween(from, to).map((date) => ({ kind: 'day', date }));
+  return [{ kind: 'cursor', from: `${from}T00:00:00.000Z`, to: `${addDays(to, 1)}T00:00:00.000Z` }];
+}
+
+/** Query parameters of a window for a stream's incremental settings. */
+export function windowParams(incremental: Incremental, window: PullWindow): Record<string, string> {
+  if (window.kind === 'day') {
+    if (incremental.mode !== 'daily') throw new Error('a day window needs a daily stream');
+    return { [incremental.date_param]: window.date };
+  }
+  if (incremental.mode !== 'cursor') throw new Error('a cursor window needs a cursor stream');
+  const params: Record<string, string> = { [incremental.from_param]: window.from };
+  if (incremental.to_param) params[incremental.to_param] = window.to;
+  return params;
+}
+
+/** Keeps the `days` map of a daily state short. */
+export function recordDay(state: DailyState | undefined, day: string, loadedAt: string, keep = 62): DailyState {
+  const days = { ...(state?.days ?? {}), [day]: loadedAt };
+  const kept = Object.keys(days).sort().slice(-keep);
+  const lastDay = state?.last_day && state.last_day > day ? state.last_day : day;
+  return { last_day: lastDay, days: Object.fromEntries(kept.map((d) => [d, days[d] as string])) };
+}

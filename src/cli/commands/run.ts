@@ -1,0 +1,39 @@
+import { runPartner } from '../../../jobs/run-partner.js';
+import type { StreamRunResult } from '../../../jobs/sync-stream.js';
+import { Loader } from '../../pipeline/load.js';
+import { specValidator } from '../../spec/validator.js';
+import type { Entity } from '../../types.js';
+import { withStore, type GlobalOptions } from '../context.js';
+import { loadConfig, partnerDefinition } from '../definitions.js';
+import { EXIT_FAILURE, EXIT_OK, type Io } from '../io.js';
+import { progressLine } from '../progress.js';
+import { formatTable } from '../table.js';
+
+export function printStreamResults(io: Io, results: readonly StreamRunResult[]): void {
+  io.out(formatTable(
+    ['STREAM', 'STATUS', 'PULLED', 'LOADED', 'REJECTED', 'WAITING', 'RELEASED', 'RETRIES', '429s', 'WATERMARK', 'WINDOW'],
+    results.map((r) => [r.stream, r.status, r.counts.pulled, r.counts.loaded, r.counts.rejected, r.counts.waiting, r.counts.released, r.counts.retries, r.counts.throttled, r.watermark ?? '-', r.windows]),
+  ));
+  for (const r of results) if (r.error) io.out(`${r.stream}: ${r.status}: ${r.error}`);
+}
+
+export const resultsExitCode = (results: readonly StreamRunResult[]): number =>
+  results.every((r) => r.status === 'succeeded') ? EXIT_OK : EXIT_FAILURE;
+
+/** `run <partner> [--stream S]`: one incremental sync now. */
+export async function runCommand(globals: GlobalOptions, args: { partner: string; stream?: Entity }, io: Io): Promise<number> {
+  const config = await loadConfig(globals);
+  const def = partnerDefinition(config, args.partner);
+  return withStore(globals, async (store) => {
+    const loader = new Loader({ store, validator: specValidator() });
+    const progress = io.isTty && !globals.json ? progressLine() : undefined;
+    const results = await runPartner(
+      { loader, clock: store.clock, logger: config.logger, redact: config.redact, progress: progress?.update },
+      def, { kind: 'run', scheduledFor: store.clock() }, args.stream,
+    );
+    progress?.done();
+    if (globals.json) io.out(JSON.stringify({ partner: def.partner, kind: 'run', streams: results }));
+    else printStreamResults(io, results);
+    return resultsExitCode(results);
+  });
+}

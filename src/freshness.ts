@@ -1,0 +1,41 @@
+/**
+ * Freshness against the spec's targets (§1): customers and transactions within 5 minutes;
+ * the previous UTC day's activity delivered by 06:00 UTC.
+ */
+import type { Entity } from './types.js';
+
+export const DELTA_TARGET_MS = 5 * 60_000;
+export const ACTIVITY_DEADLINE_HOUR_UTC = 6;
+
+export type FreshnessState = 'ok' | 'behind' | 'due' | 'late' | 'never';
+
+export interface Freshness {
+  state: FreshnessState;
+  /** How far behind: now − watermark for delta streams; for activity, time past the 06:00 deadline. */
+  lagMs: number | null;
+  /** Human-readable target. */
+  target: string;
+  detail: string;
+}
+
+const minutes = (ms: number): string => (ms < 60_000 ? `${Math.round(ms / 1000)}s` : ms < 7_200_000 ? `${Math.round(ms / 60_000)}m` : `${(ms / 3_600_000).toFixed(1)}h`);
+
+export function freshness(entity: Entity, state: { watermark?: string; last_day?: string; days?: Record<string, string> } | undefined, now: Date): Freshness {
+  if (entity !== 'activity') {
+    const target = 'within 5 minutes';
+    if (!state?.watermark) return { state: 'never', lagMs: null, target, detail: 'never loaded' };
+    const lagMs = Math.max(0, now.getTime() - Date.parse(state.watermark));
+    return lagMs <= DELTA_TARGET_MS
+      ? { state: 'ok', lagMs, target, detail: `${minutes(lagMs)} behind` }
+      : { state: 'behind', lagMs, target, detail: `${minutes(lagMs)} behind (target 5m)` };
+  }
+  const target = 'previous UTC day by 06:00 UTC';
+  const today = now.toISOString().slice(0, 10);
+  const yesterday = new Date(Date.parse(`${today}T00:00:00Z`) - 86_400_000).toISOString().slice(0, 10);
+  const deadline = Date.parse(`${today}T0${ACTIVITY_DEADLINE_HOUR_UTC}:00:00Z`);
+  const loaded = Boolean(state?.days?.[yesterday]) || (state?.last_day !== undefined && state.last_day >= yesterday);
+  if (loaded) return { state: 'ok', lagMs: 0, target, detail: `${yesterday} loaded` };
+  if (now.getTime() < deadline) return { state: 'due', lagMs: 0, target, detail: `${yesterday} due by 06:00 UTC` };
+  const lagMs = now.getTime() - deadline;
+  return { state: state?.last_day ? 'late' : 'never', lagMs, target, detail: `${yesterday} not loaded, ${minutes(lagMs)} past 06:00 UTC` };
+}

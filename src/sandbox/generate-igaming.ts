@@ -1,0 +1,194 @@
+/**
+ * Generated iGaming data: a player, their money movements (deposits, withdrawals, bonuses,
+ * adjustments) and their gaming activity per day and game type from the first approved deposit on.
+ */
+import type { SpecRecord } from '../types.js';
+import {
+  customerProfile,
+  dayOfMicros,
+  nextBatchRun,
+  pickCountry,
+  randomMicros,
+  roundAmount,
+  seconds,
+  settle,
+  stamp,
+  toUsd,
+  type Status,
+  type GeneratedCustomer,
+  type GenerationContext,
+} from './generate-common.js';
+import { formatDay } from './instant.js';
+import { createRandom, deriveSeed, type Random } from './prng.js';
+
+const DAY_SECONDS = 86_400;
+
+/** Local amounts scale with the currency, so a SEK player deposits 500, not 50. */
+const LOCAL_SCALE: Readonly<Record<string, number>> = { SEK: 10, NOK: 10, BRL: 5, MXN: 20, JPY: 150 };
+const DEPOSIT_SIZES = [10, 20, 25, 50, 50, 100, 100, 150, 200, 250, 500, 1000];
+const PAYMENT_METHODS = ['card', 'card', 'card', 'wire', 'crypto', 'e_wallet'];
+
+interface GameProfile {
+  bets: readonly [number, number];
+  stake: readonly [number, number];
+  /** Spread of the day's payout ratio around 0.88: sportsbook days swing more than slots. */
+  spread: number;
+}
+
+const GAMES: Readonly<Record<string, GameProfile>> = {
+  slots: { bets: [20, 600], stake: [0.2, 5], spread: 0.3 },
+  live_casino: { bets: [5, 120], stake: [2, 50], spread: 0.35 },
+  table_games: { bets: [5, 150], stake: [1, 25], spread: 0.3 },
+  sportsbook: { bets: [1, 15], stake: [5, 100], spread: 0.6 },
+  poker: { bets: [10, 200], stake: [0.5, 10], spread: 0.4 },
+};
+const GAME_TYPES = Object.keys(GAMES);
+
+export function igamingCustomerId(index: number): string {
+  return `igc-${String(index + 1).padStart(6, '0')}`;
+}
+
+export function generateIgamingCustomer(ctx: GenerationContext, index: number): GeneratedCustomer {
+  const rng = createRandom(deriveSeed(ctx.seed, 'igaming', index));
+  const customerId = igamingCustomerId(index);
+  const country = pickCountry(rng);
+  const currency = country.currency;
+  const scale = LOCAL_SCALE[currency] ?? 1;
+  const signup = randomMicros(rng, ctx.startMicros, ctx.endMicros);
+  const profile = customerProfile(rng, index + 1, country);
+
+  // The record is written just after signup; a KYC decision (often by the nightly 03:00 batch,
+  // which gives several customers the same last_modified_date) modifies it again.
+  let modified = signup + seconds(rng, 0.05, 2);
+  let kyc = rng.weighted<string>([['approved', 60], ['pending', 30], ['rejected', 10]]);
+  if (kyc !== 'pending') {
+    const reviewed = rng.chance(0.4) ? nextBatchRun(signup, 3) : signup + seconds(rng, 600, 3 * DAY_SECONDS);
+    if (reviewed < ctx.endMicros) modified = reviewed;
+    else kyc = 'pending';
+  }
+  modified = Math.min(modified, ctx.endMicros - 1);
+  const customer: SpecRecord = {
+    customer_id: customerId,
+    signup_date: stamp(rng, signup),
+    affiliate_id: profile.affiliate_id,
+    last_modified_date: stamp(rng, modified),
+    ...profile,
+    kyc_status_id: kyc,
+  };
+  if (rng.chance(0.7)) customer.sales_status_id = rng.pick(['new', 'contacted', 'active', 'vip', 'dormant']);
+
+  const transactions: SpecRecord[] = [];
+  // A transaction after the range has not happened yet.
+  const add = (type: string, subtype: string | undefined, amount: number, at: number, status: Status, note?: string): SpecRecord | undefined => {
+    if (at >= ctx.endMicros) return undefined;
+    const date = stamp(rng, at);
+    const settled = settle(rng, ctx, at, status, type === 'withdrawal' ? 2 : undefined);
+    const tx: SpecRecord = {
+      transaction_id: `igt-${String(index + 1).padStart(6, '0')}-${String(transactions.length + 1).padStart(3, '0')}`,
+      customer_id: customerId,
+      transaction_type: type,
+      amount_currency: amount,
+      currency,
+      transaction_date: date,
+      status: settled.status,
+    };
+    if (rng.chance(0.9)) tx.amount_usd = toUsd(amount, currency);
+    if (subtype !== undefined) tx.transaction_subtype = subtype;
+    if (note !== undefined) tx.note = note;
+    // Unchanged since it was written: the same text, so updated_at is never before transaction_date.
+    tx.updated_at = settled.at === at ? date : stamp(rng, settled.at);
+    transactions.push(tx);
+    return tx;
+  };
+  const depositAmount = () => {
+    const base = rng.pick(DEPOSIT_SIZES) * scale;
+    return roundAmount(rng.chance(0.1) ? base - 0.01 : base, currency);
+  };
+
+  let firstApproved: number | undefined;
+  let deposited = 0;
+  const approvedDeposits: SpecRecord[] = [];
+  if (rng.chance(0.75)) {
+    let at = signup + seconds(rng, 120, 2 * DAY_SECONDS);
+    let count = 0;
+    const wanted = 1 + rng.int(0, 8);
+    while (at < ctx.endMicros && count < wanted) {
+      const status = count === 0
+        ? rng.weighted<Status>([['approved', 85], ['declined', 10], ['pending', 5]])
+        : rng.weighted<Status>([['approved', 85], ['declined', 8], ['pending', 4], ['reversed', 3]]);
+      const method = rng.pick(PAYMENT_METHODS);
+      const amount = depositAmount();
+      const note = method === 'crypto' ? `chain tx 0x${rng.int(0, 0xffffffff).toString(16).padStart(8, '0')}` : undefined;
+      const tx = add('deposit', method, amount, at, status, note);
+      if (tx?.status === 'approved') {
+        deposited += amount;
+        approvedDeposits.push(tx);
+        if (firstApproved === undefined) {
+          firstApproved = at;
+          if (rng.chance(0.5)) add('bonus', 'welcome_bonus', roundAmount(Math.min(amount, 100 * scale), currency), at + seconds(rng, 1, 30), 'approved');
+        } else if (rng.chance(0.2)) {
+          add('bonus', rng.pick(['reload_bonus', 'free_spins', 'cashback']), roundAmount(amount * 0.25, currency), at + seconds(rng, 1, 60), 'approved');
+        }
+      }
+      count += 1;
+      // A declined card is often retried within the hour.
+      at += tx?.status === 'declined' && rng.chance(0.6) ? seconds(rng, 60, 3600) : seconds(rng, 3600, 5 * DAY_SECONDS);
+    }
+  }
+
+  if (firstApproved !== undefined) {
+    const withdrawals = rng.int(0, 3);
+    for (let i = 0; i < withdrawals; i++) {
+      const at = randomMicros(rng, firstApproved, ctx.endMicros);
+      const amount = roundAmount(Math.max(10 * scale, deposited * rng.float(0.2, 1.2)), currency);
+      add('withdrawal', rng.pick(['wire', 'card', 'crypto', 'e_wallet']), amount, at, rng.weighted<Status>([['approved', 70], ['pending', 20], ['declined', 10]]));
+    }
+    const chargedBack = approvedDeposits[0];
+    if (chargedBack !== undefined && rng.chance(0.06)) {
+      const at = randomMicros(rng, firstApproved, ctx.endMicros);
+      add('adjustment', 'chargeback', -Number(chargedBack.amount_currency), at, 'approved', `chargeback of ${String(chargedBack.transaction_id)}`);
+    }
+    if (rng.chance(0.04)) {
+      add('adjustment', 'manual_correction', roundAmount(rng.float(1, 50) * scale, currency), randomMicros(rng, firstApproved, ctx.endMicros), 'approved', 'goodwill credit');
+    }
+    if (rng.chance(0.02)) {
+      add('other', 'loyalty_points_conversion', roundAmount(rng.float(1, 20) * scale, currency), randomMicros(rng, firstApproved, ctx.endMicros), 'approved');
+    }
+  }
+
+  const activity = firstApproved === undefined ? [] : gamingActivity(rng, ctx, customerId, currency, scale, dayOfMicros(firstApproved));
+  return { customer, transactions, activity };
+}
+
+function gamingActivity(rng: Random, ctx: GenerationContext, customerId: string, currency: string, scale: number, firstDay: number): SpecRecord[] {
+  const rows: SpecRecord[] = [];
+  const activeRate = rng.float(0.15, 0.8);
+  const favourites = rng.sample(GAME_TYPES, rng.int(1, 3)).sort();
+  for (let day = firstDay; day <= ctx.toDay; day++) {
+    if (day !== firstDay && !rng.chance(activeRate)) continue;
+    let games = favourites.filter(() => rng.chance(0.7));
+    if (games.length === 0) games = favourites.slice(0, 1);
+    for (const gameType of games) {
+      const game = GAMES[gameType] as GameProfile;
+      const betsCount = rng.int(game.bets[0], game.bets[1]);
+      const totalBets = roundAmount(betsCount * rng.float(game.stake[0], game.stake[1]) * scale, currency);
+      // Payout ratio around 0.88; above 1 the player won more than wagered (negative GGR).
+      const wins = roundAmount(totalBets * Math.max(0, 0.88 + rng.gauss() * game.spread), currency);
+      const ggr = roundAmount(totalBets - wins, currency);
+      const bonusCost = rng.chance(0.15) ? roundAmount(totalBets * rng.float(0, 0.2), currency) : 0;
+      const tax = ggr > 0 ? roundAmount(ggr * 0.05, currency) : 0;
+      rows.push({
+        date: formatDay(day),
+        customer_id: customerId,
+        game_type: gameType,
+        currency,
+        bets_count: betsCount,
+        total_bets: totalBets,
+        wins,
+        ggr,
+        ngr: roundAmount(ggr - bonusCost - tax, currency),
+      });
+    }
+  }
+  return rows;
+}
