@@ -2,7 +2,23 @@
  * The seam between source kinds and the pipeline: a source yields pages of raw records for one
  * stream over one window; it knows nothing of validation or the store.
  */
-import type { RestStream } from '../src/config/definition.js';
+import type { StreamDefinition } from '../src/config/definition.js';
+
+/** Changes with the cursor column in [from, to): from inclusive, to exclusive (ISO 8601 UTC). */
+export interface CursorWindow {
+  kind: 'cursor';
+  from: string;
+  to: string;
+}
+
+/** Whole closed UTC days `from`..`to`, both included (YYYY-MM-DD). */
+export interface DaysWindow {
+  kind: 'days';
+  from: string;
+  to: string;
+}
+
+export type PullWindow = CursorWindow | DaysWindow;
 
 /** Counters of one source client over a run (run history and metrics). */
 export interface SourceStats {
@@ -17,11 +33,17 @@ export interface SourceStats {
 
 export interface Source {
   /**
-   * The pages of one stream for one window. `params` are the window's query parameters
-   * (e.g. `modified_since`/`modified_until`, or `date`). Ends after the last page; throws a
-   * SourceError (or BudgetExhausted) when the partner fails beyond the retry limits.
+   * The pages of one stream for one window. Ends after the last page; throws a SourceError (or
+   * BudgetExhausted) when the partner fails beyond the retry limits.
    */
-  pages(stream: RestStream, params: Record<string, string>): AsyncIterable<unknown[]>;
+  pages(stream: StreamDefinition, window: PullWindow): AsyncIterable<unknown[]>;
+  /**
+   * The window as far as the source can serve it now: a database source lowers a cursor
+   * window's upper bound to its own clock minus a safety lag. Absent: the window as asked.
+   */
+  bound?(stream: StreamDefinition, window: PullWindow): Promise<PullWindow>;
+  /** Releases connections (database sources). */
+  close?(): Promise<void>;
   readonly stats: SourceStats;
 }
 

@@ -6,7 +6,7 @@ import { createSource, type SourceDeps } from '../connectors/index.js';
 import type { PartnerDefinition } from '../src/config/definition.js';
 import { createMapper } from '../src/pipeline/map-record.js';
 import type { Entity, RecordValidator } from '../src/types.js';
-import { addDays, utcDay, windowParams, type PullWindow } from './windows.js';
+import { addDays, utcDay, type PullWindow } from './windows.js';
 
 export interface StreamCheck {
   partner: string;
@@ -28,12 +28,13 @@ export async function checkPartner(deps: SourceDeps & { validator: RecordValidat
     if (!stream) continue;
     // A recent window: the last day of changes, or yesterday's activity.
     const window: PullWindow = stream.incremental.mode === 'daily'
-      ? { kind: 'day', date: addDays(utcDay(now), -1) }
+      ? { kind: 'days', from: addDays(utcDay(now), -1), to: addDays(utcDay(now), -1) }
       : { kind: 'cursor', from: new Date(now.getTime() - 86_400_000).toISOString(), to: now.toISOString() };
     const map = createMapper(def.variant, entity, stream.mapping, def.affiliates);
     try {
       let page: unknown[] = [];
-      for await (const first of source.pages(stream, windowParams(stream.incremental, window))) {
+      const bounded = source.bound ? await source.bound(stream, window) : window;
+      for await (const first of source.pages(stream, bounded)) {
         page = first;
         break;
       }
@@ -43,7 +44,7 @@ export async function checkPartner(deps: SourceDeps & { validator: RecordValidat
         const errors = 'error' in mapped ? [mapped.error] : deps.validator.validate(def.variant, entity, mapped.record);
         if (errors.length > 0) problems.push(`record ${i + 1}: ${errors.map((e) => e.message).join('; ')}`);
       });
-      const where = window.kind === 'day' ? window.date : 'the last 24 hours';
+      const where = window.kind === 'days' ? window.from : 'the last 24 hours';
       checks.push({
         partner: def.partner, stream: entity, ok: problems.length === 0, records: page.length, invalid: problems.length,
         detail: page.length === 0

@@ -20,7 +20,7 @@ import { readState } from '../src/store/sync-state.js';
 import { toUtcTimestamp } from '../src/store/values.js';
 import type { Entity, RawRecord } from '../src/types.js';
 import {
-  backfillWindows, cursorWindow, dailyWindows, recordDay, windowParams,
+  backfillWindows, cursorWindow, dailyDays, daysBetween, dayWindows, recordDay,
   type CursorState, type DailyState, type PullWindow,
 } from './windows.js';
 
@@ -60,7 +60,7 @@ export interface StreamRunResult {
   durationMs: number;
 }
 
-const describe = (w: PullWindow): string => (w.kind === 'day' ? w.date : `${w.from} .. ${w.to}`);
+const describe = (w: PullWindow): string => (w.kind === 'days' ? (w.from === w.to ? w.from : `${w.from}..${w.to}`) : `${w.from} .. ${w.to}`);
 
 /** A value at a dot path of a source record (`a.b.0.c`). */
 function valueAt(record: unknown, path: string): unknown {
@@ -92,18 +92,20 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   const startedAt = store.clock();
   const incremental = stream.incremental;
   const state = (await readState(store.knex, def.partner, entity)) as (CursorState & DailyState) | undefined;
+  // A warehouse reads several days per query; each window still loads whole, in one transaction.
+  const daysPerWindow = def.source.type === 'warehouse' ? def.source.days_per_query : 1;
   const windows: PullWindow[] =
-    plan.kind === 'backfill' ? backfillWindows(incremental, plan.from, plan.to)
+    plan.kind === 'backfill' ? backfillWindows(incremental, plan.from, plan.to, daysPerWindow)
     : incremental.mode === 'cursor' ? [cursorWindow(incremental, state, startedAt)]
-    : dailyWindows(incremental, state, plan.scheduledFor);
+    : dayWindows(dailyDays(incremental, state, plan.scheduledFor), daysPerWindow);
   const span = windows.length === 0 ? '' : windows.length === 1 ? describe(windows[0] as PullWindow) : `${describe(windows[0] as PullWindow)} .. ${describe(windows.at(-1) as PullWindow)}`;
 
   const runId = await startRun(store.knex, {
     partner: def.partner,
     stream: entity,
     kind: plan.kind,
-    windowFrom: windows[0] ? (windows[0].kind === 'day' ? windows[0].date : windows[0].from) : undefined,
-    windowTo: windows.at(-1) ? ((w) => (w.kind === 'day' ? w.date : w.to))(windows.at(-1) as PullWindow) : undefined,
+    windowFrom: windows[0]?.from,
+    windowTo: windows.at(-1)?.to,
   }, store.now());
   const log = deps.logger.child({ partner: def.partner, stream: entity, run_id: runId });
   log.info(`${plan.kind} started`, { window: span });
@@ -131,12 +133,13 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   let status: StreamRunResult['status'] = 'succeeded';
   let error: string | undefined;
   try {
-    for (const [index, window] of windows.entries()) {
-      const params = windowParams(incremental, window);
+    for (const [index, asked] of windows.entries()) {
+      // A database source serves a cursor window only up to its own clock minus a safety lag.
+      const window = source.bound ? await source.bound(stream, asked) : asked;
       const report = () => deps.progress?.({ partner: def.partner, stream: entity, window: describe(window), windowIndex: index + 1, windows: windows.length, pulled: counts.pulled, loaded: counts.loaded });
       if (window.kind === 'cursor') {
         const cursorField = incremental.mode === 'cursor' ? incremental.cursor_field : '';
-        for await (const page of source.pages(stream, params)) {
+        for await (const page of source.pages(stream, window)) {
           tally(await loader.load(batch(toRaw(page))));
           for (const record of page) maxCursor = laterCursor(maxCursor, valueAt(record, cursorField));
           report();
@@ -147,14 +150,17 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
           watermark = window.to;
         }
       } else {
+        const days = daysBetween(window.from, window.to);
         await loader.transaction(async (tx) => {
-          await tx.replaceDays(def.partner, def.variant, [window.date]);
-          for await (const page of source.pages(stream, params)) {
+          // Activity days are replaced whole; customers and transactions of a day only upsert.
+          if (entity === 'activity') await tx.replaceDays(def.partner, def.variant, days);
+          for await (const page of source.pages(stream, window)) {
             tally(await tx.load(batch(toRaw(page))));
             report();
           }
           if (plan.kind === 'run') {
-            const next = recordDay(dailyState, window.date, store.now());
+            let next = dailyState ?? {};
+            for (const day of days) next = recordDay(next, day, store.now());
             await tx.checkpoint(def.partner, { stream: entity, state: next }, runId);
             dailyState = next;
             watermark = next.last_day;

@@ -12,7 +12,10 @@
  * Daily streams (activity): whole closed UTC days, the previous day and `late_days` before it,
  * plus any day missed since the last one loaded.
  */
+import type { CursorWindow, DaysWindow, PullWindow } from '../connectors/source.js';
 import type { Incremental } from '../src/config/definition.js';
+
+export type { CursorWindow, DaysWindow, PullWindow };
 
 export const DAY_MS = 86_400_000;
 
@@ -31,19 +34,6 @@ export interface DailyState {
   /** Recent days and when each last loaded. */
   days?: Record<string, string>;
 }
-
-export interface CursorWindow {
-  kind: 'cursor';
-  from: string;
-  to: string;
-}
-
-export interface DayWindow {
-  kind: 'day';
-  date: string;
-}
-
-export type PullWindow = CursorWindow | DayWindow;
 
 export const utcDay = (date: Date): string => date.toISOString().slice(0, 10);
 
@@ -75,8 +65,18 @@ export function cursorWindow(incremental: Extract<Incremental, { mode: 'cursor' 
   return { kind: 'cursor', from: (from.getTime() < startedAt.getTime() ? from : startedAt).toISOString(), to };
 }
 
+/** Groups consecutive days into windows of at most `perWindow` days. */
+export function dayWindows(days: readonly string[], perWindow = 1): DaysWindow[] {
+  const out: DaysWindow[] = [];
+  for (let i = 0; i < days.length; i += perWindow) {
+    const group = days.slice(i, i + perWindow);
+    out.push({ kind: 'days', from: group[0] as string, to: group.at(-1) as string });
+  }
+  return out;
+}
+
 /** The closed days an incremental run of a daily stream pulls, oldest first. */
-export function dailyWindows(incremental: Extract<Incremental, { mode: 'daily' }>, state: DailyState | undefined, scheduledFor: Date): DayWindow[] {
+export function dailyDays(incremental: Extract<Incremental, { mode: 'daily' }>, state: DailyState | undefined, scheduledFor: Date): string[] {
   const lastClosed = addDays(utcDay(scheduledFor), -1);
   let first = addDays(lastClosed, -incremental.late_days);
   if (state?.last_day) {
@@ -85,25 +85,13 @@ export function dailyWindows(incremental: Extract<Incremental, { mode: 'daily' }
   } else if (incremental.start && incremental.start.trim() !== '') {
     first = utcDay(startOf(incremental.start, scheduledFor, 0));
   }
-  return daysBetween(first, lastClosed).map((date) => ({ kind: 'day', date }));
+  return daysBetween(first, lastClosed);
 }
 
 /** A backfill of closed days `from`..`to` (inclusive) through the same windows. */
-export function backfillWindows(incremental: Incremental, from: string, to: string): PullWindow[] {
-  if (incremental.mode === 'daily') return daysBetween(from, to).map((date) => ({ kind: 'day', date }));
+export function backfillWindows(incremental: Incremental, from: string, to: string, daysPerWindow = 1): PullWindow[] {
+  if (incremental.mode === 'daily') return dayWindows(daysBetween(from, to), daysPerWindow);
   return [{ kind: 'cursor', from: `${from}T00:00:00.000Z`, to: `${addDays(to, 1)}T00:00:00.000Z` }];
-}
-
-/** Query parameters of a window for a stream's incremental settings. */
-export function windowParams(incremental: Incremental, window: PullWindow): Record<string, string> {
-  if (window.kind === 'day') {
-    if (incremental.mode !== 'daily') throw new Error('a day window needs a daily stream');
-    return { [incremental.date_param]: window.date };
-  }
-  if (incremental.mode !== 'cursor') throw new Error('a cursor window needs a cursor stream');
-  const params: Record<string, string> = { [incremental.from_param]: window.from };
-  if (incremental.to_param) params[incremental.to_param] = window.to;
-  return params;
 }
 
 /** Keeps the `days` map of a daily state short. */

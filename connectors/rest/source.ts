@@ -4,9 +4,9 @@
  * within the run's budget, pagination.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import type { RestSource, RestStream } from '../../src/config/definition.js';
+import type { Incremental, RestSource, RestStream, StreamDefinition } from '../../src/config/definition.js';
 import type { Logger, Redact } from '../../src/log.js';
-import type { Source, SourceStats } from '../source.js';
+import type { PullWindow, Source, SourceStats } from '../source.js';
 import { createAuthorizer } from './auth.js';
 import { createBudget } from './budget.js';
 import { createApiClient } from './client.js';
@@ -28,7 +28,26 @@ export interface RestSourceDeps {
   random?: () => number;
 }
 
-export function createRestSource(source: RestSource, deps: RestSourceDeps): Source {
+/** The query parameters of a window: its bounds (cursor streams) or its day (daily streams). */
+export function windowParams(incremental: Incremental, window: PullWindow): Record<string, string> {
+  if (window.kind === 'days') {
+    if (incremental.mode !== 'daily') throw new Error('a days window needs a daily stream');
+    if (window.from !== window.to) throw new Error(`a REST daily stream reads one day per request, not ${window.from}..${window.to}`);
+    return { [incremental.date_param ?? 'date']: window.from };
+  }
+  if (incremental.mode !== 'cursor') throw new Error('a cursor window needs a cursor stream');
+  if (!incremental.from_param) throw new Error('a REST cursor stream needs incremental.from_param');
+  const params: Record<string, string> = { [incremental.from_param]: window.from };
+  if (incremental.to_param) params[incremental.to_param] = window.to;
+  return params;
+}
+
+/** A REST source; `query` pages a stream with explicit query parameters (what `pages` does for a window). */
+export interface RestSourceClient extends Source {
+  query(stream: RestStream, params: Record<string, string>): AsyncIterable<unknown[]>;
+}
+
+export function createRestSource(source: RestSource, deps: RestSourceDeps): RestSourceClient {
   const { clock, logger } = deps;
   // Live counters: `requests` counts every HTTP request sent (each attempt, token requests included).
   const stats: SourceStats = { requests: 0, retries: 0, throttled: 0, waitedMs: 0 };
@@ -47,10 +66,14 @@ export function createRestSource(source: RestSource, deps: RestSourceDeps): Sour
   const limiter = createRateLimiter(source.requests_per_minute, { clock, budget });
   const client = createApiClient({ http, auth, limiter, retry, clock, logger });
 
+  const query = (stream: RestStream, params: Record<string, string>): AsyncIterable<unknown[]> =>
+    paginate(stream, params, (q) => client.getJson(stream.path, q), { logger });
   return {
     stats,
-    pages(stream: RestStream, params: Record<string, string>): AsyncIterable<unknown[]> {
-      return paginate(stream, params, (query) => client.getJson(stream.path, query), { logger });
+    query,
+    pages(definition: StreamDefinition, window: PullWindow): AsyncIterable<unknown[]> {
+      const stream = definition as RestStream;
+      return query(stream, windowParams(stream.incremental, window));
     },
   };
 }

@@ -47,24 +47,28 @@ export type Incremental =
    * By a source change field (customers' last_modified_date, a transaction's updated_at): from cursor − lookback.
    * `start`: where the first run starts, the ISO date-time or date as written; '' when not given (the sync job's default, 30 days back).
    */
-  | { mode: 'cursor'; cursor_field: string; from_param: string; to_param?: string; lookback_ms: number; start: string }
+  | { mode: 'cursor'; cursor_field: string; /** REST only: the query parameters of the window's bounds. */ from_param?: string; to_param?: string; lookback_ms: number; start: string }
   /**
    * Whole UTC days, the previous closed day and `late_days` before it; each pulled day replaces the stored day.
    * `start`: the first day of the first run (YYYY-MM-DD) as written; '' when not given.
    */
-  | { mode: 'daily'; date_param: string; late_days: number; start: string };
+  | { mode: 'daily'; /** REST only: the query parameter of the day. */ date_param?: string; late_days: number; start: string };
 
-export interface RestStream {
+/** What every stream has, whatever its source kind. */
+export interface StreamBase {
   entity: Entity;
+  incremental: Incremental;
+  mapping: StreamMapping;
+  /** cron, UTC. */
+  schedule: string;
+}
+
+export interface RestStream extends StreamBase {
   path: string;
   /** Where the records are in the response body (default `data`, the spec's envelope). */
   records_path: string;
   params: Record<string, string>;
   pagination: Pagination;
-  incremental: Incremental;
-  mapping: StreamMapping;
-  /** cron, UTC. */
-  schedule: string;
 }
 
 export type RestAuth =
@@ -84,13 +88,65 @@ export interface RestSource {
   run_budget_ms: number;
 }
 
+/**
+ * A partner database replica (MySQL/MariaDB or PostgreSQL), read-only. Each read runs in one
+ * consistent read-only snapshot; cursor streams page by the keyset (cursor column, tie-breaker).
+ */
+export interface DbSource {
+  type: 'db';
+  client: 'mysql' | 'postgres';
+  /** Connection URL (a secret: it may carry a password). */
+  url: string;
+  /** Rows per keyset page. */
+  page_size: number;
+  /** The upper bound of a read is the source's clock minus this, so rows still being committed are left for the next run. */
+  safety_lag_ms: number;
+  /** IANA zone of the source's zone-less date-time columns (MySQL DATETIME); default UTC. */
+  timezone: string;
+  statement_timeout_ms: number;
+  run_budget_ms: number;
+}
+
+export interface DbStream extends StreamBase {
+  /** A table (or view) name, quoted as an identifier... */
+  table?: string;
+  /** ...or a SELECT with named parameters (:from, :to, :cursor, :id, :limit, :date_from, :date_to), values bound, never spliced. */
+  query?: string;
+  /** Cursor streams: the change column and the unique tie-breaker column of the keyset. */
+  cursor_column?: string;
+  tiebreak_column?: string;
+  /** Daily streams: the column holding the UTC day (YYYY-MM-DD) of a row. */
+  date_column?: string;
+}
+
+/** A partner data-warehouse view per stream, read by date partition (closed UTC days only). */
+export interface WarehouseSource {
+  type: 'warehouse';
+  client: 'postgres' | 'mysql';
+  url: string;
+  statement_timeout_ms: number;
+  /** How many days one query reads (each day still loads whole). */
+  days_per_query: number;
+  timezone: string;
+  run_budget_ms: number;
+}
+
+export interface WarehouseStream extends StreamBase {
+  view: string;
+  /** The day column: `date` for activity; a modified-day column for customers and transactions. */
+  date_column: string;
+}
+
+export type SourceDefinition = RestSource | DbSource | WarehouseSource;
+export type StreamDefinition = RestStream | DbStream | WarehouseStream;
+
 export interface PartnerDefinition {
   partner: string;
   variant: Variant;
   /** The file it was read from (for messages). */
   file: string;
-  source: RestSource;
-  streams: Partial<Record<Entity, RestStream>>;
+  source: SourceDefinition;
+  streams: Partial<Record<Entity, StreamDefinition>>;
   /** Partner affiliate code → the service's affiliate id; `unmapped: reject` makes an unknown code a reject. */
   affiliates: { map: Record<string, string>; unmapped: 'keep' | 'reject' };
   /** Every resolved secret value, for redaction of logs and errors. */

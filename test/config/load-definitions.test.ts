@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { definitionSchemaFile } from '../../src/config/definition-schema.js';
 import { DEFINITION_DEFAULTS, durationMs, formatDefinitionError, loadDefinition, loadDefinitions } from '../../src/config/load-definitions.js';
 import type { DefinitionError } from '../../src/config/load-definitions.js';
+import type { RestSource, RestStream } from '../../src/config/definition.js';
+import type { Entity } from '../../src/types.js';
 import { packageRoot } from '../../src/paths.js';
 import { definitionFolder, minimalDefinition } from './fixtures.js';
 import type { DefinitionFolder } from './fixtures.js';
@@ -27,14 +29,14 @@ describe('connector definitions: the examples', () => {
     );
     for (const def of definitions) {
       const segment = def.variant;
-      assert.equal(def.source.base_url, 'http://127.0.0.1:4010');
-      assert.deepEqual(def.source.auth, { type: 'oauth2_client_credentials', token_url: '/oauth/token', client_id: 'sandbox-client', client_secret: 'sandbox-secret-42' });
+      assert.equal((def.source as RestSource).base_url, 'http://127.0.0.1:4010');
+      assert.deepEqual((def.source as RestSource).auth, { type: 'oauth2_client_credentials', token_url: '/oauth/token', client_id: 'sandbox-client', client_secret: 'sandbox-secret-42' });
       assert.deepEqual(def.secrets, ['sandbox-secret-42']);
-      assert.equal(def.source.requests_per_minute, 1000);
-      assert.equal(def.source.timeout_ms, 30_000);
-      assert.deepEqual(def.source.retries, { max: 5, min_delay_ms: 500, max_delay_ms: 30_000, max_retry_after_ms: 120_000 });
-      assert.equal(def.source.run_budget_ms, 15 * 60_000);
-      const { customers, transactions, activity } = def.streams;
+      assert.equal((def.source as RestSource).requests_per_minute, 1000);
+      assert.equal((def.source as RestSource).timeout_ms, 30_000);
+      assert.deepEqual((def.source as RestSource).retries, { max: 5, min_delay_ms: 500, max_delay_ms: 30_000, max_retry_after_ms: 120_000 });
+      assert.equal((def.source as RestSource).run_budget_ms, 15 * 60_000);
+      const { customers, transactions, activity } = def.streams as Partial<Record<Entity, RestStream>>;
       assert.equal(customers?.path, `/api/v1/${segment}/customers`);
       assert.deepEqual(customers?.pagination, { type: 'cursor', per_page: 500, per_page_param: 'per_page', cursor_param: 'cursor', cursor_path: 'meta.next_cursor' });
       assert.deepEqual(customers?.incremental, {
@@ -131,15 +133,15 @@ describe('connector definitions: defaults', () => {
     );
     const { definition, errors } = await loadDefinition(file, ENV);
     assert.deepEqual(errors, []);
-    assert.deepEqual(definition?.source.auth, { type: 'api_key', header: 'X-API-Key', key: 'test-secret-value-1' });
-    assert.deepEqual(definition?.streams.customers?.params, { status: 'all', limit: '5', active: 'true' });
-    assert.deepEqual(definition?.streams.customers?.pagination, { type: 'offset', per_page: 250, offset_param: 'offset', limit_param: 'limit' });
+    assert.deepEqual((definition?.source as RestSource | undefined)?.auth, { type: 'api_key', header: 'X-API-Key', key: 'test-secret-value-1' });
+    assert.deepEqual((definition?.streams.customers as RestStream | undefined)?.params, { status: 'all', limit: '5', active: 'true' });
+    assert.deepEqual((definition?.streams.customers as RestStream | undefined)?.pagination, { type: 'offset', per_page: 250, offset_param: 'offset', limit_param: 'limit' });
     assert.equal(definition?.streams.customers?.incremental.mode === 'cursor' && definition.streams.customers.incremental.lookback_ms, 90 * 60_000);
     assert.deepEqual(definition?.affiliates, { map: { 'AFF-1': 'affiliate-1', '77': 'affiliate-77' }, unmapped: 'reject' });
 
     const bearer = folder.write('gamma.yaml', minimalDefinition('gamma', { auth: '    type: bearer\n    token: Bearer-${TEST_SECRET}' }));
     const loaded = await loadDefinition(bearer, ENV);
-    assert.deepEqual(loaded.definition?.source.auth, { type: 'bearer', token: 'Bearer-test-secret-value-1' });
+    assert.deepEqual((loaded.definition?.source as RestSource | undefined)?.auth, { type: 'bearer', token: 'Bearer-test-secret-value-1' });
     assert.deepEqual(loaded.definition?.secrets.sort(), ['Bearer-test-secret-value-1', 'test-secret-value-1']);
   });
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { chmodSync } from 'node:fs';
+import type { RestSource } from '../../src/config/definition.js';
 import { definitionSchema } from '../../src/config/definition-schema.js';
 import { formatDefinitionError, loadDefinition } from '../../src/config/load-definitions.js';
 import { interpolate, resolveReferences, secretFieldNames, secretLocations } from '../../src/config/secrets.js';
@@ -75,14 +76,15 @@ describe('secrets: in definition files', () => {
     const file = folder.write('acme.yaml', minimalDefinition('acme', { auth: oauth('    client_secret: ${PARTNER_SECRET}') }));
     const { definition, errors } = await loadDefinition(file, { PARTNER_SECRET: SECRET });
     assert.deepEqual(errors, []);
-    assert.equal(definition?.source.auth.type === 'oauth2_client_credentials' && definition.source.auth.client_secret, SECRET);
+    const auth = (definition?.source as RestSource | undefined)?.auth;
+    assert.equal(auth?.type === 'oauth2_client_credentials' && auth.client_secret, SECRET);
     assert.deepEqual(definition?.secrets, [SECRET]);
   });
 
   it('embedded in a longer value: the whole value and the variable are both secrets', async () => {
     const file = folder.write('acme.yaml', minimalDefinition('acme', { auth: '    type: bearer\n    token: v1.${TOKEN_PART}' }));
     const { definition } = await loadDefinition(file, { TOKEN_PART: SECRET });
-    assert.deepEqual(definition?.source.auth, { type: 'bearer', token: `v1.${SECRET}` });
+    assert.deepEqual((definition?.source as RestSource | undefined)?.auth, { type: 'bearer', token: `v1.${SECRET}` });
     assert.deepEqual(definition?.secrets, [`v1.${SECRET}`, SECRET]);
   });
 
@@ -91,7 +93,7 @@ describe('secrets: in definition files', () => {
     const file = folder.write('acme.yaml', minimalDefinition('acme', { auth: oauth('    client_secret_file: secret.txt') }));
     const { definition, errors } = await loadDefinition(file, {});
     assert.deepEqual(errors, []);
-    assert.deepEqual(definition?.source.auth, { type: 'oauth2_client_credentials', token_url: '/oauth/token', client_id: 'client-1', client_secret: SECRET });
+    assert.deepEqual((definition?.source as RestSource | undefined)?.auth, { type: 'oauth2_client_credentials', token_url: '/oauth/token', client_id: 'client-1', client_secret: SECRET });
     assert.deepEqual(definition?.secrets, [SECRET]);
   });
 
@@ -100,7 +102,7 @@ describe('secrets: in definition files', () => {
     const file = folder.write('acme.yaml', minimalDefinition('acme', { auth: '    type: api_key\n    header: X-Partner-Key\n    key_file: ${SECRETS_DIR}/key.txt' }));
     const { definition, errors } = await loadDefinition(file, { SECRETS_DIR: folder.dir });
     assert.deepEqual(errors, []);
-    assert.deepEqual(definition?.source.auth, { type: 'api_key', header: 'X-Partner-Key', key: SECRET });
+    assert.deepEqual((definition?.source as RestSource | undefined)?.auth, { type: 'api_key', header: 'X-Partner-Key', key: SECRET });
     assert.ok(secretFile.startsWith(folder.dir));
   });
 
@@ -160,7 +162,7 @@ describe('secrets: in definition files', () => {
       ['source.base_url', 'environment variable PARTNER_HOST is not set'],
     ]);
     const { definition } = await loadDefinition(file, { TEST_SECRET: SECRET, PARTNER_HOST: 'api.partner.example' });
-    assert.equal(definition?.source.base_url, 'https://api.partner.example/v2');
+    assert.equal((definition?.source as RestSource | undefined)?.base_url, 'https://api.partner.example/v2');
     assert.deepEqual(definition?.secrets, [SECRET]);
   });
 });

@@ -2,8 +2,7 @@ import nock from 'nock';
 import { Writable } from 'node:stream';
 import type { Pagination, RestSource, RestStream } from '../../src/config/definition.js';
 import { createLogger, noRedaction, silentLogger, type Logger, type Redact } from '../../src/log.js';
-import type { Source } from '../../connectors/source.js';
-import type { RestSourceDeps } from '../../connectors/rest/source.js';
+import type { RestSourceClient, RestSourceDeps } from '../../connectors/rest/source.js';
 
 export const BASE = 'https://partner.example';
 export const PATH = '/api/v1/igaming/customers';
@@ -71,9 +70,9 @@ export function testDeps(time: FakeTime, extra: Partial<RestSourceDeps> = {}): R
   return { clock: time.clock, sleep: time.sleep, logger: silentLogger(), redact: noRedaction, random: () => 0.5, ...extra };
 }
 
-export async function collect(source: Source, stream: RestStream, params: Record<string, string> = {}): Promise<unknown[][]> {
+export async function collect(source: RestSourceClient, stream: RestStream, params: Record<string, string> = {}): Promise<unknown[][]> {
   const pages: unknown[][] = [];
-  for await (const page of source.pages(stream, params)) pages.push(page);
+  for await (const page of source.query(stream, params)) pages.push(page);
   return pages;
 }
 

@@ -127,7 +127,7 @@ describe('rest source: pagination', () => {
     const pages: unknown[][] = [];
     const error = await rejection(
       (async () => {
-        for await (const page of source.pages(restStream(cursorPaging()), {})) pages.push(page);
+        for await (const page of source.query(restStream(cursorPaging()), {})) pages.push(page);
       })(),
     );
     assert.ok(error instanceof SourceError);

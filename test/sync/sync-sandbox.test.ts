@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { runPartner } from '../../jobs/run-partner.js';
 import { addDays, utcDay } from '../../jobs/windows.js';
-import type { PartnerDefinition } from '../../src/config/definition.js';
+import type { PartnerDefinition, RestSource, RestStream } from '../../src/config/definition.js';
 import { createRedactor } from '../../src/config/redact.js';
 import { createLogger, silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
@@ -38,9 +38,9 @@ for (const backend of STORES) {
         const stream = def.streams[entity];
         if (!stream) continue;
         stream.incremental.start = `${sandbox.data.from}T00:00:00Z`;
-        stream.pagination.per_page = 50;
+        (stream as RestStream).pagination.per_page = 50;
       }
-      def.source.retries = { max: 6, min_delay_ms: 5, max_delay_ms: 40, max_retry_after_ms: 2000 };
+      (def.source as RestSource).retries = { max: 6, min_delay_ms: 5, max_delay_ms: 40, max_retry_after_ms: 2000 };
     });
     afterEach(async () => {
       await sandbox.close();
@@ -158,7 +158,7 @@ for (const backend of STORES) {
       const stream = new (await import('node:stream')).Writable({ write(chunk: Buffer, _enc, done) { lines.push(chunk.toString()); done(); } });
       const logger = createLogger({ stream, json: true, level: 'debug', redact: createRedactor(def.secrets) });
       await run('customers', logger);
-      (def.source.auth as { client_secret: string }).client_secret = `${SANDBOX_SECRET}-wrong`;
+      ((def.source as RestSource).auth as { client_secret: string }).client_secret = `${SANDBOX_SECRET}-wrong`;
       def.secrets.push(`${SANDBOX_SECRET}-wrong`);
       const failed = await runPartner({ loader: new Loader({ store: t.store, validator }), clock: t.store.clock, logger, redact: createRedactor(def.secrets) },
         def, { kind: 'run', scheduledFor: new Date() }, 'customers');
