@@ -42,6 +42,11 @@ export interface Source {
    * window's upper bound to its own clock minus a safety lag. Absent: the window as asked.
    */
   bound?(stream: StreamDefinition, window: PullWindow): Promise<PullWindow>;
+  /**
+   * Problems with a stream's table, view or query as the source sees it (a missing table or
+   * mapped column, an incompatible column type); empty when fine. Database sources; used by `check`.
+   */
+  inspect?(stream: StreamDefinition): Promise<string[]>;
   /** Releases connections (database sources). */
   close?(): Promise<void>;
   readonly stats: SourceStats;

@@ -94,7 +94,8 @@ export interface RestSource {
  */
 export interface DbSource {
   type: 'db';
-  client: 'mysql' | 'postgres';
+  /** `sqlite` stands in for a replica where no server runs (the demo), through the same knex path. */
+  client: 'mysql' | 'postgres' | 'sqlite';
   /** Connection URL (a secret: it may carry a password). */
   url: string;
   /** Rows per keyset page. */
@@ -122,7 +123,7 @@ export interface DbStream extends StreamBase {
 /** A partner data-warehouse view per stream, read by date partition (closed UTC days only). */
 export interface WarehouseSource {
   type: 'warehouse';
-  client: 'postgres' | 'mysql';
+  client: 'postgres' | 'mysql' | 'sqlite';
   url: string;
   statement_timeout_ms: number;
   /** How many days one query reads (each day still loads whole). */
