@@ -23,8 +23,12 @@ export async function runPartner(deps: RunPartnerDeps, def: PartnerDefinition, p
   }
   const source = (deps.source ?? createSource)(def, deps);
   const results: StreamRunResult[] = [];
-  for (const entity of streams) {
-    results.push(await syncStream({ loader: deps.loader, source, logger: deps.logger, redact: deps.redact, progress: deps.progress }, def, entity, plan));
+  try {
+    for (const entity of streams) {
+      results.push(await syncStream({ loader: deps.loader, source, logger: deps.logger, redact: deps.redact, progress: deps.progress }, def, entity, plan));
+    }
+  } finally {
+    await source.close?.();
   }
   return results;
 }
