@@ -9,6 +9,15 @@ import { loadConfig } from '../definitions.js';
 import { EXIT_OK, type Io } from '../io.js';
 import { formatTable } from '../table.js';
 
+/** The payload as JSON when it is JSON (a record), else the raw text (a line that never parsed). */
+function parsedPayload(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
 /** `rejects <partner> [--replay] [--stream S] [--limit N]`: quarantined records with reasons; replay after a fix. */
 export async function rejectsCommand(globals: GlobalOptions, args: { partner: string; replay?: boolean; stream?: Entity; limit?: number }, io: Io): Promise<number> {
   const config = await loadConfig(globals);
@@ -33,7 +42,7 @@ export async function rejectsCommand(globals: GlobalOptions, args: { partner: st
         rejects: rejects.map((r) => ({
           id: r.id, stream: r.entity, position: r.position, run_id: r.run_id, origin: r.origin,
           first_seen_at: fromStoreTimestamp(r.first_seen_at), last_seen_at: fromStoreTimestamp(r.last_seen_at),
-          errors: r.errors, payload: r.payload,
+          errors: r.errors, payload: parsedPayload(r.payload),
         })),
       }));
       return EXIT_OK;
