@@ -15,6 +15,7 @@ import type { PartnerDefinition } from '../src/config/definition.js';
 import type { Logger, Redact } from '../src/log.js';
 import type { BatchResult, Loader } from '../src/pipeline/load.js';
 import { createMapper } from '../src/pipeline/map-record.js';
+import { readAhead } from '../src/pipeline/read-ahead.js';
 import { addCounts, emptyCounts, finishRun, startRun, type RunCounts, type RunStatus } from '../src/store/runs.js';
 import { readState } from '../src/store/sync-state.js';
 import { toUtcTimestamp } from '../src/store/values.js';
@@ -72,15 +73,29 @@ function valueAt(record: unknown, path: string): unknown {
   return value;
 }
 
-/** The later of two cursor values, compared in UTC at full precision, kept as the source wrote it. */
-function laterCursor(current: string | undefined, candidate: unknown): string | undefined {
-  if (typeof candidate !== 'string') return current;
-  try {
-    if (current === undefined || toUtcTimestamp(candidate) > toUtcTimestamp(current)) return candidate;
-  } catch {
-    // not a date-time: not a usable cursor value
+/** The greatest cursor value seen, compared in UTC at full precision, kept as the source wrote it. */
+class MaxCursor {
+  private normalized: string | undefined;
+  constructor(public value: string | undefined) {
+    this.normalized = value === undefined ? undefined : MaxCursor.utc(value);
   }
-  return current;
+
+  private static utc(value: string): string | undefined {
+    try {
+      return toUtcTimestamp(value);
+    } catch {
+      return undefined; // not a date-time: not a usable cursor value
+    }
+  }
+
+  offer(candidate: unknown): void {
+    if (typeof candidate !== 'string' || candidate === this.value) return;
+    const utc = MaxCursor.utc(candidate);
+    if (utc !== undefined && (this.normalized === undefined || utc > this.normalized)) {
+      this.value = candidate;
+      this.normalized = utc;
+    }
+  }
 }
 
 export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity: Entity, plan: SyncPlan): Promise<StreamRunResult> {
@@ -115,7 +130,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   const statsBefore = { ...source.stats };
   let position = 0;
   let watermark = incremental.mode === 'cursor' ? state?.watermark : state?.last_day;
-  let maxCursor = state?.max_cursor;
+  const maxCursor = new MaxCursor(state?.max_cursor);
   let dailyState: DailyState | undefined = state;
 
   const toRaw = (page: unknown[]): RawRecord[] =>
@@ -139,13 +154,13 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
       const report = () => deps.progress?.({ partner: def.partner, stream: entity, window: describe(window), windowIndex: index + 1, windows: windows.length, pulled: counts.pulled, loaded: counts.loaded });
       if (window.kind === 'cursor') {
         const cursorField = incremental.mode === 'cursor' ? incremental.cursor_field : '';
-        for await (const page of source.pages(stream, window)) {
+        for await (const page of readAhead(source.pages(stream, window))) {
           tally(await loader.load(batch(toRaw(page))));
-          for (const record of page) maxCursor = laterCursor(maxCursor, valueAt(record, cursorField));
+          for (const record of page) maxCursor.offer(valueAt(record, cursorField));
           report();
         }
         if (plan.kind === 'run') {
-          const next: CursorState = { watermark: window.to, ...(maxCursor !== undefined ? { max_cursor: maxCursor } : {}) };
+          const next: CursorState = { watermark: window.to, ...(maxCursor.value !== undefined ? { max_cursor: maxCursor.value } : {}) };
           await loader.load({ ...batch([]), checkpoint: { stream: entity, state: next } });
           watermark = window.to;
         }
@@ -154,7 +169,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
         await loader.transaction(async (tx) => {
           // Activity days are replaced whole; customers and transactions of a day only upsert.
           if (entity === 'activity') await tx.replaceDays(def.partner, def.variant, days);
-          for await (const page of source.pages(stream, window)) {
+          for await (const page of readAhead(source.pages(stream, window))) {
             tally(await tx.load(batch(toRaw(page))));
             report();
           }
