@@ -168,7 +168,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
         const days = daysBetween(window.from, window.to);
         await loader.transaction(async (tx) => {
           // Activity days are replaced whole; customers and transactions of a day only upsert.
-          if (entity === 'activity') await tx.replaceDays(def.partner, def.variant, days);
+          if (entity === 'activity') await tx.replaceDays(def.partner, def.variant, days, runId);
           for await (const page of readAhead(source.pages(stream, window))) {
             tally(await tx.load(batch(toRaw(page))));
             report();

@@ -42,9 +42,35 @@ export interface BatchResult {
   rejects: { position: number; errors: Violation[] }[];
 }
 
+/**
+ * What one committed transaction changed: the records written to entity tables (directly or
+ * released from waiting), per partner. The commission job runs on it after every loaded batch,
+ * for only what the batch touched.
+ */
+export interface LoadedChange {
+  partner: string;
+  variant: Variant;
+  /** Records upserted per entity (the latest version of each key), including released ones. */
+  records: Record<Entity, SpecRecord[]>;
+  /** Activity days replaced whole (rows may have been deleted). */
+  replacedDays: string[];
+  runId: string;
+}
+
 export interface LoaderDeps {
   store: Store;
   validator: RecordValidator;
+  /** Runs after each commit with what it changed (the commission job). Its failure is the caller's error; the data stays loaded. */
+  afterCommit?: (changes: LoadedChange[]) => Promise<void>;
+}
+
+interface Committed {
+  partner: string;
+  variant: Variant;
+  runId: string;
+  customers: string[];
+  records: Record<Entity, SpecRecord[]>;
+  replacedDays: string[];
 }
 
 /** Customer ids remembered per partner; customers are never deleted, so a hit is always still true. */
@@ -67,12 +93,26 @@ export class Loader {
 
   /** Several batches (and day replacements, checkpoints) in one store transaction. */
   async transaction<T>(work: (tx: LoadTransaction) => Promise<T>): Promise<T> {
-    const committed: { partner: string; variant: Variant; customers: string[] }[] = [];
+    const committed: Committed[] = [];
     const result = await this.deps.store.transaction((trx) => work(new LoadTransaction(this, trx, committed)));
     // Only what is committed may be remembered.
     for (const c of committed) {
       this.partners.set(c.partner, c.variant);
       this.remember(c.partner, c.customers);
+    }
+    if (this.deps.afterCommit) {
+      const changes = new Map<string, LoadedChange>();
+      for (const c of committed) {
+        let change = changes.get(c.partner);
+        if (!change) {
+          change = { partner: c.partner, variant: c.variant, records: { customers: [], transactions: [], activity: [] }, replacedDays: [], runId: c.runId };
+          changes.set(c.partner, change);
+        }
+        for (const entity of ['customers', 'transactions', 'activity'] as const) change.records[entity].push(...c.records[entity]);
+        change.replacedDays.push(...c.replacedDays);
+      }
+      const touched = [...changes.values()].filter((c) => c.replacedDays.length > 0 || Object.values(c.records).some((r) => r.length > 0));
+      if (touched.length > 0) await this.deps.afterCommit(touched);
     }
     return result;
   }
@@ -116,18 +156,19 @@ export class LoadTransaction {
   constructor(
     private readonly loader: Loader,
     readonly trx: Knex.Transaction,
-    private readonly committed: { partner: string; variant: Variant; customers: string[] }[],
+    private readonly committed: Committed[],
   ) {}
 
   /**
    * Deletes a partner's stored activity of these days (and activity parked for them), so that the
    * batches that follow in this transaction replace each day whole: a row gone at the source goes here.
    */
-  async replaceDays(partner: string, variant: Variant, dates: readonly string[]): Promise<void> {
+  async replaceDays(partner: string, variant: Variant, dates: readonly string[], runId = ''): Promise<void> {
     if (dates.length === 0) return;
     const table = entityTable(variant, 'activity');
     await this.trx(table.name).where('partner_id', partner).whereIn('date', [...dates]).delete();
     await dropParkedDays(this.trx, partner, dates);
+    this.committed.push({ partner, variant, runId, customers: [], records: { customers: [], transactions: [], activity: [] }, replacedDays: [...dates] });
   }
 
   async checkpoint(partner: string, checkpoint: Checkpoint, runId: string): Promise<void> {
@@ -162,12 +203,15 @@ export class LoadTransaction {
     const upsert = (t: EntityTable, records: SpecRecord[]) =>
       upsertRecords(store, trx, t, { partner: input.partner, runId: input.runId, loadedAt: now, records });
 
+    const written: Record<Entity, SpecRecord[]> = { customers: [], transactions: [], activity: [] };
     if (input.entity === 'customers') {
-      await upsert(table, [...latest.values()]);
+      written.customers = [...latest.values()];
+      await upsert(table, written.customers);
       arrived.push(...latest.keys());
       const parked = await unpark(trx, input.partner, arrived);
       for (const entity of ['transactions', 'activity'] as const) {
-        await upsert(entityTable(input.variant, entity), parked.filter((p) => p.entity === entity).map((p) => p.record));
+        written[entity] = parked.filter((p) => p.entity === entity).map((p) => p.record);
+        await upsert(entityTable(input.variant, entity), written[entity]);
       }
       result.released = parked.length;
       result.loaded = valid.length;
@@ -180,6 +224,7 @@ export class LoadTransaction {
         if (known(customerId)) direct.push(record);
         else parked.push({ entity: input.entity, key: recordKey(table, record), customerId, record });
       }
+      written[input.entity] = direct;
       await upsert(table, direct);
       await dropParked(trx, input.partner, input.entity, () => direct.map((r) => recordKey(table, r)));
       await park(trx, input.partner, input.runId, now, parked);
@@ -188,7 +233,7 @@ export class LoadTransaction {
       result.loaded = valid.length - result.waiting;
     }
     if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
-    this.committed.push({ partner: input.partner, variant: input.variant, customers: arrived });
+    this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, customers: arrived, records: written, replacedDays: [] });
     return result;
   }
 }

@@ -146,6 +146,23 @@ for (const backend of STORES) {
       );
     });
 
+    it('tells the after-commit hook what each commit wrote, released records included, and nothing for a rolled-back batch', async () => {
+      const seen: { partner: string; customers: string[]; transactions: string[] }[] = [];
+      const hooked = new Loader({
+        store: t.store,
+        validator,
+        afterCommit: async (changes) => {
+          for (const c of changes) seen.push({ partner: c.partner, customers: c.records.customers.map((r) => r.customer_id as string), transactions: c.records.transactions.map((r) => r.transaction_id as string) });
+        },
+      });
+      const run = (entity: 'customers' | 'transactions', values: unknown[], checkpoint?: { stream: string; state: unknown }) =>
+        hooked.load({ partner: 'p1', variant: 'igaming', entity, runId: 'r', records: raw(values), checkpoint });
+      await run('transactions', [deposit('t1', 'c1')]); // waits: nothing written
+      await run('customers', [customer('c1')]);
+      await assert.rejects(run('customers', [customer('c2')], { stream: 'customers', state: { bad: 1n } }));
+      assert.deepEqual(seen, [{ partner: 'p1', customers: ['c1'], transactions: ['t1'] }]);
+    });
+
     it('loads a batch larger than one chunk, the last version of a repeated key winning', async () => {
       const many = Array.from({ length: 2500 }, (_, i) => customer(`c${i}`, { campaign_id: `k${i % 7}` }));
       many.push(customer('c0', { campaign_id: 'last' }));
