@@ -23,6 +23,7 @@ COPY --from=build /app/dist ./dist
 COPY bin ./bin
 COPY src/spec/schemas ./src/spec/schemas
 COPY config ./config
+COPY samples ./samples
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 VOLUME ["/app/data"]

@@ -48,13 +48,13 @@ export function daysBetween(from: string, to: string): string[] {
   return out;
 }
 
-/** When a stream with no state starts: its `start`, else `fallbackDays` before `now`. */
+/** When a stream with no state starts: its `start`, else midnight UTC `fallbackDays` before `now`. */
 function startOf(start: string | undefined, now: Date, fallbackDays: number): Date {
   if (start && start.trim() !== '') {
     const parsed = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(start) ? `${start}T00:00:00Z` : start);
     if (!Number.isNaN(parsed)) return new Date(parsed);
   }
-  return new Date(now.getTime() - fallbackDays * DAY_MS);
+  return new Date(`${addDays(utcDay(now), -fallbackDays)}T00:00:00.000Z`);
 }
 
 export function cursorWindow(incremental: Extract<Incremental, { mode: 'cursor' }>, state: CursorState | undefined, startedAt: Date): CursorWindow {

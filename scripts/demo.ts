@@ -6,7 +6,8 @@
  * (config/partners/) into the same store; then `status`.
  */
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { openStore } from '../src/store/store.js';
 import { listRejects } from '../src/store/rejects.js';
@@ -21,6 +22,21 @@ const storeUrl = `sqlite:${storeFile}`;
 
 // The sandbox's demo credential (not a real secret); the example definitions read it from the environment.
 process.env.SANDBOX_CLIENT_SECRET ??= 'sandbox-secret';
+
+// Where no database server runs, SQLite files seeded from samples/ stand in for the prop firm's
+// replica and the casino's warehouse, read through the same knex path as MariaDB or PostgreSQL.
+const standIns: [string, string, string][] = [
+  ['REPLICA_PROP_URL', join('data', 'replica-prop.sqlite'), join('samples', 'replica', 'prop-replica.sql')],
+  ['WAREHOUSE_CASINO_URL', join('data', 'warehouse-casino.sqlite'), join('samples', 'warehouse', 'casino-warehouse.sql')],
+];
+for (const [variable, file, seed] of standIns) {
+  if (process.env[variable]) continue;
+  for (const suffix of ['', '-wal', '-shm']) rmSync(join(root, file + suffix), { force: true });
+  const db = new Database(join(root, file));
+  db.exec(readFileSync(join(root, seed), 'utf8'));
+  db.close();
+  process.env[variable] = `sqlite:${file}`;
+}
 
 function cli(...args: string[]): Promise<number | null> {
   console.log(`\n$ partner-sync ${args.join(' ')}`);
@@ -67,8 +83,9 @@ try {
   await store.close();
 }
 
-console.log('\nNow a real pull: the sandbox partner API on 127.0.0.1:4010 (OAuth2, paged lists, rate limits),');
-console.log('and the example connector definitions in config/partners/.');
+console.log('\nNow real pulls with the example connector definitions in config/partners/: the sandbox partner');
+console.log('API on 127.0.0.1:4010 (OAuth2, paged lists, rate limits), a prop firm\'s database replica and a');
+console.log('casino\'s warehouse views (SQLite stand-ins seeded from samples/).');
 const sandbox = await startSandbox({ port: 4010 }).catch((error: Error) => {
   throw new Error(`cannot start the sandbox partner on 127.0.0.1:4010 (${error.message}); free the port and run again`);
 });
@@ -76,6 +93,8 @@ try {
   await cli('check');
   await cli('run', 'sandbox-casino');
   await cli('run', 'sandbox-prop');
+  await cli('run', 'replica-prop');
+  await cli('run', 'warehouse-casino');
   await cli('status');
 } finally {
   await sandbox.close();
