@@ -73,7 +73,8 @@ export function schemaProblems(errors: readonly ErrorObject[], root: SchemaNode)
   const problems: SchemaProblem[] = [];
   const seen = new Set<string>();
   for (const error of errors) {
-    if (covered(error)) continue;
+    // An `if` only chooses the schema of the streams by source.type; the chosen schema's own errors say what is wrong.
+    if (error.keyword === 'if' || covered(error)) continue;
     const problem = toProblem(error, root, secretNames);
     const id = JSON.stringify([problem.path, problem.message]);
     if (seen.has(id)) continue;
@@ -95,7 +96,12 @@ function toProblem(error: ErrorObject, root: SchemaNode, secretNames: ReadonlySe
   switch (error.keyword) {
     case 'additionalProperties': {
       const key = String(params.additionalProperty);
-      const allowed = Object.keys((node.properties ?? {}) as Record<string, unknown>);
+      // Keys declared only to be refused with a reason (`not`: a REST parameter in a db stream) are not offered.
+      const properties = (node.properties ?? {}) as Record<string, SchemaNode | boolean>;
+      const allowed = Object.keys(properties).filter((k) => {
+        const property = properties[k];
+        return typeof property !== 'object' || (deref(root, property) as Record<string, unknown>).not === undefined;
+      });
       const suggestion = closest(key, allowed);
       return {
         path: [...path, key],
@@ -105,6 +111,11 @@ function toProblem(error: ErrorObject, root: SchemaNode, secretNames: ReadonlySe
     }
     case 'required':
       return { path: [...path, String(params.missingProperty)], at: 'parent', message: 'is required but missing' };
+    case 'dependentRequired':
+      return { path: [...path, String(params.missingProperty)], at: 'parent', message: `is required when ${String(params.property)} is given` };
+    case 'not':
+      // A key that must not be there (a REST parameter in a db stream): the hint says why.
+      return { path, at: 'key', message: hint ?? 'is not allowed here' };
     case 'type':
       return { path, at: 'value', message: `must be ${typeWords(params.type)}${got}` };
     case 'enum':

@@ -1,20 +1,36 @@
 /**
  * Loading the connector definitions of config/partners/*.yaml: parse (YAML, keeping positions),
  * validate against partner-definition.schema.json, resolve `${ENV}` references and secrets, check
- * what the schema cannot say (secure base URL, file name, mapping targets, cron, zones), then apply
- * the defaults and parse durations into the resolved PartnerDefinition. Every error of every file
- * is reported, each with the file, the key path and the line.
+ * what the schema cannot say (secure base URL, file name, mapping targets, cron, zones, connection
+ * URL schemes, SQL queries), then apply the defaults and parse durations into the resolved
+ * PartnerDefinition. Every error of every file is reported, each with the file, the key path and
+ * the line.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { Duration } from 'luxon';
+import { Duration, IANAZone } from 'luxon';
 import { validate as validateCron, validateDetailed as explainCron } from 'node-cron';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import type { Node as YamlNode } from 'yaml';
 import { ENTITIES, isVariant } from '../types.js';
 import type { Entity, Variant } from '../types.js';
 import { mappingProblems } from '../pipeline/map-record.js';
-import type { FieldRule, Incremental, Pagination, PartnerDefinition, RestAuth, RestSource, RestStream } from './definition.js';
+import type {
+  DbSource,
+  DbStream,
+  FieldRule,
+  Incremental,
+  Pagination,
+  PartnerDefinition,
+  RestAuth,
+  RestSource,
+  RestStream,
+  SourceDefinition,
+  StreamBase,
+  StreamDefinition,
+  WarehouseSource,
+  WarehouseStream,
+} from './definition.js';
 import { definitionSchema, schemaProblems } from './definition-schema.js';
 import type { SchemaProblem } from './definition-schema.js';
 import { resolveReferences } from './secrets.js';
@@ -61,7 +77,39 @@ export const DEFINITION_DEFAULTS = {
   schedule: { customers: '*/5 * * * *', transactions: '*/5 * * * *', activity: '15 0 * * *' },
   passthrough: true,
   unmapped: 'keep',
+  db: {
+    page_size: 5000,
+    safety_lag: 'PT5S',
+    timezone: 'UTC',
+    statement_timeout: 'PT5M',
+    run_budget: 'PT15M',
+    lookback: { customers: 'PT10M', transactions: 'PT10M' },
+    /** A transactions stream whose cursor_column is the column transaction_date comes from has no change column. */
+    lookback_without_change_column: 'P3D',
+    late_days: 2,
+  },
+  warehouse: {
+    statement_timeout: 'PT5M',
+    days_per_query: 1,
+    timezone: 'UTC',
+    run_budget: 'PT15M',
+    late_days: 2,
+    schedule: '15 0 * * *',
+  },
 } as const;
+
+/** The named parameters a db stream's query may use: cursor streams (customers, transactions) and daily streams (activity). */
+export const QUERY_PARAMETERS = {
+  cursor: ['from', 'to', 'cursor', 'id', 'limit'],
+  daily: ['date_from', 'date_to'],
+} as const;
+
+/** The URL schemes each database client accepts. */
+export const URL_SCHEMES: Record<DbSource['client'], readonly string[]> = {
+  mysql: ['mysql', 'mariadb'],
+  postgres: ['postgres', 'postgresql'],
+  sqlite: ['sqlite'],
+};
 
 const DEFINITION_FILE = /\.ya?ml$/i;
 
@@ -122,8 +170,9 @@ export async function loadDefinition(file: string, env: NodeJS.ProcessEnv): Prom
   }
 
   const errors: DefinitionError[] = [];
-  const report = (path: readonly string[], message: string, at: SchemaProblem['at'] = 'value'): void => {
-    errors.push({ file, path: path.join('.'), ...locate(doc.contents, lineCounter, path, at), message });
+  const report = (path: readonly string[], message: string, at: SchemaProblem['at'] = 'value', within?: Within): void => {
+    const place = (within && locateWithin(doc.contents, lineCounter, text, path, within)) ?? locate(doc.contents, lineCounter, path, at);
+    errors.push({ file, path: path.join('.'), ...place, message });
   };
 
   const { schema, validate } = definitionSchema();
@@ -133,7 +182,7 @@ export async function loadDefinition(file: string, env: NodeJS.ProcessEnv): Prom
   for (const p of resolved.problems) report(p.path, p.message);
 
   const value = resolved.value as Record<string, unknown>;
-  for (const p of semanticProblems(value, stem(file), resolved.unresolved)) report(p.path, p.message, p.at);
+  for (const p of semanticProblems(value, data, stem(file), resolved.unresolved)) report(p.path, p.message, p.at, p.within);
 
   if (errors.length > 0) return { errors: errors.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity)) };
   return { definition: build(value as unknown as DefinitionInput, file, resolved.secrets), errors: [] };
@@ -150,10 +199,18 @@ interface Problem {
   path: string[];
   message: string;
   at?: SchemaProblem['at'];
+  /** A place inside the string value at path (a query's `;`): its line when the value is written so that it can be found. */
+  within?: Within;
+}
+
+/** A character offset in a string value, and the value it was found in (to check it is the one written in the file). */
+interface Within {
+  text: string;
+  offset: number;
 }
 
 /** Checks the schema cannot express. Written over unchecked data: it runs even when the schema found errors. */
-function semanticProblems(data: Record<string, unknown>, fileStem: string, unresolved: ReadonlySet<string>): Problem[] {
+function semanticProblems(data: Record<string, unknown>, raw: Record<string, unknown>, fileStem: string, unresolved: ReadonlySet<string>): Problem[] {
   const problems: Problem[] = [];
   const usable = (path: string[], value: unknown): value is string => typeof value === 'string' && !unresolved.has(path.join('.'));
 
@@ -162,6 +219,50 @@ function semanticProblems(data: Record<string, unknown>, fileStem: string, unres
   }
 
   const source = isRecord(data.source) ? data.source : {};
+  const rawSource = isRecord(raw.source) ? raw.source : {};
+  if (source.type === 'db' || source.type === 'warehouse') {
+    problems.push(...databaseSourceProblems(source, rawSource, usable));
+  } else {
+    problems.push(...restSourceProblems(source, usable));
+  }
+
+  const variant: Variant | undefined = isVariant(data.variant) ? data.variant : undefined;
+  const streams = isRecord(data.streams) ? data.streams : {};
+  for (const entity of ENTITIES) {
+    const stream = streams[entity];
+    if (!isRecord(stream)) continue;
+    const schedule = stream.schedule;
+    if (usable(['streams', entity, 'schedule'], schedule) && !validateCron(schedule)) {
+      const details = explainCron(schedule).errors.map((e) => e.message).join('; ');
+      problems.push({ path: ['streams', entity, 'schedule'], message: `not a valid cron expression (5 or 6 fields, UTC): ${details || JSON.stringify(schedule)}` });
+    }
+    const mapping = isRecord(stream.mapping) ? stream.mapping : {};
+    if (variant !== undefined && isRecord(mapping.fields)) {
+      for (const p of mappingProblems(variant, entity, mapping.fields)) {
+        problems.push({ path: ['streams', entity, 'mapping', 'fields', p.field, ...p.key], message: p.message, at: p.key.length === 0 ? 'key' : 'value' });
+      }
+    }
+    if (source.type === 'db') problems.push(...dbStreamProblems(entity, stream, usable));
+    if ((source.type === 'db' || source.type === 'warehouse') && typeof source.client === 'string' && Object.hasOwn(IDENTIFIER_MAX_LENGTH, source.client)) {
+      const max = IDENTIFIER_MAX_LENGTH[source.client as DbSource['client']];
+      for (const key of ['table', 'view', 'cursor_column', 'tiebreak_column', 'date_column']) {
+        const name = stream[key];
+        if (typeof name === 'string' && name.split('.').some((part) => part.length > max)) {
+          problems.push({ path: ['streams', entity, key], message: `a name may have at most ${max} characters on ${String(source.client)}` });
+        }
+      }
+    }
+  }
+  return problems;
+}
+
+/** The longest identifier (each part of schema.name) each client's server accepts. */
+const IDENTIFIER_MAX_LENGTH: Record<DbSource['client'], number> = { mysql: 64, postgres: 63, sqlite: 128 };
+
+type Usable = (path: string[], value: unknown) => value is string;
+
+function restSourceProblems(source: Record<string, unknown>, usable: Usable): Problem[] {
+  const problems: Problem[] = [];
   if (usable(['source', 'base_url'], source.base_url)) {
     const reason = insecureUrlReason(source.base_url);
     if (reason !== undefined) problems.push({ path: ['source', 'base_url'], message: reason });
@@ -181,92 +282,340 @@ function semanticProblems(data: Record<string, unknown>, fileStem: string, unres
   if (minDelay !== undefined && maxDelay !== undefined && minDelay > maxDelay) {
     problems.push({ path: ['source', 'retries', 'min_delay'], message: `must not be longer than max_delay (${String(retries.max_delay ?? DEFINITION_DEFAULTS.retries.max_delay)})` });
   }
+  return problems;
+}
 
-  const variant: Variant | undefined = isVariant(data.variant) ? data.variant : undefined;
-  const streams = isRecord(data.streams) ? data.streams : {};
-  for (const entity of ENTITIES) {
-    const stream = streams[entity];
-    if (!isRecord(stream)) continue;
-    const schedule = stream.schedule;
-    if (usable(['streams', entity, 'schedule'], schedule) && !validateCron(schedule)) {
-      const details = explainCron(schedule).errors.map((e) => e.message).join('; ');
-      problems.push({ path: ['streams', entity, 'schedule'], message: `not a valid cron expression (5 or 6 fields, UTC): ${details || JSON.stringify(schedule)}` });
-    }
-    const mapping = isRecord(stream.mapping) ? stream.mapping : {};
-    if (variant !== undefined && isRecord(mapping.fields)) {
-      for (const p of mappingProblems(variant, entity, mapping.fields)) {
-        problems.push({ path: ['streams', entity, 'mapping', 'fields', p.field, ...p.key], message: p.message, at: p.key.length === 0 ? 'key' : 'value' });
-      }
-    }
+/** A db or warehouse source: its zone, and a connection URL that fits the client (the URL is a secret: never shown). */
+function databaseSourceProblems(source: Record<string, unknown>, rawSource: Record<string, unknown>, usable: Usable): Problem[] {
+  const problems: Problem[] = [];
+  if (usable(['source', 'timezone'], source.timezone) && !IANAZone.isValidZone(source.timezone)) {
+    problems.push({ path: ['source', 'timezone'], message: `unknown time zone ${JSON.stringify(source.timezone)}: use an IANA name such as Europe/Malta, or UTC` });
+  }
+  const client = source.client;
+  // Both url and url_file, or neither: the schema says so, and url is not resolved.
+  const given = Object.hasOwn(rawSource, 'url') !== Object.hasOwn(rawSource, 'url_file');
+  if (given && typeof client === 'string' && Object.hasOwn(URL_SCHEMES, client) && usable(['source', 'url'], source.url)) {
+    const reason = connectionUrlProblem(client as DbSource['client'], source.url);
+    // The resolved value is always `url`; the file says which key it came from.
+    const key = Object.hasOwn(rawSource, 'url') ? 'url' : 'url_file';
+    if (reason !== undefined) problems.push({ path: ['source', key], message: reason });
   }
   return problems;
+}
+
+/** Why a connection URL does not fit its client, naming its scheme at most (the rest may hold a password). */
+export function connectionUrlProblem(client: DbSource['client'], url: string): string | undefined {
+  const schemes = URL_SCHEMES[client];
+  const forms = client === 'sqlite' ? 'sqlite:path/to/file.sqlite' : schemes.map((s) => `${s}://`).join(' or ');
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  // Only a known scheme is named: in "user:password@host" the part before the colon is no scheme.
+  const known = Object.values(URL_SCHEMES).flat();
+  if (scheme === undefined || !known.includes(scheme)) return `must be a connection URL for client ${client} (${forms}); the value is a secret, not shown`;
+  if (!schemes.includes(scheme)) return `the URL's scheme ${scheme}: does not fit client ${client}: use ${forms}`;
+  if (client === 'sqlite') {
+    return /^sqlite:(\/\/)?\S/i.test(url) ? undefined : 'a sqlite: URL needs a file path, e.g. sqlite:data/replica.sqlite';
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `is not a valid ${scheme}: URL (percent-encode special characters of the password, e.g. @ as %40); the value is a secret, not shown`;
+  }
+  if (parsed.hostname === '') return `a ${scheme}: URL needs a host, e.g. ${scheme}://user:password@host/db; the value is a secret, not shown`;
+  return undefined;
+}
+
+/** A db stream: its query (one SELECT, known parameters) and its keyset columns. */
+function dbStreamProblems(entity: Entity, stream: Record<string, unknown>, usable: Usable): Problem[] {
+  const problems: Problem[] = [];
+  const queryPath = ['streams', entity, 'query'];
+  const query = stream.query;
+  if (usable(queryPath, query)) {
+    const scanned = scanQuery(query);
+    for (const p of scanned.problems) problems.push({ path: queryPath, message: p.message, within: { text: query, offset: p.offset } });
+    const allowed: readonly string[] = entity === 'activity' ? QUERY_PARAMETERS.daily : QUERY_PARAMETERS.cursor;
+    const reported = new Set<string>();
+    for (const { name, offset } of scanned.parameters) {
+      if (allowed.includes(name) || reported.has(name)) continue;
+      reported.add(name);
+      problems.push({
+        path: queryPath,
+        message: `unknown parameter :${name}; a${entity === 'activity' ? 'n' : ''} ${entity} query may use ${allowed.map((a) => ':' + a).join(', ')}`,
+        within: { text: query, offset },
+      });
+    }
+    for (const { name, offset } of scanned.hidden) {
+      if (!allowed.includes(name) || reported.has(`hidden ${name}`)) continue;
+      reported.add(`hidden ${name}`);
+      problems.push({ path: queryPath, message: `:${name} inside quotes or a comment would be bound there too (the binder does not see quotes): remove it`, within: { text: query, offset } });
+    }
+    const used = new Set(scanned.parameters.map((p) => p.name));
+    const missing = allowed.filter((name) => !used.has(name));
+    if (missing.length > 0) {
+      const list = (names: readonly string[]): string => names.map((m) => ':' + m).join(', ');
+      problems.push({
+        path: queryPath,
+        message:
+          entity === 'activity'
+            ? `must select the days read with :date_from and :date_to (UTC days, both included); missing ${list(missing)}`
+            : `must filter, order and page itself with ${list(allowed)}: WHERE c >= :from AND c < :to AND c >= :cursor AND (c > :cursor OR (c = :cursor AND id > :id)) ORDER BY c, id LIMIT :limit; missing ${list(missing)}`,
+      });
+    }
+  }
+  if (entity !== 'activity' && typeof stream.cursor_column === 'string' && stream.cursor_column === stream.tiebreak_column) {
+    problems.push({
+      path: ['streams', entity, 'tiebreak_column'],
+      message: 'must differ from cursor_column: a unique column (the primary key) orders the rows that share a cursor value',
+    });
+  }
+  return problems;
+}
+
+/** A named parameter of a query (`:from`), at its offset. */
+export interface QueryParameter {
+  name: string;
+  offset: number;
+}
+
+export interface ScannedQuery {
+  /** Named parameters in order of appearance, outside quotes and comments (`x::date` is a cast, not a parameter). */
+  parameters: QueryParameter[];
+  /** `:name`s inside quotes or comments: the binder (knex) does not see quotes, so a bound name there is bound too. */
+  hidden: QueryParameter[];
+  /** What makes it more than one read-only SELECT, each at its offset; empty when fine. */
+  problems: { offset: number; message: string }[];
+}
+
+// Words that make a statement write: data-modifying CTEs, SELECT … INTO (a table in PostgreSQL, a file in MySQL).
+const WRITE_WORDS = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE', 'INTO']);
+const WORD_START = /[A-Za-z_]/;
+const WORD_PART = /[A-Za-z0-9_$]/;
+const NAME_PART = /[A-Za-z0-9_]/;
+// How the binder finds a name: anywhere, quotes and comments included.
+const BINDER_NAME = /:(\w+)/g;
+
+/**
+ * Reads a db stream's query as MySQL, PostgreSQL and SQLite would, erring on the side of seeing
+ * code: strings and quoted identifiers ('…', "…", `…`, quotes doubled), `-- ` and `/* *\/` comments
+ * are skipped. A backslash (an escape in MySQL strings only), `#` (a comment in MySQL only) and
+ * MySQL's executable `/*!` comments are refused, so no dialect sees a statement this scan does
+ * not; so are `?` anywhere (a placeholder to the drivers, even in quotes) and `:name:` (an
+ * identifier binding to knex). A query must be one SELECT (or WITH … SELECT): no `;`, no writing
+ * words.
+ */
+export function scanQuery(sql: string): ScannedQuery {
+  const parameters: QueryParameter[] = [];
+  const hidden: QueryParameter[] = [];
+  const problems: ScannedQuery['problems'] = [];
+  const seen = new Set<string>();
+  const problem = (offset: number, message: string): void => {
+    if (seen.has(message)) return;
+    seen.add(message);
+    problems.push({ offset, message });
+  };
+  const skipped = (from: number, to: number): void => {
+    for (const match of sql.slice(from, to).matchAll(BINDER_NAME)) hidden.push({ name: match[1] ?? '', offset: from + (match.index ?? 0) });
+  };
+  // Anywhere, quotes and comments included.
+  for (let index = 0; index < sql.length; index += 1) {
+    const c = sql.charAt(index);
+    if (c === '?') problem(index, '? is a placeholder to the database drivers, even inside quotes: use the named parameters, and write a literal question mark as CHR(63)');
+    if (c === '\\') problem(index, 'a backslash is not allowed in a query: MySQL reads it as an escape, PostgreSQL and SQLite do not');
+  }
+  let first: { word: string; offset: number } | undefined;
+  const n = sql.length;
+  let i = 0;
+  scan: while (i < n) {
+    const c = sql.charAt(i);
+    const next = sql.charAt(i + 1);
+    if (c === '-' && next === '-' && (i + 2 >= n || /\s/.test(sql.charAt(i + 2)))) {
+      const end = sql.slice(i).search(/[\r\n]/);
+      const to = end < 0 ? n : i + end + 1;
+      skipped(i, to);
+      i = to;
+    } else if (c === '/' && next === '*') {
+      if (sql.charAt(i + 2) === '!') {
+        problem(i, 'a MySQL executable comment /*! … */ runs its content: not allowed');
+        i += 3;
+        continue;
+      }
+      const end = sql.indexOf('*/', i + 2);
+      if (end < 0) {
+        problem(i, 'a /* comment is not closed');
+        break;
+      }
+      skipped(i, end + 2);
+      i = end + 2;
+    } else if (c === "'" || c === '"' || c === '`') {
+      let j = i + 1;
+      for (;;) {
+        if (j >= n) {
+          problem(i, `the quote ${c} is not closed`);
+          break scan;
+        }
+        if (sql.charAt(j) === c) {
+          if (sql.charAt(j + 1) !== c) break;
+          j += 1;
+        }
+        j += 1;
+      }
+      skipped(i, j + 1);
+      i = j + 1;
+    } else if (c === '#') {
+      problem(i, '# is not allowed outside quotes (a comment in MySQL, an operator in PostgreSQL): write -- comments');
+      i += 1;
+    } else if (c === ';') {
+      problem(i, 'must be a single statement: remove the ; (a query is one SELECT)');
+      i += 1;
+    } else if (c === '$' && /[0-9]/.test(next)) {
+      problem(i, '$1-style placeholders are not used: use the named parameters (:from, :date_from, …)');
+      i += 2;
+    } else if (c === ':') {
+      if (next === ':') i += 2; // a PostgreSQL cast, x::date
+      else if (WORD_START.test(next)) {
+        let j = i + 1;
+        while (j < n && NAME_PART.test(sql.charAt(j))) j += 1;
+        const name = sql.slice(i + 1, j);
+        parameters.push({ name, offset: i });
+        if (sql.charAt(j) === ':' && sql.charAt(j + 1) !== ':') problem(i, `:${name}: is an identifier binding, not a value: write :${name}`);
+        i = j;
+      } else i += 1;
+    } else if (WORD_START.test(c)) {
+      let j = i;
+      while (j < n && WORD_PART.test(sql.charAt(j))) j += 1;
+      const word = sql.slice(i, j).toUpperCase();
+      // The first word is checked on its own (it must be SELECT or WITH).
+      if (first === undefined) first = { word, offset: i };
+      else if (WRITE_WORDS.has(word)) problem(i, `must only read: ${word} is not allowed in a query`);
+      i = j;
+    } else if (/[0-9]/.test(c)) {
+      let j = i;
+      while (j < n && WORD_PART.test(sql.charAt(j))) j += 1;
+      i = j;
+    } else i += 1;
+  }
+  if (first === undefined) problems.unshift({ offset: 0, message: 'must be a SELECT statement' });
+  else if (first.word !== 'SELECT' && first.word !== 'WITH') problems.unshift({ offset: first.offset, message: `must be a single SELECT (or WITH … SELECT), not ${first.word}` });
+  problems.sort((a, b) => a.offset - b.offset);
+  return { parameters, hidden, problems };
 }
 
 /** The YAML shape after validation (see the schema for meanings and defaults). */
 interface DefinitionInput {
   partner: string;
   variant: Variant;
-  source: {
-    type: 'rest';
-    base_url: string;
-    auth:
-      | { type: 'oauth2_client_credentials'; token_url?: string; client_id: string; client_secret: string; scope?: string }
-      | { type: 'bearer'; token: string }
-      | { type: 'api_key'; header?: string; key: string };
-    rate_limit?: { requests_per_minute?: number };
-    timeout?: string;
-    retries?: { max?: number; min_delay?: string; max_delay?: string; max_retry_after?: string };
-    run_budget?: string;
-  };
+  source: RestSourceInput | DbSourceInput | WarehouseSourceInput;
   streams: Partial<Record<Entity, StreamInput>>;
   affiliates?: { map?: Record<string, string>; unmapped?: 'keep' | 'reject' };
 }
 
+interface RestSourceInput {
+  type: 'rest';
+  base_url: string;
+  auth:
+    | { type: 'oauth2_client_credentials'; token_url?: string; client_id: string; client_secret: string; scope?: string }
+    | { type: 'bearer'; token: string }
+    | { type: 'api_key'; header?: string; key: string };
+  rate_limit?: { requests_per_minute?: number };
+  timeout?: string;
+  retries?: { max?: number; min_delay?: string; max_delay?: string; max_retry_after?: string };
+  run_budget?: string;
+}
+
+/** `url` is resolved (from `url` or `url_file`) by then. */
+interface DbSourceInput {
+  type: 'db';
+  client: DbSource['client'];
+  url: string;
+  page_size?: number;
+  safety_lag?: string;
+  timezone?: string;
+  statement_timeout?: string;
+  run_budget?: string;
+}
+
+interface WarehouseSourceInput {
+  type: 'warehouse';
+  client: WarehouseSource['client'];
+  url: string;
+  statement_timeout?: string;
+  days_per_query?: number;
+  timezone?: string;
+  run_budget?: string;
+}
+
+/** Every kind's stream keys; the schema allowed only those of the source's kind. */
 interface StreamInput {
-  path: string;
+  path?: string;
   records_path?: string;
   params?: Record<string, string | number | boolean>;
   pagination?: { type: 'page' | 'cursor' | 'offset'; per_page?: number; page_param?: string; per_page_param?: string; first_page?: number; cursor_param?: string; cursor_path?: string; offset_param?: string; limit_param?: string };
   incremental?: { mode?: string; cursor_field?: string; from_param?: string; to_param?: string; lookback?: string; start?: string; date_param?: string; late_days?: number };
   mapping?: { fields?: Record<string, FieldRule>; passthrough?: boolean };
   schedule?: string;
+  table?: string;
+  query?: string;
+  cursor_column?: string;
+  tiebreak_column?: string;
+  date_column?: string;
+  view?: string;
 }
+
+const ms = (text: string | undefined, fallback: string): number => durationMs(text ?? fallback) ?? 0;
 
 /** Validated input → the resolved definition, defaults applied. Only called when no error was found. */
 function build(input: DefinitionInput, file: string, secrets: string[]): PartnerDefinition {
   const d = DEFINITION_DEFAULTS;
-  const ms = (text: string | undefined, fallback: string): number => durationMs(text ?? fallback) ?? 0;
   const src = input.source;
-  const retries = src.retries ?? {};
-  const source: RestSource = {
-    type: 'rest',
-    base_url: src.base_url,
-    auth: buildAuth(src.auth),
-    requests_per_minute: src.rate_limit?.requests_per_minute ?? d.requests_per_minute,
-    timeout_ms: ms(src.timeout, d.timeout),
-    retries: {
-      max: retries.max ?? d.retries.max,
-      min_delay_ms: ms(retries.min_delay, d.retries.min_delay),
-      max_delay_ms: ms(retries.max_delay, d.retries.max_delay),
-      max_retry_after_ms: ms(retries.max_retry_after, d.retries.max_retry_after),
-    },
-    run_budget_ms: ms(src.run_budget, d.run_budget),
-  };
+  const source = buildSource(src);
 
-  const streams: Partial<Record<Entity, RestStream>> = {};
+  const streams: Partial<Record<Entity, StreamDefinition>> = {};
   for (const entity of ENTITIES) {
     const stream = input.streams[entity];
     if (stream === undefined) continue;
-    streams[entity] = {
-      entity,
-      path: stream.path,
-      records_path: stream.records_path ?? d.records_path,
-      params: Object.fromEntries(Object.entries(stream.params ?? {}).map(([k, v]) => [k, String(v)])),
-      pagination: buildPagination(stream.pagination),
-      incremental: buildIncremental(entity, stream.incremental ?? {}),
-      mapping: { fields: stream.mapping?.fields ?? {}, passthrough: stream.mapping?.passthrough ?? d.passthrough },
-      schedule: stream.schedule ?? d.schedule[entity],
-    };
+    const mapping = { fields: stream.mapping?.fields ?? {}, passthrough: stream.mapping?.passthrough ?? d.passthrough };
+    const incremental = stream.incremental ?? {};
+    switch (src.type) {
+      case 'rest': {
+        const rest: RestStream = {
+          entity,
+          path: stream.path ?? '',
+          records_path: stream.records_path ?? d.records_path,
+          params: Object.fromEntries(Object.entries(stream.params ?? {}).map(([k, v]) => [k, String(v)])),
+          pagination: buildPagination(stream.pagination),
+          incremental: buildIncremental(entity, incremental),
+          mapping,
+          schedule: stream.schedule ?? d.schedule[entity],
+        };
+        streams[entity] = rest;
+        break;
+      }
+      case 'db': {
+        const base: StreamBase = { entity, incremental: buildDbIncremental(entity, stream, mapping), mapping, schedule: stream.schedule ?? d.schedule[entity] };
+        const db: DbStream = {
+          ...base,
+          ...(stream.table === undefined ? {} : { table: stream.table }),
+          ...(stream.query === undefined ? {} : { query: stream.query }),
+          ...(stream.cursor_column === undefined ? {} : { cursor_column: stream.cursor_column }),
+          ...(stream.tiebreak_column === undefined ? {} : { tiebreak_column: stream.tiebreak_column }),
+          ...(stream.date_column === undefined ? {} : { date_column: stream.date_column }),
+        };
+        streams[entity] = db;
+        break;
+      }
+      case 'warehouse': {
+        const warehouse: WarehouseStream = {
+          entity,
+          incremental: { mode: 'daily', late_days: incremental.late_days ?? d.warehouse.late_days, start: incremental.start ?? '' },
+          mapping,
+          schedule: stream.schedule ?? d.warehouse.schedule,
+          view: stream.view ?? '',
+          date_column: stream.date_column ?? '',
+        };
+        streams[entity] = warehouse;
+        break;
+      }
+    }
   }
 
   return {
@@ -276,11 +625,101 @@ function build(input: DefinitionInput, file: string, secrets: string[]): Partner
     source,
     streams,
     affiliates: { map: { ...(input.affiliates?.map ?? {}) }, unmapped: input.affiliates?.unmapped ?? d.unmapped },
-    secrets,
+    secrets: src.type === 'rest' ? secrets : [...new Set([...secrets, ...urlPasswords(src.url)])],
   };
 }
 
-function buildAuth(auth: DefinitionInput['source']['auth']): RestAuth {
+function buildSource(src: DefinitionInput['source']): SourceDefinition {
+  const d = DEFINITION_DEFAULTS;
+  switch (src.type) {
+    case 'db': {
+      const source: DbSource = {
+        type: 'db',
+        client: src.client,
+        url: src.url,
+        page_size: src.page_size ?? d.db.page_size,
+        safety_lag_ms: ms(src.safety_lag, d.db.safety_lag),
+        timezone: src.timezone ?? d.db.timezone,
+        statement_timeout_ms: ms(src.statement_timeout, d.db.statement_timeout),
+        run_budget_ms: ms(src.run_budget, d.db.run_budget),
+      };
+      return source;
+    }
+    case 'warehouse': {
+      const source: WarehouseSource = {
+        type: 'warehouse',
+        client: src.client,
+        url: src.url,
+        statement_timeout_ms: ms(src.statement_timeout, d.warehouse.statement_timeout),
+        days_per_query: src.days_per_query ?? d.warehouse.days_per_query,
+        timezone: src.timezone ?? d.warehouse.timezone,
+        run_budget_ms: ms(src.run_budget, d.warehouse.run_budget),
+      };
+      return source;
+    }
+    default: {
+      const retries = src.retries ?? {};
+      const source: RestSource = {
+        type: 'rest',
+        base_url: src.base_url,
+        auth: buildAuth(src.auth),
+        requests_per_minute: src.rate_limit?.requests_per_minute ?? d.requests_per_minute,
+        timeout_ms: ms(src.timeout, d.timeout),
+        retries: {
+          max: retries.max ?? d.retries.max,
+          min_delay_ms: ms(retries.min_delay, d.retries.min_delay),
+          max_delay_ms: ms(retries.max_delay, d.retries.max_delay),
+          max_retry_after_ms: ms(retries.max_retry_after, d.retries.max_retry_after),
+        },
+        run_budget_ms: ms(src.run_budget, d.run_budget),
+      };
+      return source;
+    }
+  }
+}
+
+/**
+ * A db stream's incremental: cursor on cursor_column (customers, transactions) or whole days
+ * (activity). A transactions stream without a change column (its cursor_column is the column
+ * transaction_date comes from) defaults to lookback P3D, so late status changes are read again.
+ */
+function buildDbIncremental(entity: Entity, stream: StreamInput, mapping: { fields: Record<string, FieldRule>; passthrough: boolean }): Incremental {
+  const d = DEFINITION_DEFAULTS;
+  const input = stream.incremental ?? {};
+  if (entity === 'activity') return { mode: 'daily', late_days: input.late_days ?? d.db.late_days, start: input.start ?? '' };
+  const cursorColumn = stream.cursor_column ?? '';
+  const fallback = entity === 'transactions' && !hasChangeColumn(cursorColumn, mapping) ? d.db.lookback_without_change_column : d.db.lookback[entity];
+  return { mode: 'cursor', cursor_field: cursorColumn, lookback_ms: ms(input.lookback, fallback), start: input.start ?? '' };
+}
+
+/** False when a transactions stream's cursor column is the column its transaction_date is mapped from. */
+export function hasChangeColumn(cursorColumn: string, mapping: { fields: Record<string, FieldRule>; passthrough: boolean }): boolean {
+  const rule = mapping.fields.transaction_date;
+  let from: string | undefined;
+  if (typeof rule === 'string') from = rule;
+  else if (rule !== undefined) from = Object.hasOwn(rule, 'const') ? undefined : (rule.from ?? 'transaction_date');
+  else if (mapping.passthrough) from = 'transaction_date';
+  return from === undefined || from !== cursorColumn;
+}
+
+/** The password of a connection URL, as written and decoded: redacted on its own too (a driver may print it alone). */
+function urlPasswords(url: string): string[] {
+  try {
+    const password = new URL(url).password;
+    if (password === '') return [];
+    let decoded = password;
+    try {
+      decoded = decodeURIComponent(password);
+    } catch {
+      // not percent-encoded text: the raw form only
+    }
+    return [...new Set([password, decoded])];
+  } catch {
+    return [];
+  }
+}
+
+function buildAuth(auth: RestSourceInput['auth']): RestAuth {
   switch (auth.type) {
     case 'oauth2_client_credentials':
       return {
@@ -376,4 +815,35 @@ function locate(root: unknown, lineCounter: LineCounter, path: readonly string[]
   }
   const target = (last ?? root) as YamlNode | undefined;
   return position(lineCounter, target?.range?.[0]);
+}
+
+/**
+ * The line and column of a place inside a string value, when the value is written so that it can
+ * be found: a literal block (`|`), or a plain or quoted scalar written on one line without escapes.
+ * Undefined otherwise (the value's own position is used then).
+ */
+function locateWithin(root: unknown, lineCounter: LineCounter, source: string, path: readonly string[], within: Within): { line: number; column: number } | undefined {
+  let node: unknown = root;
+  for (const part of path) {
+    if (!isMap(node)) return undefined;
+    node = node.items.find((item) => String(isScalar(item.key) ? item.key.value : item.key) === part)?.value;
+  }
+  if (!isScalar(node) || node.value !== within.text || !node.range) return undefined;
+  const { text, offset } = within;
+  const [start, end] = node.range;
+  if (node.type === 'BLOCK_LITERAL') {
+    const before = text.slice(0, offset);
+    const index = before.split('\n').length - 1;
+    const line = lineCounter.linePos(start).line + 1 + index;
+    const lineStart = lineCounter.lineStarts[line - 1];
+    if (lineStart === undefined) return undefined;
+    const written = source.slice(lineStart).split(/\r?\n/)[0] ?? '';
+    const valueLine = text.split('\n')[index] ?? '';
+    if (!written.endsWith(valueLine)) return undefined;
+    return { line, column: written.length - valueLine.length + (offset - (before.lastIndexOf('\n') + 1)) + 1 };
+  }
+  const inner = node.type === 'PLAIN' ? source.slice(start, end) : node.type === 'QUOTE_SINGLE' || node.type === 'QUOTE_DOUBLE' ? source.slice(start + 1, end - 1) : undefined;
+  if (inner !== text) return undefined;
+  const { line, col } = lineCounter.linePos(start + (node.type === 'PLAIN' ? 0 : 1) + offset);
+  return { line, column: col };
 }

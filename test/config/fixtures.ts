@@ -49,3 +49,40 @@ streams:
 ${streams}
 ${options.extra ?? ''}`;
 }
+
+/** The smallest valid db-replica definition of `partner`; `source` adds lines to the source block, `streams` replaces the default customers stream. */
+export function dbDefinition(partner: string, options: { source?: string; streams?: string; variant?: string; url?: string; extra?: string } = {}): string {
+  const streams =
+    options.streams ??
+    `  customers:
+    table: accounts
+    cursor_column: updated_at
+    tiebreak_column: account_id`;
+  return `partner: ${partner}
+variant: ${options.variant ?? 'prop-trading'}
+source:
+  type: db
+  client: mysql
+${options.url ?? '  url: ${TEST_DB_URL}'}
+${options.source ?? ''}streams:
+${streams}
+${options.extra ?? ''}`;
+}
+
+/** The smallest valid warehouse definition of `partner`, like dbDefinition. */
+export function warehouseDefinition(partner: string, options: { source?: string; streams?: string; variant?: string; url?: string } = {}): string {
+  const streams =
+    options.streams ??
+    `  activity:
+    view: dw_daily_gaming
+    date_column: date`;
+  return `partner: ${partner}
+variant: ${options.variant ?? 'igaming'}
+source:
+  type: warehouse
+  client: postgres
+${options.url ?? '  url: ${TEST_WAREHOUSE_URL}'}
+${options.source ?? ''}streams:
+${streams}
+`;
+}

@@ -11,22 +11,37 @@ import { definitionFolder, minimalDefinition } from './fixtures.js';
 import type { DefinitionFolder } from './fixtures.js';
 
 const ENV = { TEST_SECRET: 'test-secret-value-1' };
+/** What the example definitions read from the environment. */
+const EXAMPLES_ENV = {
+  SANDBOX_CLIENT_SECRET: 'sandbox-secret-42',
+  REPLICA_PROP_URL: 'sqlite:data/replica-prop.sqlite',
+  WAREHOUSE_CASINO_URL: 'sqlite:data/warehouse-casino.sqlite',
+};
 
 /** The errors of one file, formatted, with the folder removed from the file name. */
 const lines = (errors: DefinitionError[], dir: string): string[] => errors.map((e) => formatDefinitionError({ ...e, file: e.file.slice(dir.length + 1) }));
 
 describe('connector definitions: the examples', () => {
-  it('sandbox-casino and sandbox-prop load clean with SANDBOX_CLIENT_SECRET set', async () => {
+  it('every example loads clean with its environment variables set', async () => {
     const dir = join(packageRoot(), 'config', 'partners');
-    const { definitions, errors } = await loadDefinitions(dir, { SANDBOX_CLIENT_SECRET: 'sandbox-secret-42' });
+    const { definitions, errors } = await loadDefinitions(dir, EXAMPLES_ENV);
     assert.deepEqual(errors, []);
     assert.deepEqual(
-      definitions.map((d) => [d.partner, d.variant]),
+      definitions.map((d) => [d.partner, d.variant, d.source.type]),
       [
-        ['sandbox-casino', 'igaming'],
-        ['sandbox-prop', 'prop-trading'],
+        ['replica-prop', 'prop-trading', 'db'],
+        ['sandbox-casino', 'igaming', 'rest'],
+        ['sandbox-prop', 'prop-trading', 'rest'],
+        ['warehouse-casino', 'igaming', 'warehouse'],
       ],
     );
+  });
+
+  it('sandbox-casino and sandbox-prop load clean with SANDBOX_CLIENT_SECRET set', async () => {
+    const dir = join(packageRoot(), 'config', 'partners');
+    const { definitions: all } = await loadDefinitions(dir, EXAMPLES_ENV);
+    const definitions = all.filter((d) => d.partner.startsWith('sandbox-'));
+    assert.equal(definitions.length, 2);
     for (const def of definitions) {
       const segment = def.variant;
       assert.equal((def.source as RestSource).base_url, 'http://127.0.0.1:4010');
@@ -64,15 +79,17 @@ describe('connector definitions: the examples', () => {
     }
   });
 
-  it('without SANDBOX_CLIENT_SECRET they name the variable', async () => {
+  it('without their variables they name them', async () => {
     const dir = join(packageRoot(), 'config', 'partners');
     const { definitions, errors } = await loadDefinitions(dir, {});
     assert.equal(definitions.length, 0);
     assert.deepEqual(
-      errors.map((e) => [e.path, e.message]),
+      errors.map((e) => [e.file.slice(dir.length + 1), e.path, e.message]),
       [
-        ['source.auth.client_secret', 'environment variable SANDBOX_CLIENT_SECRET is not set'],
-        ['source.auth.client_secret', 'environment variable SANDBOX_CLIENT_SECRET is not set'],
+        ['replica-prop.yaml', 'source.url', 'environment variable REPLICA_PROP_URL is not set'],
+        ['sandbox-casino.yaml', 'source.auth.client_secret', 'environment variable SANDBOX_CLIENT_SECRET is not set'],
+        ['sandbox-prop.yaml', 'source.auth.client_secret', 'environment variable SANDBOX_CLIENT_SECRET is not set'],
+        ['warehouse-casino.yaml', 'source.url', 'environment variable WAREHOUSE_CASINO_URL is not set'],
       ],
     );
   });
@@ -182,6 +199,25 @@ describe('connector definitions: defaults', () => {
       ['$defs/activityStream/properties/schedule', d.schedule.activity],
       ['$defs/mapping/properties/passthrough', d.passthrough],
       ['properties/affiliates/properties/unmapped', d.unmapped],
+      ['$defs/dbSource/properties/page_size', d.db.page_size],
+      ['$defs/dbSource/properties/safety_lag', d.db.safety_lag],
+      ['$defs/dbSource/properties/timezone', d.db.timezone],
+      ['$defs/dbSource/properties/statement_timeout', d.db.statement_timeout],
+      ['$defs/dbSource/properties/run_budget', d.db.run_budget],
+      ['$defs/dbCustomersIncremental/properties/lookback', d.db.lookback.customers],
+      ['$defs/dbTransactionsIncremental/properties/lookback', d.db.lookback.transactions],
+      ['$defs/dbDailyIncremental/properties/late_days', d.db.late_days],
+      ['$defs/dbCustomersStream/properties/schedule', d.schedule.customers],
+      ['$defs/dbTransactionsStream/properties/schedule', d.schedule.transactions],
+      ['$defs/dbActivityStream/properties/schedule', d.schedule.activity],
+      ['$defs/warehouseSource/properties/statement_timeout', d.warehouse.statement_timeout],
+      ['$defs/warehouseSource/properties/days_per_query', d.warehouse.days_per_query],
+      ['$defs/warehouseSource/properties/timezone', d.warehouse.timezone],
+      ['$defs/warehouseSource/properties/run_budget', d.warehouse.run_budget],
+      ['$defs/warehouseIncremental/properties/late_days', d.warehouse.late_days],
+      ['$defs/warehouseCustomersStream/properties/schedule', d.warehouse.schedule],
+      ['$defs/warehouseTransactionsStream/properties/schedule', d.warehouse.schedule],
+      ['$defs/warehouseActivityStream/properties/schedule', d.warehouse.schedule],
     ];
     for (const [pointer, value] of expected) assert.deepEqual(at(pointer), value, pointer);
   });
@@ -225,7 +261,7 @@ streams:
     schedule: "61 * * * *"
 `,
     );
-    folder.write('beta.yml', 'partner: beta\nvariant: casino\nsource:\n  type: db\nstreams: {}\n');
+    folder.write('beta.yml', 'partner: beta\nvariant: casino\nsource:\n  type: ftp\nstreams: {}\n');
     folder.write('gamma.yaml', 'partner: gamma\n  bad: [\n');
     folder.write('README.md', '# not a definition\n');
     folder.write('notes.txt', 'partner: nope\n');
@@ -240,7 +276,7 @@ streams:
       'acme.yaml: streams.customers.incremental.mode (line 18): must be cursor: customers and transactions are pulled by a source change field; only activity is daily, got "daily"',
       'acme.yaml: streams.customers.schedule (line 20): not a valid cron expression (5 or 6 fields, UTC): 61 is a invalid expression for minute',
       'beta.yml: variant (line 2): must be one of igaming, prop-trading, got "casino"',
-      'beta.yml: source.type (line 4): must be one of rest, got "db"',
+      'beta.yml: source.type (line 4): must be one of rest, db, warehouse, got "ftp"',
       'beta.yml: streams (line 5): must define at least one stream: customers, transactions or activity',
       'gamma.yaml: (file) (line 1): YAML syntax: Nested mappings are not allowed in compact mappings',
       'gamma.yaml: (file) (line 1): YAML syntax: Implicit keys need to be on a single line',

@@ -29,8 +29,8 @@ describe('secrets: ${ENV_VAR} references', () => {
 });
 
 describe('secrets: which fields are secret comes from the schema', () => {
-  it('the definition schema marks client_secret, token and key (not client_id)', () => {
-    assert.deepEqual(secretFieldNames(definitionSchema().schema), ['client_secret', 'key', 'token']);
+  it('the definition schema marks client_secret, token, key and url (not client_id)', () => {
+    assert.deepEqual(secretFieldNames(definitionSchema().schema), ['client_secret', 'key', 'token', 'url']);
   });
 
   it('follows the marks of any schema, through $ref, additionalProperties and the matching oneOf branch', () => {
