@@ -13,6 +13,7 @@ import { runCommand } from './commands/run.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { statusCommand } from './commands/status.js';
 import { validateCommand } from './commands/validate.js';
+import { workerCommand } from './commands/worker.js';
 import type { GlobalOptions } from './context.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, processIo, type Io } from './io.js';
 
@@ -100,8 +101,19 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .command('status')
     .description('per partner and stream: last run, watermark, freshness against the spec targets, rejects, waiting')
     .option('--partner <partner>', 'only this partner')
+    .option('--check', 'exit 1 when a configured stream breaches its freshness target (or a definition is invalid); an error event per breach')
     .addOption(json())
-    .action((opts: { partner?: string }, cmd: Command) => run(statusCommand(globals(cmd), opts, io)));
+    .action((opts: { partner?: string; check?: boolean }, cmd: Command) => run(statusCommand(globals(cmd), { partner: opts.partner, check: opts.check }, io)));
+
+  program
+    .command('worker')
+    .description('the cron daemon for every partner: schedules from the definitions (UTC); SIGTERM/SIGINT stop, SIGHUP reloads')
+    .option('--metrics-port <n>', 'serve /metrics (Prometheus) and /healthz on this port', integer('--metrics-port'))
+    .option('--metrics-host <host>', 'address of the metrics server (default 127.0.0.1)')
+    .option('--stop-timeout <seconds>', 'on SIGTERM/SIGINT, wait this long for running runs, then abandon them (default 20)', integer('--stop-timeout'))
+    .option('--retry-interval <minutes>', 'retry a daily run whose day has not loaded every N minutes (default 15)', integer('--retry-interval'))
+    .option('--concurrency <n>', 'runs at once in this worker (default 4 on PostgreSQL, 1 on SQLite)', integer('--concurrency'))
+    .action((opts: Record<string, unknown>, cmd: Command) => run(workerCommand(globals(cmd), opts, io)));
 
   program
     .command('rejects')

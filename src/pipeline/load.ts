@@ -165,6 +165,7 @@ export class LoadTransaction {
    */
   async replaceDays(partner: string, variant: Variant, dates: readonly string[], runId = ''): Promise<void> {
     if (dates.length === 0) return;
+    await this.lockPartner(partner);
     const table = entityTable(variant, 'activity');
     await this.trx(table.name).where('partner_id', partner).whereIn('date', [...dates]).delete();
     await dropParkedDays(this.trx, partner, dates);
@@ -175,9 +176,25 @@ export class LoadTransaction {
     await saveCheckpoint(this.trx, partner, checkpoint, runId, this.loader.store.now());
   }
 
+  /**
+   * Serialises the load transactions of one partner across processes (PostgreSQL advisory
+   * transaction lock). Without it, a transactions batch that finds no customer and a customers
+   * batch that brings that customer, committing side by side, would each miss the other: the
+   * record would be parked after the customers batch looked for parked records. SQLite has a
+   * single writer already.
+   */
+  private async lockPartner(partner: string): Promise<void> {
+    if (this.lockedPartners.has(partner) || this.loader.store.profile.locking !== 'advisory') return;
+    await this.trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`partner-sync:load:${partner}`]);
+    this.lockedPartners.add(partner);
+  }
+
+  private readonly lockedPartners = new Set<string>();
+
   async load(input: BatchInput): Promise<BatchResult> {
     const { trx, loader } = this;
     const store = loader.store;
+    await this.lockPartner(input.partner);
     const table = entityTable(input.variant, input.entity);
     const { valid, rejects } = validateBatch(loader.validator(), input.variant, input.entity, input.records);
     // Last version of a key wins, as if the records had been sent one by one.

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { Loader } from '../../src/pipeline/load.js';
+import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
 import { listRejects } from '../../src/store/rejects.js';
 import { readState } from '../../src/store/sync-state.js';
@@ -24,7 +25,9 @@ for (const backend of STORES) {
       loader.load({ partner: extra.partner ?? 'p1', variant: extra.variant ?? 'igaming', entity, runId: 'run-1', records: raw(values), checkpoint: extra.checkpoint });
 
     it('migrates on first use and a second migrate applies nothing', async () => {
-      assert.deepEqual(await t.store.appliedMigrations(), ['001-initial', '002-reject-origin']);
+      const names = MIGRATIONS.map((m) => m.name);
+      assert.deepEqual(names.slice(0, 2), ['001-initial', '002-reject-origin']);
+      assert.deepEqual(await t.store.appliedMigrations(), names);
       assert.deepEqual(await t.store.migrate(), []);
     });
 

@@ -4,11 +4,18 @@ import { fromStoreTimestamp } from '../../store/values.js';
 import { ENTITIES, type Entity } from '../../types.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { formatDefinitionError, loadConfig } from '../definitions.js';
-import { EXIT_OK, type Io } from '../io.js';
+import { isBreach } from '../../worker/freshness-monitor.js';
+import { EXIT_FAILURE, EXIT_OK, type Io } from '../io.js';
 import { formatTable } from '../table.js';
 
-/** `status`: per partner and stream, last run, watermark, lag against the freshness target, rejects, waiting. */
-export async function statusCommand(globals: GlobalOptions, args: { partner?: string }, io: Io): Promise<number> {
+/**
+ * `status [--partner P] [--check]`: per partner and stream, last run, watermark, lag against the
+ * freshness target, rejects, waiting. `--check` is for monitoring: exit 1 when a configured stream
+ * breaches its freshness target (customers or transactions more than 5 minutes behind, the
+ * previous UTC day's activity not loaded at 06:00 UTC, or a stream never loaded) or a definition
+ * is invalid (its streams are not being pulled); each is an error event in the log.
+ */
+export async function statusCommand(globals: GlobalOptions, args: { partner?: string; check?: boolean }, io: Io): Promise<number> {
   const config = await loadConfig(globals);
   return withStore(globals, async (store) => {
     const now = store.clock();
@@ -21,7 +28,11 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
         }
       }
     }
-    const configured = new Set(config.definitions.flatMap((d) => ENTITIES.filter((e) => d.streams[e]).map((e) => `${d.partner}/${e}`)));
+    const modes = new Map<string, 'cursor' | 'daily'>(config.definitions.flatMap((d) => ENTITIES.flatMap((e) => {
+      const stream = d.streams[e];
+      return stream ? [[`${d.partner}/${e}`, stream.incremental.mode] as [string, 'cursor' | 'daily']] : [];
+    })));
+    const configured = new Set(modes.keys());
     const rows = [...snapshots.values()]
       .filter((s) => !args.partner || s.partner === args.partner)
       .sort((a, b) => a.partner.localeCompare(b.partner) || ENTITIES.indexOf(a.stream as Entity) - ENTITIES.indexOf(b.stream as Entity))
@@ -32,13 +43,30 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
         watermark: s.state?.watermark ?? s.state?.last_day ?? null,
         max_cursor: s.state?.max_cursor ?? null,
         // Freshness targets apply to pulled streams; a partner known only from imports has none.
-        freshness: configured.has(`${s.partner}/${s.stream}`) ? freshness(s.stream as Entity, s.state, now) : null,
+        freshness: configured.has(`${s.partner}/${s.stream}`) ? freshness(s.stream as Entity, s.state, now, modes.get(`${s.partner}/${s.stream}`)) : null,
         rejects_open: s.openRejects,
         waiting: s.waiting,
       }));
+    const breaches = rows.filter((r) => r.freshness !== null && isBreach(r.freshness));
+    const brokenDefinitions = config.errors.filter((e) => !args.partner || e.file.replace(/^.*[\\/]/, '').replace(/\.ya?ml$/i, '') === args.partner);
+    const checkFailed = breaches.length > 0 || brokenDefinitions.length > 0;
+    if (args.check) {
+      for (const b of breaches) {
+        config.logger.error(`freshness breach: ${b.partner}/${b.stream}: ${b.freshness?.detail} (target: ${b.freshness?.target})`, {
+          event: 'freshness_breach', partner: b.partner, stream: b.stream, state: b.freshness?.state, lag_ms: b.freshness?.lagMs, target: b.freshness?.target,
+        });
+      }
+      for (const e of brokenDefinitions) config.logger.error(`invalid definition, its streams are not pulled: ${formatDefinitionError(e)}`, { event: 'definition_error', file: e.file, path: e.path });
+    }
+    const exitCode = args.check && checkFailed ? EXIT_FAILURE : EXIT_OK;
+    const check = {
+      ok: !checkFailed,
+      breaches: breaches.map((b) => ({ partner: b.partner, stream: b.stream, state: b.freshness?.state, lag_ms: b.freshness?.lagMs, detail: b.freshness?.detail })),
+      definition_errors: brokenDefinitions.length,
+    };
     if (globals.json) {
-      io.out(JSON.stringify({ now: now.toISOString(), streams: rows, definition_errors: config.errors }));
-      return EXIT_OK;
+      io.out(JSON.stringify({ now: now.toISOString(), streams: rows, definition_errors: config.errors, ...(args.check ? { check } : {}) }));
+      return exitCode;
     }
     if (rows.length === 0) io.out('no partners yet: add a definition under config/partners/, or import a file');
     else {
@@ -55,6 +83,12 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
       ));
     }
     for (const e of config.errors) io.err(`warning: ${formatDefinitionError(e)}`);
-    return EXIT_OK;
+    if (args.check) {
+      const streams = rows.filter((r) => r.freshness !== null).length;
+      io.out(checkFailed
+        ? `check failed: ${breaches.length} of ${streams} stream(s) breach their freshness target${breaches.length > 0 ? ` (${breaches.map((b) => `${b.partner}/${b.stream}`).join(', ')})` : ''}${brokenDefinitions.length > 0 ? `; ${brokenDefinitions.length} definition error(s)` : ''}`
+        : `check ok: ${streams} stream(s) within their freshness target`);
+    }
+    return exitCode;
   });
 }

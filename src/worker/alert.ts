@@ -1,0 +1,67 @@
+/**
+ * The optional alert webhook: each freshness breach (and its recovery) is POSTed as JSON, so
+ * that someone knows before an affiliate does. The URL often carries a token (chat webhooks do),
+ * so it comes from the environment (`ALERT_WEBHOOK_URL`, or a file named by
+ * `ALERT_WEBHOOK_URL_FILE`), never from the command line, and is redacted from every log line.
+ */
+import { readFileSync } from 'node:fs';
+import type { Logger } from '../log.js';
+
+export interface AlertEvent {
+  event: 'freshness_breach' | 'freshness_recovered';
+  partner: string;
+  stream: string;
+  state: string;
+  lag_seconds: number | null;
+  target: string;
+  detail: string;
+  at: string;
+}
+
+export interface Alerter {
+  send(event: AlertEvent): Promise<void>;
+}
+
+/** The webhook URL from the environment, or undefined; throws naming the variable when unusable. */
+export function webhookUrlFromEnv(env: NodeJS.ProcessEnv): string | undefined {
+  let url = env.ALERT_WEBHOOK_URL?.trim();
+  if (!url && env.ALERT_WEBHOOK_URL_FILE) {
+    try {
+      url = readFileSync(env.ALERT_WEBHOOK_URL_FILE, 'utf8').trim();
+    } catch (error) {
+      throw new Error(`ALERT_WEBHOOK_URL_FILE: cannot read ${env.ALERT_WEBHOOK_URL_FILE}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+    }
+  }
+  if (!url) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error('ALERT_WEBHOOK_URL is not a URL');
+  }
+  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(parsed.hostname);
+  if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && loopback)) {
+    throw new Error('ALERT_WEBHOOK_URL must be https:// (plain http only to this machine)');
+  }
+  return url;
+}
+
+export function webhookAlerter(url: string, options: { logger: Logger; timeoutMs?: number; fetch?: typeof fetch }): Alerter {
+  const doFetch = options.fetch ?? fetch;
+  return {
+    async send(event) {
+      try {
+        const res = await doFetch(url, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ source: 'partner-sync', ...event, text: `partner-sync ${event.event === 'freshness_breach' ? 'BREACH' : 'recovered'}: ${event.partner}/${event.stream}: ${event.detail}` }),
+          signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
+        });
+        if (!res.ok) options.logger.warn(`alert webhook answered ${res.status}`, { partner: event.partner, stream: event.stream, alert: event.event });
+        await res.body?.cancel().catch(() => undefined);
+      } catch (error) {
+        options.logger.warn(`alert webhook failed: ${(error as Error).message}`, { partner: event.partner, stream: event.stream, alert: event.event });
+      }
+    },
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * Freshness breaches (spec §1): a customers or transactions stream more than 5 minutes behind,
+ * or the previous UTC day's activity not loaded at 06:00 UTC. `status --check` and the worker
+ * use the same rule. The worker checks every minute (at second 30, away from the minute marks
+ * where five-minute schedules fire) and after each run, and reports a change (after a grace
+ * period at start, while the catch-up runs are under way): a breach is an
+ * error event in the log (`event: freshness_breach`), an alert to the webhook and a gauge; the
+ * recovery is an info event and an alert. With several workers, only the one holding the
+ * monitor lock reports, so one breach is one alert.
+ */
+import { DELTA_TARGET_MS, freshness, type Freshness } from '../freshness.js';
+import type { Logger } from '../log.js';
+import type { Entity } from '../types.js';
+import type { Alerter, AlertEvent } from './alert.js';
+import type { StreamLocks, Lease } from './locks.js';
+import type { WorkerMetrics } from './metrics.js';
+import type { Timers, TimerHandle } from './timers.js';
+
+export type StreamState = { watermark?: string; last_day?: string; days?: Record<string, string> };
+
+export interface StreamFreshness {
+  partner: string;
+  stream: Entity;
+  freshness: Freshness;
+  breach: boolean;
+}
+
+/** Whether a stream's freshness breaches its target: behind, late, or never loaded when it should have. */
+export const isBreach = (f: Freshness): boolean => f.state === 'behind' || f.state === 'late' || f.state === 'never';
+
+/** Freshness of each configured stream from its stored state. */
+export function assessStreams(streams: readonly { partner: string; stream: Entity }[], states: ReadonlyMap<string, StreamState>, now: Date): StreamFreshness[] {
+  return streams.map(({ partner, stream }) => {
+    const f = freshness(stream, states.get(`${partner}/${stream}`), now);
+    return { partner, stream, freshness: f, breach: isBreach(f) };
+  });
+}
+
+export interface FreshnessMonitorOptions {
+  timers: Timers;
+  logger: Logger;
+  /** The configured streams (read at each check: a reload changes them). */
+  streams(): { partner: string; stream: Entity }[];
+  /** Stored state by `partner/stream`. */
+  readStates(): Promise<Map<string, StreamState>>;
+  locks: StreamLocks;
+  alerter?: Alerter;
+  metrics?: WorkerMetrics;
+  /** Between checks (default 60 s); checks fall at `offsetMs` past the interval's marks. */
+  intervalMs?: number;
+  offsetMs?: number;
+  /**
+   * After start, checks only update the gauges for this long (default 5 minutes, the delta
+   * target): the catch-up runs are under way, and a stream not yet reached is not news.
+   */
+  graceMs?: number;
+}
+
+export const MONITOR_LOCK = 'freshness-monitor';
+
+export class FreshnessMonitor {
+  private readonly breached = new Map<string, boolean>();
+  private timer: TimerHandle | undefined;
+  private leader: Lease | undefined;
+  private running: Promise<unknown> = Promise.resolve();
+  private stopped = false;
+  private reportFrom = 0;
+
+  constructor(private readonly options: FreshnessMonitorOptions) {}
+
+  start(): void {
+    this.stopped = false;
+    this.reportFrom = this.options.timers.now().getTime() + (this.options.graceMs ?? DELTA_TARGET_MS);
+    this.arm();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) this.options.timers.clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running.catch(() => undefined);
+    await this.leader?.release();
+    this.leader = undefined;
+  }
+
+  private arm(): void {
+    if (this.stopped) return;
+    const interval = this.options.intervalMs ?? 60_000;
+    const offset = this.options.offsetMs ?? 30_000;
+    const now = this.options.timers.now().getTime();
+    let at = Math.floor((now - offset) / interval) * interval + offset + interval;
+    if (at <= now) at += interval;
+    this.timer = this.options.timers.setTimeout(() => {
+      this.timer = undefined;
+      void this.check().finally(() => this.arm());
+    }, at - now);
+  }
+
+  /** Resolves when the checks under way have finished. */
+  async settled(): Promise<void> {
+    await this.running.catch(() => undefined);
+  }
+
+  /** Checks every configured stream now; reports changes; resolves to the assessment. */
+  check(): Promise<StreamFreshness[]> {
+    const next = this.running.catch(() => undefined).then(() => this.checkNow());
+    this.running = next;
+    return next;
+  }
+
+  private async isLeader(): Promise<boolean> {
+    if (this.leader?.held) return true;
+    await this.leader?.release();
+    this.leader = undefined;
+    try {
+      this.leader = await this.options.locks.tryAcquire(MONITOR_LOCK);
+    } catch (error) {
+      this.options.logger.warn(`freshness check: cannot take the monitor lock: ${(error as Error).message}`);
+    }
+    return this.leader !== undefined;
+  }
+
+  private async checkNow(): Promise<StreamFreshness[]> {
+    const { logger, metrics, alerter } = this.options;
+    let states: Map<string, StreamState>;
+    try {
+      states = await this.options.readStates();
+    } catch (error) {
+      logger.error(`freshness check failed: cannot read the store: ${(error as Error).message}`, { event: 'freshness_check_failed' });
+      return [];
+    }
+    const now = this.options.timers.now();
+    const assessed = assessStreams(this.options.streams(), states, now);
+    for (const a of assessed) {
+      const labels = { partner: a.partner, stream: a.stream };
+      metrics?.lag.set(labels, (a.freshness.lagMs ?? 0) / 1000);
+      metrics?.breach.set(labels, a.breach ? 1 : 0);
+    }
+    if (now.getTime() < this.reportFrom) return assessed;
+    const leader = await this.isLeader();
+    const current = new Set(assessed.map((a) => `${a.partner}/${a.stream}`));
+    for (const key of [...this.breached.keys()]) if (!current.has(key)) this.breached.delete(key);
+    for (const a of assessed) {
+      const key = `${a.partner}/${a.stream}`;
+      const was = this.breached.get(key) ?? false;
+      // A worker that is not the reporter keeps quiet, and reports afresh if it becomes the reporter.
+      if (!leader) {
+        this.breached.delete(key);
+        continue;
+      }
+      this.breached.set(key, a.breach);
+      if (a.breach === was) continue;
+      const event: AlertEvent = {
+        event: a.breach ? 'freshness_breach' : 'freshness_recovered',
+        partner: a.partner,
+        stream: a.stream,
+        state: a.freshness.state,
+        lag_seconds: a.freshness.lagMs === null ? null : Math.round(a.freshness.lagMs / 1000),
+        target: a.freshness.target,
+        detail: a.freshness.detail,
+        at: now.toISOString(),
+      };
+      const meta = { event: event.event, partner: a.partner, stream: a.stream, state: event.state, lag_ms: a.freshness.lagMs, target: event.target };
+      if (a.breach) logger.error(`freshness breach: ${a.partner}/${a.stream}: ${a.freshness.detail} (target: ${a.freshness.target})`, meta);
+      else logger.info(`freshness recovered: ${a.partner}/${a.stream}: ${a.freshness.detail}`, meta);
+      if (alerter) await alerter.send(event);
+    }
+    return assessed;
+  }
+}

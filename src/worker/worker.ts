@@ -1,0 +1,164 @@
+/**
+ * The worker daemon, assembled: connector definitions → one job per (partner, stream) → the
+ * scheduler (cron in UTC, catch-up, retries, overlap and cross-worker locks) → runs through the
+ * same code as `partner-sync run`; a freshness monitor (breach events, alert webhook); metrics.
+ * The command line (src/cli/commands/worker.ts) adds signals, the HTTP endpoint and exit codes.
+ */
+import type { createSource } from '../../connectors/index.js';
+import type { PartnerDefinition } from '../config/definition.js';
+import type { Logger, Redact } from '../log.js';
+import { Loader } from '../pipeline/load.js';
+import { specValidator } from '../spec/validator.js';
+import type { DialectProfile } from '../store/dialects.js';
+import type { Store } from '../store/store.js';
+import type { Alerter } from './alert.js';
+import { FreshnessMonitor } from './freshness-monitor.js';
+import { acquireInstanceLock, type InstanceLock } from './instance-lock.js';
+import { jobsFromDefinitions } from './jobs.js';
+import { locksFor, type StreamLocks } from './locks.js';
+import { workerMetrics, type WorkerMetrics } from './metrics.js';
+import { Scheduler, type SchedulerPorts, type StopResult } from './scheduler.js';
+import { closeAbandonedRuns, readStates, storePorts } from './store-ports.js';
+import { systemTimers, type Timers } from './timers.js';
+
+/** What the store's locking capability means for the worker. */
+const WORKER_PROFILES: Record<DialectProfile['locking'], { instanceLock: boolean; maxConcurrentRuns: number }> = {
+  // Several workers share the store; each runs a few streams at once on its connection pool.
+  advisory: { instanceLock: false, maxConcurrentRuns: 4 },
+  // One worker per file, and one connection: runs take turns (a day's transaction holds it).
+  'single-process': { instanceLock: true, maxConcurrentRuns: 1 },
+};
+
+export interface WorkerOptions {
+  store: Store;
+  definitions: readonly PartnerDefinition[];
+  logger: Logger;
+  redact: Redact;
+  /** Must tell the same time as the store's clock. */
+  timers?: Timers;
+  locks?: StreamLocks;
+  /** Replaces the store-backed run and queries (tests). */
+  ports?: SchedulerPorts;
+  source?: typeof createSource;
+  alerter?: Alerter;
+  metrics?: WorkerMetrics;
+  dailyRetryMs?: number;
+  maxConcurrentRuns?: number;
+  freshnessIntervalMs?: number;
+  maxSleepMs?: number;
+}
+
+export interface Worker {
+  readonly scheduler: Scheduler;
+  readonly monitor: FreshnessMonitor;
+  readonly metrics: WorkerMetrics;
+  definitions(): PartnerDefinition[];
+  /** Replaces the definitions (a reload): jobs are added, re-planned or dropped. */
+  setDefinitions(defs: readonly PartnerDefinition[]): void;
+  health(): { ok: boolean; detail: string };
+  /** No new runs; waits up to `timeoutMs` for running ones; frees the locks. */
+  stop(timeoutMs: number): Promise<StopResult>;
+}
+
+export async function startWorker(options: WorkerOptions): Promise<Worker> {
+  const { store, logger, redact } = options;
+  const timers = options.timers ?? systemTimers;
+  const profile = WORKER_PROFILES[store.profile.locking];
+  const metrics = options.metrics ?? workerMetrics();
+  let instanceLock: InstanceLock | undefined;
+  if (profile.instanceLock && store.location.target !== ':memory:') instanceLock = acquireInstanceLock(store.location.target, timers.now());
+
+  let definitions = [...options.definitions];
+  const locks = options.locks ?? locksFor(store, logger);
+  const loader = new Loader({ store, validator: specValidator() });
+  const ports = options.ports ?? storePorts({ store, loader, logger, redact, source: options.source, definition: (p) => definitions.find((d) => d.partner === p) });
+
+  const monitor = new FreshnessMonitor({
+    timers,
+    logger,
+    locks,
+    alerter: options.alerter,
+    metrics,
+    intervalMs: options.freshnessIntervalMs,
+    streams: () => jobsFromDefinitions(definitions).map((j) => ({ partner: j.partner, stream: j.stream })),
+    readStates: () => readStates(store),
+  });
+
+  let running = 0;
+  const scheduler = new Scheduler({
+    timers,
+    logger,
+    locks,
+    ports,
+    dailyRetryMs: options.dailyRetryMs,
+    maxConcurrentRuns: options.maxConcurrentRuns ?? profile.maxConcurrentRuns,
+    maxSleepMs: options.maxSleepMs,
+    events: {
+      runStarted() {
+        metrics.running.set({}, ++running);
+      },
+      runFinished(job, _slot, r) {
+        metrics.running.set({}, --running);
+        const labels = { partner: job.partner, stream: job.stream };
+        metrics.runs.inc({ ...labels, status: r.status });
+        metrics.rowsPulled.inc(labels, r.counts.pulled);
+        metrics.rowsLoaded.inc(labels, r.counts.loaded + r.counts.released);
+        metrics.rowsRejected.inc(labels, r.counts.rejected);
+        metrics.rowsWaiting.inc(labels, r.counts.waiting);
+        metrics.throttled.inc(labels, r.counts.throttled);
+        metrics.retries.inc(labels, r.counts.retries);
+        metrics.duration.observe(labels, r.durationMs / 1000);
+        if (r.status === 'succeeded') metrics.lastSuccess.set(labels, timers.now().getTime() / 1000);
+        // A run changes freshness: report a breach or a recovery now rather than at the next minute.
+        void monitor.check();
+      },
+      skipped(job, _slot, reason) {
+        metrics.skipped.inc({ partner: job.partner, stream: job.stream, reason });
+      },
+    },
+  });
+  scheduler.setJobs(jobsFromDefinitions(definitions));
+
+  logger.info(`worker started: ${definitions.length} partner(s), ${scheduler.plan().length} stream(s) on ${store.description}`, {
+    event: 'worker_started',
+    streams: scheduler.plan().map((p) => ({ stream: p.key, next: p.next.at.toISOString() })),
+  });
+  scheduler.start();
+  monitor.start();
+  metrics.up.set({}, 1);
+
+  let stopped: Promise<StopResult> | undefined;
+  return {
+    scheduler,
+    monitor,
+    metrics,
+    definitions: () => [...definitions],
+    setDefinitions(defs) {
+      definitions = [...defs];
+      const change = scheduler.setJobs(jobsFromDefinitions(definitions));
+      logger.info(`definitions applied: ${definitions.length} partner(s); added ${change.added.join(', ') || 'none'}; removed ${change.removed.join(', ') || 'none'}; rescheduled ${change.rescheduled.join(', ') || 'none'}`, { event: 'definitions_reloaded' });
+    },
+    health: () => scheduler.health(),
+    stop(timeoutMs) {
+      stopped ??= (async () => {
+        metrics.up.set({}, 0);
+        const result = await scheduler.stop(timeoutMs);
+        await monitor.stop();
+        if (result.abandoned.length > 0) {
+          // Best effort, briefly: the next worker to take each stream's lock closes them anyway.
+          await Promise.race([
+            Promise.all(result.abandoned.map((r) => closeAbandonedRuns(store, r.job.partner, r.job.stream).catch(() => 0))),
+            new Promise((resolve) => timers.setTimeout(() => resolve(undefined), 1_000)),
+          ]);
+          // The locks stay held: the process must end now (the caller exits), and its sessions with it;
+          // freeing them first would let another worker start while this run still writes.
+          return result;
+        }
+        await locks.close();
+        instanceLock?.release();
+        return result;
+      })();
+      return stopped;
+    },
+  };
+}
