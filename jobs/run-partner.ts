@@ -7,10 +7,16 @@ import { createSource, type SourceDeps } from '../connectors/index.js';
 import type { PartnerDefinition } from '../src/config/definition.js';
 import type { Loader } from '../src/pipeline/load.js';
 import { ENTITIES, type Entity } from '../src/types.js';
+import { emptyCounts } from '../src/store/runs.js';
 import { syncStream, type StreamRunResult, type SyncDeps, type SyncPlan } from './sync-stream.js';
 
 export interface RunPartnerDeps extends Omit<SourceDeps, 'deadline'> {
   loader: Loader;
+  /**
+   * Runs one stream's sync holding the lock a worker takes for it, so a manual run never overlaps
+   * a worker's; resolves `{ ran: false }` when another process holds it. Absent: no locking.
+   */
+  exclusive?: <T>(partner: string, stream: Entity, work: () => Promise<T>) => Promise<{ ran: true; value: T } | { ran: false }>;
   progress?: SyncDeps['progress'];
   /** Builds the source (tests pass their own); default by the definition's source type. */
   source?: typeof createSource;
@@ -25,7 +31,16 @@ export async function runPartner(deps: RunPartnerDeps, def: PartnerDefinition, p
   const results: StreamRunResult[] = [];
   try {
     for (const entity of streams) {
-      results.push(await syncStream({ loader: deps.loader, source, logger: deps.logger, redact: deps.redact, progress: deps.progress }, def, entity, plan));
+      const sync = () => syncStream({ loader: deps.loader, source, logger: deps.logger, redact: deps.redact, progress: deps.progress }, def, entity, plan);
+      if (!deps.exclusive) {
+        results.push(await sync());
+        continue;
+      }
+      const outcome = await deps.exclusive(def.partner, entity, sync);
+      results.push(outcome.ran ? outcome.value : {
+        partner: def.partner, stream: entity, runId: '', kind: plan.kind, status: 'skipped', windows: '', counts: emptyCounts(),
+        error: `another run of ${def.partner}/${entity} is in progress (a worker or another command); nothing done`, durationMs: 0,
+      });
     }
   } finally {
     await source.close?.();

@@ -52,7 +52,8 @@ export interface StreamRunResult {
   stream: Entity;
   runId: string;
   kind: SyncPlan['kind'];
-  status: Exclude<RunStatus, 'running'>;
+  /** `skipped`: another process held the stream's lock; nothing was done. */
+  status: Exclude<RunStatus, 'running'> | 'skipped';
   windows: string;
   counts: RunCounts;
   /** The stream's position after the run: a cursor watermark or the last loaded day. */

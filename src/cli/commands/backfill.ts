@@ -6,7 +6,7 @@ import { withStore, type GlobalOptions } from '../context.js';
 import { loadConfig, partnerDefinition } from '../definitions.js';
 import { CliError, EXIT_USAGE, type Io } from '../io.js';
 import { progressLine } from '../progress.js';
-import { printStreamResults, resultsExitCode } from './run.js';
+import { printStreamResults, resultsExitCode, withExclusiveStreams } from './run.js';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const isDate = (s: string) => DATE.test(s) && new Date(`${s}T00:00:00Z`).toISOString().slice(0, 10) === s;
@@ -24,10 +24,10 @@ export async function backfillCommand(globals: GlobalOptions, args: { partner: s
     if (args.to >= today) throw new CliError(`--to ${args.to} is not a closed day yet (today is ${today} UTC); backfill closed days only`, EXIT_USAGE);
     const loader = new Loader({ store, validator: specValidator() });
     const progress = io.isTty && !globals.json ? progressLine() : undefined;
-    const results = await runPartner(
-      { loader, clock: store.clock, logger: config.logger, redact: config.redact, progress: progress?.update },
+    const results = await withExclusiveStreams(store, config.logger, (exclusive) => runPartner(
+      { loader, clock: store.clock, logger: config.logger, redact: config.redact, progress: progress?.update, exclusive },
       def, { kind: 'backfill', from: args.from, to: args.to }, args.stream,
-    );
+    ));
     progress?.done();
     if (globals.json) io.out(JSON.stringify({ partner: def.partner, kind: 'backfill', from: args.from, to: args.to, streams: results }));
     else printStreamResults(io, results);

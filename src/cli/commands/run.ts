@@ -1,4 +1,8 @@
-import { runPartner } from '../../../jobs/run-partner.js';
+import { runPartner, type RunPartnerDeps } from '../../../jobs/run-partner.js';
+import type { Logger } from '../../log.js';
+import type { Store } from '../../store/store.js';
+import { jobKey } from '../../worker/jobs.js';
+import { locksFor, withStreamLock } from '../../worker/locks.js';
 import type { StreamRunResult } from '../../../jobs/sync-stream.js';
 import { Loader } from '../../pipeline/load.js';
 import { specValidator } from '../../spec/validator.js';
@@ -17,6 +21,16 @@ export function printStreamResults(io: Io, results: readonly StreamRunResult[]):
   for (const r of results) if (r.error) io.out(`${r.stream}: ${r.status}: ${r.error}`);
 }
 
+/** The worker's per-stream locks, for a manual run or backfill (PostgreSQL; SQLite takes one writer process). */
+export async function withExclusiveStreams<T>(store: Store, logger: Logger, work: (exclusive: RunPartnerDeps['exclusive']) => Promise<T>): Promise<T> {
+  const locks = locksFor(store, logger);
+  try {
+    return await work((partner, stream, run) => withStreamLock(locks, jobKey(partner, stream), run));
+  } finally {
+    await locks.close();
+  }
+}
+
 export const resultsExitCode = (results: readonly StreamRunResult[]): number =>
   results.every((r) => r.status === 'succeeded') ? EXIT_OK : EXIT_FAILURE;
 
@@ -27,10 +41,10 @@ export async function runCommand(globals: GlobalOptions, args: { partner: string
   return withStore(globals, async (store) => {
     const loader = new Loader({ store, validator: specValidator() });
     const progress = io.isTty && !globals.json ? progressLine() : undefined;
-    const results = await runPartner(
-      { loader, clock: store.clock, logger: config.logger, redact: config.redact, progress: progress?.update },
+    const results = await withExclusiveStreams(store, config.logger, (exclusive) => runPartner(
+      { loader, clock: store.clock, logger: config.logger, redact: config.redact, progress: progress?.update, exclusive },
       def, { kind: 'run', scheduledFor: store.clock() }, args.stream,
-    );
+    ));
     progress?.done();
     if (globals.json) io.out(JSON.stringify({ partner: def.partner, kind: 'run', streams: results }));
     else printStreamResults(io, results);
