@@ -2,11 +2,13 @@
  * Source kinds, by the `source.type` of a connector definition: an explicit map, no discovery by
  * file name. Adding a kind is adding its folder and one line here.
  */
-import type { PartnerDefinition, RestSource } from '../src/config/definition.js';
+import type { DbSource, PartnerDefinition, RestSource, WarehouseSource } from '../src/config/definition.js';
 import type { Logger, Redact } from '../src/log.js';
 import type { Clock } from '../src/store/store.js';
+import { createDbSource } from './db/source.js';
 import { createRestSource } from './rest/source.js';
 import type { Source } from './source.js';
+import { createWarehouseSource } from './warehouse/source.js';
 
 export interface SourceDeps {
   clock: Clock;
@@ -20,12 +22,8 @@ export type SourceFactory = (def: PartnerDefinition, deps: SourceDeps) => Source
 
 export const SOURCE_KINDS: Record<PartnerDefinition['source']['type'], SourceFactory> = {
   rest: (def, deps) => createRestSource(def.source as RestSource, deps),
-  db: () => {
-    throw new Error('the db source kind is not available yet');
-  },
-  warehouse: () => {
-    throw new Error('the warehouse source kind is not available yet');
-  },
+  db: (def, deps) => createDbSource(def.source as DbSource, { ...deps, variant: def.variant }),
+  warehouse: (def, deps) => createWarehouseSource(def.source as WarehouseSource, { ...deps, variant: def.variant }),
 };
 
 export function createSource(def: PartnerDefinition, deps: SourceDeps): Source {

@@ -1,0 +1,261 @@
+/**
+ * The DB replica source kind: a partner's read replica (MySQL/MariaDB or PostgreSQL; SQLite in
+ * the demo) as a Source. Per stream a table or a query, read with the guarantees of the pull sync:
+ *
+ * - Cursor streams: the window [from, to) in keyset pages on (cursor column, tie-breaker), all
+ *   pages of a window in one read-only consistent snapshot (keyset.ts, ../sql/snapshot.ts). The
+ *   window's upper bound is lowered to the source's clock minus `safety_lag_ms` (`bound`), so a
+ *   row stamped before it but committed after the read started is left for the next run's lookback,
+ *   and the watermark is never above what the source had committed.
+ * - Daily streams: whole days by a date column of a table already aggregated per day, or from a
+ *   query that aggregates (`GROUP BY day, customer, game`) with `:date_from` / `:date_to`;
+ *   streamed with bounded memory in one snapshot (../sql/days.ts); the sync job replaces each day.
+ *
+ * Identifiers from the definition are validated and quoted before any statement is built; values
+ * are always bound. Sessions are read-only.
+ */
+import type { DbSource, DbStream, StreamDefinition } from '../../src/config/definition.js';
+import type { Logger, Redact } from '../../src/log.js';
+import type { Variant } from '../../src/types.js';
+import { SourceError, type CursorWindow, type PullWindow, type Source, type SourceStats } from '../source.js';
+import { sourceNow } from '../sql/clock.js';
+import { openSqlConnection, type SqlConnection } from '../sql/connection.js';
+import { addMicros, compareInstants, instantToIso, parseInstant } from '../sql/datetime.js';
+import { budgetCheck, checkDaysWindow, readDays, relationDays, wrappedDays, type DaySource } from '../sql/days.js';
+import { SQL_DIALECTS, type SqlDialect } from '../sql/dialects.js';
+import { columnIdentifier, relationIdentifier, type Identifier } from '../sql/identifiers.js';
+import { columnProblems, mappingNeeds, relationExists, resultColumns, type ColumnNeed } from '../sql/inspect.js';
+import { rowConverter } from '../sql/rows.js';
+import { inSnapshot } from '../sql/snapshot.js';
+import type { ResultColumn } from '../sql/column-types.js';
+import { checkQueryPage, keysetStatement, keysetWindow, lastPosition, queryKeyset, SELF_PAGING_PARAMS, tableKeyset, type KeysetPosition, type KeysetSource } from './keyset.js';
+
+export interface DbSourceDeps {
+  clock: () => Date;
+  logger: Logger;
+  /** The definitions' redactor; every error passes through it (the URL is a secret). */
+  redact: Redact;
+  /** Epoch ms: the run's budget end (default clock() + source.run_budget_ms). */
+  deadline?: number;
+  /** The partner's variant: `inspect` then checks column types against spec fields and required passthrough fields. */
+  variant?: Variant;
+  /** Where a relative SQLite path is resolved from (default the working directory). */
+  cwd?: string;
+}
+
+/** A stream's definition checked before any SQL: identifiers valid, its query's parameters known. */
+interface StreamPlan {
+  /** `streams.<entity>`, for messages. */
+  path: string;
+  what: string;
+  relation?: Identifier;
+  query?: string;
+  cursor?: Identifier;
+  tiebreak?: Identifier;
+  date?: Identifier;
+  /** Cursor streams: how pages are read. */
+  keyset?: KeysetSource;
+  /** Daily streams: how days are read. */
+  days?: DaySource;
+}
+
+const CURSOR_PARAMS = ['from', 'to', ...SELF_PAGING_PARAMS] as const;
+const DAILY_PARAMS = ['date_from', 'date_to'] as const;
+
+// String literals, quoted identifiers and comments: knex replaces `:name` even there.
+const QUOTED_OR_COMMENT = /'(?:[^']|'')*'|"(?:[^"]|"")*"|`(?:[^`]|``)*`|--[^\n]*|\/\*[\s\S]*?\*\//g;
+const NAMED = /(?<!:):([A-Za-z_][A-Za-z0-9_]*)/g;
+
+/** Named parameters of a query (`:from`; not `::date` casts, nor inside quotes or comments). */
+export function namedParams(sql: string): Set<string> {
+  return new Set([...sql.replace(QUOTED_OR_COMMENT, ' ').matchAll(NAMED)].map((m) => m[1] as string));
+}
+
+/** A stream query: one SELECT, trailing semicolons dropped, no positional placeholders, only known parameters. */
+export function checkStreamQuery(query: string, allowed: readonly string[], field: string): { sql: string; params: Set<string> } {
+  const sql = query.trim().replace(/;\s*$/, '').trim();
+  if (sql === '') throw new SourceError(`${field}: the query is empty`);
+  if (!/^(select|with)\b/i.test(sql)) throw new SourceError(`${field}: a stream query must be one SELECT (or WITH ... SELECT)`);
+  if (sql.includes('?')) throw new SourceError(`${field}: ? is read as a positional placeholder, even inside quotes: use the named parameters (${allowed.map((p) => ':' + p).join(', ')})`);
+  for (const [text] of sql.matchAll(QUOTED_OR_COMMENT)) {
+    const inside = [...text.matchAll(NAMED)].map((m) => m[1] as string).find((name) => allowed.includes(name));
+    if (inside !== undefined) throw new SourceError(`${field}: :${inside} inside quotes or a comment would still be replaced by its value: write that text differently`);
+  }
+  const params = namedParams(sql);
+  const unknown = [...params].filter((p) => !allowed.includes(p));
+  if (unknown.length > 0) throw new SourceError(`${field}: unknown parameter ${unknown.map((p) => ':' + p).join(', ')}; this query may use ${allowed.map((p) => ':' + p).join(', ')}`);
+  return { sql, params };
+}
+
+function planStream(stream: DbStream, dialect: SqlDialect): StreamPlan {
+  const path = `streams.${stream.entity}`;
+  const hasTable = stream.table !== undefined && stream.table !== '';
+  const hasQuery = stream.query !== undefined && stream.query.trim() !== '';
+  if (hasTable === hasQuery) throw new SourceError(`${path}: a db stream needs exactly one of table or query`);
+  const plan: StreamPlan = { path, what: `${path} (${hasTable ? `table ${stream.table}` : 'query'})` };
+  if (hasTable) plan.relation = relationIdentifier(stream.table, `${path}.table`, dialect);
+  const optional = (value: string | undefined, field: string): Identifier | undefined =>
+    value === undefined || value === '' ? undefined : columnIdentifier(value, `${path}.${field}`, dialect);
+
+  if (stream.incremental.mode === 'cursor') {
+    plan.cursor = columnIdentifier(stream.cursor_column, `${path}.cursor_column`, dialect);
+    plan.tiebreak = columnIdentifier(stream.tiebreak_column, `${path}.tiebreak_column`, dialect);
+    if (plan.relation) plan.keyset = tableKeyset(plan.relation, plan.cursor, plan.tiebreak);
+    else {
+      const { sql, params } = checkStreamQuery(stream.query as string, CURSOR_PARAMS, `${path}.query`);
+      const paging = SELF_PAGING_PARAMS.filter((p) => params.has(p));
+      if (paging.length > 0 && paging.length < SELF_PAGING_PARAMS.length) {
+        throw new SourceError(`${path}.query: uses ${paging.map((p) => ':' + p).join(', ')} but not ${SELF_PAGING_PARAMS.filter((p) => !params.has(p)).map((p) => ':' + p).join(', ')}: a query pages itself with all of :cursor, :id and :limit, or with none of them and the source pages it`);
+      }
+      plan.query = sql;
+      plan.keyset = queryKeyset(sql, plan.cursor, plan.tiebreak, paging.length > 0);
+    }
+    return plan;
+  }
+
+  plan.date = optional(stream.date_column, 'date_column');
+  if (plan.relation) {
+    if (plan.date === undefined) throw new SourceError(`${path}.date_column: a daily stream of a table needs the column holding each row's UTC day`);
+    plan.days = relationDays(plan.relation, plan.date);
+    return plan;
+  }
+  const { sql, params } = checkStreamQuery(stream.query as string, DAILY_PARAMS, `${path}.query`);
+  plan.query = sql;
+  const used = DAILY_PARAMS.filter((p) => params.has(p));
+  if (used.length === DAILY_PARAMS.length) plan.days = { query: sql };
+  else if (used.length === 0 && plan.date !== undefined) plan.days = wrappedDays(sql, plan.date);
+  else throw new SourceError(`${path}.query: must select the days read with :date_from and :date_to (both included), or use neither and name date_column`);
+  return plan;
+}
+
+const cursorAccepts = (dialect: SqlDialect) => (column: ResultColumn): string | undefined =>
+  column.type === 'timestamp' || column.type === 'timestamptz' || column.type === 'untyped' || (dialect.client === 'sqlite' && column.type === 'string')
+    ? undefined
+    : `the cursor column must be a date-time (DATETIME(6), TIMESTAMP, timestamptz)`;
+
+const dateAccepts = (column: ResultColumn): string | undefined =>
+  column.type === 'date' || column.type === 'string' || column.type === 'untyped'
+    ? undefined
+    : `the day column must be a DATE: a date-time would miss the last day's times in BETWEEN days; cast it in a query`;
+
+export function createDbSource(source: DbSource, deps: DbSourceDeps): Source {
+  const dialect = SQL_DIALECTS[source.client];
+  if (dialect === undefined) throw new SourceError(`source.client: ${JSON.stringify(source.client)} is not a database client; allowed: ${Object.keys(SQL_DIALECTS).join(', ')}`);
+  if (!Number.isInteger(source.page_size) || source.page_size < 1) throw new SourceError(`source.page_size: ${source.page_size} is not a positive integer`);
+  if (!Number.isFinite(source.safety_lag_ms) || source.safety_lag_ms < 0) throw new SourceError(`source.safety_lag_ms: ${source.safety_lag_ms} is not a duration in milliseconds`);
+  const timezone = source.timezone || 'UTC';
+  const stats: SourceStats = { requests: 0, retries: 0, throttled: 0, waitedMs: 0 };
+  const budget = budgetCheck(deps.clock, deps.deadline ?? deps.clock().getTime() + source.run_budget_ms);
+  const plans = new WeakMap<object, StreamPlan>();
+  let db: SqlConnection | undefined;
+
+  // Opened on first use: a definition refused before then never connects.
+  const connection = (): SqlConnection =>
+    (db ??= openSqlConnection({ client: source.client, url: source.url, timezone, statementTimeoutMs: source.statement_timeout_ms, redact: deps.redact, logger: deps.logger, stats, cwd: deps.cwd }));
+
+  const planFor = (definition: StreamDefinition): StreamPlan => {
+    let plan = plans.get(definition);
+    if (plan === undefined) {
+      plan = planStream(definition as DbStream, dialect);
+      plans.set(definition, plan);
+    }
+    return plan;
+  };
+
+  async function* cursorPages(plan: StreamPlan, keyset: KeysetSource, window: CursorWindow): AsyncGenerator<unknown[]> {
+    const what = plan.what;
+    const bounds = keysetWindow(window.from, window.to, timezone, what);
+    if (compareInstants(bounds.from, bounds.to) >= 0) return;
+    const pageSize = source.page_size;
+    yield* inSnapshot(connection(), what, async function* (session) {
+      let after: KeysetPosition | undefined;
+      for (let page = 1; ; page += 1) {
+        budget(what);
+        const { sql, bindings } = keysetStatement(keyset, dialect, bounds, pageSize, timezone, after);
+        const result = await session.query(sql, bindings, `${what}, page ${page}`);
+        if (keyset.kind === 'self-paged') checkQueryPage(result.rows, keyset, bounds, pageSize, timezone, after, `${what}, page ${page}`);
+        if (result.rows.length === 0) return;
+        const next = lastPosition(result.rows, keyset, `${what}, page ${page}`);
+        const toRecord = rowConverter(result.columns, timezone);
+        yield result.rows.map(toRecord);
+        // In one snapshot a short page is the last: nothing can appear behind it.
+        if (result.rows.length < pageSize) return;
+        after = next;
+      }
+    });
+  }
+
+  return {
+    stats,
+
+    async bound(definition: StreamDefinition, window: PullWindow): Promise<PullWindow> {
+      const plan = planFor(definition);
+      if (window.kind === 'days') return window;
+      const what = plan.what;
+      const from = parseInstant(window.from);
+      const to = parseInstant(window.to);
+      if (from === undefined || to === undefined) throw new SourceError(`${what}: a cursor window needs ISO 8601 date-times with a zone, got ${window.from} .. ${window.to}`);
+      const session = await connection().acquire(what);
+      let now;
+      try {
+        now = await sourceNow(session, what);
+      } finally {
+        await session.release();
+      }
+      const lagMicros = Math.round(source.safety_lag_ms * 1000);
+      let limit = addMicros(now, -lagMicros);
+      if (compareInstants(limit, from) < 0) limit = from; // a source clock behind ours: an empty window, not a negative one
+      return compareInstants(limit, to) < 0 ? { kind: 'cursor', from: window.from, to: instantToIso(limit) } : window;
+    },
+
+    pages(definition: StreamDefinition, window: PullWindow): AsyncIterable<unknown[]> {
+      // Checked here, before the iterator runs: a bad definition fails before any connection.
+      const plan = planFor(definition);
+      if (window.kind === 'cursor') {
+        if (plan.keyset === undefined) throw new SourceError(`${plan.what}: a cursor window needs a cursor stream (cursor_column, tiebreak_column)`);
+        return cursorPages(plan, plan.keyset, window);
+      }
+      if (plan.days === undefined) throw new SourceError(`${plan.what}: a days window needs a daily stream (date_column, or a query with :date_from and :date_to)`);
+      checkDaysWindow(window, plan.what);
+      return readDays(connection(), plan.days, window, { pageSize: source.page_size, timezone, what: plan.what, budget });
+    },
+
+    async inspect(definition: StreamDefinition): Promise<string[]> {
+      const plan = planFor(definition);
+      const stream = definition as DbStream;
+      const what = `check ${plan.what}`;
+      const needs: ColumnNeed[] = mappingNeeds(stream, deps.variant);
+      if (plan.cursor && plan.tiebreak) {
+        needs.push({ column: plan.cursor.name, origin: 'cursor_column', required: true, check: cursorAccepts(dialect) });
+        needs.push({ column: plan.tiebreak.name, origin: 'tiebreak_column', required: true });
+      }
+      if (plan.date && !(plan.days && 'query' in plan.days)) needs.push({ column: plan.date.name, origin: 'date_column', required: true, check: dateAccepts });
+      const session = await connection().acquire(what);
+      try {
+        if (plan.relation) {
+          if (!(await relationExists(session, plan.relation, what))) return [`${plan.path}.table: table or view ${plan.relation.text} does not exist (or this user cannot read it)`];
+          const columns = await resultColumns(session, `SELECT * FROM ${plan.relation.sql}`, {}, what);
+          return columnProblems(columns, needs, `${plan.path}.table ${plan.relation.text}`);
+        }
+        const bindings = stream.incremental.mode === 'cursor'
+          ? { from: '2000-01-01 00:00:00', to: '2000-01-01 00:00:00', cursor: '1999-12-31 23:59:59.999999', id: null, limit: 0 }
+          : { date_from: '2000-01-01', date_to: '2000-01-01' };
+        let columns: ResultColumn[];
+        try {
+          columns = await resultColumns(session, plan.query as string, bindings, what);
+        } catch (error) {
+          return [`${plan.path}.query: ${(error as Error).message}`];
+        }
+        return columnProblems(columns, needs, `${plan.path}.query`);
+      } finally {
+        await session.release();
+      }
+    },
+
+    async close(): Promise<void> {
+      const open = db;
+      db = undefined;
+      await open?.close();
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { mysqlColumn, pgColumn, sqliteColumn, type ResultColumn } from '../../connectors/sql/column-types.js';
+import { addMicros, instantToIso, instantToSourceText, parseInstant, sourceDateTimeToIso } from '../../connectors/sql/datetime.js';
+import { rowConverter } from '../../connectors/sql/rows.js';
+
+describe('sql values: date-times at the source precision', () => {
+  it('zone-less text is read in the source zone; offsets are honoured; every fraction digit is kept, padded to six', () => {
+    assert.equal(sourceDateTimeToIso('2024-05-01 10:00:00.123456', 'UTC'), '2024-05-01T10:00:00.123456Z');
+    assert.equal(sourceDateTimeToIso('2024-05-01 10:00:00', 'UTC'), '2024-05-01T10:00:00.000000Z');
+    assert.equal(sourceDateTimeToIso('2024-05-01 10:00:00.5', 'UTC'), '2024-05-01T10:00:00.500000Z');
+    assert.equal(sourceDateTimeToIso('2024-05-01 10:00:00.999999', 'Europe/Malta'), '2024-05-01T08:00:00.999999Z');
+    assert.equal(sourceDateTimeToIso('2024-01-01 00:30:00.000001', 'Europe/Malta'), '2023-12-31T23:30:00.000001Z');
+    assert.equal(sourceDateTimeToIso('2024-05-01 10:00:00.25+00', 'Europe/Malta'), '2024-05-01T10:00:00.250000Z');
+    assert.equal(sourceDateTimeToIso('2024-05-01 10:00:00.000001+05:30', 'UTC'), '2024-05-01T04:30:00.000001Z');
+    assert.equal(sourceDateTimeToIso('2024-05-01 10:00:00-03', 'UTC'), '2024-05-01T13:00:00.000000Z');
+    assert.equal(sourceDateTimeToIso('1900-01-01 00:00:00+00:53:28', 'UTC'), '1899-12-31T23:06:32.000000Z');
+    assert.equal(sourceDateTimeToIso('2024-05-01T10:00:00.123456789Z', 'UTC'), '2024-05-01T10:00:00.123456789Z');
+    for (const notADateTime of ['0000-00-00 00:00:00', '2023-02-29 10:00:00', 'infinity', '2024-05-01', '10:00:00']) {
+      assert.equal(sourceDateTimeToIso(notADateTime, 'UTC'), undefined, notADateTime);
+    }
+  });
+
+  it('bounds: microsecond arithmetic, written as zone-less source text without trailing zeros', () => {
+    const from = parseInstant('2024-05-01T00:00:00.000Z');
+    assert.ok(from);
+    assert.equal(instantToSourceText(from, 'UTC'), '2024-05-01 00:00:00');
+    assert.equal(instantToSourceText(addMicros(from, -1), 'UTC'), '2024-04-30 23:59:59.999999');
+    assert.equal(instantToSourceText(addMicros(from, 500_000), 'Europe/Malta'), '2024-05-01 02:00:00.5');
+    assert.equal(instantToIso(addMicros(from, -30_000_000)), '2024-04-30T23:59:30.000000Z');
+    assert.deepEqual(parseInstant('2024-05-01 10:00:00.123456789', 'UTC'), { seconds: Date.UTC(2024, 4, 1, 10) / 1000, micros: 123456 });
+  });
+});
+
+describe('sql values: driver rows to partner records', () => {
+  const columns = (list: [string, ResultColumn['type']][]): ResultColumn[] => list.map(([name, type]) => ({ name, type, typeName: type }));
+
+  it('decimals and big integers read as text become numbers; dates stay days; the exact text stays when a number cannot hold it', () => {
+    const convert = rowConverter(
+      columns([['id', 'integer'], ['big', 'integer'], ['amount', 'decimal'], ['day', 'date'], ['at', 'timestamp'], ['at_tz', 'timestamptz'], ['name', 'string'], ['missing', 'string']]),
+      'UTC',
+    );
+    assert.deepEqual(convert({ id: '42', big: '9007199254740993', amount: '-1234.50', day: '2024-05-01', at: '2024-05-01 10:00:00.000001', at_tz: '2024-05-01 12:00:00+02', name: '2024-05-01 10:00:00', missing: null }), {
+      id: 42,
+      big: '9007199254740993',
+      amount: -1234.5,
+      day: '2024-05-01',
+      at: '2024-05-01T10:00:00.000001Z',
+      at_tz: '2024-05-01T10:00:00.000000Z',
+      name: '2024-05-01 10:00:00',
+      missing: null,
+    });
+  });
+
+  it('SQLite expressions (no declared type): a value shaped like a date-time is one; a column named __proto__ stays a field', () => {
+    const convert = rowConverter(columns([['m', 'untyped'], ['d', 'untyped'], ['__proto__', 'string']]), 'UTC');
+    const record = convert(JSON.parse('{"m":"2024-05-01 10:00:00.123","d":"2024-05-01","__proto__":"x"}') as Record<string, unknown>);
+    assert.deepEqual(Object.keys(record), ['m', 'd', '__proto__']);
+    assert.equal(record.m, '2024-05-01T10:00:00.123000Z');
+    assert.equal(record.d, '2024-05-01');
+    assert.equal(Object.getPrototypeOf(record), Object.prototype);
+  });
+
+  it('driver column metadata folds into kinds', () => {
+    assert.deepEqual(mysqlColumn({ name: 'a', columnType: 0x0c }), { name: 'a', type: 'timestamp', typeName: 'DATETIME' });
+    assert.deepEqual(mysqlColumn({ name: 'b', columnType: 0xfc, characterSet: 63 }), { name: 'b', type: 'binary', typeName: 'BLOB' });
+    assert.deepEqual(pgColumn({ name: 'c', dataTypeID: 1184 }), { name: 'c', type: 'timestamptz', typeName: 'timestamp with time zone' });
+    assert.deepEqual(sqliteColumn({ name: 'd', type: 'DECIMAL(15,2)' }), { name: 'd', type: 'decimal', typeName: 'DECIMAL(15,2)' });
+    assert.deepEqual(sqliteColumn({ name: 'e', type: null }), { name: 'e', type: 'untyped', typeName: 'no declared type' });
+  });
+});

@@ -1,0 +1,104 @@
+import assert from 'node:assert/strict';
+import type { DaysWindow } from '../../connectors/source.js';
+import { SourceError } from '../../connectors/source.js';
+import { createWarehouseSource } from '../../connectors/warehouse/source.js';
+import { DATABASES, deps, readAll, rejection, SERVER_DATABASES, useDatabase, viewStream, warehouseSource, type TestDatabase } from './databases.js';
+
+const utcDay = (offsetDays: number): string => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+
+async function activityView(db: TestDatabase): Promise<void> {
+  const { sql } = db;
+  await db.exec(`CREATE TABLE activity_facts (date ${sql.date} NOT NULL, customer_id ${sql.text} NOT NULL, game_type ${sql.text} NOT NULL, currency ${sql.text} NOT NULL, total_bets ${sql.decimal}, wins ${sql.decimal}, internal_note ${sql.text})`);
+  await db.exec('CREATE VIEW activity_v AS SELECT date, customer_id, game_type, currency, total_bets, wins, internal_note FROM activity_facts');
+}
+
+for (const backend of DATABASES) {
+  describe(`warehouse source: ${backend.client}`, () => {
+    const db = useDatabase(backend);
+
+    it('reads a view by date partition, several days per query, only closed days', async () => {
+      await activityView(db());
+      const days = [-5, -4, -3, -2, -1, 0].map(utcDay);
+      for (const [i, day] of days.entries()) {
+        await db().exec('INSERT INTO activity_facts VALUES (?, ?, ?, ?, ?, ?, ?)', [day, `c${i}`, 'slots', 'EUR', `${i}.50`, '1.00', 'not for partners']);
+      }
+      const source = createWarehouseSource(warehouseSource(db(), { days_per_query: 3 }), deps());
+      try {
+        const window: DaysWindow = { kind: 'days', from: days[1] as string, to: days[3] as string };
+        const records = (await readAll(source.pages(viewStream(), window))).flat();
+        assert.deepEqual(records.map((r) => r.customer_id).sort(), ['c1', 'c2', 'c3']);
+        assert.deepEqual(records.find((r) => r.customer_id === 'c2'), { date: days[2], customer_id: 'c2', game_type: 'slots', currency: 'EUR', total_bets: 2.5, wins: 1, internal_note: 'not for partners' });
+        // Without passthrough only the mapped columns (and the day) are selected.
+        const explicit = viewStream({ mapping: { passthrough: false, fields: { date: 'date', customer_id: 'customer_id', game_type: 'game_type', currency: { const: 'EUR' }, total_bets: { from: 'total_bets' } } } });
+        const narrow = (await readAll(source.pages(explicit, { kind: 'days', from: days[4] as string, to: days[4] as string }))).flat();
+        assert.deepEqual(narrow, [{ date: days[4], customer_id: 'c4', game_type: 'slots', total_bets: 4.5 }]);
+
+        // Today is not closed by the warehouse's clock; neither is a window reaching it.
+        for (const open of [{ from: days[5], to: days[5] }, { from: days[4], to: days[5] }, { from: utcDay(1), to: utcDay(1) }]) {
+          const error = await rejection(readAll(source.pages(viewStream(), { kind: 'days', ...open } as DaysWindow)));
+          assert.ok(error instanceof SourceError);
+          assert.match(error.message, new RegExp(`streams\\.activity \\(view activity_v\\): days ${open.from}\\.\\.${open.to} are not all closed: the warehouse's day is ${days[5]} \\(UTC\\)`));
+        }
+        const cursor = await rejection(readAll(source.pages(viewStream(), { kind: 'cursor', from: '2024-05-01T00:00:00Z', to: '2024-05-02T00:00:00Z' })));
+        assert.match(cursor.message, /the warehouse reads closed days, not a cursor window/);
+        assert.throws(() => source.pages(viewStream({ incremental: { mode: 'cursor', cursor_field: 'date', lookback_ms: 0, start: '' } }), { kind: 'days', from: days[1] as string, to: days[1] as string }), /streams\.activity: a warehouse stream is read by closed days: set incremental\.mode to daily/);
+      } finally {
+        await source.close?.();
+      }
+    });
+
+    it('inspect: a missing view, a missing column, an incompatible type', async () => {
+      await activityView(db());
+      const { sql } = db();
+      await db().exec(`CREATE VIEW customers_v AS SELECT customer_id, ${backend.client === 'sqlite' ? "'2024-05-01 10:00:00'" : 'now()'} AS modified_day, total_bets AS email FROM activity_facts`);
+      const source = createWarehouseSource(warehouseSource(db()), deps());
+      try {
+        assert.deepEqual(await source.inspect?.(viewStream()), []);
+        assert.deepEqual(await source.inspect?.(viewStream({ view: 'activity_missing' })), ['streams.activity.view: view activity_missing does not exist (or this user cannot read it)']);
+        const wrongDay = await source.inspect?.(viewStream({ date_column: 'day' }));
+        assert.deepEqual(wrongDay, ['streams.activity.view activity_v: column day (date_column) does not exist; its columns: date, customer_id, game_type, currency, total_bets, wins, internal_note']);
+        const mapped = await source.inspect?.(viewStream({ mapping: { passthrough: true, fields: { ggr: 'gross_revenue', bets_count: 'game_type' } } }));
+        assert.deepEqual(mapped, [
+          'streams.activity.view activity_v: column gross_revenue (mapping.fields.ggr) does not exist; its columns: date, customer_id, game_type, currency, total_bets, wins, internal_note',
+          `streams.activity.view activity_v: column game_type (mapping.fields.bets_count) has type ${backend.client === 'mysql' ? 'VARCHAR' : sql.text}: a ${backend.client === 'mysql' ? 'VARCHAR' : sql.text} column gives text; the field needs an integer: add number: true to the rule (bets_count is a spec integer field)`,
+        ]);
+        if (backend.client !== 'sqlite') {
+          const customers = await source.inspect?.(viewStream({ entity: 'customers', view: 'customers_v', date_column: 'modified_day', mapping: { passthrough: false, fields: { customer_id: 'customer_id', email: 'email' } } }));
+          assert.equal(customers?.length, 2);
+          assert.match(customers?.[0] ?? '', /column email \(mapping\.fields\.email\) has type (DECIMAL|numeric): a (DECIMAL|numeric) column gives numbers; the field needs text/);
+          assert.match(customers?.[1] ?? '', /column modified_day \(date_column\) has type .*: the partition column must be a DATE/);
+        }
+      } finally {
+        await source.close?.();
+      }
+    });
+  });
+}
+
+for (const backend of SERVER_DATABASES) {
+  describe(`warehouse source: statement timeout, ${backend.client}`, () => {
+    const db = useDatabase(backend);
+
+    it('a view slower than statement_timeout_ms fails with a clear SourceError', async () => {
+      const sleep = backend.client === 'mysql' ? 'SLEEP(2)' : '(SELECT 1 FROM pg_sleep(2))';
+      await db().exec(`CREATE TABLE facts (date ${db().sql.date} NOT NULL, customer_id ${db().sql.text})`);
+      await db().exec('INSERT INTO facts VALUES (?, ?)', [utcDay(-2), 'c1']);
+      await db().exec(`CREATE VIEW slow_v AS SELECT date, customer_id, ${sleep} AS slept FROM facts`);
+      const source = createWarehouseSource(warehouseSource(db(), { statement_timeout_ms: 500 }), deps());
+      try {
+        const started = Date.now();
+        const error = await rejection(readAll(source.pages(viewStream({ view: 'slow_v' }), { kind: 'days', from: utcDay(-2), to: utcDay(-2) })));
+        const elapsed = Date.now() - started;
+        assert.ok(error instanceof SourceError, String(error));
+        assert.match(error.message, /^streams\.activity \(view slow_v\), days \d{4}-\d{2}-\d{2}: cancelled by the statement timeout of 500 ms \(source\.statement_timeout_ms\)/);
+        assert.ok(elapsed < 1800, `cancelled after ${elapsed} ms, before the 2 s sleep ended`);
+        // The connection is usable afterwards.
+        await db().exec('DROP VIEW slow_v');
+        await db().exec(`CREATE VIEW slow_v AS SELECT date, customer_id FROM facts`);
+        assert.equal((await readAll(source.pages(viewStream({ view: 'slow_v' }), { kind: 'days', from: utcDay(-2), to: utcDay(-2) }))).flat().length, 1);
+      } finally {
+        await source.close?.();
+      }
+    });
+  });
+}
