@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { DialectProfile } from '../dialects.js';
 import { initial } from './001-initial.js';
 import { rejectOrigin } from './002-reject-origin.js';
+import { commissions } from './003-commissions.js';
 
 export interface StoreMigration {
   name: string;
@@ -9,4 +10,4 @@ export interface StoreMigration {
 }
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions];

@@ -1,0 +1,98 @@
+/**
+ * The commission job: runs after every committed load (pull, import, backfill; later push) for
+ * only what that load touched, and after an FX import for what waited for the new rates or used
+ * a changed one. The engine itself is src/commission/; docs/commissions.md defines the rules.
+ *
+ *   const { plans, errors } = await loadPlans('config/commissions.yaml');
+ *   const loader = new Loader({ store, validator, afterCommit: createCommissionHook(store, plans, logger) });
+ */
+import { readFile } from 'node:fs/promises';
+import type { Logger } from '../src/log.js';
+import type { LoadedChange } from '../src/pipeline/load.js';
+import type { Store } from '../src/store/store.js';
+import type { Variant } from '../src/types.js';
+import { utcDay } from '../src/commission/dates.js';
+import { addDay, emptyScope, evaluateScope, plansFor, scopeSize, type Evaluation, type Scope } from '../src/commission/engine.js';
+import { parseRatesCsv, saveRates, type RatesFileProblem, type RatesImport } from '../src/commission/fx.js';
+import type { Plan } from '../src/commission/plans.js';
+import { scopeOfChange } from '../src/commission/scope.js';
+
+export { loadPlans, formatPlanError, type LoadedPlans, type PlanError } from '../src/commission/load-plans.js';
+export { recompute, type PartnerRecompute, type Difference } from '../src/commission/recompute.js';
+
+/** The Loader's `afterCommit`: evaluates each partner's change in its own transaction. A failure is thrown after its scope is kept pending. */
+export function createCommissionHook(store: Store, plans: readonly Plan[], logger: Logger): (changes: LoadedChange[]) => Promise<void> {
+  return async (changes) => {
+    for (const change of changes) {
+      if (plansFor(plans, change.partner, change.variant).length === 0) continue;
+      const started = performance.now();
+      const result = await evaluateScope(store, plans, scopeOfChange(change));
+      logEvaluation(logger, result, change.runId, performance.now() - started);
+    }
+  };
+}
+
+function logEvaluation(logger: Logger, r: Evaluation, runId: string, ms: number): void {
+  const level = r.held > 0 ? 'warn' : 'info';
+  logger.log(level, `commissions: ${r.lines} lines (${r.net.toFixed(2)} USD) over ${r.keys} keys` + (r.held > 0 ? `, ${r.held} held waiting for FX rates` : ''), {
+    partner: r.partner, run_id: runId, keys: r.keys, lines: r.lines, net_usd: r.net.toFixed(2), held: r.held, released: r.released, customer_days: r.days, duration_ms: Math.round(ms),
+  });
+}
+
+export interface FxImportResult {
+  file: string;
+  problems: RatesFileProblem[];
+  rates: number;
+  saved?: RatesImport;
+  evaluations: Evaluation[];
+}
+
+/**
+ * `fx import`: a rates file is loaded whole or not at all (every problem reported with its
+ * line); then each partner re-evaluates what waited for a rate (holds, customer-days missing
+ * one) and, for a rate that changed, every record of that currency and day.
+ */
+export async function importRatesFile(store: Store, plans: readonly Plan[], file: string, logger: Logger): Promise<FxImportResult> {
+  const text = await readFile(file, 'utf8');
+  const { rates, problems } = parseRatesCsv(text);
+  if (problems.length > 0) return { file, problems, rates: rates.length, evaluations: [] };
+  const runId = `fx-import-${store.now()}`;
+  const saved = await store.transaction((trx) => saveRates(trx, rates, file.replace(/^.*[\\/]/, ''), store.now()));
+  const evaluations = await reevaluateForRates(store, plans, saved, runId, logger);
+  return { file, problems, rates: rates.length, saved, evaluations };
+}
+
+/** Re-evaluates what the saved rates can move: held entries, customer-days missing a rate, and the records of every replaced rate's day. */
+export async function reevaluateForRates(store: Store, plans: readonly Plan[], saved: RatesImport, runId: string, logger: Logger): Promise<Evaluation[]> {
+  const knex = store.knex;
+  const partners: { partner_id: string; variant: Variant }[] = await knex('partners').select('partner_id', 'variant');
+  const out: Evaluation[] = [];
+  for (const { partner_id: partner, variant } of partners) {
+    if (plansFor(plans, partner, variant).length === 0) continue;
+    const scope: Scope = emptyScope(partner, variant, runId);
+    const holds: { customer_id: string | null }[] = await knex('commission_holds').where('partner_id', partner).select('customer_id');
+    for (const h of holds) if (h.customer_id !== null) scope.customers.add(h.customer_id);
+    const missingDays: { customer_id: string; date: unknown }[] = await knex('commission_customer_days').where('partner_id', partner).whereNotNull('missing').select('customer_id', 'date');
+    for (const d of missingDays) addDay(scope, d.customer_id, String(d.date).slice(0, 10));
+    for (const { currency, date } of saved.replaced) {
+      const txs: { customer_id: string; transaction_type: string; transaction_date: unknown }[] = await knex('transactions')
+        .where('partner_id', partner).where('currency', currency).whereNull('amount_usd')
+        .where('transaction_date', '>=', `${date}T00:00:00.000000Z`).where('transaction_date', '<=', `${date}T23:59:59.999999Z`)
+        .select('customer_id', 'transaction_type', 'transaction_date');
+      for (const t of txs) {
+        scope.customers.add(t.customer_id);
+        if (t.transaction_type === 'bonus') addDay(scope, t.customer_id, utcDay(String(t.transaction_date)));
+      }
+      if (variant === 'igaming') {
+        const days: { customer_id: string }[] = await knex('gaming_activity').where({ partner_id: partner, date, currency }).select('customer_id');
+        for (const d of days) addDay(scope, d.customer_id, date);
+      }
+    }
+    if (scopeSize(scope) === 0) continue;
+    const started = performance.now();
+    const result = await evaluateScope(store, plans, scope);
+    logEvaluation(logger, result, runId, performance.now() - started);
+    out.push(result);
+  }
+  return out;
+}

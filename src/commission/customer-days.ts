@@ -1,0 +1,394 @@
+/**
+ * Revenue per customer and UTC day, in USD: the unit RevShare and the CPA wagering term are
+ * built from (docs/commissions.md, GGR and NGR). Kept in commission_customer_days and summed per
+ * affiliate and month in commission_affiliate_months by deltas: a batch re-derives only the days
+ * it touched, and a month's base is one row however long the history.
+ */
+import type { Knex } from 'knex';
+import { monthOf } from './dates.js';
+import { RateBook, type MissingRate } from './fx.js';
+import type { CustomerFact, TxFact } from './facts.js';
+import { money, moneyOrNull, sum, ZERO, type Money } from './money.js';
+
+export interface ActivityRow {
+  customerId: string;
+  date: string;
+  gameType: string;
+  currency: string;
+  totalBets: Money | null;
+  wins: Money | null;
+  ggr: Money | null;
+  ngr: Money | null;
+}
+
+/** One customer-day; the amounts are null while a rate is missing. */
+export interface DayValues {
+  ggr: Money | null;
+  ngr: Money | null;
+  bets: Money | null;
+  missing: MissingRate[];
+}
+
+export function toActivityRow(r: Record<string, unknown>): ActivityRow {
+  return {
+    customerId: String(r.customer_id),
+    date: String(r.date).slice(0, 10),
+    gameType: String(r.game_type),
+    currency: String(r.currency),
+    totalBets: moneyOrNull(r.total_bets),
+    wins: moneyOrNull(r.wins),
+    ggr: moneyOrNull(r.ggr),
+    ngr: moneyOrNull(r.ngr),
+  };
+}
+
+/** A row's GGR in its currency: `ggr` where sent, else total_bets − wins; neither: 0 (no revenue information). */
+export function rowGgr(row: ActivityRow): Money {
+  if (row.ggr !== null) return row.ggr;
+  if (row.totalBets !== null && row.wins !== null) return row.totalBets.minus(row.wins);
+  return ZERO;
+}
+
+/**
+ * The customer-day: GGR = Σ rows' GGR; NGR = Σ rows' ngr when every row carries ngr, otherwise
+ * GGR − the customer's approved bonus transactions of that UTC day; wagering = Σ total_bets.
+ * Each row converts at its currency's rate of the activity date; a bonus at its own day's rate,
+ * or its amount_usd. Bonuses are counted by absolute value (a bonus is a cost whatever its sign).
+ */
+export function deriveDay(rows: readonly ActivityRow[], bonuses: readonly TxFact[], fx: RateBook): DayValues | null {
+  if (rows.length === 0) return null;
+  const missing = new Set<MissingRate>();
+  const usd = (amount: Money, currency: string, day: string): Money => {
+    const c = fx.convert(amount, currency, day);
+    if ('missing' in c) {
+      missing.add(c.missing);
+      return ZERO;
+    }
+    return c.usd;
+  };
+  const ggr = sum(rows.map((r) => usd(rowGgr(r), r.currency, r.date)));
+  const bets = sum(rows.map((r) => (r.totalBets === null ? ZERO : usd(r.totalBets, r.currency, r.date))));
+  let ngr: Money;
+  if (rows.every((r) => r.ngr !== null)) ngr = sum(rows.map((r) => usd(r.ngr as Money, r.currency, r.date)));
+  else {
+    const bonus = sum(bonuses.map((b) => (b.amountUsd !== null ? b.amountUsd : usd(b.amount, b.currency, b.day)).abs()));
+    ngr = ggr.minus(bonus);
+  }
+  if (missing.size > 0) return { ggr: null, ngr: null, bets: null, missing: [...missing].sort() };
+  return { ggr, ngr, bets, missing: [] };
+}
+
+export interface CachedDay extends DayValues {
+  customerId: string;
+  date: string;
+  affiliateId: string;
+}
+
+export function toCachedDay(r: Record<string, unknown>): CachedDay {
+  const missing = r.missing === null || r.missing === undefined || r.missing === '' ? [] : String(r.missing).split(',');
+  return {
+    customerId: String(r.customer_id),
+    date: String(r.date).slice(0, 10),
+    affiliateId: String(r.affiliate_id),
+    ggr: moneyOrNull(r.ggr_usd),
+    ngr: moneyOrNull(r.ngr_usd),
+    bets: moneyOrNull(r.bets_usd),
+    missing,
+  };
+}
+
+/** Deltas of affiliate months, and the customer-days behind each. */
+export interface MonthDelta {
+  ggr: Money;
+  ngr: Money;
+  days: number;
+  missingDays: number;
+  sources: string[];
+}
+
+export const monthKey = (affiliate: string, month: string): string => `${affiliate}\u0000${month}`;
+export const splitMonthKey = (key: string): [string, string] => key.split('\u0000') as [string, string];
+
+export class MonthDeltas {
+  readonly map = new Map<string, MonthDelta>();
+
+  private at(affiliate: string, month: string): MonthDelta {
+    const key = monthKey(affiliate, month);
+    let d = this.map.get(key);
+    if (!d) this.map.set(key, (d = { ggr: ZERO, ngr: ZERO, days: 0, missingDays: 0, sources: [] }));
+    return d;
+  }
+
+  add(day: CachedDay, sign: 1 | -1, source?: string): void {
+    const d = this.at(day.affiliateId, monthOf(day.date));
+    d.days += sign;
+    if (day.missing.length > 0) d.missingDays += sign;
+    else {
+      d.ggr = d.ggr.plus((day.ggr as Money).times(sign));
+      d.ngr = d.ngr.plus((day.ngr as Money).times(sign));
+    }
+    if (source && !d.sources.includes(source)) d.sources.push(source);
+  }
+
+  /** A month touched without a change of sums (its days changed in place to the same values). */
+  touch(affiliate: string, month: string, source: string): void {
+    const d = this.at(affiliate, month);
+    if (!d.sources.includes(source)) d.sources.push(source);
+  }
+}
+
+const CHUNK = 500;
+export const sameDay = (a: CachedDay, b: CachedDay): boolean =>
+  a.affiliateId === b.affiliateId && a.missing.join(',') === b.missing.join(',') &&
+  eq(a.ggr, b.ggr) && eq(a.ngr, b.ngr) && eq(a.bets, b.bets);
+const eq = (a: Money | null, b: Money | null): boolean => (a === null ? b === null : b !== null && a.equals(b));
+
+/** Reads the activity rows of these (customer, day) pairs: one indexed query per day and chunk of customers. */
+export async function readActivity(knex: Knex, partner: string, pairs: ReadonlyMap<string, ReadonlySet<string>>): Promise<ActivityRow[]> {
+  const byDay = new Map<string, string[]>();
+  for (const [customer, days] of pairs) for (const day of days) byDay.set(day, [...(byDay.get(day) ?? []), customer]);
+  const out: ActivityRow[] = [];
+  for (const [day, customers] of byDay) {
+    for (let i = 0; i < customers.length; i += CHUNK) {
+      const rows: Record<string, unknown>[] = await knex('gaming_activity')
+        .where('partner_id', partner)
+        .where('date', day)
+        .whereIn('customer_id', customers.slice(i, i + CHUNK))
+        .select('customer_id', 'date', 'game_type', 'currency', 'total_bets', 'wins', 'ggr', 'ngr');
+      out.push(...rows.map(toActivityRow));
+    }
+  }
+  return out;
+}
+
+/** Approved bonus transactions of these customers on these days, per `customer\0day`. */
+export async function readBonuses(pairs: ReadonlyMap<string, ReadonlySet<string>>, read: (customers: string[], from: string, to: string) => Promise<TxFact[]>): Promise<Map<string, TxFact[]>> {
+  const out = new Map<string, TxFact[]>();
+  const customers = [...pairs.keys()];
+  if (customers.length === 0) return out;
+  let from = '9999-12-31';
+  let to = '0000-01-01';
+  for (const days of pairs.values()) for (const d of days) {
+    if (d < from) from = d;
+    if (d > to) to = d;
+  }
+  for (let i = 0; i < customers.length; i += CHUNK) {
+    for (const tx of await read(customers.slice(i, i + CHUNK), from, to)) {
+      if (tx.status !== 'approved' || !pairs.get(tx.customerId)?.has(tx.day)) continue;
+      const key = `${tx.customerId}\u0000${tx.day}`;
+      out.set(key, [...(out.get(key) ?? []), tx]);
+    }
+  }
+  return out;
+}
+
+/** Cached days of these pairs. */
+export async function readCachedDays(knex: Knex, partner: string, pairs: ReadonlyMap<string, ReadonlySet<string>>): Promise<Map<string, CachedDay>> {
+  const out = new Map<string, CachedDay>();
+  const byDay = new Map<string, string[]>();
+  for (const [customer, days] of pairs) for (const day of days) byDay.set(day, [...(byDay.get(day) ?? []), customer]);
+  for (const [day, customers] of byDay) {
+    for (let i = 0; i < customers.length; i += CHUNK) {
+      const rows: Record<string, unknown>[] = await knex('commission_customer_days')
+        .where('partner_id', partner)
+        .where('date', day)
+        .whereIn('customer_id', customers.slice(i, i + CHUNK))
+        .select('*');
+      for (const r of rows) {
+        const c = toCachedDay(r);
+        out.set(`${c.customerId}\u0000${c.date}`, c);
+      }
+    }
+  }
+  return out;
+}
+
+function cacheRow(partner: string, d: CachedDay, now: string): Record<string, unknown> {
+  return {
+    partner_id: partner,
+    customer_id: d.customerId,
+    date: d.date,
+    affiliate_id: d.affiliateId,
+    ggr_usd: d.ggr === null ? null : d.ggr.toFixed(),
+    ngr_usd: d.ngr === null ? null : d.ngr.toFixed(),
+    bets_usd: d.bets === null ? null : d.bets.toFixed(),
+    missing: d.missing.length === 0 ? null : d.missing.join(','),
+    updated_at: now,
+  };
+}
+
+export async function writeCachedDays(trx: Knex.Transaction, partner: string, upserts: readonly CachedDay[], deletes: readonly CachedDay[], now: string): Promise<void> {
+  for (let i = 0; i < upserts.length; i += 200) {
+    await trx('commission_customer_days')
+      .insert(upserts.slice(i, i + 200).map((d) => cacheRow(partner, d, now)))
+      .onConflict(['partner_id', 'customer_id', 'date'])
+      .merge(['affiliate_id', 'ggr_usd', 'ngr_usd', 'bets_usd', 'missing', 'updated_at']);
+  }
+  const byDay = new Map<string, string[]>();
+  for (const d of deletes) byDay.set(d.date, [...(byDay.get(d.date) ?? []), d.customerId]);
+  for (const [day, customers] of byDay) {
+    for (let i = 0; i < customers.length; i += CHUNK) {
+      await trx('commission_customer_days').where('partner_id', partner).where('date', day).whereIn('customer_id', customers.slice(i, i + CHUNK)).delete();
+    }
+  }
+}
+
+/**
+ * Re-derives the customer-days of these pairs from the store, writes what changed and returns
+ * the month deltas. Customers missing from `customers` (not in the store) get no row.
+ */
+export async function refreshDays(
+  trx: Knex.Transaction,
+  partner: string,
+  pairs: ReadonlyMap<string, ReadonlySet<string>>,
+  customers: ReadonlyMap<string, CustomerFact>,
+  readBonusTxs: (customers: string[], from: string, to: string) => Promise<TxFact[]>,
+  deltas: MonthDeltas,
+  now: string,
+): Promise<{ written: number; removed: number; customers: string[] }> {
+  if (pairs.size === 0) return { written: 0, removed: 0, customers: [] };
+  const activity = await readActivity(trx, partner, pairs);
+  const rowsByPair = new Map<string, ActivityRow[]>();
+  for (const r of activity) {
+    const key = `${r.customerId}\u0000${r.date}`;
+    rowsByPair.set(key, [...(rowsByPair.get(key) ?? []), r]);
+  }
+  const bonuses = await readBonuses(pairs, readBonusTxs);
+  const cached = await readCachedDays(trx, partner, pairs);
+  const ratePairs: [string, string][] = activity.map((r) => [r.currency, r.date]);
+  for (const list of bonuses.values()) for (const b of list) if (b.amountUsd === null) ratePairs.push([b.currency, b.day]);
+  const fx = await RateBook.load(trx, ratePairs);
+
+  const upserts: CachedDay[] = [];
+  const deletes: CachedDay[] = [];
+  for (const [customerId, days] of pairs) {
+    const customer = customers.get(customerId);
+    for (const date of days) {
+      const key = `${customerId}\u0000${date}`;
+      const old = cached.get(key);
+      const values = customer ? deriveDay(rowsByPair.get(key) ?? [], bonuses.get(key) ?? [], fx) : null;
+      const next: CachedDay | undefined = values && customer ? { ...values, customerId, date, affiliateId: customer.affiliateId } : undefined;
+      const source = `activity:${customerId}@${date}`;
+      if (old && next && sameDay(old, next)) continue;
+      if (old) deltas.add(old, -1, source);
+      if (next) {
+        deltas.add(next, 1, source);
+        upserts.push(next);
+      } else if (old) deletes.push(old);
+    }
+  }
+  await writeCachedDays(trx, partner, upserts, deletes, now);
+  return { written: upserts.length, removed: deletes.length, customers: [...new Set(upserts.map((u) => u.customerId))] };
+}
+
+/** Customers whose customer-days are attributed to another affiliate than their current one. */
+export async function reattributedCustomers(knex: Knex, partner: string, customers: ReadonlyMap<string, CustomerFact>, ids: Iterable<string>): Promise<string[]> {
+  const list = [...new Set(ids)].filter((id) => customers.has(id));
+  const out: string[] = [];
+  for (let i = 0; i < list.length; i += CHUNK) {
+    const rows: { customer_id: string; affiliate_id: string }[] = await knex('commission_customers').where('partner_id', partner).whereIn('customer_id', list.slice(i, i + CHUNK)).select('customer_id', 'affiliate_id');
+    for (const r of rows) if (customers.get(r.customer_id)?.affiliateId !== r.affiliate_id) out.push(r.customer_id);
+  }
+  return out;
+}
+
+/** Records the affiliate these customers' days are attributed to now. */
+export async function recordAttribution(trx: Knex.Transaction, partner: string, customers: ReadonlyMap<string, CustomerFact>, ids: Iterable<string>, now: string): Promise<void> {
+  const rows = [...new Set(ids)].flatMap((id) => {
+    const c = customers.get(id);
+    return c ? [{ partner_id: partner, customer_id: id, affiliate_id: c.affiliateId, updated_at: now }] : [];
+  });
+  for (let i = 0; i < rows.length; i += 200) {
+    await trx('commission_customers').insert(rows.slice(i, i + 200)).onConflict(['partner_id', 'customer_id']).merge(['affiliate_id', 'updated_at']);
+  }
+}
+
+/** Customer-days of these customers whose affiliate is not the customer's current one (an affiliate change): moved, with deltas. */
+export async function reattributeDays(trx: Knex.Transaction, partner: string, customerIds: readonly string[], deltas: MonthDeltas, now: string): Promise<number> {
+  let moved = 0;
+  for (let i = 0; i < customerIds.length; i += CHUNK) {
+    const rows: Record<string, unknown>[] = await trx('commission_customer_days as d')
+      .join('customers as c', (j) => j.on('c.partner_id', 'd.partner_id').andOn('c.customer_id', 'd.customer_id'))
+      .where('d.partner_id', partner)
+      .whereIn('d.customer_id', customerIds.slice(i, i + CHUNK))
+      .whereRaw('d.affiliate_id <> c.affiliate_id')
+      .select('d.*', 'c.affiliate_id as current_affiliate');
+    const current = new Map<string, string>();
+    for (const r of rows) {
+      const old = toCachedDay(r);
+      const next = { ...old, affiliateId: String(r.current_affiliate) };
+      const source = `customers:${old.customerId}`;
+      deltas.add(old, -1, source);
+      deltas.add(next, 1, source);
+      current.set(old.customerId, next.affiliateId);
+      moved += 1;
+    }
+    for (const [customer, affiliate] of current) {
+      await trx('commission_customer_days').where({ partner_id: partner, customer_id: customer }).update({ affiliate_id: affiliate, updated_at: now });
+    }
+  }
+  return moved;
+}
+
+export interface AffiliateMonth {
+  affiliateId: string;
+  month: string;
+  ggr: Money;
+  ngr: Money;
+  days: number;
+  missingDays: number;
+}
+
+function toAffiliateMonth(r: Record<string, unknown>): AffiliateMonth {
+  return {
+    affiliateId: String(r.affiliate_id),
+    month: String(r.month),
+    ggr: money(r.ggr_usd),
+    ngr: money(r.ngr_usd),
+    days: Number(r.days),
+    missingDays: Number(r.missing_days),
+  };
+}
+
+/** Adds the deltas to commission_affiliate_months; a month left with no customer-day is removed. A few statements per call, however many months. */
+export async function applyMonthDeltas(trx: Knex.Transaction, partner: string, deltas: MonthDeltas, now: string): Promise<void> {
+  const changed = [...deltas.map].filter(([, d]) => !(d.days === 0 && d.missingDays === 0 && d.ggr.isZero() && d.ngr.isZero()));
+  if (changed.length === 0) return;
+  const affiliates = [...new Set(changed.map(([k]) => splitMonthKey(k)[0]))];
+  const months = [...new Set(changed.map(([k]) => splitMonthKey(k)[1]))];
+  const existing = new Map<string, AffiliateMonth>();
+  for (let i = 0; i < affiliates.length; i += CHUNK) {
+    const rows: Record<string, unknown>[] = await trx('commission_affiliate_months').where('partner_id', partner)
+      .whereIn('affiliate_id', affiliates.slice(i, i + CHUNK)).whereIn('month', months).select('*');
+    for (const r of rows) existing.set(monthKey(String(r.affiliate_id), String(r.month)), toAffiliateMonth(r));
+  }
+  const upserts: Record<string, unknown>[] = [];
+  const removed: [string, string][] = [];
+  for (const [key, d] of changed) {
+    const [affiliate, month] = splitMonthKey(key);
+    const old = existing.get(key) ?? { affiliateId: affiliate, month, ggr: ZERO, ngr: ZERO, days: 0, missingDays: 0 };
+    const next = { ggr: old.ggr.plus(d.ggr), ngr: old.ngr.plus(d.ngr), days: old.days + d.days, missingDays: old.missingDays + d.missingDays };
+    if (next.days < 0 || next.missingDays < 0) throw new Error(`commission_affiliate_months ${partner}/${affiliate}/${month} would go below zero days: derived state is inconsistent (run commissions recompute --repair)`);
+    if (next.days === 0) removed.push([affiliate, month]);
+    else upserts.push({ partner_id: partner, affiliate_id: affiliate, month, ggr_usd: next.ggr.toFixed(), ngr_usd: next.ngr.toFixed(), days: next.days, missing_days: next.missingDays, updated_at: now });
+  }
+  for (let i = 0; i < upserts.length; i += 200) {
+    await trx('commission_affiliate_months').insert(upserts.slice(i, i + 200))
+      .onConflict(['partner_id', 'affiliate_id', 'month']).merge(['ggr_usd', 'ngr_usd', 'days', 'missing_days', 'updated_at']);
+  }
+  for (const [affiliate, month] of removed) await trx('commission_affiliate_months').where({ partner_id: partner, affiliate_id: affiliate, month }).delete();
+}
+
+/** Every month of these affiliates (one row per month with activity). */
+export async function readAffiliateMonths(knex: Knex, partner: string, affiliates: Iterable<string>): Promise<Map<string, AffiliateMonth[]>> {
+  const list = [...new Set(affiliates)];
+  const out = new Map<string, AffiliateMonth[]>();
+  for (let i = 0; i < list.length; i += CHUNK) {
+    const rows: Record<string, unknown>[] = await knex('commission_affiliate_months').where('partner_id', partner).whereIn('affiliate_id', list.slice(i, i + CHUNK)).orderBy('month').select('*');
+    for (const r of rows) {
+      const m = toAffiliateMonth(r);
+      out.set(m.affiliateId, [...(out.get(m.affiliateId) ?? []), m]);
+    }
+  }
+  return out;
+}

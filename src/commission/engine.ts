@@ -1,0 +1,372 @@
+/**
+ * The commission engine: for the scope a batch touched (its customers, customer-days and
+ * activity days), re-derive what depends on them, compute every affected key's target from the
+ * store, and append one line per key and affiliate whose ledger total differs. One store
+ * transaction per partner, serialised per partner across processes, so two runs can never both
+ * book the same difference. Rerunning anything that changed nothing adds no line.
+ */
+import type { Knex } from 'knex';
+import type { DialectProfile } from '../store/dialects.js';
+import type { Store } from '../store/store.js';
+import type { Variant } from '../types.js';
+import {
+  applyMonthDeltas, MonthDeltas, readAffiliateMonths, reattributeDays, reattributedCustomers, recordAttribution, refreshDays, splitMonthKey, toCachedDay, type CachedDay,
+} from './customer-days.js';
+import { addDays, monthOf } from './dates.js';
+import { readBonusTransactions, readCustomers, readTransactions, ratePairs, type CustomerFact, type TxFact } from './facts.js';
+import { RateBook } from './fx.js';
+import { appendLines, linesFor, readKeyLines, replaceHolds, totalsByAffiliate, type LineState, type NewLine, type Target } from './ledger.js';
+import { sum, ZERO, type Money } from './money.js';
+import { PLAN_VARIANT, type ChallengeCpaPlan, type CpaFtdPlan, type PhaseBonusPlan, type Plan, type RevsharePlan } from './plans.js';
+import { challengeTargets, FEE_TYPES, REFUND_TYPES, challengeKey } from './rules/challenge-cpa.js';
+import { cpaKey, cpaTarget } from './rules/cpa-ftd.js';
+import { phaseKey, phaseTarget } from './rules/phase-bonus.js';
+import { revshareKey, revshareTargets } from './rules/revshare.js';
+
+/** What one evaluation looks at. */
+export interface Scope {
+  partner: string;
+  variant: Variant;
+  runId: string;
+  /** Customers whose record or transactions changed: every per-customer plan re-evaluates them. */
+  customers: Set<string>;
+  /** Customers whose customer record was loaded (their affiliate may have changed). */
+  customerRecords: Set<string>;
+  /** Customer-days to re-derive (activity, bonus transactions, rates): customer → days. */
+  days: Map<string, Set<string>>;
+  /** Activity days replaced whole (rows may be gone). */
+  replacedDays: Set<string>;
+}
+
+export function emptyScope(partner: string, variant: Variant, runId: string): Scope {
+  return { partner, variant, runId, customers: new Set(), customerRecords: new Set(), days: new Map(), replacedDays: new Set() };
+}
+
+export function addDay(scope: Scope, customer: string, day: string): void {
+  let days = scope.days.get(customer);
+  if (!days) scope.days.set(customer, (days = new Set()));
+  days.add(day);
+}
+
+export function scopeSize(scope: Scope): number {
+  let days = 0;
+  for (const d of scope.days.values()) days += d.size;
+  return scope.customers.size + scope.customerRecords.size + days + scope.replacedDays.size;
+}
+
+export interface Evaluation {
+  partner: string;
+  /** Keys whose targets were computed. */
+  keys: number;
+  /** Lines appended, and their sum. */
+  lines: number;
+  net: Money;
+  /** Entries held now (waiting for FX rates), and holds released by this run. */
+  held: number;
+  released: number;
+  /** Customer-days re-derived (written or removed). */
+  days: number;
+}
+
+/** Cross-process exclusion per partner, as data per backend capability. */
+const LOCKS: Record<DialectProfile['locking'], (trx: Knex.Transaction, key: string) => Promise<void>> = {
+  advisory: async (trx, key) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [key]);
+  },
+  // One process, one connection: transactions are already serial.
+  'single-process': async () => {},
+};
+
+export async function lockPartner(store: Store, trx: Knex.Transaction, partner: string): Promise<void> {
+  await LOCKS[store.profile.locking](trx, `partner-sync commissions ${partner}`);
+}
+
+/** The plans that read a partner's data of this variant. */
+export function plansFor(plans: readonly Plan[], partner: string, variant: Variant): Plan[] {
+  return plans.filter((p) => p.partner === partner && PLAN_VARIANT[p.kind] === variant);
+}
+
+type PendingKind = 'customer' | 'record' | 'day' | 'replaced';
+
+/** Saves a scope whose evaluation failed; the partner's next evaluation takes it first. */
+export async function savePending(store: Store, scope: Scope): Promise<void> {
+  const now = store.now();
+  const rows: Record<string, string>[] = [];
+  const add = (kind: PendingKind, value: string) => rows.push({ partner_id: scope.partner, variant: scope.variant, kind, value, created_at: now });
+  for (const c of scope.customers) add('customer', c);
+  for (const c of scope.customerRecords) add('record', c);
+  for (const [c, days] of scope.days) for (const d of days) add('day', JSON.stringify([c, d]));
+  for (const d of scope.replacedDays) add('replaced', d);
+  await store.transaction(async (trx) => {
+    for (let i = 0; i < rows.length; i += 200) {
+      await trx('commission_pending').insert(rows.slice(i, i + 200)).onConflict(['partner_id', 'kind', 'value']).ignore();
+    }
+  });
+}
+
+async function takePending(trx: Knex.Transaction, scope: Scope): Promise<number> {
+  const rows: { kind: string; value: string }[] = await trx('commission_pending').where('partner_id', scope.partner).select('kind', 'value');
+  if (rows.length === 0) return 0;
+  for (const r of rows) {
+    if (r.kind === 'customer') scope.customers.add(r.value);
+    else if (r.kind === 'record') scope.customerRecords.add(r.value);
+    else if (r.kind === 'replaced') scope.replacedDays.add(r.value);
+    else {
+      const [customer, day] = JSON.parse(r.value) as [string, string];
+      addDay(scope, customer, day);
+    }
+  }
+  await trx('commission_pending').where('partner_id', scope.partner).delete();
+  return rows.length;
+}
+
+/** Evaluates a scope in its own transaction under the partner's lock. A failure leaves the scope pending. */
+export async function evaluateScope(store: Store, plans: readonly Plan[], scope: Scope): Promise<Evaluation> {
+  try {
+    return await store.transaction(async (trx) => {
+      await lockPartner(store, trx, scope.partner);
+      await takePending(trx, scope);
+      return evaluateIn(trx, plans, scope, store.now());
+    });
+  } catch (error) {
+    try {
+      await savePending(store, scope);
+    } catch {
+      // The original failure is what the caller must see; recompute finds what was left.
+    }
+    throw error;
+  }
+}
+
+
+/**
+ * The customer-days of these customers within their wagering windows [signup day, signup day + days):
+ * one range scan per customer on the (partner, customer, date) key, UNION ALL'ed in one statement
+ * per 100 customers, so the rows read are the windows' rows whatever the history's length.
+ */
+async function readWageringDays(knex: Knex, partner: string, customers: readonly CustomerFact[], days: number): Promise<Map<string, CachedDay[]>> {
+  const out = new Map<string, CachedDay[]>();
+  for (let i = 0; i < customers.length; i += 100) {
+    const part = customers.slice(i, i + 100);
+    const selects = part.map((c) => knex('commission_customer_days').select('*')
+      .where({ partner_id: partner, customer_id: c.customerId })
+      .where('date', '>=', c.signupDay).where('date', '<', addDays(c.signupDay, days)));
+    const [first, ...rest] = selects;
+    if (!first) continue;
+    const rows: Record<string, unknown>[] = rest.length === 0 ? await first : await first.unionAll(rest, false);
+    for (const r of rows) {
+      const d = toCachedDay(r);
+      out.set(d.customerId, [...(out.get(d.customerId) ?? []), d]);
+    }
+  }
+  for (const list of out.values()) list.sort((a, b) => (a.date < b.date ? -1 : 1));
+  return out;
+}
+
+/** The rates each held RevShare month waits for: from the customer-days still missing one. */
+async function missingByMonth(knex: Knex, partner: string): Promise<Map<string, string[]>> {
+  const rows: { affiliate_id: string; date: unknown; missing: string }[] = await knex('commission_customer_days').where('partner_id', partner).whereNotNull('missing').select('affiliate_id', 'date', 'missing');
+  const out = new Map<string, Set<string>>();
+  for (const r of rows) {
+    const key = `${r.affiliate_id}\u0000${monthOf(String(r.date).slice(0, 10))}`;
+    const set = out.get(key) ?? new Set<string>();
+    for (const m of r.missing.split(',')) set.add(m);
+    out.set(key, set);
+  }
+  return new Map([...out].map(([k, v]) => [k, [...v].sort()]));
+}
+
+/** Targets of per-customer and RevShare keys: what `evaluateIn` and `recompute` both compute. */
+export interface TargetSource {
+  plans: readonly Plan[];
+  customers: ReadonlyMap<string, CustomerFact>;
+  lines: ReadonlyMap<string, LineState[]>;
+  now: string;
+}
+
+export function customerTargets(
+  src: TargetSource,
+  customer: CustomerFact,
+  txs: readonly TxFact[],
+  wagering: readonly CachedDay[],
+  fx: RateBook,
+): Target[] {
+  const out: Target[] = [];
+  const currentMonth = monthOf(src.now.slice(0, 10));
+  for (const plan of src.plans) {
+    if (plan.kind === 'cpa_ftd') {
+      out.push(cpaTarget({
+        plan, customer, fx, currentMonth,
+        deposits: txs.filter((t) => t.type === 'deposit'),
+        adjustments: txs.filter((t) => t.type === 'adjustment'),
+        days: wagering,
+        lines: src.lines.get(cpaKey(plan, customer.customerId)),
+      }));
+    } else if (plan.kind === 'challenge_cpa') {
+      out.push(...challengeTargets({
+        plan, customer, fx, currentMonth,
+        fees: txs.filter((t) => (FEE_TYPES as readonly string[]).includes(t.type)),
+        refunds: txs.filter((t) => (REFUND_TYPES as readonly string[]).includes(t.type)),
+      }));
+    } else if (plan.kind === 'phase_bonus') {
+      out.push(phaseTarget(plan, customer, src.lines.get(phaseKey(plan, customer.customerId)), currentMonth));
+    }
+  }
+  return out;
+}
+
+/** The transaction types the per-customer plans read. */
+export function transactionTypes(plans: readonly Plan[]): string[] {
+  const types = new Set<string>();
+  for (const p of plans) {
+    if (p.kind === 'cpa_ftd') ['deposit', 'adjustment'].forEach((t) => types.add(t));
+    if (p.kind === 'challenge_cpa') [...FEE_TYPES, ...REFUND_TYPES].forEach((t) => types.add(t));
+  }
+  return [...types];
+}
+
+/** A key's targets plus a zero for every other affiliate still holding money under it (re-attribution). */
+export function completeTargets(targets: readonly Target[], lines: readonly LineState[] | undefined, currentMonth: string): Target[] {
+  const first = targets[0];
+  if (!first) return [];
+  const out = [...targets];
+  const named = new Set(targets.map((t) => t.affiliate));
+  for (const [affiliate, total] of totalsByAffiliate(lines)) {
+    if (named.has(affiliate) || total.isZero()) continue;
+    out.push({
+      ...first, affiliate, amount: ZERO, missing: [], reason: 'reattributed', period: currentMonth,
+      basis: { why: `the customer is now attributed to ${first.affiliate}`, moved_usd: total.toFixed(2) },
+    });
+  }
+  return out;
+}
+
+export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[], scope: Scope, now: string): Promise<Evaluation> {
+  const result: Evaluation = { partner: scope.partner, keys: 0, lines: 0, net: ZERO, held: 0, released: 0, days: 0 };
+  const plans = plansFor(allPlans, scope.partner, scope.variant);
+  if (plans.length === 0) return result;
+  const partner = scope.partner;
+  const currentMonth = monthOf(now.slice(0, 10));
+  const cpaPlans = plans.filter((p): p is CpaFtdPlan => p.kind === 'cpa_ftd');
+  const revsharePlans = plans.filter((p): p is RevsharePlan => p.kind === 'revshare');
+  const wageringDays = Math.max(0, ...cpaPlans.map((p) => p.wagering?.days ?? 0));
+  const needDays = scope.variant === 'igaming' && (revsharePlans.length > 0 || wageringDays > 0);
+
+  // 1. Customer-days: what the batch touched, plus the customers who had activity on replaced days.
+  const pairs = new Map<string, Set<string>>();
+  if (needDays) {
+    for (const [c, days] of scope.days) pairs.set(c, new Set(days));
+    const replaced = [...scope.replacedDays];
+    for (let i = 0; i < replaced.length; i += 500) {
+      const rows: { customer_id: string; date: unknown }[] = await trx('commission_customer_days').where('partner_id', partner).whereIn('date', replaced.slice(i, i + 500)).select('customer_id', 'date');
+      for (const r of rows) {
+        const set = pairs.get(r.customer_id) ?? new Set<string>();
+        set.add(String(r.date).slice(0, 10));
+        pairs.set(r.customer_id, set);
+      }
+    }
+  }
+  const customers = await readCustomers(trx, partner, [...scope.customers, ...pairs.keys(), ...scope.customerRecords]);
+
+  const deltas = new MonthDeltas();
+  if (needDays) {
+    const moved = await reattributedCustomers(trx, partner, customers, scope.customerRecords);
+    const written = await refreshDays(trx, partner, pairs, customers, (ids, from, to) => readBonusTransactions(trx, partner, ids, from, to), deltas, now);
+    result.days = written.written + written.removed;
+    result.days += await reattributeDays(trx, partner, moved, deltas, now);
+    await recordAttribution(trx, partner, customers, [...moved, ...written.customers], now);
+    await applyMonthDeltas(trx, partner, deltas, now);
+  }
+
+  // 2. Per-customer keys: CPA (also for customers whose activity changed inside a wagering window), challenge fees, phase bonuses.
+  const evaluated = new Set<string>();
+  for (const id of scope.customers) if (customers.has(id)) evaluated.add(id);
+  if (wageringDays > 0) {
+    for (const [id, days] of pairs) {
+      const c = customers.get(id);
+      if (c && [...days].some((d) => d >= c.signupDay && d < addDays(c.signupDay, wageringDays))) evaluated.add(id);
+    }
+  }
+  const perCustomerPlans = plans.filter((p) => p.kind !== 'revshare');
+  const evaluatedCustomers = [...evaluated].map((id) => customers.get(id) as CustomerFact);
+  const txs = perCustomerPlans.length > 0 ? await readTransactions(trx, partner, evaluated, transactionTypes(perCustomerPlans)) : new Map<string, TxFact[]>();
+  const wagering = wageringDays > 0 ? await readWageringDays(trx, partner, evaluatedCustomers, wageringDays) : new Map<string, CachedDay[]>();
+  const fx = await RateBook.load(trx, ratePairs([...txs.values()].flat()));
+
+  const keys = new Set<string>();
+  for (const c of evaluatedCustomers) {
+    for (const plan of perCustomerPlans) {
+      if (plan.kind === 'cpa_ftd') keys.add(cpaKey(plan, c.customerId));
+      if (plan.kind === 'phase_bonus') keys.add(phaseKey(plan as PhaseBonusPlan, c.customerId));
+      if (plan.kind === 'challenge_cpa') {
+        for (const t of txs.get(c.customerId) ?? []) if ((FEE_TYPES as readonly string[]).includes(t.type)) keys.add(challengeKey(plan as ChallengeCpaPlan, t.id));
+      }
+    }
+  }
+
+  // 3. RevShare keys: every touched affiliate month, and with carryover every later month of that affiliate.
+  const touched = new Map<string, Set<string>>();
+  for (const key of deltas.map.keys()) {
+    const [affiliate, month] = splitMonthKey(key);
+    touched.set(affiliate, (touched.get(affiliate) ?? new Set()).add(month));
+  }
+  const months = revsharePlans.length > 0 && touched.size > 0 ? await readAffiliateMonths(trx, partner, touched.keys()) : new Map();
+  const missing = revsharePlans.length > 0 && touched.size > 0 ? await missingByMonth(trx, partner) : new Map<string, string[]>();
+  const revshareWork: { plan: RevsharePlan; affiliate: string; evaluate: Set<string> }[] = [];
+  for (const plan of revsharePlans) {
+    for (const [affiliate, changed] of touched) {
+      const evaluate = new Set(changed);
+      if (plan.carryover) {
+        const earliest = [...changed].sort()[0] as string;
+        for (const m of months.get(affiliate) ?? []) if (m.month >= earliest) evaluate.add(m.month);
+      }
+      for (const m of evaluate) keys.add(revshareKey(plan, affiliate, m));
+      revshareWork.push({ plan, affiliate, evaluate });
+    }
+  }
+
+  // 4. Targets against the ledger.
+  const lines = await readKeyLines(trx, keys);
+  const src: TargetSource = { plans: perCustomerPlans, customers, lines, now };
+  const targets: Target[] = [];
+  for (const c of evaluatedCustomers) targets.push(...customerTargets(src, c, txs.get(c.customerId) ?? [], wagering.get(c.customerId) ?? [], fx));
+  for (const w of revshareWork) {
+    const sources = new Map<string, string[]>();
+    const monthMissing = new Map<string, string[]>();
+    for (const m of w.evaluate) {
+      sources.set(m, deltas.map.get(`${w.affiliate}\u0000${m}`)?.sources ?? [`carry:${w.affiliate}`]);
+      monthMissing.set(m, missing.get(`${w.affiliate}\u0000${m}`) ?? []);
+    }
+    for (const [k, v] of missing) {
+      const [affiliate, month] = k.split('\u0000') as [string, string];
+      if (affiliate === w.affiliate) monthMissing.set(month, v);
+    }
+    targets.push(...revshareTargets({ plan: w.plan, affiliate: w.affiliate, months: months.get(w.affiliate) ?? [], evaluate: w.evaluate, missing: monthMissing, sources, now }));
+  }
+
+  const booked = await book(trx, targets, lines, currentMonth, scope.runId, now);
+  return { ...result, ...booked, days: result.days };
+}
+
+/** Appends the lines the targets need and replaces the evaluated keys' holds. */
+export async function book(
+  trx: Knex.Transaction,
+  targets: readonly Target[],
+  lines: ReadonlyMap<string, LineState[]>,
+  currentMonth: string,
+  runId: string,
+  now: string,
+): Promise<Pick<Evaluation, 'keys' | 'lines' | 'net' | 'held' | 'released'>> {
+  const byKey = new Map<string, Target[]>();
+  for (const t of targets) byKey.set(t.key, [...(byKey.get(t.key) ?? []), t]);
+  const add: NewLine[] = [];
+  const held: Target[] = [];
+  for (const [key, list] of byKey) {
+    const need = linesFor(completeTargets(list, lines.get(key), currentMonth), lines.get(key));
+    add.push(...need.add);
+    held.push(...need.held);
+  }
+  await appendLines(trx, add, runId, now);
+  const released = await replaceHolds(trx, [...byKey.keys()], held, now);
+  return { keys: byKey.size, lines: add.length, net: sum(add.map((l) => l.amount)), held: held.length, released };
+}

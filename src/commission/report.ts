@@ -1,0 +1,65 @@
+/**
+ * Reading the ledger for people: totals per affiliate, month and plan, the lines behind them,
+ * and what is held. Sums are exact (decimal.js); a total is the sum of its lines' cents.
+ */
+import type { Knex } from 'knex';
+import { listHolds, toLedgerLine, type Hold, type LedgerLine } from './ledger.js';
+import { money, ZERO, type Money } from './money.js';
+import type { Plan } from './plans.js';
+import { monthClosesAt } from './rules/revshare.js';
+
+export interface LedgerFilter {
+  affiliate?: string;
+  month?: string;
+  partner?: string;
+  plan?: string;
+}
+
+export interface TotalRow {
+  affiliate: string;
+  month: string;
+  plan_id: string;
+  plan_kind: string;
+  partner: string;
+  amount_usd: string;
+  lines: number;
+  /** RevShare months: open (still accruing) or closed; null for other kinds. */
+  month_state: 'open' | 'closed' | null;
+}
+
+export interface LedgerReport {
+  totals: TotalRow[];
+  total_usd: string;
+  lines?: LedgerLine[];
+  held: Hold[];
+}
+
+export async function ledgerReport(knex: Knex, filter: LedgerFilter, options: { lines: boolean; plans: readonly Plan[]; now: string }): Promise<LedgerReport> {
+  const q = knex('commission_ledger').select('*').orderBy('id');
+  if (filter.affiliate) q.where('affiliate_id', filter.affiliate);
+  if (filter.month) q.where('period', filter.month);
+  if (filter.partner) q.where('partner_id', filter.partner);
+  if (filter.plan) q.where('plan_id', filter.plan);
+  const rows: Record<string, unknown>[] = await q;
+  const lines = rows.map(toLedgerLine);
+  const groups = new Map<string, { row: Omit<TotalRow, 'amount_usd'>; amount: Money }>();
+  let total = ZERO;
+  for (const l of lines) {
+    const key = [l.affiliate_id, l.period, l.plan_id, l.partner_id].join('\u0000');
+    let g = groups.get(key);
+    if (!g) {
+      const plan = options.plans.find((p) => p.id === l.plan_id);
+      const state = plan?.kind === 'revshare' ? (options.now >= monthClosesAt(plan, l.period) ? 'closed' : 'open') : null;
+      g = { row: { affiliate: l.affiliate_id, month: l.period, plan_id: l.plan_id, plan_kind: l.plan_kind, partner: l.partner_id, lines: 0, month_state: state }, amount: ZERO };
+      groups.set(key, g);
+    }
+    g.row.lines += 1;
+    g.amount = g.amount.plus(money(l.amount_usd));
+    total = total.plus(money(l.amount_usd));
+  }
+  const totals = [...groups.values()]
+    .map((g) => ({ ...g.row, amount_usd: g.amount.toFixed(2) }))
+    .sort((a, b) => a.affiliate.localeCompare(b.affiliate) || a.month.localeCompare(b.month) || a.plan_id.localeCompare(b.plan_id) || a.partner.localeCompare(b.partner));
+  const held = await listHolds(knex, { partner: filter.partner, affiliate: filter.affiliate, month: filter.month });
+  return { totals, total_usd: total.toFixed(2), ...(options.lines ? { lines } : {}), held: filter.plan ? held.filter((h) => h.plan_id === filter.plan) : held };
+}
