@@ -122,6 +122,11 @@ export class Loader {
     return this.deps.validator;
   }
 
+  /** @internal Whether commits must report what they wrote (only for the after-commit hook: a day of records is a lot to hold). */
+  reportsChanges(): boolean {
+    return this.deps.afterCommit !== undefined;
+  }
+
   /** @internal */
   knowsPartner(partner: string, variant: Variant): boolean {
     return this.partners.get(partner) === variant;
@@ -250,7 +255,8 @@ export class LoadTransaction {
       result.loaded = valid.length - result.waiting;
     }
     if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
-    this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, customers: arrived, records: written, replacedDays: [] });
+    const keep = loader.reportsChanges() ? written : { customers: [], transactions: [], activity: [] };
+    this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, customers: arrived, records: keep, replacedDays: [] });
     return result;
   }
 }

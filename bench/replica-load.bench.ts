@@ -1,0 +1,321 @@
+/**
+ * Replica load benchmark: N already-aggregated daily gaming-activity rows (default 1,000,000) in a
+ * MariaDB replica table, read by a `db` source (client mysql, a daily activity stream over the
+ * table) and run through `runPartner` (backfill of all days: read, map, validate, COPY into
+ * staging, upsert, day replacement) into a fresh PostgreSQL store schema. Our path runs in a child
+ * process, so its peak RSS is its own. Beside it, in the same run and over the same rows:
+ *
+ * - a raw COPY into an identical table (rows exported from MariaDB untimed; only the COPY timed),
+ * - pgloader copying the same table MySQL -> PostgreSQL (the whole command timed; skipped with a
+ *   note when pgloader is missing: bench/setup-pgloader.sh installs it),
+ * - the rerun over the full store after every source row changed (every row an update).
+ *
+ * Figures are rows/s and ratios to the raw COPY of this run.
+ *
+ *   bash bench/setup-pgloader.sh
+ *   node dist/bench/replica-load.bench.js [rows] [page_size]
+ *     (TEST_MYSQL_URL, TEST_PG_URL override the servers; PGLOADER=0 skips pgloader;
+ *      BENCH_CHILD_NODE_ARGS adds node flags to the child running our path, e.g. --cpu-prof)
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import mysql from 'mysql2/promise';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { runPartner } from '../jobs/run-partner.js';
+import { addDays } from '../jobs/windows.js';
+import { loadDefinition } from '../src/config/load-definitions.js';
+import { noRedaction, silentLogger } from '../src/log.js';
+import { Loader } from '../src/pipeline/load.js';
+import { createSpecValidator } from '../src/spec/validator.js';
+import { recordToRow } from '../src/store/rows.js';
+import { openStore } from '../src/store/store.js';
+import { entityTable } from '../src/store/tables.js';
+import type { RawRecord, SpecRecord } from '../src/types.js';
+
+const MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
+const PG_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PARTNER = 'bench-replica';
+const DAYS = 30;
+const FIRST_DAY = '2026-01-01';
+const LAST_DAY = addDays(FIRST_DAY, DAYS - 1);
+const GAMES = ['slots', 'live_casino', 'table_games', 'sportsbook', 'poker'];
+/** Rows per customer: one per day and game type. */
+const PER_CUSTOMER = DAYS * GAMES.length;
+
+/** Extra node flags for the child (e.g. `--cpu-prof --cpu-prof-dir=prof` to see where our time goes). */
+const CHILD_NODE_ARGS = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+const rate = (rows: number, ms: number) => Math.round(rows / (ms / 1000));
+const storeUrl = (schema: string) => `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+
+interface ChildResult {
+  ms: number;
+  peakRssMb: number;
+  counts: Record<string, number>;
+  statuses: string[];
+  errors: string[];
+  runIds: string[];
+  liveHeapMaxMb?: number;
+}
+
+/** The definition our path runs: the replica's daily activity table, mapped to the igaming spec. */
+function definitionYaml(pageSize: number): string {
+  return `partner: ${PARTNER}
+variant: igaming
+source:
+  type: db
+  client: mysql
+  url: \${BENCH_REPLICA_URL}
+  page_size: ${pageSize}
+  safety_lag: PT5S
+  timezone: UTC
+  statement_timeout: PT30M
+  run_budget: PT2H
+streams:
+  activity:
+    table: daily_gaming
+    date_column: date
+    incremental:
+      mode: daily
+      late_days: ${DAYS}
+      start: ${FIRST_DAY}
+    mapping:
+      fields:
+        bets_count: { number: true }
+        total_bets: { number: true }
+        wins: { number: true }
+        ggr: { number: true }
+        ngr: { number: true }
+    schedule: "15 2 * * *"
+affiliates:
+  map: {}
+  unmapped: keep
+`;
+}
+
+/** Child: one backfill of every day through runPartner; prints its own time and peak RSS. */
+async function child(schema: string, replicaUrl: string, pageSize: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'partner-sync-replica-bench-'));
+  const store = await openStore({ url: storeUrl(schema) });
+  try {
+    const file = join(dir, `${PARTNER}.yaml`);
+    writeFileSync(file, definitionYaml(pageSize));
+    const loaded = await loadDefinition(file, { ...process.env, BENCH_REPLICA_URL: replicaUrl });
+    if (!loaded.definition) throw new Error(JSON.stringify(loaded.errors));
+    const loader = new Loader({ store, validator: createSpecValidator() });
+    // BENCH_HEAP_PROBE=1 (child run with --expose-gc): the live heap after a full GC every 20 pages,
+    // to tell memory held by the load path from garbage not yet collected. Diagnostic only: slows the run.
+    const gc = (globalThis as { gc?: () => void }).gc;
+    let pages = 0;
+    let liveMaxMb = 0;
+    const progress = process.env.BENCH_HEAP_PROBE === '1' && gc ? () => {
+      if (++pages % 20 !== 0) return;
+      gc();
+      liveMaxMb = Math.max(liveMaxMb, Math.round(process.memoryUsage().heapUsed / 1048576));
+    } : undefined;
+    const t0 = performance.now();
+    const results = await runPartner({ loader, clock: store.clock, logger: silentLogger(), redact: noRedaction, progress },
+      loaded.definition, { kind: 'backfill', from: FIRST_DAY, to: LAST_DAY }, 'activity');
+    const ms = performance.now() - t0;
+    const counts: Record<string, number> = {};
+    for (const r of results) for (const [k, v] of Object.entries(r.counts)) counts[k] = (counts[k] ?? 0) + Number(v);
+    const out: ChildResult = {
+      ms, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024), counts,
+      statuses: results.map((r) => r.status), runIds: results.map((r) => r.runId), liveHeapMaxMb: progress ? liveMaxMb : undefined, errors: results.flatMap((r) => (r.error ? [r.error] : [])),
+    };
+    process.stdout.write(`RESULT ${JSON.stringify(out)}\n`);
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function runChild(schema: string, replicaUrl: string, pageSize: number): Promise<ChildResult> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [...CHILD_NODE_ARGS, fileURLToPath(import.meta.url), '--child', schema, replicaUrl, String(pageSize)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    proc.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    proc.on('error', reject);
+    proc.on('exit', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('RESULT '));
+      if (code !== 0 || line === undefined) reject(new Error(`child exited ${code}: ${out}`));
+      else resolve(JSON.parse(line.slice('RESULT '.length)) as ChildResult);
+    });
+  });
+}
+
+/** A MariaDB database with the daily activity table, filled with `rows` rows in one INSERT ... SELECT. */
+async function createReplica(db: string, rows: number): Promise<mysql.Connection> {
+  const admin = await mysql.createConnection(MYSQL_URL);
+  await admin.query(`CREATE DATABASE ${db}`);
+  await admin.end();
+  const conn = await mysql.createConnection(`${MYSQL_URL}/${db}`);
+  await conn.query("SET time_zone = '+00:00'");
+  await conn.query(`CREATE TABLE daily_gaming (
+    date DATE NOT NULL, customer_id VARCHAR(32) NOT NULL, game_type VARCHAR(32) NOT NULL, currency CHAR(3) NOT NULL,
+    bets_count INT NOT NULL, total_bets DECIMAL(14,2) NOT NULL, wins DECIMAL(14,2) NOT NULL, ggr DECIMAL(14,2) NOT NULL, ngr DECIMAL(14,2) NOT NULL,
+    PRIMARY KEY (date, customer_id, game_type, currency))`);
+  const games = `ELT(1 + (n DIV ${DAYS}) % ${GAMES.length}, ${GAMES.map((g) => `'${g}'`).join(', ')})`;
+  // row n: day n % DAYS, game (n / DAYS) % games, customer n / (DAYS * games): the key is unique.
+  // One statement per million rows keeps each transaction moderate.
+  const CHUNK = 1_000_000;
+  for (let start = 0; start < rows; start += CHUNK) {
+    const end = Math.min(rows, start + CHUNK) - 1;
+    await conn.query(`INSERT INTO daily_gaming
+      SELECT DATE('${FIRST_DAY}') + INTERVAL (n % ${DAYS}) DAY, CONCAT('c', n DIV ${PER_CUSTOMER}), ${games}, 'EUR',
+             1 + n % 300, tb, w, tb - w, ROUND((tb - w) * 0.9, 2)
+        FROM (SELECT seq AS n, ROUND(((seq * 7919) % 100000) / 100, 2) AS tb, ROUND(ROUND(((seq * 7919) % 100000) / 100, 2) * 0.93, 2) AS w
+                FROM seq_${start}_to_${end}) s`);
+  }
+  return conn;
+}
+
+/** The customers the activity refers to, through the load path (untimed): unknown customers would park their activity. */
+async function loadCustomers(schema: string, rows: number): Promise<void> {
+  const store = await openStore({ url: storeUrl(schema) });
+  try {
+    const loader = new Loader({ store, validator: createSpecValidator() });
+    const customers = Math.ceil(rows / PER_CUSTOMER);
+    for (let start = 0; start < customers; start += 5000) {
+      const records: RawRecord[] = Array.from({ length: Math.min(5000, customers - start) }, (_, k) => ({
+        position: k + 1,
+        value: { customer_id: `c${start + k}`, signup_date: '2025-12-01T00:00:00Z', affiliate_id: 'a1' },
+      }));
+      await loader.load({ partner: PARTNER, variant: 'igaming', entity: 'customers', runId: 'bench', records });
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** Raw COPY baseline: the same rows read from MariaDB and rendered as store rows (untimed), then one COPY (timed). */
+async function rawCopy(conn: mysql.Connection, admin: pg.Client, schema: string): Promise<{ ms: number; rows: number }> {
+  const table = entityTable('igaming', 'activity');
+  const now = new Date().toISOString().replace('Z', '000Z');
+  const [result] = await conn.query({ sql: "SELECT DATE_FORMAT(date, '%Y-%m-%d') AS date, customer_id, game_type, currency, bets_count, total_bets, wins, ggr, ngr FROM daily_gaming", rowsAsArray: false });
+  const rows = result as Record<string, unknown>[];
+  const lines: string[] = new Array(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i] as Record<string, unknown>;
+    const record: SpecRecord = {
+      date: r.date as string, customer_id: r.customer_id as string, game_type: r.game_type as string, currency: r.currency as string,
+      bets_count: Number(r.bets_count), total_bets: Number(r.total_bets), wins: Number(r.wins), ggr: Number(r.ggr), ngr: Number(r.ngr),
+    };
+    lines[i] = recordToRow(table, PARTNER, record, 'bench', now).map((v) => (v === null ? '\\N' : String(v))).join('\t');
+  }
+  rows.length = 0;
+  await admin.query(`CREATE TABLE ${schema}.baseline (LIKE ${schema}.${table.name} INCLUDING ALL)`);
+  // chunks of 10,000 lines, so the rendered text is not one giant string
+  const chunks = function* () {
+    for (let i = 0; i < lines.length; i += 10_000) yield lines.slice(i, i + 10_000).join('\n') + '\n';
+  };
+  const t0 = performance.now();
+  await pipeline(Readable.from(chunks()), admin.query(copyFrom(`COPY ${schema}.baseline FROM STDIN`)));
+  const ms = performance.now() - t0;
+  const n = await admin.query(`SELECT count(*)::int AS n FROM ${schema}.baseline`);
+  return { ms, rows: n.rows[0].n as number };
+}
+
+/** pgloader of the same table MySQL -> PostgreSQL, into its own schema; the whole command timed. */
+function pgloaderCopy(db: string, schema: string): { ms: number; note?: string } {
+  if (process.env.PGLOADER === '0') return { ms: NaN, note: 'skipped (PGLOADER=0)' };
+  const probe = spawnSync('pgloader', ['--version'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) return { ms: NaN, note: 'skipped: pgloader is not installed (run bash bench/setup-pgloader.sh as root)' };
+  const dir = mkdtempSync(join(tmpdir(), 'partner-sync-pgloader-'));
+  try {
+    const mysqlUrl = `${MYSQL_URL}/${db}`;
+    const pgUrl = PG_URL.replace(/^postgres:/, 'postgresql:');
+    const file = join(dir, 'load.pgl');
+    writeFileSync(file, `LOAD DATABASE
+  FROM ${mysqlUrl}
+  INTO ${pgUrl}
+  WITH include drop, create tables, create indexes, reset sequences
+  INCLUDING ONLY TABLE NAMES MATCHING 'daily_gaming'
+  ALTER SCHEMA '${db}' RENAME TO '${schema}';
+`);
+    const t0 = performance.now();
+    const run = spawnSync('pgloader', ['--no-ssl-cert-verification', '--root-dir', dir, file], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const ms = performance.now() - t0;
+    if (run.status !== 0) return { ms: NaN, note: `failed (exit ${run.status}): ${(run.stderr || run.stdout).split('\n').filter((l) => /error|fatal/i.test(l)).slice(0, 3).join(' | ') || run.stderr.slice(-400)}` };
+    return { ms };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const ROWS = Number(process.argv[2] ?? 1_000_000);
+  const PAGE = Number(process.argv[3] ?? 5_000);
+  const tag = `${process.pid}`;
+  const db = `ps_bench_replica_${tag}`;
+  const schema = `bench_replica_${tag}`;
+  const pglSchema = `bench_pgloader_${tag}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  let conn: mysql.Connection | undefined;
+  try {
+    let t0 = performance.now();
+    conn = await createReplica(db, ROWS);
+    const fillMs = performance.now() - t0;
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    await loadCustomers(schema, ROWS);
+
+    const copy = await rawCopy(conn, admin, schema);
+    if (copy.rows !== ROWS) throw new Error(`COPY baseline holds ${copy.rows} rows, expected ${ROWS}`);
+    await admin.query(`DROP TABLE ${schema}.baseline`);
+    const pgl = pgloaderCopy(db, pglSchema);
+    let pglRows: number | undefined;
+    if (!Number.isNaN(pgl.ms)) pglRows = (await admin.query(`SELECT count(*)::int AS n FROM ${pglSchema}.daily_gaming`)).rows[0].n as number;
+
+    const replicaUrl = `${MYSQL_URL}/${db}`;
+    const first = await runChild(schema, replicaUrl, PAGE);
+    const stored = async () => (await admin.query(`SELECT count(*)::int AS n FROM ${schema}.gaming_activity`)).rows[0].n as number;
+    const afterFirst = await stored();
+    t0 = performance.now();
+    await conn.query('UPDATE daily_gaming SET total_bets = total_bets + 1, ggr = ggr + 1, ngr = ROUND((ggr) * 0.9, 2)');
+    const updateSourceMs = performance.now() - t0;
+    const rerun = await runChild(schema, replicaUrl, PAGE);
+    const afterRerun = await stored();
+    const changed = (await admin.query(`SELECT count(*)::int AS n FROM ${schema}.gaming_activity WHERE run_id = ANY($1)`, [rerun.runIds])).rows[0].n as number;
+
+    const [srcSum] = await conn.query('SELECT CAST(SUM(total_bets) AS CHAR) AS s FROM daily_gaming');
+    const storeSum = (await admin.query(`SELECT SUM(total_bets)::text AS s FROM ${schema}.gaming_activity`)).rows[0].s as string;
+    const sourceSum = (srcSum as { s: string }[])[0]?.s;
+
+    const copyRate = rate(ROWS, copy.ms);
+    const line = (name: string, ms: number, rss?: number) => {
+      if (Number.isNaN(ms)) return `${name.padEnd(46)} ${'-'.padStart(9)}`;
+      const r = rate(ROWS, ms);
+      return `${name.padEnd(46)} ${String(r).padStart(9)} rows/s   ${(r / copyRate).toFixed(2)} x COPY   ${(ms / 1000).toFixed(2).padStart(7)} s` +
+        (rss === undefined ? '' : `   peak RSS ${rss} MB`);
+    };
+    console.log(`replica load benchmark: ${ROWS} daily gaming activity rows (${DAYS} days, ${Math.ceil(ROWS / PER_CUSTOMER)} customers), MariaDB -> PostgreSQL store, page_size ${PAGE}`);
+    console.log(`  (MariaDB fill ${(fillMs / 1000).toFixed(1)} s, source UPDATE of every row ${(updateSourceMs / 1000).toFixed(1)} s: untimed)`);
+    console.log(line('baseline: raw COPY into an identical table', copy.ms));
+    console.log(line('pgloader mysql:// -> postgresql:// same table', pgl.ms) + (pgl.note ? `   ${pgl.note}` : '') + (pglRows !== undefined && pglRows !== ROWS ? `   (only ${pglRows} rows!)` : ''));
+    console.log(line('our path, empty store (all inserts)', first.ms, first.peakRssMb));
+    console.log(line('our path, rerun, every row an update', rerun.ms, rerun.peakRssMb));
+    if (first.liveHeapMaxMb !== undefined) console.log(`  live heap after GC, max: first run ${first.liveHeapMaxMb} MB, rerun ${rerun.liveHeapMaxMb} MB (${Math.round(ROWS / DAYS)} rows per day, one transaction each)`);
+    console.log(`  first run: ${first.statuses.join(',')} ${JSON.stringify(first.counts)}${first.errors.length ? ' ' + first.errors.join('; ') : ''}; store rows ${afterFirst}`);
+    console.log(`  rerun:     ${rerun.statuses.join(',')} ${JSON.stringify(rerun.counts)}${rerun.errors.length ? ' ' + rerun.errors.join('; ') : ''}; store rows ${afterRerun}, written by the rerun ${changed}`);
+    console.log(`  SUM(total_bets) after the rerun: source ${sourceSum}, store ${storeSum}`);
+    if (Number(sourceSum) !== Number(storeSum)) throw new Error('the store does not hold the updated source values');
+    if (afterFirst !== ROWS || afterRerun !== ROWS) throw new Error(`expected ${ROWS} rows in the store, found ${afterFirst} then ${afterRerun}`);
+  } finally {
+    await conn?.end();
+    const m = await mysql.createConnection(MYSQL_URL);
+    await m.query(`DROP DATABASE IF EXISTS ${db}`);
+    await m.end();
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.query(`DROP SCHEMA IF EXISTS ${pglSchema} CASCADE`);
+    await admin.end();
+  }
+}
+
+if (process.argv[2] === '--child') await child(process.argv[3] as string, process.argv[4] as string, Number(process.argv[5]));
+else await main();
