@@ -96,6 +96,8 @@ try {
   await cli('run', 'replica-prop');
   await cli('run', 'warehouse-casino');
   await cli('status');
+  await cli('commissions');
+  await cli('commissions', 'recompute');
 } finally {
   await sandbox.close();
 }

@@ -6,6 +6,8 @@ import { Command, CommanderError, Option } from 'commander';
 import { ENTITIES, VARIANTS, type Entity, type Variant } from '../types.js';
 import { backfillCommand } from './commands/backfill.js';
 import { checkCommand } from './commands/check.js';
+import { commissionsCommand, commissionsRecomputeCommand } from './commands/commissions.js';
+import { fxImportCommand } from './commands/fx.js';
 import { importCommand } from './commands/import.js';
 import { migrateCommand } from './commands/migrate.js';
 import { rejectsCommand } from './commands/rejects.js';
@@ -125,6 +127,35 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .addOption(json())
     .action((partner: string, opts: { replay?: boolean; stream?: Entity; limit?: number }, cmd: Command) =>
       run(rejectsCommand(globals(cmd), { partner, ...opts }, io)));
+
+  const commissions = program
+    .command('commissions')
+    .description('the commission ledger: totals per affiliate, month and plan (--lines: the lines behind them); held entries')
+    .option('--affiliate <id>', 'only this affiliate')
+    .option('--month <YYYY-MM>', 'only this month (UTC)')
+    .option('--partner <partner>', 'only this partner')
+    .option('--plan <plan>', 'only this plan')
+    .option('--lines', 'the ledger lines behind the totals')
+    .addOption(json())
+    .action((opts: { affiliate?: string; month?: string; partner?: string; plan?: string; lines?: boolean }, cmd: Command) =>
+      run(commissionsCommand(globals(cmd), opts, io)));
+  commissions
+    .command('recompute')
+    .description('rebuild from history and compare with the incremental ledger to the cent; --repair books the differences')
+    .option('--partner <partner>', 'only this partner')
+    .option('--month <YYYY-MM>', 'only this month (UTC)')
+    .option('--repair', 'append correction lines for every difference')
+    .addOption(json())
+    .action((opts: { partner?: string; month?: string; repair?: boolean }, cmd: Command) => run(commissionsRecomputeCommand(globals(cmd), opts, io)));
+
+  program
+    .command('fx')
+    .description('FX rates for USD conversion of records without amount_usd')
+    .command('import')
+    .description('import rates per currency per day from a CSV file; held commission entries are released')
+    .argument('<file>', 'CSV file')
+    .addOption(json())
+    .action((file: string, _opts: unknown, cmd: Command) => run(fxImportCommand(globals(cmd), { file }, io)));
 
   program
     .command('sandbox')

@@ -8,13 +8,17 @@ import { isMonth } from '../../commission/dates.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 import { formatTable } from '../table.js';
+import { createCommissionHook } from '../../../jobs/commission.js';
+import type { Logger } from '../../log.js';
+import type { LoaderDeps } from '../../pipeline/load.js';
+import type { Store } from '../../store/store.js';
 
 /** `<config>/commissions.yaml`: the plans, or a usage error listing every problem (exit 2). Absent file: no plans. */
-export async function commissionPlans(globals: GlobalOptions, io: Io, options: { required?: boolean } = {}): Promise<Plan[]> {
+export async function commissionPlans(globals: GlobalOptions, io: Io, options: { required?: boolean; quiet?: boolean } = {}): Promise<Plan[]> {
   const file = join(globals.config, 'commissions.yaml');
   if (!existsSync(file)) {
     if (options.required) throw new CliError(`no commission plans: ${file} does not exist`, EXIT_USAGE);
-    io.err(`warning: no commission plans (${file} does not exist)`);
+    if (!options.quiet) io.err(`warning: no commission plans (${file} does not exist)`);
     return [];
   }
   const { plans, errors } = await loadPlans(file);
@@ -102,4 +106,13 @@ export async function commissionsRecomputeCommand(
     }
     return differences.length > 0 && args.repair !== true ? EXIT_FAILURE : EXIT_OK;
   });
+}
+
+/**
+ * The Loader hook that runs the commission job after every committed batch (run, backfill,
+ * import, replay), for only what the batch touched; none when there are no plans.
+ */
+export async function commissionHook(globals: GlobalOptions, io: Io, store: Store, logger: Logger): Promise<LoaderDeps['afterCommit']> {
+  const plans = await commissionPlans(globals, io, { quiet: true });
+  return plans.length > 0 ? createCommissionHook(store, plans, logger) : undefined;
 }

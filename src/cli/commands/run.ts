@@ -5,6 +5,7 @@ import { jobKey } from '../../worker/jobs.js';
 import { locksFor, withStreamLock } from '../../worker/locks.js';
 import type { StreamRunResult } from '../../../jobs/sync-stream.js';
 import { Loader } from '../../pipeline/load.js';
+import { commissionHook } from './commissions.js';
 import { specValidator } from '../../spec/validator.js';
 import type { Entity } from '../../types.js';
 import { withStore, type GlobalOptions } from '../context.js';
@@ -39,7 +40,7 @@ export async function runCommand(globals: GlobalOptions, args: { partner: string
   const config = await loadConfig(globals);
   const def = partnerDefinition(config, args.partner);
   return withStore(globals, async (store) => {
-    const loader = new Loader({ store, validator: specValidator() });
+    const loader = new Loader({ store, validator: specValidator(), afterCommit: await commissionHook(globals, io, store, config.logger) });
     const progress = io.isTty && !globals.json ? progressLine() : undefined;
     const results = await withExclusiveStreams(store, config.logger, (exclusive) => runPartner(
       { loader, clock: store.clock, logger: config.logger, redact: config.redact, progress: progress?.update, exclusive },
