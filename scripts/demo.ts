@@ -6,7 +6,7 @@
  * (config/partners/) into the same store; then `status`.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { openStore } from '../src/store/store.js';
@@ -29,6 +29,7 @@ const standIns: [string, string, string][] = [
   ['REPLICA_PROP_URL', join('data', 'replica-prop.sqlite'), join('samples', 'replica', 'prop-replica.sql')],
   ['WAREHOUSE_CASINO_URL', join('data', 'warehouse-casino.sqlite'), join('samples', 'warehouse', 'casino-warehouse.sql')],
 ];
+mkdirSync(join(root, 'data'), { recursive: true });
 for (const [variable, file, seed] of standIns) {
   if (process.env[variable]) continue;
   for (const suffix of ['', '-wal', '-shm']) rmSync(join(root, file + suffix), { force: true });
