@@ -17,12 +17,12 @@
 import type { DbSource, DbStream, StreamDefinition } from '../../src/config/definition.js';
 import type { Logger, Redact } from '../../src/log.js';
 import type { Variant } from '../../src/types.js';
-import { SourceError, type CursorWindow, type PullWindow, type Source, type SourceStats } from '../source.js';
+import { SourceError, type CursorWindow, type PullWindow, type Source } from '../source.js';
 import { sourceNow } from '../sql/clock.js';
-import { openSqlConnection, type SqlConnection } from '../sql/connection.js';
 import { addMicros, compareInstants, instantToIso, parseInstant } from '../sql/datetime.js';
-import { budgetCheck, checkDaysWindow, readDays, relationDays, wrappedDays, type DaySource } from '../sql/days.js';
-import { SQL_DIALECTS, type SqlDialect } from '../sql/dialects.js';
+import { checkDaysWindow, readDays, relationDays, wrappedDays, type DaySource } from '../sql/days.js';
+import type { SqlDialect } from '../sql/dialects.js';
+import { sqlSourceBase } from '../sql/source-base.js';
 import { columnIdentifier, relationIdentifier, type Identifier } from '../sql/identifiers.js';
 import { columnProblems, mappingNeeds, relationExists, resultColumns, type ColumnNeed } from '../sql/inspect.js';
 import { rowConverter } from '../sql/rows.js';
@@ -139,28 +139,10 @@ const dateAccepts = (column: ResultColumn): string | undefined =>
     : `the day column must be a DATE: a date-time would miss the last day's times in BETWEEN days; cast it in a query`;
 
 export function createDbSource(source: DbSource, deps: DbSourceDeps): Source {
-  const dialect = SQL_DIALECTS[source.client];
-  if (dialect === undefined) throw new SourceError(`source.client: ${JSON.stringify(source.client)} is not a database client; allowed: ${Object.keys(SQL_DIALECTS).join(', ')}`);
+  const base = sqlSourceBase(source, deps, 'database', (definition, dialect) => planStream(definition as DbStream, dialect));
+  const { dialect, timezone, stats, budget, connection, planFor } = base;
   if (!Number.isInteger(source.page_size) || source.page_size < 1) throw new SourceError(`source.page_size: ${source.page_size} is not a positive integer`);
   if (!Number.isFinite(source.safety_lag_ms) || source.safety_lag_ms < 0) throw new SourceError(`source.safety_lag_ms: ${source.safety_lag_ms} is not a duration in milliseconds`);
-  const timezone = source.timezone || 'UTC';
-  const stats: SourceStats = { requests: 0, retries: 0, throttled: 0, waitedMs: 0 };
-  const budget = budgetCheck(deps.clock, deps.deadline ?? deps.clock().getTime() + source.run_budget_ms);
-  const plans = new WeakMap<object, StreamPlan>();
-  let db: SqlConnection | undefined;
-
-  // Opened on first use: a definition refused before then never connects.
-  const connection = (): SqlConnection =>
-    (db ??= openSqlConnection({ client: source.client, url: source.url, timezone, statementTimeoutMs: source.statement_timeout_ms, redact: deps.redact, logger: deps.logger, stats, cwd: deps.cwd }));
-
-  const planFor = (definition: StreamDefinition): StreamPlan => {
-    let plan = plans.get(definition);
-    if (plan === undefined) {
-      plan = planStream(definition as DbStream, dialect);
-      plans.set(definition, plan);
-    }
-    return plan;
-  };
 
   async function* cursorPages(plan: StreamPlan, keyset: KeysetSource, window: CursorWindow): AsyncGenerator<unknown[]> {
     const what = plan.what;
@@ -252,10 +234,6 @@ export function createDbSource(source: DbSource, deps: DbSourceDeps): Source {
       }
     },
 
-    async close(): Promise<void> {
-      const open = db;
-      db = undefined;
-      await open?.close();
-    },
+    close: base.close,
   };
 }

@@ -14,13 +14,13 @@
 import type { StreamDefinition, WarehouseSource, WarehouseStream } from '../../src/config/definition.js';
 import type { Logger, Redact } from '../../src/log.js';
 import type { Variant } from '../../src/types.js';
-import { SourceError, type PullWindow, type Source, type SourceStats } from '../source.js';
+import { SourceError, type PullWindow, type Source } from '../source.js';
 import { sourceNow } from '../sql/clock.js';
 import type { ResultColumn } from '../sql/column-types.js';
-import { openSqlConnection, type SqlConnection } from '../sql/connection.js';
 import { instantToIso } from '../sql/datetime.js';
-import { budgetCheck, checkDaysWindow, readDays, relationDays } from '../sql/days.js';
-import { SQL_DIALECTS, type SqlDialect } from '../sql/dialects.js';
+import { checkDaysWindow, readDays, relationDays } from '../sql/days.js';
+import type { SqlDialect } from '../sql/dialects.js';
+import { sqlSourceBase } from '../sql/source-base.js';
 import { columnIdentifier, quoteIdentifier, relationIdentifier, type Identifier } from '../sql/identifiers.js';
 import { columnProblems, mappingNeeds, relationExists, resultColumns } from '../sql/inspect.js';
 
@@ -68,26 +68,9 @@ const dayColumnAccepts = (column: ResultColumn): string | undefined =>
     : 'the partition column must be a DATE: BETWEEN days on a date-time misses the last day after midnight';
 
 export function createWarehouseSource(source: WarehouseSource, deps: WarehouseSourceDeps): Source {
-  const dialect = SQL_DIALECTS[source.client];
-  if (dialect === undefined) throw new SourceError(`source.client: ${JSON.stringify(source.client)} is not a warehouse client; allowed: ${Object.keys(SQL_DIALECTS).join(', ')}`);
+  const base = sqlSourceBase(source, deps, 'warehouse', (definition, dialect) => planView(definition as WarehouseStream, dialect));
+  const { timezone, stats, budget, connection, planFor } = base;
   if (!Number.isInteger(source.days_per_query) || source.days_per_query < 1) throw new SourceError(`source.days_per_query: ${source.days_per_query} is not a positive integer`);
-  const timezone = source.timezone || 'UTC';
-  const stats: SourceStats = { requests: 0, retries: 0, throttled: 0, waitedMs: 0 };
-  const budget = budgetCheck(deps.clock, deps.deadline ?? deps.clock().getTime() + source.run_budget_ms);
-  const plans = new WeakMap<object, ViewPlan>();
-  let db: SqlConnection | undefined;
-
-  const connection = (): SqlConnection =>
-    (db ??= openSqlConnection({ client: source.client, url: source.url, timezone, statementTimeoutMs: source.statement_timeout_ms, redact: deps.redact, logger: deps.logger, stats, cwd: deps.cwd }));
-
-  const planFor = (definition: StreamDefinition): ViewPlan => {
-    let plan = plans.get(definition);
-    if (plan === undefined) {
-      plan = planView(definition as WarehouseStream, dialect);
-      plans.set(definition, plan);
-    }
-    return plan;
-  };
 
   async function* dayPages(plan: ViewPlan, window: PullWindow): AsyncGenerator<unknown[]> {
     const what = `${plan.path} (view ${plan.view.text})`;
@@ -128,10 +111,6 @@ export function createWarehouseSource(source: WarehouseSource, deps: WarehouseSo
       }
     },
 
-    async close(): Promise<void> {
-      const open = db;
-      db = undefined;
-      await open?.close();
-    },
+    close: base.close,
   };
 }
