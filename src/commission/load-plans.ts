@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { AnySchemaObject, ValidateFunction } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
-import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
-import type { Node as YamlNode } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
+import { isRecord, locate, position } from '../config/yaml-position.js';
 import { schemaProblems, type SchemaProblem } from '../config/definition-schema.js';
 import type { SchemaNode } from '../config/secrets.js';
 import { packageRoot } from '../paths.js';
@@ -273,35 +273,5 @@ function build(input: PlanInput): Plan {
   }
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
-function position(lineCounter: LineCounter, offset: number | undefined): { line?: number; column?: number } {
-  if (offset === undefined) return {};
-  const { line, col } = lineCounter.linePos(offset);
-  return { line, column: col };
-}
 
-/** The line of a key path: the value's node, the key's node for an unknown key, or the nearest existing ancestor. */
-function locate(root: unknown, lineCounter: LineCounter, path: readonly string[], at: SchemaProblem['at']): { line?: number; column?: number } {
-  let node: unknown = root;
-  let last: unknown = root;
-  for (const part of path) {
-    let next: unknown;
-    let keyNode: unknown;
-    if (isMap(node)) {
-      const pair = node.items.find((item) => String(isScalar(item.key) ? item.key.value : item.key) === part);
-      if (pair === undefined) break;
-      next = pair.value;
-      keyNode = pair.key;
-    } else if (isSeq(node)) {
-      next = node.items[Number(part)];
-      if (next === undefined) break;
-    } else break;
-    node = next;
-    last = at === 'key' && keyNode !== undefined ? keyNode : next ?? keyNode;
-  }
-  const target = (last ?? root) as YamlNode | undefined;
-  return position(lineCounter, target?.range?.[0]);
-}

@@ -10,8 +10,8 @@ import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
 import { Duration, IANAZone } from 'luxon';
 import { validate as validateCron, validateDetailed as explainCron } from 'node-cron';
-import { isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
-import type { Node as YamlNode } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
+import { isRecord, locate, position } from './yaml-position.js';
 import { ENTITIES, isVariant } from '../types.js';
 import type { Entity, Variant } from '../types.js';
 import { mappingProblems } from '../pipeline/map-record.js';
@@ -780,42 +780,8 @@ function stem(file: string): string {
   return basename(file, extname(file));
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
-function position(lineCounter: LineCounter, offset: number | undefined): { line?: number; column?: number } {
-  if (offset === undefined) return {};
-  const { line, col } = lineCounter.linePos(offset);
-  return { line, column: col };
-}
 
-/**
- * The line of a key path in the document: the value's node, the key's node for an unknown key, or
- * the nearest existing ancestor for a missing key.
- */
-function locate(root: unknown, lineCounter: LineCounter, path: readonly string[], at: SchemaProblem['at']): { line?: number; column?: number } {
-  let node: unknown = root;
-  let keyNode: unknown;
-  let last: unknown = root;
-  for (const part of path) {
-    keyNode = undefined;
-    let next: unknown;
-    if (isMap(node)) {
-      const pair = node.items.find((item) => String(isScalar(item.key) ? item.key.value : item.key) === part);
-      next = pair?.value;
-      keyNode = pair?.key;
-      if (pair === undefined) break;
-    } else if (isSeq(node)) {
-      next = node.items[Number(part)];
-      if (next === undefined) break;
-    } else break;
-    node = next;
-    last = at === 'key' && keyNode !== undefined ? keyNode : next ?? keyNode;
-  }
-  const target = (last ?? root) as YamlNode | undefined;
-  return position(lineCounter, target?.range?.[0]);
-}
 
 /**
  * The line and column of a place inside a string value, when the value is written so that it can
