@@ -108,22 +108,6 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
   }
 
   return withStore(globals, async (store) => {
-    let worker: Worker;
-    try {
-      worker = await startWorker({
-        store,
-        definitions: loaded.definitions,
-        logger,
-        redact,
-        alerter: webhook ? webhookAlerter(webhook, { logger }) : undefined,
-        dailyRetryMs: retryMs,
-        maxConcurrentRuns: opts.concurrency,
-      });
-    } catch (error) {
-      if (error instanceof InstanceLockedError) throw new CliError(error.message, EXIT_USAGE, { cause: error });
-      throw error;
-    }
-
     let server: MetricsServer | undefined;
     const unsubscribe: (() => void)[] = [];
     let stopSignal: NodeJS.Signals | undefined;
@@ -139,7 +123,25 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
       stopSignal = signal;
       requestStop();
     };
+    // Before the worker starts: a stop signal in between must be a graceful stop, not the default kill.
     for (const signal of ['SIGTERM', 'SIGINT'] as const) unsubscribe.push(proc.onSignal(signal, onStop(signal)));
+
+    let worker: Worker;
+    try {
+      worker = await startWorker({
+        store,
+        definitions: loaded.definitions,
+        logger,
+        redact,
+        alerter: webhook ? webhookAlerter(webhook, { logger }) : undefined,
+        dailyRetryMs: retryMs,
+        maxConcurrentRuns: opts.concurrency,
+      });
+    } catch (error) {
+      for (const off of unsubscribe) off();
+      if (error instanceof InstanceLockedError) throw new CliError(error.message, EXIT_USAGE, { cause: error });
+      throw error;
+    }
 
     let reloading = Promise.resolve();
     const reload = async (): Promise<void> => {
