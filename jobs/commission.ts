@@ -3,16 +3,21 @@
  * only what that load touched, and after an FX import for what waited for the new rates or used
  * a changed one. The engine itself is src/commission/; docs/commissions.md defines the rules.
  *
+ * What a batch touched is written to the partner's pending scope inside the load transaction;
+ * the evaluation after the commit takes it, in its own transaction. A crash in between leaves the
+ * scope on disk: the partner's next evaluation takes it, and `resumePending` (at the start of
+ * every loading command and of the worker) evaluates what nothing else would.
+ *
  *   const { plans, errors } = await loadPlans('config/commissions.yaml');
- *   const loader = new Loader({ store, validator, afterCommit: createCommissionHook(store, plans, logger) });
+ *   const loader = new Loader({ store, validator, ...createCommissionHook(store, plans, logger) });
  */
 import { readFile } from 'node:fs/promises';
 import type { Logger } from '../src/log.js';
-import type { LoadedChange } from '../src/pipeline/load.js';
+import type { LoaderDeps } from '../src/pipeline/load.js';
 import type { Store } from '../src/store/store.js';
 import type { Variant } from '../src/types.js';
 import { utcDay } from '../src/commission/dates.js';
-import { addDay, emptyScope, evaluateScope, plansFor, scopeSize, type Evaluation, type Scope } from '../src/commission/engine.js';
+import { addDay, emptyScope, evaluateScope, pendingPartners, plansFor, scopeSize, writePending, type Evaluation, type Scope } from '../src/commission/engine.js';
 import { parseRatesCsv, saveRates, type RatesFileProblem, type RatesImport } from '../src/commission/fx.js';
 import type { Plan } from '../src/commission/plans.js';
 import { scopeOfChange } from '../src/commission/scope.js';
@@ -20,16 +25,53 @@ import { scopeOfChange } from '../src/commission/scope.js';
 export { loadPlans, formatPlanError, type LoadedPlans, type PlanError } from '../src/commission/load-plans.js';
 export { recompute, type PartnerRecompute, type Difference } from '../src/commission/recompute.js';
 
-/** The Loader's `afterCommit`: evaluates each partner's change in its own transaction. A failure is thrown after its scope is kept pending. */
-export function createCommissionHook(store: Store, plans: readonly Plan[], logger: Logger): (changes: LoadedChange[]) => Promise<void> {
-  return async (changes) => {
-    for (const change of changes) {
-      if (plansFor(plans, change.partner, change.variant).length === 0) continue;
-      const started = performance.now();
-      const result = await evaluateScope(store, plans, scopeOfChange(change));
-      logEvaluation(logger, result, change.runId, performance.now() - started);
-    }
+/** The plans in force: a fixed list, or a getter for a worker that re-reads them. */
+export type PlanSource = readonly Plan[] | (() => readonly Plan[]);
+
+const current = (plans: PlanSource): readonly Plan[] => (typeof plans === 'function' ? plans() : plans);
+
+export type CommissionHooks = Required<Pick<LoaderDeps, 'inTransaction' | 'afterCommit'>>;
+
+/**
+ * The Loader's hooks for the commission job: in each load transaction the batch's scope is added
+ * to its partner's pending scope; after the commit each touched partner is evaluated in its own
+ * transaction, taking the pending scope. A failed evaluation leaves the scope pending and is thrown.
+ */
+export function createCommissionHook(store: Store, plans: PlanSource, logger: Logger): CommissionHooks {
+  return {
+    async inTransaction(trx, change) {
+      if (plansFor(current(plans), change.partner, change.variant).length === 0) return;
+      await writePending(trx, scopeOfChange(change), store.now());
+    },
+    async afterCommit(changes) {
+      for (const change of changes) await evaluatePartner(store, current(plans), change.partner, change.variant, change.runId, logger);
+    },
   };
+}
+
+async function evaluatePartner(store: Store, plans: readonly Plan[], partner: string, variant: Variant, runId: string, logger: Logger): Promise<Evaluation | undefined> {
+  if (plansFor(plans, partner, variant).length === 0) return undefined;
+  const started = performance.now();
+  const result = await evaluateScope(store, plans, emptyScope(partner, variant, runId));
+  logEvaluation(logger, result, runId, performance.now() - started);
+  return result;
+}
+
+/**
+ * Evaluates every partner's pending scope: what a crash between a batch's commit and its
+ * evaluation, or a failed evaluation, left undone. A partner without plans keeps its scope until
+ * it has some (or `commissions recompute --repair` rebuilds it).
+ */
+export async function resumePending(store: Store, plans: PlanSource, logger: Logger, runId = `resume-${store.now()}`): Promise<Evaluation[]> {
+  const out: Evaluation[] = [];
+  for (const { partner, variant, entries } of await pendingPartners(store.knex)) {
+    const result = await evaluatePartner(store, current(plans), partner, variant, runId, logger);
+    if (result) {
+      logger.info(`commissions: resumed ${entries} pending scope entries of ${partner}`, { partner, run_id: runId, event: 'commissions_resumed', entries });
+      out.push(result);
+    }
+  }
+  return out;
 }
 
 function logEvaluation(logger: Logger, r: Evaluation, runId: string, ms: number): void {

@@ -88,20 +88,34 @@ export function plansFor(plans: readonly Plan[], partner: string, variant: Varia
 
 type PendingKind = 'customer' | 'record' | 'day' | 'replaced';
 
-/** Saves a scope whose evaluation failed; the partner's next evaluation takes it first. */
-export async function savePending(store: Store, scope: Scope): Promise<void> {
-  const now = store.now();
+/**
+ * Writes a scope into the partner's pending scope, in the caller's transaction. The load path
+ * calls it inside each load transaction, so what a committed batch touched is on disk before its
+ * evaluation runs: a crash between the commit and the evaluation loses nothing, the partner's next
+ * evaluation (or `resumePending`) takes it.
+ */
+export async function writePending(trx: Knex.Transaction, scope: Scope, now: string): Promise<void> {
   const rows: Record<string, string>[] = [];
   const add = (kind: PendingKind, value: string) => rows.push({ partner_id: scope.partner, variant: scope.variant, kind, value, created_at: now });
   for (const c of scope.customers) add('customer', c);
   for (const c of scope.customerRecords) add('record', c);
   for (const [c, days] of scope.days) for (const d of days) add('day', JSON.stringify([c, d]));
   for (const d of scope.replacedDays) add('replaced', d);
-  await store.transaction(async (trx) => {
-    for (let i = 0; i < rows.length; i += 200) {
-      await trx('commission_pending').insert(rows.slice(i, i + 200)).onConflict(['partner_id', 'kind', 'value']).ignore();
-    }
-  });
+  for (let i = 0; i < rows.length; i += 200) {
+    await trx('commission_pending').insert(rows.slice(i, i + 200)).onConflict(['partner_id', 'kind', 'value']).ignore();
+  }
+}
+
+/** Saves a scope whose evaluation failed; the partner's next evaluation takes it first. */
+export async function savePending(store: Store, scope: Scope): Promise<void> {
+  await store.transaction((trx) => writePending(trx, scope, store.now()));
+}
+
+/** Partners with a pending scope: evaluations that a crash or a failure left undone. */
+export async function pendingPartners(knex: Knex): Promise<{ partner: string; variant: Variant; entries: number }[]> {
+  const rows = (await knex('commission_pending')
+    .select('partner_id', 'variant').count({ n: '*' }).groupBy('partner_id', 'variant').orderBy('partner_id')) as { partner_id: string; variant: string; n: unknown }[];
+  return rows.map((r) => ({ partner: r.partner_id, variant: r.variant as Variant, entries: Number(r.n) }));
 }
 
 async function takePending(trx: Knex.Transaction, scope: Scope): Promise<number> {

@@ -6,6 +6,10 @@
  *
  * `Loader.load` is one batch in one transaction. `Loader.transaction` spans several batches, for
  * what must land whole: a day of activity that replaces the stored day.
+ *
+ * Two hooks carry the commission job: `inTransaction` sees what each batch wrote and records it in
+ * the same transaction (so a crash right after the commit loses nothing), `afterCommit` runs once
+ * the transaction has committed, per partner it touched.
  */
 import type { Knex } from 'knex';
 import type { Entity, RawRecord, RecordValidator, SpecRecord, Variant, Violation } from '../types.js';
@@ -43,9 +47,9 @@ export interface BatchResult {
 }
 
 /**
- * What one committed transaction changed: the records written to entity tables (directly or
- * released from waiting), per partner. The commission job runs on it after every loaded batch,
- * for only what the batch touched.
+ * What one batch (or one day replacement) changed inside a load transaction: the records written
+ * to entity tables (directly or released from waiting). The commission job records its scope
+ * from it, for only what the batch touched.
  */
 export interface LoadedChange {
   partner: string;
@@ -57,20 +61,24 @@ export interface LoadedChange {
   runId: string;
 }
 
-export interface LoaderDeps {
-  store: Store;
-  validator: RecordValidator;
-  /** Runs after each commit with what it changed (the commission job). Its failure is the caller's error; the data stays loaded. */
-  afterCommit?: (changes: LoadedChange[]) => Promise<void>;
-}
-
-interface Committed {
+/** A partner that a committed transaction wrote to. */
+export interface CommittedChange {
   partner: string;
   variant: Variant;
   runId: string;
+}
+
+export interface LoaderDeps {
+  store: Store;
+  validator: RecordValidator;
+  /** Runs inside the load transaction after each batch or day replacement, with what it wrote; what it writes commits with the batch. */
+  inTransaction?: (trx: Knex.Transaction, change: LoadedChange) => Promise<void>;
+  /** Runs after each commit, once per partner the transaction wrote to. Its failure is the caller's error; the data stays loaded. */
+  afterCommit?: (changes: CommittedChange[]) => Promise<void>;
+}
+
+interface Committed extends CommittedChange {
   customers: string[];
-  records: Record<Entity, SpecRecord[]>;
-  replacedDays: string[];
 }
 
 /** Customer ids remembered per partner; customers are never deleted, so a hit is always still true. */
@@ -100,19 +108,10 @@ export class Loader {
       this.partners.set(c.partner, c.variant);
       this.remember(c.partner, c.customers);
     }
-    if (this.deps.afterCommit) {
-      const changes = new Map<string, LoadedChange>();
-      for (const c of committed) {
-        let change = changes.get(c.partner);
-        if (!change) {
-          change = { partner: c.partner, variant: c.variant, records: { customers: [], transactions: [], activity: [] }, replacedDays: [], runId: c.runId };
-          changes.set(c.partner, change);
-        }
-        for (const entity of ['customers', 'transactions', 'activity'] as const) change.records[entity].push(...c.records[entity]);
-        change.replacedDays.push(...c.replacedDays);
-      }
-      const touched = [...changes.values()].filter((c) => c.replacedDays.length > 0 || Object.values(c.records).some((r) => r.length > 0));
-      if (touched.length > 0) await this.deps.afterCommit(touched);
+    if (this.deps.afterCommit && committed.length > 0) {
+      const touched = new Map<string, CommittedChange>();
+      for (const c of committed) if (!touched.has(c.partner)) touched.set(c.partner, { partner: c.partner, variant: c.variant, runId: c.runId });
+      await this.deps.afterCommit([...touched.values()]);
     }
     return result;
   }
@@ -122,9 +121,9 @@ export class Loader {
     return this.deps.validator;
   }
 
-  /** @internal Whether commits must report what they wrote (only for the after-commit hook: a day of records is a lot to hold). */
-  reportsChanges(): boolean {
-    return this.deps.afterCommit !== undefined;
+  /** @internal Hands a batch's change to the in-transaction hook, if any (records are not held past the batch: a day of records is a lot). */
+  async recordChange(trx: Knex.Transaction, change: LoadedChange): Promise<void> {
+    await this.deps.inTransaction?.(trx, change);
   }
 
   /** @internal */
@@ -174,7 +173,8 @@ export class LoadTransaction {
     const table = entityTable(variant, 'activity');
     await this.trx(table.name).where('partner_id', partner).whereIn('date', [...dates]).delete();
     await dropParkedDays(this.trx, partner, dates);
-    this.committed.push({ partner, variant, runId, customers: [], records: { customers: [], transactions: [], activity: [] }, replacedDays: [...dates] });
+    await this.loader.recordChange(this.trx, { partner, variant, runId, records: { customers: [], transactions: [], activity: [] }, replacedDays: [...dates] });
+    this.committed.push({ partner, variant, runId, customers: [] });
   }
 
   async checkpoint(partner: string, checkpoint: Checkpoint, runId: string): Promise<void> {
@@ -255,8 +255,10 @@ export class LoadTransaction {
       result.loaded = valid.length - result.waiting;
     }
     if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
-    const keep = loader.reportsChanges() ? written : { customers: [], transactions: [], activity: [] };
-    this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, customers: arrived, records: keep, replacedDays: [] });
+    if (written.customers.length + written.transactions.length + written.activity.length > 0) {
+      await loader.recordChange(trx, { partner: input.partner, variant: input.variant, runId: input.runId, records: written, replacedDays: [] });
+      this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, customers: arrived });
+    }
     return result;
   }
 }

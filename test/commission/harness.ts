@@ -45,7 +45,7 @@ export async function harness(backend: StoreBackend, plansYaml: string, clockAt 
   const clock = fixedClock(clockAt);
   const t = await backend.create(clock);
   const plans = plansFrom(plansYaml);
-  const loader = new Loader({ store: t.store, validator, afterCommit: createCommissionHook(t.store, plans, silentLogger()) });
+  const loader = new Loader({ store: t.store, validator, ...createCommissionHook(t.store, plans, silentLogger()) });
   let run = 0;
   const h: Harness = {
     t, loader, clock, plans,

@@ -5,11 +5,16 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { commissionsCommand, commissionsRecomputeCommand } from '../../src/cli/commands/commissions.js';
 import { fxImportCommand } from '../../src/cli/commands/fx.js';
+import { statusCommand } from '../../src/cli/commands/status.js';
 import type { Io } from '../../src/cli/io.js';
+import { createCommissionHook, resumePending } from '../../jobs/commission.js';
 import { addDay, emptyScope, evaluateScope, savePending } from '../../src/commission/engine.js';
 import { parseRatesCsv } from '../../src/commission/fx.js';
 import { commissionHoldSummary } from '../../src/commission/ledger.js';
 import { cents, money } from '../../src/commission/money.js';
+import { silentLogger } from '../../src/log.js';
+import { Loader } from '../../src/pipeline/load.js';
+import { createSpecValidator } from '../../src/spec/validator.js';
 import { STORES } from '../support/stores.js';
 import { harness, igCustomer, play, tx, type Harness } from './harness.js';
 
@@ -105,6 +110,35 @@ for (const backend of STORES) {
       assert.equal((await h.lines()).length, 1);
     });
 
+    it('a crash between a batch\'s commit and its evaluation loses nothing: the scope committed with the batch is evaluated on resume', async () => {
+      const job = createCommissionHook(h.t.store, h.plans, silentLogger());
+      // The process dies right after each commit: the evaluation never runs.
+      const dying = new Loader({ store: h.t.store, validator: createSpecValidator(), inTransaction: job.inTransaction, afterCommit: async () => { throw new Error('killed after commit'); } });
+      const load = (entity: 'customers' | 'transactions' | 'activity', records: unknown[], runId: string) =>
+        dying.load({ partner: 'casino', variant: 'igaming', entity, runId, records: records.map((value, i) => ({ position: i + 1, value })) });
+      await assert.rejects(load('customers', [igCustomer('c1'), igCustomer('c2')], 'r1'), /killed after commit/);
+      await assert.rejects(load('transactions', [tx('t1', 'c1', 'deposit', 50), tx('t2', 'c2', 'deposit', 10)], 'r2'), /killed after commit/);
+      await assert.rejects(load('activity', [play('2026-10-03', 'c1', { ggr: 100 })], 'r3'), /killed after commit/);
+      assert.equal(Number((await h.t.store.knex('transactions').count({ n: '*' }))[0]?.n), 2, 'the data committed');
+      assert.deepEqual(await h.lines(), [], 'no evaluation ran');
+      assert.ok(Number((await h.t.store.knex('commission_pending').count({ n: '*' }))[0]?.n) > 0, 'the scope committed with the data');
+      const status = captureIo();
+      await statusCommand(globals(), {}, status);
+      // c1, c2 (customer records and their transactions) and c1's day 2026-10-03.
+      assert.deepEqual((JSON.parse(status.stdout.join('')) as { commissions: { partner: string; pending_entries: number }[] }).commissions.map((c) => [c.partner, c.pending_entries]), [['casino', 5]]);
+
+      const resumed = await resumePending(h.t.store, h.plans, silentLogger());
+      assert.deepEqual(resumed.map((r) => [r.partner, r.lines, r.net.toFixed(2)]), [['casino', 3, '225.00']]);
+      // By hand: CPA 100 for each first deposit (default amount, no baseline) + 25% of 100 GGR in October.
+      assert.deepEqual((await h.lines()).map((l) => [l.plan_id, l.customer_id, l.amount_usd]).sort(), [['cpa', 'c1', '100.00'], ['cpa', 'c2', '100.00'], ['rs', null, '25.00']]);
+      assert.equal(Number((await h.t.store.knex('commission_pending').count({ n: '*' }))[0]?.n), 0);
+      await h.agrees();
+      // Resuming again, or reloading the same batches through the working job: no new line.
+      assert.deepEqual(await resumePending(h.t.store, h.plans, silentLogger()), []);
+      await h.load('transactions', [tx('t1', 'c1', 'deposit', 50), tx('t2', 'c2', 'deposit', 10)]);
+      assert.equal((await h.lines()).length, 3);
+    });
+
     it('commissions: totals per affiliate, month and plan, the lines behind them, and held entries', async () => {
       await h.load('customers', [igCustomer('c1'), igCustomer('c2', { affiliate_id: 'aff-2' })]);
       await h.load('transactions', [tx('t1', 'c1', 'deposit', 50), tx('t2', 'c2', 'deposit', 30, { currency: 'EUR' })]);
@@ -121,6 +155,13 @@ for (const backend of STORES) {
       assert.deepEqual(report.lines.map((l) => l.reason), ['cpa_ftd', 'revshare_late', 'revshare']);
       assert.deepEqual(report.held.map((x) => [x.customer_id, x.missing]), [['c2', ['EUR 2026-10-02']]]);
       assert.deepEqual(await commissionHoldSummary(h.t.store.knex), [{ partner: 'casino', held: 1, oldest: '2026-11-22T10:00:00.000000Z', missing_rates: ['EUR 2026-10-02'] }]);
+      const status = captureIo();
+      await statusCommand(globals(), {}, status);
+      assert.deepEqual((JSON.parse(status.stdout.join('')) as { commissions: unknown }).commissions,
+        [{ partner: 'casino', held: 1, held_since: '2026-11-22T10:00:00.000000Z', missing_rates: ['EUR 2026-10-02'], pending_entries: 0 }]);
+      const statusText = captureIo();
+      await statusCommand(globals(false), {}, statusText);
+      assert.match(statusText.stdout.join('\n'), /casino +1 +2026-11-22 10:00:00 +EUR 2026-10-02 +-/);
 
       const filtered = captureIo();
       await commissionsCommand(globals(), { affiliate: 'aff-1', month: '2026-11' }, filtered);

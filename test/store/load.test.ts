@@ -149,21 +149,43 @@ for (const backend of STORES) {
       );
     });
 
-    it('tells the after-commit hook what each commit wrote, released records included, and nothing for a rolled-back batch', async () => {
-      const seen: { partner: string; customers: string[]; transactions: string[] }[] = [];
+    it('hands each batch\'s writes to the in-transaction hook (released records included) and each commit\'s partners to the after-commit hook; a rolled-back batch reaches neither', async () => {
+      const inside: { partner: string; customers: string[]; transactions: string[] }[] = [];
+      const after: string[][] = [];
       const hooked = new Loader({
         store: t.store,
         validator,
-        afterCommit: async (changes) => {
-          for (const c of changes) seen.push({ partner: c.partner, customers: c.records.customers.map((r) => r.customer_id as string), transactions: c.records.transactions.map((r) => r.transaction_id as string) });
+        async inTransaction(_trx, c) {
+          inside.push({ partner: c.partner, customers: c.records.customers.map((r) => r.customer_id as string), transactions: c.records.transactions.map((r) => r.transaction_id as string) });
+        },
+        async afterCommit(changes) {
+          after.push(changes.map((c) => `${c.partner}:${c.variant}:${c.runId}`));
         },
       });
-      const run = (entity: 'customers' | 'transactions', values: unknown[], checkpoint?: { stream: string; state: unknown }) =>
-        hooked.load({ partner: 'p1', variant: 'igaming', entity, runId: 'r', records: raw(values), checkpoint });
-      await run('transactions', [deposit('t1', 'c1')]); // waits: nothing written
-      await run('customers', [customer('c1')]);
-      await assert.rejects(run('customers', [customer('c2')], { stream: 'customers', state: { bad: 1n } }));
-      assert.deepEqual(seen, [{ partner: 'p1', customers: ['c1'], transactions: ['t1'] }]);
+      const run = (entity: 'customers' | 'transactions', values: unknown[], runId: string, checkpoint?: { stream: string; state: unknown }) =>
+        hooked.load({ partner: 'p1', variant: 'igaming', entity, runId, records: raw(values), checkpoint });
+      await run('transactions', [deposit('t1', 'c1')], 'r1'); // waits: nothing written
+      await run('customers', [customer('c1')], 'r2');
+      await assert.rejects(run('customers', [customer('c2')], 'r3', { stream: 'customers', state: { bad: 1n } }));
+      assert.deepEqual(inside, [{ partner: 'p1', customers: ['c1'], transactions: ['t1'] }]);
+      assert.deepEqual(after, [['p1:igaming:r2']]);
+      assert.deepEqual((await stored(t.store, 'p1', 'igaming', 'customers')).map((r) => r.customer_id), ['c1']);
+    });
+
+    it('commits what the in-transaction hook writes with the batch, and rolls it back with it', async () => {
+      const hooked = new Loader({
+        store: t.store,
+        validator,
+        async inTransaction(trx, c) {
+          await trx('commission_pending').insert(c.records.customers.map((r) => ({ partner_id: c.partner, variant: c.variant, kind: 'record', value: r.customer_id as string, created_at: t.store.now() })));
+          if (c.runId === 'r2') throw new Error('fails after writing');
+        },
+      });
+      await hooked.load({ partner: 'p1', variant: 'igaming', entity: 'customers', runId: 'r1', records: raw([customer('c1')]) });
+      await assert.rejects(hooked.load({ partner: 'p1', variant: 'igaming', entity: 'customers', runId: 'r2', records: raw([customer('c2')]) }), /fails after writing/);
+      assert.deepEqual((await stored(t.store, 'p1', 'igaming', 'customers')).map((r) => r.customer_id), ['c1']);
+      const pending: { value: string }[] = await t.store.knex('commission_pending').select('value').orderBy('value');
+      assert.deepEqual(pending.map((r) => r.value), ['c1']);
     });
 
     it('loads a batch larger than one chunk, the last version of a repeated key winning', async () => {

@@ -16,7 +16,7 @@ export async function importCommand(
   io: Io,
 ): Promise<number> {
   return withStore(globals, async (store) => {
-    const loader = new Loader({ store, validator: specValidator(), afterCommit: await commissionHook(globals, io, store, createLogger({ level: process.env.LOG_LEVEL ?? 'warn' })) });
+    const loader = new Loader({ store, validator: specValidator(), ...(await commissionHook(globals, io, store, createLogger({ level: process.env.LOG_LEVEL ?? 'warn' }))) });
     const summary = await importFile({ store, loader }, { ...args, stdin: io.stdin });
     const c = summary.counts;
     if (globals.json) {

@@ -26,7 +26,7 @@ export async function rejectsCommand(globals: GlobalOptions, args: { partner: st
   const def = config.definitions.find((d) => d.partner === args.partner);
   return withStore(globals, async (store) => {
     if (args.replay) {
-      const loader = new Loader({ store, validator: specValidator(), afterCommit: await commissionHook(globals, io, store, config.logger) });
+      const loader = new Loader({ store, validator: specValidator(), ...(await commissionHook(globals, io, store, config.logger)) });
       const results = await replayRejects(loader, args.partner, def, args.stream);
       if (globals.json) io.out(JSON.stringify({ partner: args.partner, replay: results }));
       else if (results.length === 0) io.out(`${args.partner}: no open rejects to replay`);

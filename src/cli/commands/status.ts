@@ -1,3 +1,5 @@
+import { pendingPartners } from '../../commission/engine.js';
+import { commissionHoldSummary } from '../../commission/ledger.js';
 import { freshness } from '../../freshness.js';
 import { streamSnapshots, type StreamSnapshot } from '../../store/status.js';
 import { fromStoreTimestamp } from '../../store/values.js';
@@ -14,6 +16,8 @@ import { formatTable } from '../table.js';
  * breaches its freshness target (customers or transactions more than 5 minutes behind, the
  * previous UTC day's activity not loaded at 06:00 UTC, or a stream never loaded) or a definition
  * is invalid (its streams are not being pulled); each is an error event in the log.
+ * Below the streams: per partner, commission entries held for missing FX rates (booked when the
+ * rate arrives) and commission evaluations still pending (resumed by the next load or worker start).
  */
 export async function statusCommand(globals: GlobalOptions, args: { partner?: string; check?: boolean }, io: Io): Promise<number> {
   const config = await loadConfig(globals);
@@ -47,6 +51,7 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
         rejects_open: s.openRejects,
         waiting: s.waiting,
       }));
+    const commissions = await commissionStatus(store.knex, args.partner);
     const breaches = rows.filter((r) => r.freshness !== null && isBreach(r.freshness));
     const brokenDefinitions = config.errors.filter((e) => !args.partner || e.file.replace(/^.*[\\/]/, '').replace(/\.ya?ml$/i, '') === args.partner);
     const checkFailed = breaches.length > 0 || brokenDefinitions.length > 0;
@@ -65,7 +70,7 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
       definition_errors: brokenDefinitions.length,
     };
     if (globals.json) {
-      io.out(JSON.stringify({ now: now.toISOString(), streams: rows, definition_errors: config.errors, ...(args.check ? { check } : {}) }));
+      io.out(JSON.stringify({ now: now.toISOString(), streams: rows, commissions, definition_errors: config.errors, ...(args.check ? { check } : {}) }));
       return exitCode;
     }
     if (rows.length === 0) io.out('no partners yet: add a definition under config/partners/, or import a file');
@@ -82,6 +87,14 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
         ]),
       ));
     }
+    if (commissions.length > 0) {
+      io.out('');
+      io.out(formatTable(['PARTNER', 'COMMISSIONS HELD', 'SINCE', 'WAITING FOR FX RATES', 'PENDING EVALUATION'],
+        commissions.map((c) => [c.partner, c.held, c.held_since?.slice(0, 19).replace('T', ' ') ?? '-',
+          c.missing_rates.slice(0, 4).join(', ') + (c.missing_rates.length > 4 ? ` +${c.missing_rates.length - 4}` : '') || '-',
+          c.pending_entries > 0 ? `${c.pending_entries} scope entries` : '-'])));
+      if (commissions.some((c) => c.held > 0)) io.out('held entries are booked when their rates arrive: partner-sync fx import FILE.csv');
+    }
     for (const e of config.errors) io.err(`warning: ${formatDefinitionError(e)}`);
     if (args.check) {
       const streams = rows.filter((r) => r.freshness !== null).length;
@@ -91,4 +104,26 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
     }
     return exitCode;
   });
+}
+
+interface CommissionStatus {
+  partner: string;
+  /** Entries held for missing FX rates, the oldest hold, and the rates they wait for. */
+  held: number;
+  held_since: string | null;
+  missing_rates: string[];
+  /** Scope entries whose evaluation has not run yet (a crash or a failure after their batch committed). */
+  pending_entries: number;
+}
+
+async function commissionStatus(knex: Parameters<typeof pendingPartners>[0], partner: string | undefined): Promise<CommissionStatus[]> {
+  const out = new Map<string, CommissionStatus>();
+  const entry = (p: string): CommissionStatus => {
+    let c = out.get(p);
+    if (!c) out.set(p, (c = { partner: p, held: 0, held_since: null, missing_rates: [], pending_entries: 0 }));
+    return c;
+  };
+  for (const h of await commissionHoldSummary(knex)) Object.assign(entry(h.partner), { held: h.held, held_since: h.oldest, missing_rates: h.missing_rates });
+  for (const p of await pendingPartners(knex)) entry(p.partner).pending_entries = p.entries;
+  return [...out.values()].filter((c) => !partner || c.partner === partner).sort((a, b) => a.partner.localeCompare(b.partner));
 }
