@@ -5,6 +5,8 @@
  * The command line (src/cli/commands/worker.ts) adds signals, the HTTP endpoint and exit codes.
  */
 import type { createSource } from '../../connectors/index.js';
+import { createCommissionHook, resumePending } from '../../jobs/commission.js';
+import type { Plan } from '../commission/plans.js';
 import type { PartnerDefinition } from '../config/definition.js';
 import type { Logger, Redact } from '../log.js';
 import { Loader } from '../pipeline/load.js';
@@ -32,6 +34,8 @@ const WORKER_PROFILES: Record<DialectProfile['locking'], { instanceLock: boolean
 export interface WorkerOptions {
   store: Store;
   definitions: readonly PartnerDefinition[];
+  /** Commission plans: the job runs after every loaded batch (none: no commissions). */
+  plans?: readonly Plan[];
   logger: Logger;
   redact: Redact;
   /** Must tell the same time as the store's clock. */
@@ -55,6 +59,9 @@ export interface Worker {
   definitions(): PartnerDefinition[];
   /** Replaces the definitions (a reload): jobs are added, re-planned or dropped. */
   setDefinitions(defs: readonly PartnerDefinition[]): void;
+  plans(): readonly Plan[];
+  /** Replaces the commission plans (a reload): batches committed from now on are evaluated with them. */
+  setPlans(plans: readonly Plan[]): void;
   health(): { ok: boolean; detail: string };
   /** No new runs; waits up to `timeoutMs` for running ones; frees the locks. */
   stop(timeoutMs: number): Promise<StopResult>;
@@ -69,8 +76,15 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   if (profile.instanceLock && store.location.target !== ':memory:') instanceLock = acquireInstanceLock(store.location.target, timers.now());
 
   let definitions = [...options.definitions];
+  let plans: readonly Plan[] = [...(options.plans ?? [])];
   const locks = options.locks ?? locksFor(store, logger);
-  const loader = new Loader({ store, validator: specValidator() });
+  const loader = new Loader({ store, validator: specValidator(), ...createCommissionHook(store, () => plans, logger) });
+  // What a crash left between a batch's commit and its commission evaluation, before any new run.
+  if (plans.length > 0) {
+    await resumePending(store, plans, logger).catch((error: unknown) => {
+      logger.error(`commissions: resuming pending evaluations failed, they stay pending: ${(error as Error).message}`, { event: 'commissions_failed' });
+    });
+  }
   const ports = options.ports ?? storePorts({ store, loader, logger, redact, source: options.source, definition: (p) => definitions.find((d) => d.partner === p) });
 
   const monitor = new FreshnessMonitor({
@@ -137,6 +151,11 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       definitions = [...defs];
       const change = scheduler.setJobs(jobsFromDefinitions(definitions));
       logger.info(`definitions applied: ${definitions.length} partner(s); added ${change.added.join(', ') || 'none'}; removed ${change.removed.join(', ') || 'none'}; rescheduled ${change.rescheduled.join(', ') || 'none'}`, { event: 'definitions_reloaded' });
+    },
+    plans: () => plans,
+    setPlans(next) {
+      plans = [...next];
+      logger.info(`commission plans applied: ${plans.length} plan(s); batches from now on are evaluated with them (commissions recompute --repair applies a change to history)`, { event: 'plans_reloaded', plans: plans.map((p) => p.id) });
     },
     health: () => scheduler.health(),
     stop(timeoutMs) {

@@ -242,4 +242,41 @@ describe('worker process on a SQLite store: one worker per file, SIGHUP reloads'
     assert.equal((await w.exited).code, 0, w.stderr());
     config.write();
   });
+
+  it('runs the commission job after every loaded batch; SIGHUP re-reads the plans, an invalid plans file keeps the ones in force', async () => {
+    const plansFile = join(config.dir, 'commissions.yaml');
+    const plans = readFileSync(join(packageRoot(), 'config', 'commissions.yaml'), 'utf8');
+    writeFileSync(plansFile, plans);
+    const url = `sqlite:${join(dir, 'plans.sqlite')}`;
+    try {
+      const w = startCli(['--config', config.dir, 'worker'], { SANDBOX_CLIENT_SECRET: SANDBOX_SECRET, STORE_URL: url });
+      workers.push(w);
+      // The catch-up runs load the sandbox's deposits: the job books first-deposit CPAs.
+      await w.waitFor((l) => /^commissions: [1-9]\d* lines/.test(String(l.message)) && l.partner === 'sandbox-casino', 60_000);
+
+      writeFileSync(plansFile, plans.replace('kind: cpa_ftd', 'kind: cpa_first'));
+      w.child.kill('SIGHUP');
+      const invalid = await w.waitFor((l) => l.event === 'plans_error');
+      assert.match(String(invalid.message), /reload: invalid commission plans: .*commissions\.yaml: plans\.0\.kind \(line \d+\): /);
+      const kept = await w.waitFor((l) => l.event === 'plans_kept');
+      assert.match(String(kept.message), /the commission plans in force stay \(\d+ plan\(s\)\)/);
+
+      // A valid file (the same terms: a run in between must not change what is owed) applies.
+      writeFileSync(plansFile, plans + '\n# reviewed\n');
+      w.child.kill('SIGHUP');
+      const applied = await w.waitFor((l) => l.event === 'plans_reloaded');
+      assert.ok(Array.isArray(applied.plans) && applied.plans.includes('casino-cpa-2026'));
+      w.child.kill('SIGTERM');
+      assert.equal((await w.exited).code, 0, w.stderr());
+
+      // What the worker booked is what a rebuild from history gives.
+      const recomputed = await runCli(['--config', config.dir, '--store', url, 'commissions', 'recompute', '--partner', 'sandbox-casino']);
+      assert.equal(recomputed.code, 0, recomputed.stdout + recomputed.stderr);
+      assert.match(recomputed.stdout, /agrees with a rebuild from history, to the cent/);
+      const ledger = await runCli(['--config', config.dir, '--store', url, '--json', 'commissions']);
+      assert.ok(Number((JSON.parse(ledger.stdout) as { total_usd: string }).total_usd) > 0);
+    } finally {
+      rmSync(plansFile, { force: true });
+    }
+  });
 });

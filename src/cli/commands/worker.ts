@@ -6,13 +6,18 @@
  *   `--stop-timeout` seconds, else they are abandoned: the process exits, the open batch rolls
  *   back and no checkpoint moves. Exit 0 after a clean stop, 1 after abandoning. A second
  *   signal exits at once (1).
- * - SIGHUP: the definitions are read and validated again; a file with errors keeps its partner's
- *   previous definition running and the errors are logged.
+ * - SIGHUP: the definitions and the commission plans are read and validated again; a definition
+ *   file with errors keeps its partner's previous definition running, a plans file with errors
+ *   keeps the previous plans, and the errors are logged.
+ * - Commission plans (`<config>/commissions.yaml`): the commission job runs after every loaded
+ *   batch; an invalid plans file at start is a usage error (exit 2), as for `run`.
  * - `--metrics-port N`: Prometheus text on /metrics, and /healthz for container health checks.
  * - ALERT_WEBHOOK_URL (or ALERT_WEBHOOK_URL_FILE): freshness breaches are POSTed there.
  * Logs: JSON lines on stderr (readable lines on a terminal), level from LOG_LEVEL (default info).
  */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { formatPlanError, loadPlans, type LoadedPlans } from '../../commission/load-plans.js';
 import { createRedactor } from '../../config/redact.js';
 import { formatDefinitionError, loadDefinitions } from '../../config/load-definitions.js';
 import { createLogger, type Logger } from '../../log.js';
@@ -89,6 +94,10 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
   }
   const storeUrl = globals.store ?? env.STORE_URL;
   const loaded = await loadDefinitions(dir, env);
+  const plansFile = join(globals.config, 'commissions.yaml');
+  const readPlans = async (): Promise<LoadedPlans> => (existsSync(plansFile) ? loadPlans(plansFile) : { plans: [], errors: [] });
+  const plans = await readPlans();
+  if (plans.errors.length > 0) throw new CliError(`the commission plans are invalid:\n${plans.errors.map((e) => '  ' + formatPlanError(e)).join('\n')}`, EXIT_USAGE);
 
   // One redactor for every line, replaced when a reload brings new secrets (old ones stay covered).
   const secrets = new Set<string>([...extraSecrets(storeUrl, webhook), ...loaded.definitions.flatMap((d) => d.secrets)]);
@@ -131,6 +140,7 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
       worker = await startWorker({
         store,
         definitions: loaded.definitions,
+        plans: plans.plans,
         logger,
         redact,
         alerter: webhook ? webhookAlerter(webhook, { logger }) : undefined,
@@ -153,9 +163,14 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
       }
       for (const partner of merged.kept) logger.warn(`reload: partner ${partner} keeps its previous definition (its file has errors)`, { partner, event: 'definition_kept' });
       worker.setDefinitions(merged.definitions);
+      const freshPlans = await readPlans();
+      if (freshPlans.errors.length > 0) {
+        for (const e of freshPlans.errors) logger.error(`reload: invalid commission plans: ${formatPlanError(e)}`, { event: 'plans_error', file: e.file, path: e.path });
+        logger.warn(`reload: the commission plans in force stay (${worker.plans().length} plan(s)): ${plansFile} has errors`, { event: 'plans_kept' });
+      } else worker.setPlans(freshPlans.plans);
     };
     unsubscribe.push(proc.onSignal('SIGHUP', () => {
-      logger.info('SIGHUP: reading the definitions again', { event: 'reload' });
+      logger.info('SIGHUP: reading the definitions and commission plans again', { event: 'reload' });
       reloading = reloading.then(reload).catch((error: unknown) => {
         logger.error(`reload failed, nothing changed: ${(error as Error).message}`, { event: 'reload_failed' });
       });
