@@ -11,7 +11,8 @@
  * `commissions recompute --repair` then checks both stores' derived state against a rebuild, so the
  * shortcut cannot flatter the figures, and books the ledger the history earns (the steady state
  * a batch meets). Measured, per store, each batch kind `repeats` times
- * (median): the job alone (the Loader's afterCommit) and the whole load including it.
+ * (median): the job alone (its in-transaction scope record and its evaluation after the commit)
+ * and the whole load including it.
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
