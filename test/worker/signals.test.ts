@@ -244,6 +244,7 @@ describe('worker process on a SQLite store: one worker per file, SIGHUP reloads'
   });
 
   it('runs the commission job after every loaded batch; SIGHUP re-reads the plans, an invalid plans file keeps the ones in force', async () => {
+    config.write();
     const plansFile = join(config.dir, 'commissions.yaml');
     const plans = readFileSync(join(packageRoot(), 'config', 'commissions.yaml'), 'utf8');
     writeFileSync(plansFile, plans);

@@ -135,26 +135,14 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
     // Before the worker starts: a stop signal in between must be a graceful stop, not the default kill.
     for (const signal of ['SIGTERM', 'SIGINT'] as const) unsubscribe.push(proc.onSignal(signal, onStop(signal)));
 
-    let worker: Worker;
-    try {
-      worker = await startWorker({
-        store,
-        definitions: loaded.definitions,
-        plans: plans.plans,
-        logger,
-        redact,
-        alerter: webhook ? webhookAlerter(webhook, { logger }) : undefined,
-        dailyRetryMs: retryMs,
-        maxConcurrentRuns: opts.concurrency,
-      });
-    } catch (error) {
-      for (const off of unsubscribe) off();
-      if (error instanceof InstanceLockedError) throw new CliError(error.message, EXIT_USAGE, { cause: error });
-      throw error;
-    }
-
+    // SIGHUP too, before the worker starts: its default action ends the process. A reload asked
+    // for while the worker starts runs once it has started.
+    let markStarted!: (w: Worker | undefined) => void;
+    const started = new Promise<Worker | undefined>((resolve) => (markStarted = resolve));
     let reloading = Promise.resolve();
     const reload = async (): Promise<void> => {
+      const worker = await started;
+      if (!worker) return;
       const fresh = await loadDefinitions(dir, env);
       addSecrets(fresh.definitions.flatMap((d) => d.secrets));
       const merged = mergeDefinitions(worker.definitions(), fresh);
@@ -175,6 +163,26 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
         logger.error(`reload failed, nothing changed: ${(error as Error).message}`, { event: 'reload_failed' });
       });
     }));
+
+    let worker: Worker;
+    try {
+      worker = await startWorker({
+        store,
+        definitions: loaded.definitions,
+        plans: plans.plans,
+        logger,
+        redact,
+        alerter: webhook ? webhookAlerter(webhook, { logger }) : undefined,
+        dailyRetryMs: retryMs,
+        maxConcurrentRuns: opts.concurrency,
+      });
+    } catch (error) {
+      markStarted(undefined);
+      for (const off of unsubscribe) off();
+      if (error instanceof InstanceLockedError) throw new CliError(error.message, EXIT_USAGE, { cause: error });
+      throw error;
+    }
+    markStarted(worker);
 
     try {
       if (opts.metricsPort !== undefined) {
