@@ -70,13 +70,13 @@ describe('connector definitions: db replica sources', () => {
       entity: 'customers',
       incremental: { mode: 'cursor', cursor_field: 'updated_at', lookback_ms: 10 * 60_000, start: '' },
       mapping: { fields: {}, passthrough: true },
-      schedule: '*/5 * * * *',
+      schedule: '*/4 * * * *',
       table: 'accounts',
       cursor_column: 'updated_at',
       tiebreak_column: 'account_id',
     } satisfies DbStream);
     assert.deepEqual(streams.transactions?.incremental, { mode: 'cursor', cursor_field: 'updated_at', lookback_ms: 10 * 60_000, start: '' });
-    assert.equal(streams.transactions?.schedule, '*/5 * * * *');
+    assert.equal(streams.transactions?.schedule, '*/4 * * * *');
     assert.deepEqual(streams.activity, {
       entity: 'activity',
       incremental: { mode: 'daily', late_days: 2, start: '' },

@@ -73,7 +73,7 @@ describe('connector definitions: the examples', () => {
       });
       assert.equal(activity?.path, `/api/v1/${segment}/activity`);
       assert.deepEqual(activity?.incremental, { mode: 'daily', date_param: 'date', late_days: 2, start: '' });
-      assert.equal(customers?.schedule, '*/5 * * * *');
+      assert.equal(customers?.schedule, '*/4 * * * *');
       assert.equal(activity?.schedule, '15 0 * * *');
       assert.deepEqual(def.affiliates, { map: {}, unmapped: 'keep' });
     }
@@ -121,7 +121,7 @@ describe('connector definitions: defaults', () => {
       pagination: { type: 'page', per_page: 100, page_param: 'page', per_page_param: 'per_page', first_page: 1 },
       incremental: { mode: 'cursor', cursor_field: 'last_modified_date', from_param: 'since', lookback_ms: 600_000, start: '' },
       mapping: { fields: {}, passthrough: true },
-      schedule: '*/5 * * * *',
+      schedule: '*/4 * * * *',
     });
     assert.equal(definition.streams.transactions?.incremental.start, '2026-01-01T00:00:00Z');
     assert.deepEqual(definition.streams.transactions?.incremental, {

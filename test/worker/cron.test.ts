@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createTask } from 'node-cron';
+import { DEFINITION_DEFAULTS } from '../../src/config/load-definitions.js';
 import { parseCron } from '../../src/worker/cron.js';
 
 const EXPRESSIONS = [
@@ -36,15 +37,20 @@ describe('worker cron schedules (UTC)', () => {
     }
   });
 
-  it('a day of the default schedules: 288 delta fires, one daily fire at 00:15', () => {
-    const delta = parseCron('*/5 * * * *');
-    const daily = parseCron('15 0 * * *');
+  it('a day of the default schedules: 360 delta fires (every 4 minutes), one daily fire at 00:15', () => {
+    const delta = parseCron(DEFINITION_DEFAULTS.schedule.customers);
+    assert.equal(DEFINITION_DEFAULTS.schedule.transactions, DEFINITION_DEFAULTS.schedule.customers);
+    const daily = parseCron(DEFINITION_DEFAULTS.schedule.activity);
     const fires = (cron: typeof delta) => {
       const out: string[] = [];
       for (let t = cron.next(new Date('2026-11-21T23:59:59Z')); t < new Date('2026-11-23T00:00:00Z'); t = cron.next(t)) out.push(t.toISOString());
       return out;
     };
-    assert.equal(fires(delta).filter((t) => t.startsWith('2026-11-22')).length, 288);
+    const day = fires(delta).filter((t) => t.startsWith('2026-11-22'));
+    assert.equal(day.length, 360);
+    // Never more than 4 minutes between fires, across midnight too: a record waits at most that long for its run.
+    const all = fires(delta).map((t) => Date.parse(t));
+    assert.ok(all.slice(1).every((t, i) => t - (all[i] as number) === 240_000));
     assert.deepEqual(fires(daily), ['2026-11-22T00:15:00.000Z']);
   });
 

@@ -74,7 +74,7 @@ for (const backend of STORES) {
 
       const runs = (await s.store.knex('runs').where({ kind: 'run' }).orderBy('started_at')) as { partner_id: string; stream: string; status: string; started_at: string; window_to: string | null; error: string | null }[];
       const startsOf = (partner: string, stream: string) => runs.filter((r) => r.partner_id === partner && r.stream === stream).map((r) => ({ ...r, started_at: fromStoreTimestamp(r.started_at) as string }));
-      const ticks = Array.from({ length: 288 }, (_, i) => new Date(Date.parse(`${DAY}T00:00:00Z`) + i * 300_000).toISOString());
+      const ticks = Array.from({ length: 360 }, (_, i) => new Date(Date.parse(`${DAY}T00:00:00Z`) + i * 240_000).toISOString());
       for (const partner of ['sandbox-casino', 'sandbox-prop']) {
         for (const stream of ['customers', 'transactions']) {
           const mine = startsOf(partner, stream);

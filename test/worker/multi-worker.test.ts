@@ -40,7 +40,7 @@ const postgres = STORES.find((b) => b.name === 'postgres');
         .replace(/^(\s+)lookback: (\S+).*$/gm, `$1lookback: $2\n$1start: ${sandbox.data.from}T00:00:00Z`)
         .replace(/^(\s+)late_days: 2.*$/gm, `$1late_days: 2\n$1start: ${sandbox.data.from}`)
         // Deltas every 2 seconds, activity every 5: a while of worker life in seconds.
-        .replace(/^(\s+)schedule: "\*\/5 \* \* \* \*".*$/gm, `$1schedule: "*/${TICK_S} * * * * *"`)
+        .replace(/^(\s+)schedule: "\*\/4 \* \* \* \*".*$/gm, `$1schedule: "*/${TICK_S} * * * * *"`)
         .replace(/^(\s+)schedule: "15 0 \* \* \*".*$/gm, '$1schedule: "*/5 * * * * *"');
       writeFileSync(join(dir, 'partners', `${partner}.yaml`), yaml);
     }
