@@ -87,6 +87,7 @@ export function plansFor(plans: readonly Plan[], partner: string, variant: Varia
 }
 
 type PendingKind = 'customer' | 'record' | 'day' | 'replaced';
+type PendingRow = { kind: string; value: string };
 
 /**
  * Writes a scope into the partner's pending scope, in the caller's transaction. The load path
@@ -118,9 +119,15 @@ export async function pendingPartners(knex: Knex): Promise<{ partner: string; va
   return rows.map((r) => ({ partner: r.partner_id, variant: r.variant as Variant, entries: Number(r.n) }));
 }
 
+/**
+ * Takes the partner's pending scope into `scope`. One DELETE ... RETURNING: it takes exactly the
+ * rows it removes, so a scope a parallel load transaction commits meanwhile is either taken here
+ * or left for the next evaluation, never deleted unseen.
+ */
 async function takePending(trx: Knex.Transaction, scope: Scope): Promise<number> {
-  const rows: { kind: string; value: string }[] = await trx('commission_pending').where('partner_id', scope.partner).select('kind', 'value');
-  if (rows.length === 0) return 0;
+  // Raw, since knex's builder returns only a count from a DELETE on SQLite; both backends return the rows of a raw RETURNING.
+  const result = (await trx.raw('DELETE FROM commission_pending WHERE partner_id = ? RETURNING kind, value', [scope.partner])) as PendingRow[] | { rows: PendingRow[] };
+  const rows = Array.isArray(result) ? result : result.rows;
   for (const r of rows) {
     if (r.kind === 'customer') scope.customers.add(r.value);
     else if (r.kind === 'record') scope.customerRecords.add(r.value);
@@ -130,7 +137,6 @@ async function takePending(trx: Knex.Transaction, scope: Scope): Promise<number>
       addDay(scope, customer, day);
     }
   }
-  await trx('commission_pending').where('partner_id', scope.partner).delete();
   return rows.length;
 }
 

@@ -139,6 +139,30 @@ for (const backend of STORES) {
       assert.equal((await h.lines()).length, 3);
     });
 
+    it('parallel load transactions of one partner lose no scope: every first deposit is paid exactly once', async () => {
+      // Two loaders (as two workers would have) writing and evaluating one partner at the same time;
+      // on PostgreSQL each transaction runs on its own connection.
+      const job = createCommissionHook(h.t.store, h.plans, silentLogger());
+      const loaders = [0, 1].map(() => new Loader({ store: h.t.store, validator: createSpecValidator(), ...job }));
+      const rounds = 12;
+      await Promise.all(loaders.map(async (loader, w) => {
+        for (let k = 0; k < rounds; k++) {
+          const ids = [0, 1, 2].map((i) => `w${w}-r${k}-c${i}`);
+          const load = (entity: 'customers' | 'transactions', records: unknown[]) =>
+            loader.load({ partner: 'casino', variant: 'igaming', entity, runId: `w${w}-r${k}-${entity}`, records: records.map((value, i) => ({ position: i + 1, value })) });
+          await load('customers', ids.map((id) => igCustomer(id)));
+          await load('transactions', ids.map((id) => tx(`t-${id}`, id, 'deposit', 50)));
+        }
+      }));
+      const lines = await h.lines();
+      // By hand: 2 loaders × 12 rounds × 3 customers, one 100.00 CPA each, nothing else.
+      assert.equal(lines.length, 72);
+      assert.ok(lines.every((l) => l.plan_id === 'cpa' && l.amount_usd === '100.00'));
+      assert.equal(new Set(lines.map((l) => l.customer_id)).size, 72);
+      assert.equal(Number((await h.t.store.knex('commission_pending').count({ n: '*' }))[0]?.n), 0);
+      await h.agrees();
+    });
+
     it('commissions: totals per affiliate, month and plan, the lines behind them, and held entries', async () => {
       await h.load('customers', [igCustomer('c1'), igCustomer('c2', { affiliate_id: 'aff-2' })]);
       await h.load('transactions', [tx('t1', 'c1', 'deposit', 50), tx('t2', 'c2', 'deposit', 30, { currency: 'EUR' })]);
