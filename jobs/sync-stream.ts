@@ -169,11 +169,18 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
         const days = daysBetween(window.from, window.to);
         await loader.transaction(async (tx) => {
           // Activity days are replaced whole; customers and transactions of a day only upsert.
-          if (entity === 'activity') await tx.replaceDays(def.partner, def.variant, days, runId);
+          // The store work of a transaction runs in order: while one page is written, the next is
+          // read and validated (the next page's result is awaited only after it was handed over).
+          let writing: Promise<BatchResult | void> = entity === 'activity' ? tx.replaceDays(def.partner, def.variant, days, runId) : Promise.resolve();
           for await (const page of readAhead(source.pages(stream, window))) {
-            tally(await tx.load(batch(toRaw(page))));
+            const loading = tx.load(batch(toRaw(page)));
+            const done = await writing;
+            if (done) tally(done);
+            writing = loading;
             report();
           }
+          const done = await writing;
+          if (done) tally(done);
           if (plan.kind === 'run') {
             let next = dailyState ?? {};
             for (const day of days) next = recordDay(next, day, store.now());
