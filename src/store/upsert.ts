@@ -19,7 +19,8 @@ import type pg from 'pg';
 import type { BulkWriteStrategy } from './dialects.js';
 import type { Store } from './store.js';
 import type { SpecRecord } from '../types.js';
-import { recordsToCopyText, recordToRow, rowColumns } from './rows.js';
+import { CopyTextWriter, writeCopyRows } from './copy-text.js';
+import { recordToRow, rowColumns } from './rows.js';
 import type { EntityTable } from './tables.js';
 import { yieldToEventLoop } from '../yield.js';
 
@@ -98,17 +99,15 @@ export interface CopyText {
 
 /** Renders a chunk at a time, letting the event loop run between chunks when `pause` is given. */
 async function renderCopyText(table: EntityTable, batch: UpsertBatch, pause?: () => Promise<void>): Promise<CopyText> {
-  const parts: string[] = [];
+  // An activity row is about 150 bytes; the writer grows when rows are wider.
+  const writer = new CopyTextWriter(batch.records.length * 192 + 1024);
   const chunkEnds: number[] = [];
-  let length = 0;
   for (let start = 0; start < batch.records.length; start += CHUNK_SIZE) {
     if (start > 0 && pause) await pause();
-    const part = recordsToCopyText(table, batch.partner, batch.records.slice(start, start + CHUNK_SIZE), batch.runId, batch.loadedAt);
-    parts.push(part);
-    length += Buffer.byteLength(part);
-    chunkEnds.push(length);
+    writeCopyRows(writer, table, batch.partner, batch.records.slice(start, start + CHUNK_SIZE), batch.runId, batch.loadedAt);
+    chunkEnds.push(writer.length);
   }
-  return { text: Buffer.from(parts.join('')), chunkEnds };
+  return { text: writer.bytes(), chunkEnds };
 }
 
 const copyStaging: Writer = async (trx, prepared) => {
