@@ -179,14 +179,19 @@ export class Loader {
 /** A batch validated and made ready before its turn on the transaction's connection. */
 interface PreparedBatch {
   table: EntityTable;
-  valid: SpecRecord[];
+  /** How many records are valid. */
+  valid: number;
   rejects: NewReject[];
-  /** The valid records, the last version of each key. */
-  latest: Map<string, SpecRecord>;
   now: string;
-  /** The upsert of all of them, when every customer is known already. */
+  /** The upsert of the last version of each key, when every customer is known already. */
   direct?: PreparedUpsert;
+  /** Otherwise: the valid records, and the last version of each key. */
+  validRecords?: SpecRecord[];
+  latest?: Map<string, SpecRecord>;
 }
+
+/** What the write of a batch keeps of its input. */
+type WriteInput = Omit<BatchInput, 'records'> & { received: number };
 
 /**
  * The batches of one store transaction. Their store work runs in order, one piece at a time, but
@@ -251,6 +256,8 @@ export class LoadTransaction {
   }
 
   private readonly lockedPartners = new Set<string>();
+  /** (partner, entity) pairs known to have no waiting records in this transaction. */
+  private readonly noneParked = new Set<string>();
 
   /**
    * Validates the batch at once, then writes it after the store work queued before it. Resolves
@@ -260,7 +267,10 @@ export class LoadTransaction {
     const prepared = this.prepare(input);
     prepared.catch(() => undefined); // surfaces through the write below
     // Queued now, so batches are written in the order they were handed over.
-    return this.enqueue(async () => this.write(input, await prepared));
+    // The write keeps what it needs of the input, not its raw records (they are garbage once prepared).
+    const { records, ...about } = input;
+    const received = records.length;
+    return this.enqueue(async () => this.write({ ...about, received }, await prepared));
   }
 
   /** The CPU work of a batch, in slices that let the store's replies in between. */
@@ -281,20 +291,22 @@ export class LoadTransaction {
     const now = loader.store.now();
     // Records whose customers are all remembered load directly: their rows are rendered now, not
     // when the connection is free.
-    const direct = input.entity !== 'customers' && loader.remembersCustomers(input.partner, latest.values())
-      ? await prepareUpsert(loader.store, table, { partner: input.partner, runId: input.runId, loadedAt: now, records: [...latest.values()] })
-      : undefined;
-    return { table, valid, rejects, latest, now, direct };
+    if (input.entity !== 'customers' && loader.remembersCustomers(input.partner, latest.values())) {
+      const direct = await prepareUpsert(loader.store, table, { partner: input.partner, runId: input.runId, loadedAt: now, records: [...latest.values()] });
+      return { table, valid: valid.length, rejects, now, direct };
+    }
+    return { table, valid: valid.length, rejects, now, latest, validRecords: valid };
   }
 
-  private async write(input: BatchInput, prepared: PreparedBatch): Promise<BatchResult> {
+  private async write(input: WriteInput, prepared: PreparedBatch): Promise<BatchResult> {
     const { trx, loader } = this;
     const store = loader.store;
-    const { table, valid, rejects, latest, now } = prepared;
+    const { table, rejects, now } = prepared;
+    const latest = prepared.latest ?? new Map<string, SpecRecord>();
     await this.lockPartner(input.partner);
     const result: BatchResult = {
-      received: input.records.length,
-      valid: valid.length,
+      received: input.received,
+      valid: prepared.valid,
       rejected: rejects.length,
       loaded: 0,
       waiting: 0,
@@ -321,7 +333,7 @@ export class LoadTransaction {
         await upsert(entityTable(input.variant, entity), written[entity]);
       }
       result.released = parked.length;
-      result.loaded = valid.length;
+      result.loaded = prepared.valid;
     } else {
       const direct: SpecRecord[] = [];
       const parked: ParkedRecord[] = [];
@@ -338,11 +350,17 @@ export class LoadTransaction {
         await upsert(table, direct);
       }
       written[input.entity] = direct;
-      await dropParked(trx, input.partner, input.entity, () => direct.map((r) => recordKey(table, r)));
+      // Nothing can be parked for the partner behind this transaction's back (its load lock), so
+      // once none is found, none is looked for again until this transaction parks some.
+      const parkedKey = `${input.partner}\u0000${input.entity}`;
+      if (!this.noneParked.has(parkedKey) && !(await dropParked(trx, input.partner, input.entity, () => direct.map((r) => recordKey(table, r))))) {
+        this.noneParked.add(parkedKey);
+      }
       await park(trx, input.partner, input.runId, now, parked);
+      if (parked.length > 0) this.noneParked.delete(parkedKey);
       const parkedCustomers = new Set(parked.map((p) => p.customerId));
-      result.waiting = valid.filter((r) => parkedCustomers.has(r.customer_id as string)).length;
-      result.loaded = valid.length - result.waiting;
+      result.waiting = parked.length === 0 ? 0 : (prepared.validRecords ?? []).filter((r) => parkedCustomers.has(r.customer_id as string)).length;
+      result.loaded = prepared.valid - result.waiting;
     }
     if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
     const keep = loader.reportsChanges() ? written : { customers: [], transactions: [], activity: [] };
