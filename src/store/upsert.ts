@@ -125,9 +125,14 @@ const copyStaging: Writer = async (trx, prepared) => {
 
   // New rows (a new day of activity, a first import) go straight in by one COPY. If a key is
   // already there, the COPY rolls back to its savepoint and the batch is merged instead.
-  await conn.query('SAVEPOINT partner_sync_copy');
+  // The COPY is queued behind the SAVEPOINT on the connection (sent as soon as it completes), so
+  // the server does not wait for this process to be free between the two.
+  const savepoint = conn.query('SAVEPOINT partner_sync_copy');
+  const copied = copyInto(target, text);
+  copied.catch(() => undefined); // awaited below, after the savepoint
+  await savepoint;
   try {
-    await copyInto(target, text);
+    await copied;
     await conn.query('RELEASE SAVEPOINT partner_sync_copy');
     return;
   } catch (error) {
