@@ -5,5 +5,8 @@
  */
 export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-/** Records handled between two yields. */
-export const SLICE = 1000;
+/**
+ * Records handled between two yields: about a millisecond of work, so that a store statement's
+ * reply (a COPY that may start, a savepoint released) waits at most that long for this process.
+ */
+export const SLICE = 250;

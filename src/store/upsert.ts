@@ -22,7 +22,7 @@ import type { SpecRecord } from '../types.js';
 import { CopyTextWriter, writeCopyRows } from './copy-text.js';
 import { recordToRow, rowColumns } from './rows.js';
 import type { EntityTable } from './tables.js';
-import { yieldToEventLoop } from '../yield.js';
+import { SLICE, yieldToEventLoop } from '../yield.js';
 
 /** Rows per statement: the spec's bulk limit, and well inside every backend's bind-variable limit. */
 export const CHUNK_SIZE = 1000;
@@ -102,10 +102,11 @@ async function renderCopyText(table: EntityTable, batch: UpsertBatch, pause?: ()
   // An activity row is about 150 bytes; the writer grows when rows are wider.
   const writer = new CopyTextWriter(batch.records.length * 192 + 1024);
   const chunkEnds: number[] = [];
-  for (let start = 0; start < batch.records.length; start += CHUNK_SIZE) {
+  for (let start = 0; start < batch.records.length; start += SLICE) {
     if (start > 0 && pause) await pause();
-    writeCopyRows(writer, table, batch.partner, batch.records.slice(start, start + CHUNK_SIZE), batch.runId, batch.loadedAt);
-    chunkEnds.push(writer.length);
+    writeCopyRows(writer, table, batch.partner, batch.records.slice(start, start + SLICE), batch.runId, batch.loadedAt);
+    const end = Math.min(start + SLICE, batch.records.length); // CHUNK_SIZE is a multiple of SLICE
+    if (end % CHUNK_SIZE === 0 || end === batch.records.length) chunkEnds.push(writer.length);
   }
   return { text: writer.bytes(), chunkEnds };
 }
