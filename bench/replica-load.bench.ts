@@ -18,7 +18,7 @@
  *      BENCH_CHILD_NODE_ARGS adds node flags to the child running our path, e.g. --cpu-prof)
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { DAY_PAGE_MAX } from '../connectors/db/source.js';
 import { runPartner } from '../jobs/run-partner.js';
 import { addDays } from '../jobs/windows.js';
 import { loadDefinition } from '../src/config/load-definitions.js';
@@ -193,30 +194,43 @@ async function loadCustomers(schema: string, rows: number): Promise<void> {
   }
 }
 
-/** Raw COPY baseline: the same rows read from MariaDB and rendered as store rows (untimed), then one COPY (timed). */
-async function rawCopy(conn: mysql.Connection, admin: pg.Client, schema: string): Promise<{ ms: number; rows: number }> {
+/**
+ * Raw COPY baseline: the same rows streamed from MariaDB and rendered as store rows into a file
+ * (untimed), then one COPY of that file into an identical table (timed). Memory stays flat at any
+ * row count: rows are streamed, never held.
+ */
+async function rawCopy(conn: mysql.Connection, admin: pg.Client, schema: string, dir: string): Promise<{ ms: number; rows: number }> {
   const table = entityTable('igaming', 'activity');
   const now = new Date().toISOString().replace('Z', '000Z');
-  const [result] = await conn.query({ sql: "SELECT DATE_FORMAT(date, '%Y-%m-%d') AS date, customer_id, game_type, currency, bets_count, total_bets, wins, ggr, ngr FROM daily_gaming", rowsAsArray: false });
-  const rows = result as Record<string, unknown>[];
-  const lines: string[] = new Array(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i] as Record<string, unknown>;
-    const record: SpecRecord = {
-      date: r.date as string, customer_id: r.customer_id as string, game_type: r.game_type as string, currency: r.currency as string,
-      bets_count: Number(r.bets_count), total_bets: Number(r.total_bets), wins: Number(r.wins), ggr: Number(r.ggr), ngr: Number(r.ngr),
-    };
-    lines[i] = recordToRow(table, PARTNER, record, 'bench', now).map((v) => (v === null ? '\\N' : String(v))).join('\t');
+  const file = join(dir, 'baseline.copy');
+  const out = createWriteStream(file);
+  // The promise wrapper's underlying connection streams rows.
+  const rows = (conn as unknown as { connection: import('mysql2').Connection }).connection
+    .query("SELECT DATE_FORMAT(date, '%Y-%m-%d') AS date, customer_id, game_type, currency, bets_count, total_bets, wins, ggr, ngr FROM daily_gaming")
+    .stream({ highWaterMark: 1000 });
+  async function* lines(): AsyncGenerator<string> {
+    let text = '';
+    let n = 0;
+    for await (const row of rows) {
+      const r = row as Record<string, unknown>;
+      const record: SpecRecord = {
+        date: r.date as string, customer_id: r.customer_id as string, game_type: r.game_type as string, currency: r.currency as string,
+        bets_count: Number(r.bets_count), total_bets: Number(r.total_bets), wins: Number(r.wins), ggr: Number(r.ggr), ngr: Number(r.ngr),
+      };
+      text += recordToRow(table, PARTNER, record, 'bench', now).map((v) => (v === null ? '\\N' : String(v))).join('\t') + '\n';
+      if (++n % 10_000 === 0) {
+        yield text;
+        text = '';
+      }
+    }
+    if (text !== '') yield text;
   }
-  rows.length = 0;
+  await pipeline(Readable.from(lines()), out);
   await admin.query(`CREATE TABLE ${schema}.baseline (LIKE ${schema}.${table.name} INCLUDING ALL)`);
-  // chunks of 10,000 lines, so the rendered text is not one giant string
-  const chunks = function* () {
-    for (let i = 0; i < lines.length; i += 10_000) yield lines.slice(i, i + 10_000).join('\n') + '\n';
-  };
   const t0 = performance.now();
-  await pipeline(Readable.from(chunks()), admin.query(copyFrom(`COPY ${schema}.baseline FROM STDIN`)));
+  await pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), admin.query(copyFrom(`COPY ${schema}.baseline FROM STDIN`)));
   const ms = performance.now() - t0;
+  rmSync(file, { force: true });
   const n = await admin.query(`SELECT count(*)::int AS n FROM ${schema}.baseline`);
   return { ms, rows: n.rows[0].n as number };
 }
@@ -257,6 +271,7 @@ async function main(): Promise<void> {
   const pglSchema = `bench_pgloader_${tag}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
+  const workDir = mkdtempSync(join(tmpdir(), 'partner-sync-replica-bench-'));
   let conn: mysql.Connection | undefined;
   try {
     let t0 = performance.now();
@@ -265,7 +280,7 @@ async function main(): Promise<void> {
     await admin.query(`CREATE SCHEMA ${schema}`);
     await loadCustomers(schema, ROWS);
 
-    const copy = await rawCopy(conn, admin, schema);
+    const copy = await rawCopy(conn, admin, schema, workDir);
     if (copy.rows !== ROWS) throw new Error(`COPY baseline holds ${copy.rows} rows, expected ${ROWS}`);
     await admin.query(`DROP TABLE ${schema}.baseline`);
     const pgl = pgloaderCopy(db, pglSchema);
@@ -294,7 +309,7 @@ async function main(): Promise<void> {
       return `${name.padEnd(46)} ${String(r).padStart(9)} rows/s   ${(r / copyRate).toFixed(2)} x COPY   ${(ms / 1000).toFixed(2).padStart(7)} s` +
         (rss === undefined ? '' : `   peak RSS ${rss} MB`);
     };
-    console.log(`replica load benchmark: ${ROWS} daily gaming activity rows (${DAYS} days, ${Math.ceil(ROWS / PER_CUSTOMER)} customers), MariaDB -> PostgreSQL store, page_size ${PAGE}`);
+    console.log(`replica load benchmark: ${ROWS} daily gaming activity rows (${DAYS} days, ${Math.ceil(ROWS / PER_CUSTOMER)} customers), MariaDB -> PostgreSQL store, page_size ${PAGE} (days read in pages of ${Math.min(PAGE, DAY_PAGE_MAX)})`);
     console.log(`  (MariaDB fill ${(fillMs / 1000).toFixed(1)} s, source UPDATE of every row ${(updateSourceMs / 1000).toFixed(1)} s: untimed)`);
     console.log(line('baseline: raw COPY into an identical table', copy.ms));
     console.log(line('pgloader mysql:// -> postgresql:// same table', pgl.ms) + (pgl.note ? `   ${pgl.note}` : '') + (pglRows !== undefined && pglRows !== ROWS ? `   (only ${pglRows} rows!)` : ''));
@@ -314,6 +329,7 @@ async function main(): Promise<void> {
     await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await admin.query(`DROP SCHEMA IF EXISTS ${pglSchema} CASCADE`);
     await admin.end();
+    rmSync(workDir, { recursive: true, force: true });
   }
 }
 

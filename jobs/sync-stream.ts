@@ -15,7 +15,7 @@ import type { PartnerDefinition } from '../src/config/definition.js';
 import type { Logger, Redact } from '../src/log.js';
 import type { BatchResult, Loader } from '../src/pipeline/load.js';
 import { createMapper } from '../src/pipeline/map-record.js';
-import { readAhead } from '../src/pipeline/read-ahead.js';
+import { readAhead, readEarly, type EarlyRead } from '../src/pipeline/read-ahead.js';
 import { addCounts, emptyCounts, finishRun, startRun, type RunCounts, type RunStatus } from '../src/store/runs.js';
 import { readState } from '../src/store/sync-state.js';
 import { toUtcTimestamp } from '../src/store/values.js';
@@ -148,6 +148,8 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
 
   let status: StreamRunResult['status'] = 'succeeded';
   let error: string | undefined;
+  // The next days window's read, begun while the current one commits.
+  let upcoming: EarlyRead<unknown[]> | undefined;
   try {
     for (const [index, asked] of windows.entries()) {
       // A database source serves a cursor window only up to its own clock minus a safety lag.
@@ -167,13 +169,25 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
         }
       } else {
         const days = daysBetween(window.from, window.to);
+        const reading = upcoming ?? readEarly(source.pages(stream, window));
+        upcoming = undefined;
+        const following = windows[index + 1];
         await loader.transaction(async (tx) => {
           // Activity days are replaced whole; customers and transactions of a day only upsert.
-          if (entity === 'activity') await tx.replaceDays(def.partner, def.variant, days, runId);
-          for await (const page of readAhead(source.pages(stream, window))) {
-            tally(await tx.load(batch(toRaw(page))));
+          // The store work of a transaction runs in order: while one page is written, the next is
+          // read and validated (the next page's result is awaited only after it was handed over).
+          let writing: Promise<BatchResult | void> = entity === 'activity' ? tx.replaceDays(def.partner, def.variant, days, runId) : Promise.resolve();
+          for await (const page of reading.pages) {
+            const loading = tx.load(batch(toRaw(page)));
+            const done = await writing;
+            if (done) tally(done);
+            writing = loading;
             report();
           }
+          // This window is read: the next one's read begins while these rows finish and commit.
+          if (following?.kind === 'days') upcoming = readEarly(source.pages(stream, source.bound ? await source.bound(stream, following) : following));
+          const done = await writing;
+          if (done) tally(done);
           if (plan.kind === 'run') {
             let next = dailyState ?? {};
             for (const day of days) next = recordDay(next, day, store.now());
@@ -186,6 +200,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
       report();
     }
   } catch (err) {
+    await upcoming?.close().catch(() => undefined);
     status = err instanceof BudgetExhausted ? 'partial' : 'failed';
     error = deps.redact((err as Error).message ?? String(err));
     if (status === 'partial') log.warn(`run budget exhausted, ending the stream with what loaded kept: ${error}`);

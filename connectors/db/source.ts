@@ -59,6 +59,13 @@ interface StreamPlan {
   days?: DaySource;
 }
 
+/**
+ * Rows per page of a days read at most (the spec's bulk size): a day loads in one transaction
+ * whatever the page size, and small pages keep what is in flight (read, validated, being written)
+ * small enough to die young in the garbage collector instead of piling up.
+ */
+export const DAY_PAGE_MAX = 1000;
+
 const CURSOR_PARAMS = ['from', 'to', ...SELF_PAGING_PARAMS] as const;
 const DAILY_PARAMS = ['date_from', 'date_to'] as const;
 
@@ -199,7 +206,7 @@ export function createDbSource(source: DbSource, deps: DbSourceDeps): Source {
       }
       if (plan.days === undefined) throw new SourceError(`${plan.what}: a days window needs a daily stream (date_column, or a query with :date_from and :date_to)`);
       checkDaysWindow(window, plan.what);
-      return readDays(connection(), plan.days, window, { pageSize: source.page_size, timezone, what: plan.what, budget });
+      return readDays(connection(), plan.days, window, { pageSize: Math.min(source.page_size, DAY_PAGE_MAX), timezone, what: plan.what, budget });
     },
 
     async inspect(definition: StreamDefinition): Promise<string[]> {

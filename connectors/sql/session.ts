@@ -80,25 +80,58 @@ function mysqlDriver(conn: MysqlConnection): Driver {
         });
       }),
     async *stream(native, pageSize) {
+      // Rows are gathered from the query's row events into pages; when a full page waits for the
+      // reader the connection is paused (the server waits, memory stays flat: a page filling and
+      // one waiting), and resumed when the reader takes it. No per-row promise or stream buffer.
       const query = conn.query({ sql: native.sql, values: native.values });
       let columns: ResultColumn[] = [];
+      let filling: Row[] = [];
+      let full: Row[] | undefined;
+      let ended = false;
+      let failure: Error | undefined;
+      let wake: (() => void) | undefined;
+      const notify = () => {
+        const resume = wake;
+        wake = undefined;
+        resume?.();
+      };
       query.on('fields', (fields: unknown) => {
         if (Array.isArray(fields)) columns = (fields as MysqlField[]).map(mysqlColumn);
       });
-      // The stream pauses the connection when its buffer is full: the server waits, memory stays flat.
-      const rows = query.stream({ highWaterMark: pageSize });
-      let page: Row[] = [];
+      query.on('result', (row: unknown) => {
+        filling.push(row as Row);
+        if (filling.length >= pageSize && full === undefined) {
+          full = filling;
+          filling = [];
+          conn.pause();
+          notify();
+        }
+      });
+      query.on('end', () => {
+        ended = true;
+        notify();
+      });
+      query.on('error', (error: Error) => {
+        failure = error;
+        notify();
+      });
       let finished = false;
       try {
-        for await (const row of rows) {
-          page.push(row as Row);
-          if (page.length >= pageSize) {
-            yield { rows: page, columns };
-            page = [];
+        for (;;) {
+          if (full === undefined && !ended && failure === undefined) await new Promise<void>((resolve) => (wake = resolve));
+          if (failure !== undefined) throw failure;
+          if (full !== undefined) {
+            const rows = full;
+            full = undefined;
+            // Resuming may deliver rows at once (those that came in while paused), even a full page.
+            conn.resume();
+            yield { rows, columns };
+          } else if (ended) {
+            if (filling.length > 0) yield { rows: filling, columns };
+            break;
           }
         }
         finished = true;
-        if (page.length > 0) yield { rows: page, columns };
       } finally {
         // The rest of an abandoned result would still be on its way: close the connection instead.
         if (!finished) conn.destroy();

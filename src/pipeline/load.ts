@@ -14,14 +14,15 @@
 import type { Knex } from 'knex';
 import type { Entity, RawRecord, RecordValidator, SpecRecord, Variant, Violation } from '../types.js';
 import { ensurePartner } from '../store/partners.js';
-import { quarantine } from '../store/rejects.js';
+import { quarantine, type NewReject } from '../store/rejects.js';
 import { batchKey, recordKey } from '../store/rows.js';
 import type { Store } from '../store/store.js';
 import { saveCheckpoint, type Checkpoint } from '../store/sync-state.js';
 import { entityTable, type EntityTable } from '../store/tables.js';
-import { upsertRecords } from '../store/upsert.js';
+import { prepareUpsert, upsertRecords, writeUpsert, type PreparedUpsert } from '../store/upsert.js';
 import { dropParked, dropParkedDays, knownCustomers, park, unpark, type ParkedRecord } from '../store/waiting.js';
 import { validateBatch } from './validate-batch.js';
+import { SLICE, yieldToEventLoop } from '../yield.js';
 
 export interface BatchInput {
   partner: string;
@@ -102,7 +103,18 @@ export class Loader {
   /** Several batches (and day replacements, checkpoints) in one store transaction. */
   async transaction<T>(work: (tx: LoadTransaction) => Promise<T>): Promise<T> {
     const committed: Committed[] = [];
-    const result = await this.deps.store.transaction((trx) => work(new LoadTransaction(this, trx, committed)));
+    const result = await this.deps.store.transaction(async (trx) => {
+      const tx = new LoadTransaction(this, trx, committed);
+      try {
+        const value = await work(tx);
+        await tx.settled();
+        return value;
+      } catch (error) {
+        // Nothing of this transaction may still be running on its connection when it rolls back.
+        await tx.settled().catch(() => undefined);
+        throw error;
+      }
+    });
     // Only what is committed may be remembered.
     for (const c of committed) {
       this.partners.set(c.partner, c.variant);
@@ -131,6 +143,14 @@ export class Loader {
     return this.partners.get(partner) === variant;
   }
 
+  /** @internal Whether every record's customer is remembered as a customer of the partner (then no query is needed). */
+  remembersCustomers(partner: string, records: Iterable<SpecRecord>): boolean {
+    const cache = this.customers.get(partner);
+    if (!cache) return false;
+    for (const r of records) if (!cache.has(r.customer_id as string)) return false;
+    return true;
+  }
+
   /** @internal A membership test for customer ids: remembered ones, then one query for the rest. */
   async customerTest(trx: Knex.Transaction, partner: string, records: Iterable<SpecRecord>): Promise<(id: string) => boolean> {
     const cache = this.customers.get(partner) ?? new Set<string>();
@@ -155,30 +175,71 @@ export class Loader {
   }
 }
 
-/** The batches of one store transaction. */
+/** A batch validated and made ready before its turn on the transaction's connection. */
+interface PreparedBatch {
+  table: EntityTable;
+  /** How many records are valid. */
+  valid: number;
+  rejects: NewReject[];
+  now: string;
+  /** The upsert of the last version of each key, when every customer is known already. */
+  direct?: PreparedUpsert;
+  /** Otherwise: the valid records, and the last version of each key. */
+  validRecords?: SpecRecord[];
+  latest?: Map<string, SpecRecord>;
+}
+
+/** What the write of a batch keeps of its input. */
+type WriteInput = Omit<BatchInput, 'records'> & { received: number };
+
+/**
+ * The batches of one store transaction. Their store work runs in order, one piece at a time, but
+ * a batch is validated as soon as it is handed over, while the batch before it is still being
+ * written: a caller that hands batch n+1 over before awaiting batch n keeps the store and this
+ * process busy at the same time. A failure fails every batch after it and the transaction.
+ */
 export class LoadTransaction {
+  /** The store work handed over last (settled when everything before it is). */
+  private queue: Promise<unknown> = Promise.resolve();
+
   constructor(
     private readonly loader: Loader,
     readonly trx: Knex.Transaction,
     private readonly committed: Committed[],
   ) {}
 
+  /** Runs `work` after the store work queued before it; not at all if any of that failed. */
+  private enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work);
+    run.catch(() => undefined); // the caller or settled() sees the failure; it is not unhandled meanwhile
+    this.queue = run;
+    return run;
+  }
+
+  /** @internal Resolves when the queued store work is done; rejects with its first failure. */
+  async settled(): Promise<void> {
+    await this.queue;
+  }
+
   /**
    * Deletes a partner's stored activity of these days (and activity parked for them), so that the
    * batches that follow in this transaction replace each day whole: a row gone at the source goes here.
    */
-  async replaceDays(partner: string, variant: Variant, dates: readonly string[], runId = ''): Promise<void> {
-    if (dates.length === 0) return;
-    await this.lockPartner(partner);
-    const table = entityTable(variant, 'activity');
-    await this.trx(table.name).where('partner_id', partner).whereIn('date', [...dates]).delete();
-    await dropParkedDays(this.trx, partner, dates);
-    await this.loader.recordChange(this.trx, { partner, variant, runId, records: { customers: [], transactions: [], activity: [] }, replacedDays: [...dates] });
-    this.committed.push({ partner, variant, runId, customers: [] });
+  replaceDays(partner: string, variant: Variant, dates: readonly string[], runId = ''): Promise<void> {
+    if (dates.length === 0) return this.enqueue(async () => undefined);
+    const days = [...dates];
+    return this.enqueue(async () => {
+      await this.lockPartner(partner);
+      const table = entityTable(variant, 'activity');
+      await this.trx(table.name).where('partner_id', partner).whereIn('date', days).delete();
+      await dropParkedDays(this.trx, partner, days);
+      await this.loader.recordChange(this.trx, { partner, variant, runId, records: { customers: [], transactions: [], activity: [] }, replacedDays: days });
+      this.committed.push({ partner, variant, runId, customers: [] });
+    });
   }
 
-  async checkpoint(partner: string, checkpoint: Checkpoint, runId: string): Promise<void> {
-    await saveCheckpoint(this.trx, partner, checkpoint, runId, this.loader.store.now());
+  checkpoint(partner: string, checkpoint: Checkpoint, runId: string): Promise<void> {
+    return this.enqueue(() => saveCheckpoint(this.trx, partner, checkpoint, runId, this.loader.store.now()));
   }
 
   /**
@@ -195,21 +256,57 @@ export class LoadTransaction {
   }
 
   private readonly lockedPartners = new Set<string>();
+  /** (partner, entity) pairs known to have no waiting records in this transaction. */
+  private readonly noneParked = new Set<string>();
 
-  async load(input: BatchInput): Promise<BatchResult> {
-    const { trx, loader } = this;
-    const store = loader.store;
-    await this.lockPartner(input.partner);
+  /**
+   * Validates the batch at once, then writes it after the store work queued before it. Resolves
+   * when the batch is written (not committed: the transaction commits when its work returns).
+   */
+  load(input: BatchInput): Promise<BatchResult> {
+    const prepared = this.prepare(input);
+    prepared.catch(() => undefined); // surfaces through the write below
+    // Queued now, so batches are written in the order they were handed over.
+    // The write keeps what it needs of the input, not its raw records (they are garbage once prepared).
+    const { records, ...about } = input;
+    const received = records.length;
+    return this.enqueue(async () => this.write({ ...about, received }, await prepared));
+  }
+
+  /** The CPU work of a batch, in slices that let the store's replies in between. */
+  private async prepare(input: BatchInput): Promise<PreparedBatch> {
+    const { loader } = this;
     const table = entityTable(input.variant, input.entity);
-    const { valid, rejects } = validateBatch(loader.validator(), input.variant, input.entity, input.records);
+    const valid: SpecRecord[] = [];
+    const rejects: NewReject[] = [];
+    for (let start = 0; start < input.records.length; start += SLICE) {
+      if (start > 0) await yieldToEventLoop();
+      const part = validateBatch(loader.validator(), input.variant, input.entity, input.records.slice(start, start + SLICE));
+      for (const record of part.valid) valid.push(record);
+      for (const reject of part.rejects) rejects.push(reject);
+    }
     // Last version of a key wins, as if the records had been sent one by one.
     const latest = new Map<string, SpecRecord>();
     for (const record of valid) latest.set(batchKey(table, record), record);
+    const now = loader.store.now();
+    // Records whose customers are all remembered load directly: their rows are rendered now, not
+    // when the connection is free.
+    if (input.entity !== 'customers' && loader.remembersCustomers(input.partner, latest.values())) {
+      const direct = await prepareUpsert(loader.store, table, { partner: input.partner, runId: input.runId, loadedAt: now, records: [...latest.values()] });
+      return { table, valid: valid.length, rejects, now, direct };
+    }
+    return { table, valid: valid.length, rejects, now, latest, validRecords: valid };
+  }
 
-    const now = store.now();
+  private async write(input: WriteInput, prepared: PreparedBatch): Promise<BatchResult> {
+    const { trx, loader } = this;
+    const store = loader.store;
+    const { table, rejects, now } = prepared;
+    const latest = prepared.latest ?? new Map<string, SpecRecord>();
+    await this.lockPartner(input.partner);
     const result: BatchResult = {
-      received: input.records.length,
-      valid: valid.length,
+      received: input.received,
+      valid: prepared.valid,
       rejected: rejects.length,
       loaded: 0,
       waiting: 0,
@@ -236,23 +333,34 @@ export class LoadTransaction {
         await upsert(entityTable(input.variant, entity), written[entity]);
       }
       result.released = parked.length;
-      result.loaded = valid.length;
+      result.loaded = prepared.valid;
     } else {
-      const known = await loader.customerTest(trx, input.partner, latest.values());
       const direct: SpecRecord[] = [];
       const parked: ParkedRecord[] = [];
-      for (const record of latest.values()) {
-        const customerId = record.customer_id as string;
-        if (known(customerId)) direct.push(record);
-        else parked.push({ entity: input.entity, key: recordKey(table, record), customerId, record });
+      if (prepared.direct) {
+        direct.push(...prepared.direct.batch.records);
+        await writeUpsert(store, trx, prepared.direct);
+      } else {
+        const known = await loader.customerTest(trx, input.partner, latest.values());
+        for (const record of latest.values()) {
+          const customerId = record.customer_id as string;
+          if (known(customerId)) direct.push(record);
+          else parked.push({ entity: input.entity, key: recordKey(table, record), customerId, record });
+        }
+        await upsert(table, direct);
       }
       written[input.entity] = direct;
-      await upsert(table, direct);
-      await dropParked(trx, input.partner, input.entity, () => direct.map((r) => recordKey(table, r)));
+      // Nothing can be parked for the partner behind this transaction's back (its load lock), so
+      // once none is found, none is looked for again until this transaction parks some.
+      const parkedKey = `${input.partner}\u0000${input.entity}`;
+      if (!this.noneParked.has(parkedKey) && !(await dropParked(trx, input.partner, input.entity, () => direct.map((r) => recordKey(table, r))))) {
+        this.noneParked.add(parkedKey);
+      }
       await park(trx, input.partner, input.runId, now, parked);
+      if (parked.length > 0) this.noneParked.delete(parkedKey);
       const parkedCustomers = new Set(parked.map((p) => p.customerId));
-      result.waiting = valid.filter((r) => parkedCustomers.has(r.customer_id as string)).length;
-      result.loaded = valid.length - result.waiting;
+      result.waiting = parked.length === 0 ? 0 : (prepared.validRecords ?? []).filter((r) => parkedCustomers.has(r.customer_id as string)).length;
+      result.loaded = prepared.valid - result.waiting;
     }
     if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
     if (written.customers.length + written.transactions.length + written.activity.length > 0) {

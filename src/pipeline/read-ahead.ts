@@ -18,3 +18,34 @@ export async function* readAhead<T>(pages: AsyncIterable<T>): AsyncGenerator<T> 
     await iterator.return?.();
   }
 }
+
+/** A read begun before its pages are wanted; `close()` ends it when they never will be. */
+export interface EarlyRead<T> {
+  pages: AsyncIterable<T>;
+  close(): Promise<void>;
+}
+
+/**
+ * Begins reading now (the first page is requested at once, then one page ahead as `readAhead`):
+ * the next day's read starts while the current day's last writes and its commit finish.
+ */
+export function readEarly<T>(pages: AsyncIterable<T>): EarlyRead<T> {
+  const iterator = readAhead(pages);
+  const first = iterator.next();
+  first.catch(() => undefined); // handled when the pages are read; not an unhandled rejection meanwhile
+  return {
+    pages: {
+      async *[Symbol.asyncIterator]() {
+        try {
+          for (let next = await first; !next.done; next = await iterator.next()) yield next.value;
+        } finally {
+          await iterator.return(undefined);
+        }
+      },
+    },
+    async close() {
+      await first.catch(() => undefined);
+      await iterator.return(undefined);
+    },
+  };
+}

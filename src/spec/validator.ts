@@ -10,6 +10,7 @@ import ajvFormats from 'ajv-formats';
 import { packageRoot } from '../paths.js';
 import { ENTITIES, VARIANTS } from '../types.js';
 import type { Entity, Variant, Violation } from '../types.js';
+import { isFullDate } from './date-format.js';
 import { toViolations } from './errors.js';
 import type { SchemaFacts } from './errors.js';
 import { specKeywords } from './keywords.js';
@@ -54,7 +55,8 @@ const addFormats = ajvFormats.default;
 export function createSpecValidator(options: SpecValidatorOptions = {}): SpecValidator {
   const schemaDir = options.schemaDir ?? defaultSchemaDir();
   const ajv = new Ajv2020({ allErrors: true, strict: true });
-  addFormats(ajv, { mode: 'full', formats: ['date', 'date-time', 'email'], keywords: false });
+  addFormats(ajv, { mode: 'full', formats: ['date-time', 'email'], keywords: false });
+  ajv.addFormat('date', { type: 'string', validate: isFullDate });
   for (const keyword of specKeywords) ajv.addKeyword(keyword);
 
   // Maps, not objects: a variant or entity named like an Object.prototype member finds nothing.

@@ -49,30 +49,6 @@ export function batchKey(table: EntityTable, record: SpecRecord): string {
   return out;
 }
 
-/** COPY text format: tab-separated, \N for NULL, backslash escapes. */
-function copyField(value: string): string {
-  return /[\\\t\n\r]/.test(value)
-    ? value.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
-    : value;
-}
-
-/** Validated records → PostgreSQL COPY text of their store rows, without building row arrays. */
-export function recordsToCopyText(table: EntityTable, partner: string, records: readonly SpecRecord[], runId: string, loadedAt: string): string {
-  const head = copyField(partner) + '\t';
-  const tail = copyField(runId) + '\t' + loadedAt + '\n';
-  const columns = table.columns;
-  let out = '';
-  for (const record of records) {
-    out += head;
-    for (const column of columns) {
-      const value = toStoreValue(column, record[column.name]);
-      out += (value === null ? '\\N' : typeof value === 'number' ? String(value) : copyField(value)) + '\t';
-    }
-    out += tail;
-  }
-  return out;
-}
-
 /** A store row read back (knex object) → a spec record, absent optional fields omitted. */
 export function storedToRecord(table: EntityTable, stored: Record<string, unknown>): SpecRecord {
   const record: SpecRecord = {};

@@ -19,8 +19,10 @@ import type pg from 'pg';
 import type { BulkWriteStrategy } from './dialects.js';
 import type { Store } from './store.js';
 import type { SpecRecord } from '../types.js';
-import { recordsToCopyText, recordToRow, rowColumns } from './rows.js';
+import { CopyTextWriter, writeCopyRows } from './copy-text.js';
+import { recordToRow, rowColumns } from './rows.js';
 import type { EntityTable } from './tables.js';
+import { SLICE, yieldToEventLoop } from '../yield.js';
 
 /** Rows per statement: the spec's bulk limit, and well inside every backend's bind-variable limit. */
 export const CHUNK_SIZE = 1000;
@@ -34,7 +36,18 @@ export interface UpsertBatch {
   records: readonly SpecRecord[];
 }
 
-type Writer = (trx: Knex.Transaction, table: EntityTable, batch: UpsertBatch) => Promise<void>;
+/**
+ * An upsert made ready before it is written: for PostgreSQL the COPY text of each chunk, rendered
+ * by `prepareUpsert` while the transaction's connection may still be busy with the batch before.
+ */
+export interface PreparedUpsert {
+  table: EntityTable;
+  batch: UpsertBatch;
+  /** copy-staging: the COPY text of all the records, sent in one write (a whole batch queued for the server at once). */
+  copyText?: CopyText;
+}
+
+type Writer = (trx: Knex.Transaction, prepared: PreparedUpsert) => Promise<void>;
 
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
@@ -57,7 +70,7 @@ interface SqliteDatabase {
 }
 const sqliteStatements = new WeakMap<object, Map<string, { run(...params: unknown[]): unknown }>>();
 
-const preparedRows: Writer = async (trx, table, batch) => {
+const preparedRows: Writer = async (trx, { table, batch }) => {
   const db = await connectionOf<SqliteDatabase>(trx);
   let cache = sqliteStatements.get(db);
   if (!cache) sqliteStatements.set(db, (cache = new Map()));
@@ -78,7 +91,29 @@ const preparedRows: Writer = async (trx, table, batch) => {
 /** PostgreSQL's unique_violation: a COPY straight into the table met a key that is already there. */
 const UNIQUE_VIOLATION = '23505';
 
-const copyStaging: Writer = async (trx, table, batch) => {
+/** COPY text of a batch, and where each chunk of at most CHUNK_SIZE records ends in it. */
+export interface CopyText {
+  text: Buffer;
+  chunkEnds: number[];
+}
+
+/** Renders a chunk at a time, letting the event loop run between chunks when `pause` is given. */
+async function renderCopyText(table: EntityTable, batch: UpsertBatch, pause?: () => Promise<void>): Promise<CopyText> {
+  // An activity row is about 150 bytes; the writer grows when rows are wider.
+  const writer = new CopyTextWriter(batch.records.length * 192 + 1024);
+  const chunkEnds: number[] = [];
+  for (let start = 0; start < batch.records.length; start += SLICE) {
+    if (start > 0 && pause) await pause();
+    writeCopyRows(writer, table, batch.partner, batch.records.slice(start, start + SLICE), batch.runId, batch.loadedAt);
+    const end = Math.min(start + SLICE, batch.records.length); // CHUNK_SIZE is a multiple of SLICE
+    if (end % CHUNK_SIZE === 0 || end === batch.records.length) chunkEnds.push(writer.length);
+  }
+  return { text: writer.bytes(), chunkEnds };
+}
+
+const copyStaging: Writer = async (trx, prepared) => {
+  const { table } = prepared;
+  const { text, chunkEnds } = prepared.copyText ?? await renderCopyText(table, prepared.batch);
   const conn = await connectionOf<pg.Client>(trx);
   const target = quote(table.name);
   const stage = quote(`stage_${table.name}`);
@@ -86,20 +121,19 @@ const copyStaging: Writer = async (trx, table, batch) => {
   const { keys, set, changed } = conflictClause(table);
   const merge = `INSERT INTO ${target} (${cols}) SELECT ${cols} FROM ${stage} ` +
     `ON CONFLICT (${keys}) DO UPDATE SET ${set} WHERE ${changed}; TRUNCATE ${stage}`;
-  const copyInto = (into: string, texts: Iterable<string>) =>
-    pipeline(Readable.from(texts), conn.query(copyFrom(`COPY ${into} (${cols}) FROM STDIN`)));
-  const copyTextOf = (start: number) =>
-    recordsToCopyText(table, batch.partner, batch.records.slice(start, start + CHUNK_SIZE), batch.runId, batch.loadedAt);
-  function* allChunks(): Generator<string> {
-    for (let start = 0; start < batch.records.length; start += CHUNK_SIZE) yield copyTextOf(start);
-  }
+  const copyInto = (into: string, data: Buffer) =>
+    pipeline(Readable.from([data]), conn.query(copyFrom(`COPY ${into} (${cols}) FROM STDIN`)));
 
-  // New rows (a new day of activity, a first import) go straight in by one streaming COPY, which
-  // renders chunk n+1 while the server writes chunk n. If a key is already there, the COPY rolls
-  // back to its savepoint and the batch is merged instead.
-  await conn.query('SAVEPOINT partner_sync_copy');
+  // New rows (a new day of activity, a first import) go straight in by one COPY. If a key is
+  // already there, the COPY rolls back to its savepoint and the batch is merged instead.
+  // The COPY is queued behind the SAVEPOINT on the connection (sent as soon as it completes), so
+  // the server does not wait for this process to be free between the two.
+  const savepoint = conn.query('SAVEPOINT partner_sync_copy');
+  const copied = copyInto(target, text);
+  copied.catch(() => undefined); // awaited below, after the savepoint
+  await savepoint;
   try {
-    await copyInto(target, allChunks());
+    await copied;
     await conn.query('RELEASE SAVEPOINT partner_sync_copy');
     return;
   } catch (error) {
@@ -109,14 +143,11 @@ const copyStaging: Writer = async (trx, table, batch) => {
 
   // Session-local, emptied at every commit; created once per pooled connection.
   await conn.query(`CREATE TEMP TABLE IF NOT EXISTS ${stage} (LIKE ${target} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`);
-  let text = copyTextOf(0);
-  for (let start = 0; start < batch.records.length; start += CHUNK_SIZE) {
-    await copyInto(stage, [text]);
-    const merging = conn.query(merge);
-    merging.catch(() => undefined); // awaited below; this only keeps a failure from being reported as unhandled
-    // Render the next chunk while the server merges this one: the two run on different cores.
-    text = start + CHUNK_SIZE < batch.records.length ? copyTextOf(start + CHUNK_SIZE) : '';
-    await merging;
+  let start = 0;
+  for (const end of chunkEnds) {
+    await copyInto(stage, text.subarray(start, end));
+    start = end;
+    await conn.query(merge);
   }
 };
 
@@ -125,8 +156,22 @@ const WRITERS: Record<BulkWriteStrategy, Writer> = {
   'copy-staging': copyStaging,
 };
 
+/**
+ * Does the CPU work of an upsert ahead of its turn on the connection: renders PostgreSQL's COPY
+ * text (SQLite has nothing to prepare), a chunk at a time with the event loop let in between.
+ */
+export async function prepareUpsert(store: Store, table: EntityTable, batch: UpsertBatch): Promise<PreparedUpsert> {
+  if (store.profile.bulkWrite !== 'copy-staging' || batch.records.length === 0) return { table, batch };
+  return { table, batch, copyText: await renderCopyText(table, batch, yieldToEventLoop) };
+}
+
+/** Writes a prepared upsert inside the caller's transaction. */
+export async function writeUpsert(store: Store, trx: Knex.Transaction, prepared: PreparedUpsert): Promise<void> {
+  if (prepared.batch.records.length === 0) return;
+  await WRITERS[store.profile.bulkWrite](trx, prepared);
+}
+
 /** Upserts validated records (no key twice) into an entity table inside the caller's transaction. */
 export async function upsertRecords(store: Store, trx: Knex.Transaction, table: EntityTable, batch: UpsertBatch): Promise<void> {
-  if (batch.records.length === 0) return;
-  await WRITERS[store.profile.bulkWrite](trx, table, batch);
+  await writeUpsert(store, trx, { table, batch });
 }

@@ -54,13 +54,17 @@ export async function park(trx: Knex.Transaction, partner: string, runId: string
   }
 }
 
-/** Drops parked versions of records that have just loaded directly (keys computed only if any are parked). */
-export async function dropParked(trx: Knex.Transaction, partner: string, entity: Entity, keys: () => string[]): Promise<void> {
+/**
+ * Drops parked versions of records that have just loaded directly (keys computed only if any are
+ * parked). Resolves false when nothing of this partner and entity was parked at all.
+ */
+export async function dropParked(trx: Knex.Transaction, partner: string, entity: Entity, keys: () => string[]): Promise<boolean> {
   const any = await trx('waiting_records').where({ partner_id: partner, entity }).first('record_key');
-  if (!any) return;
+  if (!any) return false;
   for (const part of chunks(keys())) {
     await trx('waiting_records').where({ partner_id: partner, entity }).whereIn('record_key', part).delete();
   }
+  return true;
 }
 
 /** Removes and returns the records parked for these customers (the caller loads them). */

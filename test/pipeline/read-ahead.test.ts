@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readAhead } from '../../src/pipeline/read-ahead.js';
+import { readAhead, readEarly } from '../../src/pipeline/read-ahead.js';
 
 describe('readAhead', () => {
   it('fetches page n+1 while page n is being loaded, and yields every page in order', async () => {
@@ -47,5 +47,50 @@ describe('readAhead', () => {
     }
     for await (const page of readAhead(pages())) if (page === 2) break;
     assert.ok(closed);
+  });
+});
+
+describe('readEarly', () => {
+  it('requests the first page at once, before the pages are iterated, and yields every page in order', async () => {
+    const events: string[] = [];
+    async function* pages() {
+      for (let i = 1; i <= 3; i++) {
+        events.push(`fetch ${i}`);
+        yield i;
+      }
+    }
+    const early = readEarly(pages());
+    await sleep(5);
+    assert.deepEqual(events.slice(0, 1), ['fetch 1']);
+    const seen: number[] = [];
+    for await (const page of early.pages) seen.push(page);
+    assert.deepEqual(seen, [1, 2, 3]);
+  });
+
+  it('close() ends a read whose pages are never taken: the source is closed', async () => {
+    let closed = false;
+    async function* pages() {
+      try {
+        for (let i = 1; ; i++) yield i;
+      } finally {
+        closed = true;
+      }
+    }
+    const early = readEarly(pages());
+    await early.close();
+    assert.equal(closed, true);
+  });
+
+  it('a failure of the first page surfaces when the pages are read, not before', async () => {
+    async function* pages(): AsyncGenerator<number> {
+      await sleep(1);
+      throw new Error('budget spent');
+      yield 0; // eslint wants a yield in a generator; never reached
+    }
+    const early = readEarly(pages());
+    await sleep(5); // no unhandled rejection meanwhile (mocha would report it)
+    await assert.rejects(async () => {
+      for await (const page of early.pages) assert.fail(`unexpected page ${page}`);
+    }, /budget spent/);
   });
 });

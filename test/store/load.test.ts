@@ -188,6 +188,43 @@ for (const backend of STORES) {
       assert.deepEqual(pending.map((r) => r.value), ['c1']);
     });
 
+    it('stores text with tabs, newlines, carriage returns, backslashes and non-ASCII characters exactly', async () => {
+      const odd = 'a\tb\\c\nd\re \\N';
+      await load('customers', [customer('c\t1', { campaign_id: odd, first_name: 'Zoë', last_name: 'Müller-€😀' })]);
+      const [row] = await stored(t.store, 'p1', 'igaming', 'customers');
+      assert.equal(row?.customer_id, 'c\t1');
+      assert.equal(row?.campaign_id, odd);
+      assert.equal(row?.first_name, 'Zoë');
+      assert.equal(row?.last_name, 'Müller-€😀');
+    });
+
+    it('writes batches handed over before the earlier ones are written in order, in one transaction', async () => {
+      await load('customers', [customer('c1')]);
+      const activity = (bets: number, date = '2026-11-02') =>
+        ({ partner: 'p1', variant: 'igaming' as const, entity: 'activity' as const, runId: 'run-2', records: raw([gaming(date, 'c1', { bets_count: bets })]) });
+      await loader.transaction(async (tx) => {
+        const batches = [tx.load(activity(1)), tx.load(activity(2)), tx.load(activity(3, '2026-11-03'))];
+        await Promise.all(batches);
+      });
+      assert.deepEqual((await stored(t.store, 'p1', 'igaming', 'activity')).map((r) => [r.date, r.bets_count]), [['2026-11-02', 2], ['2026-11-03', 3]]);
+    });
+
+    it('a failed batch fails the batches handed over after it, and the whole transaction rolls back', async () => {
+      await load('customers', [customer('c1')]);
+      const activity = (bets: number, date: string, checkpoint?: { stream: string; state: unknown }) =>
+        ({ partner: 'p1', variant: 'igaming' as const, entity: 'activity' as const, runId: 'run-3', records: raw([gaming(date, 'c1', { bets_count: bets })]), checkpoint });
+      await assert.rejects(loader.transaction(async (tx) => {
+        const first = tx.load(activity(1, '2026-11-02'));
+        // A state that cannot be serialised fails this batch's checkpoint after its rows are written.
+        const failing = tx.load(activity(2, '2026-11-03', { stream: 'activity', state: { bad: 1n } }));
+        const after = tx.load(activity(3, '2026-11-04'));
+        await first;
+        await assert.rejects(after, /BigInt/);
+        await failing;
+      }), /BigInt/);
+      assert.deepEqual(await stored(t.store, 'p1', 'igaming', 'activity'), []);
+    });
+
     it('loads a batch larger than one chunk, the last version of a repeated key winning', async () => {
       const many = Array.from({ length: 2500 }, (_, i) => customer(`c${i}`, { campaign_id: `k${i % 7}` }));
       many.push(customer('c0', { campaign_id: 'last' }));
