@@ -2,6 +2,19 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { readAhead, readEarly } from '../../src/pipeline/read-ahead.js';
 
+/** An endless source of pages that tells whether it was closed. */
+function endless(): { pages: AsyncGenerator<number>; closed(): boolean } {
+  let closed = false;
+  async function* pages() {
+    try {
+      for (let i = 1; ; i++) yield i;
+    } finally {
+      closed = true;
+    }
+  }
+  return { pages: pages(), closed: () => closed };
+}
+
 describe('readAhead', () => {
   it('fetches page n+1 while page n is being loaded, and yields every page in order', async () => {
     const events: string[] = [];
@@ -37,16 +50,9 @@ describe('readAhead', () => {
   });
 
   it('closes the source when the consumer stops early', async () => {
-    let closed = false;
-    async function* pages() {
-      try {
-        for (let i = 1; ; i++) yield i;
-      } finally {
-        closed = true;
-      }
-    }
-    for await (const page of readAhead(pages())) if (page === 2) break;
-    assert.ok(closed);
+    const source = endless();
+    for await (const page of readAhead(source.pages)) if (page === 2) break;
+    assert.ok(source.closed());
   });
 });
 
@@ -68,17 +74,10 @@ describe('readEarly', () => {
   });
 
   it('close() ends a read whose pages are never taken: the source is closed', async () => {
-    let closed = false;
-    async function* pages() {
-      try {
-        for (let i = 1; ; i++) yield i;
-      } finally {
-        closed = true;
-      }
-    }
-    const early = readEarly(pages());
+    const source = endless();
+    const early = readEarly(source.pages);
     await early.close();
-    assert.equal(closed, true);
+    assert.equal(source.closed(), true);
   });
 
   it('a failure of the first page surfaces when the pages are read, not before', async () => {
