@@ -15,7 +15,8 @@
  *   bash bench/setup-pgloader.sh
  *   node dist/bench/replica-load.bench.js [rows] [page_size]
  *     (TEST_MYSQL_URL, TEST_PG_URL override the servers; PGLOADER=0 skips pgloader;
- *      BENCH_CHILD_NODE_ARGS adds node flags to the child running our path, e.g. --cpu-prof)
+ *      BENCH_CHILD_NODE_ARGS adds node flags to the child running our path, e.g. --cpu-prof;
+ *      BENCH_RERUN=0 skips the rerun phase; BENCH_MEM_SAMPLE=1 prints the child's memoryUsage() at its peak RSS)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -119,10 +120,23 @@ async function child(schema: string, replicaUrl: string, pageSize: number): Prom
       gc();
       liveMaxMb = Math.max(liveMaxMb, Math.round(process.memoryUsage().heapUsed / 1048576));
     } : undefined;
+    // BENCH_MEM_SAMPLE=1: process.memoryUsage() every 100 ms; the breakdown at the highest RSS seen (stderr).
+    let memPeak: NodeJS.MemoryUsage | undefined;
+    const memMax = { heapTotal: 0, heapUsed: 0, external: 0, arrayBuffers: 0 };
+    const sampler = process.env.BENCH_MEM_SAMPLE === '1' ? setInterval(() => {
+      const m = process.memoryUsage();
+      if (!memPeak || m.rss > memPeak.rss) memPeak = m;
+      for (const k of Object.keys(memMax) as (keyof typeof memMax)[]) memMax[k] = Math.max(memMax[k], m[k]);
+    }, 100) : undefined;
     const t0 = performance.now();
     const results = await runPartner({ loader, clock: store.clock, logger: silentLogger(), redact: noRedaction, progress },
       loaded.definition, { kind: 'backfill', from: FIRST_DAY, to: LAST_DAY }, 'activity');
     const ms = performance.now() - t0;
+    if (sampler) {
+      clearInterval(sampler);
+      const mb = (n: number) => Math.round(n / 1048576);
+      if (memPeak) process.stderr.write(`memory at peak RSS sample: rss ${mb(memPeak.rss)} heapTotal ${mb(memPeak.heapTotal)} heapUsed ${mb(memPeak.heapUsed)} external ${mb(memPeak.external)} arrayBuffers ${mb(memPeak.arrayBuffers)} MB; maxima: heapTotal ${mb(memMax.heapTotal)} heapUsed ${mb(memMax.heapUsed)} external ${mb(memMax.external)} arrayBuffers ${mb(memMax.arrayBuffers)} MB\n`);
+    }
     const counts: Record<string, number> = {};
     for (const r of results) for (const [k, v] of Object.entries(r.counts)) counts[k] = (counts[k] ?? 0) + Number(v);
     const out: ChildResult = {
@@ -291,6 +305,11 @@ async function main(): Promise<void> {
     const first = await runChild(schema, replicaUrl, PAGE);
     const stored = async () => (await admin.query(`SELECT count(*)::int AS n FROM ${schema}.gaming_activity`)).rows[0].n as number;
     const afterFirst = await stored();
+    if (process.env.BENCH_RERUN === '0') {
+      console.log(`our path, empty store (all inserts): ${rate(ROWS, first.ms)} rows/s   ${(rate(ROWS, first.ms) / rate(ROWS, copy.ms)).toFixed(2)} x COPY (COPY ${rate(ROWS, copy.ms)} rows/s)   ${(first.ms / 1000).toFixed(2)} s   peak RSS ${first.peakRssMb} MB; store rows ${afterFirst}; rerun skipped (BENCH_RERUN=0)`);
+      if (afterFirst !== ROWS) throw new Error(`expected ${ROWS} rows in the store, found ${afterFirst}`);
+      return;
+    }
     t0 = performance.now();
     await conn.query('UPDATE daily_gaming SET total_bets = total_bets + 1, ggr = ggr + 1, ngr = ROUND((ggr) * 0.9, 2)');
     const updateSourceMs = performance.now() - t0;

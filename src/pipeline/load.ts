@@ -23,6 +23,7 @@ import { prepareUpsert, upsertRecords, writeUpsert, type PreparedUpsert } from '
 import { dropParked, dropParkedDays, knownCustomers, park, unpark, type ParkedRecord } from '../store/waiting.js';
 import { validateBatch } from './validate-batch.js';
 import { SLICE, yieldToEventLoop } from '../yield.js';
+import { limitHeapGrowth } from '../heap.js';
 
 export interface BatchInput {
   partner: string;
@@ -89,7 +90,10 @@ export class Loader {
   private readonly partners = new Map<string, Variant>();
   private readonly customers = new Map<string, Set<string>>();
 
-  constructor(private readonly deps: LoaderDeps) {}
+  constructor(private readonly deps: LoaderDeps) {
+    // Bulk loads promote dead batches to the old generation: keep V8 from letting them pile up (../heap.ts).
+    limitHeapGrowth();
+  }
 
   get store(): Store {
     return this.deps.store;

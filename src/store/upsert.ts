@@ -19,7 +19,7 @@ import type pg from 'pg';
 import type { BulkWriteStrategy } from './dialects.js';
 import type { Store } from './store.js';
 import type { SpecRecord } from '../types.js';
-import { CopyTextWriter, writeCopyRows } from './copy-text.js';
+import { CopyTextWriter, recycleCopyBuffer, writeCopyRows } from './copy-text.js';
 import { recordToRow, rowColumns } from './rows.js';
 import type { EntityTable } from './tables.js';
 import { SLICE, yieldToEventLoop } from '../yield.js';
@@ -95,12 +95,14 @@ const UNIQUE_VIOLATION = '23505';
 export interface CopyText {
   text: Buffer;
   chunkEnds: number[];
+  /** The buffer `text` is a view of, given back for reuse once the server has taken the text. */
+  storage: Buffer;
 }
 
 /** Renders a chunk at a time, letting the event loop run between chunks when `pause` is given. */
 async function renderCopyText(table: EntityTable, batch: UpsertBatch, pause?: () => Promise<void>): Promise<CopyText> {
   // An activity row is about 150 bytes; the writer grows when rows are wider.
-  const writer = new CopyTextWriter(batch.records.length * 192 + 1024);
+  const writer = new CopyTextWriter(batch.records.length * 192 + 1024, true);
   const chunkEnds: number[] = [];
   for (let start = 0; start < batch.records.length; start += SLICE) {
     if (start > 0 && pause) await pause();
@@ -108,12 +110,12 @@ async function renderCopyText(table: EntityTable, batch: UpsertBatch, pause?: ()
     const end = Math.min(start + SLICE, batch.records.length); // CHUNK_SIZE is a multiple of SLICE
     if (end % CHUNK_SIZE === 0 || end === batch.records.length) chunkEnds.push(writer.length);
   }
-  return { text: writer.bytes(), chunkEnds };
+  return { text: writer.bytes(), chunkEnds, storage: writer.storage };
 }
 
 const copyStaging: Writer = async (trx, prepared) => {
   const { table } = prepared;
-  const { text, chunkEnds } = prepared.copyText ?? await renderCopyText(table, prepared.batch);
+  const { text, chunkEnds, storage } = prepared.copyText ?? await renderCopyText(table, prepared.batch);
   const conn = await connectionOf<pg.Client>(trx);
   const target = quote(table.name);
   const stage = quote(`stage_${table.name}`);
@@ -134,6 +136,8 @@ const copyStaging: Writer = async (trx, prepared) => {
   await savepoint;
   try {
     await copied;
+    // The server completed the COPY: it has every byte, the buffer may be written again.
+    recycleCopyBuffer(storage);
     await conn.query('RELEASE SAVEPOINT partner_sync_copy');
     return;
   } catch (error) {
@@ -149,6 +153,8 @@ const copyStaging: Writer = async (trx, prepared) => {
     start = end;
     await conn.query(merge);
   }
+  // Every COPY of the text completed (the failed one's bytes went out before the later ones'): free to reuse.
+  recycleCopyBuffer(storage);
 };
 
 const WRITERS: Record<BulkWriteStrategy, Writer> = {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { CopyTextWriter, writeCopyRows } from '../../src/store/copy-text.js';
+import { CopyTextWriter, recycleCopyBuffer, writeCopyRows } from '../../src/store/copy-text.js';
 import { entityTable } from '../../src/store/tables.js';
 
 const text = (...values: string[]): string => {
@@ -39,5 +39,24 @@ describe('COPY text', () => {
     const customers = new CopyTextWriter();
     writeCopyRows(customers, entityTable('igaming', 'customers'), 'p', [{ customer_id: 'c1', signup_date: '2026-11-01T23:59:59.9999999-01:30', affiliate_id: 'a' }], 'r', 't');
     assert.match(customers.bytes().toString('utf8'), /^p\tc1\t2026-11-02T01:29:59\.999999Z\ta\t/);
+  });
+
+  it('reuses a recycled buffer big enough for the next writer, and never keeps a slice of a shared pool', () => {
+    const first = new CopyTextWriter(300_000, true);
+    first.text('abc');
+    recycleCopyBuffer(first.storage);
+    const second = new CopyTextWriter(200_000, true);
+    assert.equal(second.storage, first.storage);
+    assert.equal(second.length, 0);
+    second.text('xy');
+    assert.equal(second.bytes().toString('utf8'), 'xy');
+    recycleCopyBuffer(second.storage);
+    const bigger = new CopyTextWriter(400_000, true);
+    assert.notEqual(bigger.storage, first.storage, 'a spare buffer too small is not handed out');
+    assert.notEqual(new CopyTextWriter(300_000).storage, first.storage, 'only writers asking for reuse get spare buffers');
+    assert.equal(new CopyTextWriter(300_000, true).storage, first.storage);
+    const small = Buffer.allocUnsafe(16); // from Node's shared pool: a view into a larger ArrayBuffer
+    recycleCopyBuffer(small);
+    assert.notEqual(new CopyTextWriter(8, true).storage, small);
   });
 });
