@@ -28,6 +28,7 @@ import { mergeDefinitions } from '../../worker/reload.js';
 import { DEFAULT_DAILY_RETRY_MS } from '../../worker/scheduler.js';
 import { startWorker, type Worker } from '../../worker/worker.js';
 import { withStore, type GlobalOptions } from '../context.js';
+import { commissionPlans } from './commissions.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 
 export interface WorkerCommandOptions {
@@ -96,8 +97,8 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
   const loaded = await loadDefinitions(dir, env);
   const plansFile = join(globals.config, 'commissions.yaml');
   const readPlans = async (): Promise<LoadedPlans> => (existsSync(plansFile) ? loadPlans(plansFile) : { plans: [], errors: [] });
-  const plans = await readPlans();
-  if (plans.errors.length > 0) throw new CliError(`the commission plans are invalid:\n${plans.errors.map((e) => '  ' + formatPlanError(e)).join('\n')}`, EXIT_USAGE);
+  // At start as for `run`: an invalid plans file is a usage error listing every problem.
+  const plans = await commissionPlans(globals, io, { quiet: true });
 
   // One redactor for every line, replaced when a reload brings new secrets (old ones stay covered).
   const secrets = new Set<string>([...extraSecrets(storeUrl, webhook), ...loaded.definitions.flatMap((d) => d.secrets)]);
@@ -169,7 +170,7 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
       worker = await startWorker({
         store,
         definitions: loaded.definitions,
-        plans: plans.plans,
+        plans,
         logger,
         redact,
         alerter: webhook ? webhookAlerter(webhook, { logger }) : undefined,
