@@ -4,11 +4,26 @@
  */
 import type { StreamDefinition } from '../src/config/definition.js';
 
-/** Changes with the cursor column in [from, to): from inclusive, to exclusive (ISO 8601 UTC). */
+/**
+ * Changes with the cursor column in [from, to): from inclusive, to exclusive (ISO 8601 UTC).
+ * `open`: every change from `from` on is read, whatever its stamp; `to` is then only the run's
+ * upper bound, which the stream's start may not pass (a record stamped in the future loads now).
+ */
 export interface CursorWindow {
   kind: 'cursor';
   from: string;
   to: string;
+  open?: boolean;
+}
+
+/** A page of a cursor window with where the read continues after it. */
+export interface PositionedPage {
+  records: unknown[];
+  /**
+   * The source's position after this page (a page token, a page number, a keyset position), as
+   * text to store; absent after the last page. Passed back to `cursorPages` it continues there.
+   */
+  next?: string;
 }
 
 /** Whole closed UTC days `from`..`to`, both included (YYYY-MM-DD). */
@@ -38,6 +53,12 @@ export interface Source {
    */
   pages(stream: StreamDefinition, window: PullWindow): AsyncIterable<unknown[]>;
   /**
+   * The pages of a cursor window with their positions, continuing after `after` (a `next` of an
+   * earlier read of the same window) when given. A position the partner no longer accepts fails
+   * with a SourceError before the first page (PositionRefused where the source can tell).
+   */
+  cursorPages?(stream: StreamDefinition, window: CursorWindow, after?: string): AsyncIterable<PositionedPage>;
+  /**
    * The window as far as the source can serve it now: a database source lowers a cursor
    * window's upper bound to its own clock minus a safety lag. Absent: the window as asked.
    */
@@ -60,6 +81,14 @@ export class SourceError extends Error {
     this.status = options?.status;
   }
   readonly status?: number;
+}
+
+/** The partner refused a stored read position (an expired or unknown page token): the window must start over. */
+export class PositionRefused extends SourceError {
+  constructor(message: string, options?: { cause?: unknown; status?: number }) {
+    super(message, options);
+    this.name = 'PositionRefused';
+  }
 }
 
 /** A wait (Retry-After, backoff) would run past the run's budget: the stream ends cleanly, progress kept. */

@@ -2,9 +2,10 @@
  * One run of one (partner, stream): incremental (`run`, the worker) or a backfill of closed days,
  * through the same code over a different window.
  *
- * - Cursor streams commit each page (rows, rejects, waiting records) as it arrives; the watermark
- *   moves to the window's upper bound only after the last page, in its own transaction after the
- *   rows: state never runs ahead of the data. A crash mid-window re-pulls the window next run.
+ * - Cursor streams commit each page (rows, rejects, waiting records, the read position) as it
+ *   arrives; the stream's start and watermark move only after the last page, in their own
+ *   transaction after the rows: state never runs ahead of the data. A crash mid-window continues
+ *   after the last committed page next run (cursor-window.ts, cursor-state.ts).
  * - Daily streams load each day in ONE transaction that first deletes the stored day, so a day is
  *   replaced whole or not at all, and its state entry commits with it.
  * - A failure ends this stream's run without moving its state; `BudgetExhausted` ends it cleanly
@@ -15,15 +16,15 @@ import type { PartnerDefinition } from '../src/config/definition.js';
 import type { Logger, Redact } from '../src/log.js';
 import type { BatchResult, Loader } from '../src/pipeline/load.js';
 import { createMapper } from '../src/pipeline/map-record.js';
-import { readAhead, readEarly, type EarlyRead } from '../src/pipeline/read-ahead.js';
+import { readEarly, type EarlyRead } from '../src/pipeline/read-ahead.js';
 import { addCounts, emptyCounts, finishRun, startRun, type RunCounts, type RunStatus } from '../src/store/runs.js';
 import { readState } from '../src/store/sync-state.js';
-import { toUtcTimestamp } from '../src/store/values.js';
 import type { Entity, RawRecord } from '../src/types.js';
 import {
   backfillWindows, cursorWindow, dailyDays, daysBetween, dayWindows, recordDay,
   type CursorState, type DailyState, type PullWindow,
 } from './windows.js';
+import { loadCursorWindow } from './cursor-window.js';
 
 export type SyncPlan =
   | { kind: 'run'; /** The time the run was scheduled for: daily windows come from it. */ scheduledFor: Date }
@@ -64,41 +65,6 @@ export interface StreamRunResult {
 
 const describe = (w: PullWindow): string => (w.kind === 'days' ? (w.from === w.to ? w.from : `${w.from}..${w.to}`) : `${w.from} .. ${w.to}`);
 
-/** A value at a dot path of a source record (`a.b.0.c`). */
-function valueAt(record: unknown, path: string): unknown {
-  let value: unknown = record;
-  for (const part of path.split('.')) {
-    if (value === null || typeof value !== 'object') return undefined;
-    value = (value as Record<string, unknown>)[part];
-  }
-  return value;
-}
-
-/** The greatest cursor value seen, compared in UTC at full precision, kept as the source wrote it. */
-class MaxCursor {
-  private normalized: string | undefined;
-  constructor(public value: string | undefined) {
-    this.normalized = value === undefined ? undefined : MaxCursor.utc(value);
-  }
-
-  private static utc(value: string): string | undefined {
-    try {
-      return toUtcTimestamp(value);
-    } catch {
-      return undefined; // not a date-time: not a usable cursor value
-    }
-  }
-
-  offer(candidate: unknown): void {
-    if (typeof candidate !== 'string' || candidate === this.value) return;
-    const utc = MaxCursor.utc(candidate);
-    if (utc !== undefined && (this.normalized === undefined || utc > this.normalized)) {
-      this.value = candidate;
-      this.normalized = utc;
-    }
-  }
-}
-
 export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity: Entity, plan: SyncPlan): Promise<StreamRunResult> {
   const { loader, source } = deps;
   const store = loader.store;
@@ -112,7 +78,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   const daysPerWindow = def.source.type === 'warehouse' ? def.source.days_per_query : 1;
   const windows: PullWindow[] =
     plan.kind === 'backfill' ? backfillWindows(incremental, plan.from, plan.to, daysPerWindow)
-    : incremental.mode === 'cursor' ? [cursorWindow(incremental, state, startedAt)]
+    : incremental.mode === 'cursor' ? [cursorWindow(incremental, state, startedAt, state?.resume?.from)]
     : dayWindows(dailyDays(incremental, state, plan.scheduledFor), daysPerWindow);
   const span = windows.length === 0 ? '' : windows.length === 1 ? describe(windows[0] as PullWindow) : `${describe(windows[0] as PullWindow)} .. ${describe(windows.at(-1) as PullWindow)}`;
 
@@ -131,7 +97,6 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   const statsBefore = { ...source.stats };
   let position = 0;
   let watermark = incremental.mode === 'cursor' ? state?.watermark : state?.last_day;
-  const maxCursor = new MaxCursor(state?.max_cursor);
   let dailyState: DailyState | undefined = state;
 
   const toRaw = (page: unknown[]): RawRecord[] =>
@@ -156,17 +121,10 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
       const window = source.bound ? await source.bound(stream, asked) : asked;
       const report = () => deps.progress?.({ partner: def.partner, stream: entity, window: describe(window), windowIndex: index + 1, windows: windows.length, pulled: counts.pulled, loaded: counts.loaded });
       if (window.kind === 'cursor') {
-        const cursorField = incremental.mode === 'cursor' ? incremental.cursor_field : '';
-        for await (const page of readAhead(source.pages(stream, window))) {
-          tally(await loader.load(batch(toRaw(page))));
-          for (const record of page) maxCursor.offer(valueAt(record, cursorField));
-          report();
-        }
-        if (plan.kind === 'run') {
-          const next: CursorState = { watermark: window.to, ...(maxCursor.value !== undefined ? { max_cursor: maxCursor.value } : {}) };
-          await loader.load({ ...batch([]), checkpoint: { stream: entity, state: next } });
-          watermark = window.to;
-        }
+        watermark = await loadCursorWindow({
+          loader, source, def, entity, stream, window, keepsState: plan.kind === 'run', state, log,
+          toRaw, batch, tally, report, now: () => store.now(),
+        });
       } else {
         const days = daysBetween(window.from, window.to);
         const reading = upcoming ?? readEarly(source.pages(stream, window));

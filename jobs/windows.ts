@@ -3,29 +3,23 @@
  * the run was scheduled for (not the wall clock deep inside: that is what makes reruns and
  * backfills land on the same windows).
  *
- * Cursor streams (customers, transactions): [watermark − lookback, upper bound), the lower bound
- * inclusive; the upper bound is fixed when the run starts. The watermark only ever becomes an
- * upper bound whose window loaded completely; records changed inside the lookback are re-pulled
- * and upserted, which is harmless, while a strict `>` on the last value seen loses rows that share
- * it or that the partner commits late.
+ * Cursor streams (customers, transactions): from the stream's start minus the lookback
+ * (cursor-state.ts: the start follows the source's data, not our clock), the lower bound
+ * inclusive, read without an upper limit (a record stamped in our future loads now); the upper
+ * bound fixed when the run starts caps how far the start may move. Records changed inside the
+ * lookback are re-pulled and upserted, which is harmless, while a strict `>` on the last value
+ * seen loses rows that share it or that the partner commits late.
  *
  * Daily streams (activity): whole closed UTC days, the previous day and `late_days` before it,
  * plus any day missed since the last one loaded.
  */
 import type { CursorWindow, DaysWindow, PullWindow } from '../connectors/source.js';
 import type { Incremental } from '../src/config/definition.js';
+import { currentStart, type CursorState } from './cursor-state.js';
 
-export type { CursorWindow, DaysWindow, PullWindow };
+export type { CursorWindow, DaysWindow, PullWindow, CursorState };
 
 export const DAY_MS = 86_400_000;
-
-/** State of a cursor stream in sync_state. */
-export interface CursorState {
-  /** Upper bound (exclusive) of the last window that loaded completely, ISO 8601 UTC. */
-  watermark?: string;
-  /** Greatest cursor value seen, exactly as the source wrote it (precision kept, never rounded). */
-  max_cursor?: string;
-}
 
 /** State of a daily stream in sync_state. */
 export interface DailyState {
@@ -57,12 +51,19 @@ function startOf(start: string | undefined, now: Date, fallbackDays: number): Da
   return new Date(`${addDays(utcDay(now), -fallbackDays)}T00:00:00.000Z`);
 }
 
-export function cursorWindow(incremental: Extract<Incremental, { mode: 'cursor' }>, state: CursorState | undefined, startedAt: Date): CursorWindow {
+/**
+ * An incremental run's cursor window: [start − lookback, ∞) read, `startedAt` the upper bound the
+ * stream's start may move to. `from` is given when a window in progress is continued.
+ */
+export function cursorWindow(incremental: Extract<Incremental, { mode: 'cursor' }>, state: CursorState | undefined, startedAt: Date, from?: string): CursorWindow {
   const to = startedAt.toISOString();
-  const from = state?.watermark
-    ? new Date(Date.parse(state.watermark) - incremental.lookback_ms)
+  if (from !== undefined) return { kind: 'cursor', from, to, open: true };
+  const start = currentStart(state);
+  // Whole milliseconds, rounded down: the lower bound is inclusive, so rounding down only re-reads.
+  const begin = start !== undefined
+    ? new Date(Date.parse(`${start.slice(0, 23)}Z`) - incremental.lookback_ms)
     : startOf(incremental.start, startedAt, 30);
-  return { kind: 'cursor', from: (from.getTime() < startedAt.getTime() ? from : startedAt).toISOString(), to };
+  return { kind: 'cursor', from: (begin.getTime() < startedAt.getTime() ? begin : startedAt).toISOString(), to, open: true };
 }
 
 /** Groups consecutive days into windows of at most `perWindow` days. */

@@ -7,7 +7,8 @@ import type { Entity } from './types.js';
 export const DELTA_TARGET_MS = 5 * 60_000;
 export const ACTIVITY_DEADLINE_HOUR_UTC = 6;
 
-export type FreshnessState = 'ok' | 'behind' | 'due' | 'late' | 'never';
+/** `stopped`: the last window rejected more than the stream's max_reject_ratio and did not advance. */
+export type FreshnessState = 'ok' | 'behind' | 'due' | 'late' | 'never' | 'stopped';
 
 export interface Freshness {
   state: FreshnessState;
@@ -20,7 +21,12 @@ export interface Freshness {
 
 const minutes = (ms: number): string => (ms < 60_000 ? `${Math.round(ms / 1000)}s` : ms < 7_200_000 ? `${Math.round(ms / 60_000)}m` : `${(ms / 3_600_000).toFixed(1)}h`);
 
-export function freshness(entity: Entity, state: { watermark?: string; last_day?: string; days?: Record<string, string> } | undefined, now: Date, mode: 'cursor' | 'daily' = entity === 'activity' ? 'daily' : 'cursor'): Freshness {
+export function freshness(entity: Entity, state: { watermark?: string; last_day?: string; days?: Record<string, string>; halted?: { detail: string } } | undefined, now: Date, mode: 'cursor' | 'daily' = entity === 'activity' ? 'daily' : 'cursor'): Freshness {
+  // A stream stopped by the reject-rate guard is not fresh, however recent its watermark: its records are not loading.
+  if (state?.halted) {
+    const lagMs = state.watermark ? Math.max(0, now.getTime() - Date.parse(state.watermark)) : null;
+    return { state: 'stopped', lagMs, target: mode === 'cursor' ? 'within 5 minutes' : 'previous UTC day by 06:00 UTC', detail: `stopped: ${state.halted.detail}` };
+  }
   // A stream read by whole closed days (activity; a warehouse's customers and transactions) can
   // at best hold yesterday: it is measured against the daily delivery target.
   if (mode === 'cursor') {

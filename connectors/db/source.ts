@@ -17,7 +17,7 @@
 import type { DbSource, DbStream, StreamDefinition } from '../../src/config/definition.js';
 import type { Logger, Redact } from '../../src/log.js';
 import type { Variant } from '../../src/types.js';
-import { SourceError, type CursorWindow, type PullWindow, type Source } from '../source.js';
+import { PositionRefused, SourceError, type CursorWindow, type PositionedPage, type PullWindow, type Source } from '../source.js';
 import { sourceNow } from '../sql/clock.js';
 import { addMicros, compareInstants, instantToIso, parseInstant } from '../sql/datetime.js';
 import { checkDaysWindow, readDays, relationDays, wrappedDays, type DaySource } from '../sql/days.js';
@@ -145,19 +145,44 @@ const dateAccepts = (column: ResultColumn): string | undefined =>
     ? undefined
     : `the day column must be a DATE: a date-time would miss the last day's times in BETWEEN days; cast it in a query`;
 
+/** The read end of an open window: far enough that no real stamp lies beyond it, near enough for every dialect's date-time type. */
+const OPEN_END = '9999-12-30T00:00:00Z';
+
+async function* recordsOf(pages: AsyncIterable<PositionedPage>): AsyncGenerator<unknown[]> {
+  for await (const page of pages) yield page.records;
+}
+
+/** A stored keyset position: [raw cursor value, tie-breaker], as `cursorPages` wrote it. */
+function parseKeysetPosition(text: string, what: string): KeysetPosition {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  const scalar = (v: unknown) => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+  if (!Array.isArray(value) || value.length !== 2 || !scalar(value[0]) || !scalar(value[1])) {
+    throw new PositionRefused(`${what}: the stored read position ${JSON.stringify(text.slice(0, 80))} is not a keyset position [cursor, tie-breaker]`);
+  }
+  return { cursor: value[0], id: value[1] };
+}
+
 export function createDbSource(source: DbSource, deps: DbSourceDeps): Source {
   const base = sqlSourceBase(source, deps, 'database', (definition, dialect) => planStream(definition as DbStream, dialect));
   const { dialect, timezone, stats, budget, connection, planFor } = base;
   if (!Number.isInteger(source.page_size) || source.page_size < 1) throw new SourceError(`source.page_size: ${source.page_size} is not a positive integer`);
   if (!Number.isFinite(source.safety_lag_ms) || source.safety_lag_ms < 0) throw new SourceError(`source.safety_lag_ms: ${source.safety_lag_ms} is not a duration in milliseconds`);
 
-  async function* cursorPages(plan: StreamPlan, keyset: KeysetSource, window: CursorWindow): AsyncGenerator<unknown[]> {
+  async function* cursorPages(plan: StreamPlan, keyset: KeysetSource, window: CursorWindow, resumeAt?: string): AsyncGenerator<PositionedPage> {
     const what = plan.what;
-    const bounds = keysetWindow(window.from, window.to, timezone, what);
+    // An open window reads every row from `from` on: a row stamped in the future loads now, while
+    // the stream's start stays capped by `to` (the source clock minus the safety lag, `bound`).
+    const bounds = keysetWindow(window.from, window.open ? OPEN_END : window.to, timezone, what);
     if (compareInstants(bounds.from, bounds.to) >= 0) return;
     const pageSize = source.page_size;
+    const resumed = resumeAt === undefined ? undefined : parseKeysetPosition(resumeAt, what);
     yield* inSnapshot(connection(), what, async function* (session) {
-      let after: KeysetPosition | undefined;
+      let after: KeysetPosition | undefined = resumed;
       for (let page = 1; ; page += 1) {
         budget(what);
         const { sql, bindings } = keysetStatement(keyset, dialect, bounds, pageSize, timezone, after);
@@ -166,9 +191,10 @@ export function createDbSource(source: DbSource, deps: DbSourceDeps): Source {
         if (result.rows.length === 0) return;
         const next = lastPosition(result.rows, keyset, `${what}, page ${page}`);
         const toRecord = rowConverter(result.columns, timezone);
-        yield result.rows.map(toRecord);
         // In one snapshot a short page is the last: nothing can appear behind it.
-        if (result.rows.length < pageSize) return;
+        const last = result.rows.length < pageSize;
+        yield last ? { records: result.rows.map(toRecord) } : { records: result.rows.map(toRecord), next: JSON.stringify([next.cursor, next.id]) };
+        if (last) return;
         after = next;
       }
     });
@@ -197,12 +223,18 @@ export function createDbSource(source: DbSource, deps: DbSourceDeps): Source {
       return compareInstants(limit, to) < 0 ? { kind: 'cursor', from: window.from, to: instantToIso(limit) } : window;
     },
 
+    cursorPages(definition: StreamDefinition, window: CursorWindow, after?: string): AsyncIterable<PositionedPage> {
+      const plan = planFor(definition);
+      if (plan.keyset === undefined) throw new SourceError(`${plan.what}: a cursor window needs a cursor stream (cursor_column, tiebreak_column)`);
+      return cursorPages(plan, plan.keyset, window, after);
+    },
+
     pages(definition: StreamDefinition, window: PullWindow): AsyncIterable<unknown[]> {
       // Checked here, before the iterator runs: a bad definition fails before any connection.
       const plan = planFor(definition);
       if (window.kind === 'cursor') {
         if (plan.keyset === undefined) throw new SourceError(`${plan.what}: a cursor window needs a cursor stream (cursor_column, tiebreak_column)`);
-        return cursorPages(plan, plan.keyset, window);
+        return recordsOf(cursorPages(plan, plan.keyset, window));
       }
       if (plan.days === undefined) throw new SourceError(`${plan.what}: a days window needs a daily stream (date_column, or a query with :date_from and :date_to)`);
       checkDaysWindow(window, plan.what);

@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { RestStream } from '../../src/config/definition.js';
 import type { Logger } from '../../src/log.js';
-import { SourceError } from '../source.js';
+import { PositionRefused, SourceError, type PositionedPage } from '../source.js';
 import type { ApiResponse } from './client.js';
 
 /** Spec §4 / §8: per_page maximum. */
@@ -32,6 +32,31 @@ export interface PaginateOptions {
 
 /** The records of each non-empty page, in order. */
 export async function* paginate(stream: RestStream, params: Record<string, string>, fetchPage: FetchPage, options: PaginateOptions): AsyncGenerator<unknown[]> {
+  for await (const page of paginateFrom(stream, params, fetchPage, options)) yield page.records;
+}
+
+/**
+ * Where a walk stands after a page, as text to store: the next page number, offset or page
+ * token. Passed back as `after`, the walk continues there.
+ */
+type WalkPosition = { page: number } | { offset: number } | { cursor: string };
+
+function parsePosition(text: string, type: RestStream['pagination']['type'], what: string): WalkPosition {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  const v = value as Record<string, unknown> | undefined;
+  if (type === 'page' && typeof v?.page === 'number' && Number.isInteger(v.page) && v.page >= 0) return { page: v.page };
+  if (type === 'offset' && typeof v?.offset === 'number' && Number.isInteger(v.offset) && v.offset >= 0) return { offset: v.offset };
+  if (type === 'cursor' && typeof v?.cursor === 'string' && v.cursor !== '') return { cursor: v.cursor };
+  throw new PositionRefused(`${what}: the stored read position ${JSON.stringify(text.slice(0, 80))} is not one of ${type} pagination`);
+}
+
+/** The pages of a walk with the position after each, starting after `options.after` when given. */
+export async function* paginateFrom(stream: RestStream, params: Record<string, string>, fetchPage: FetchPage, options: PaginateOptions & { after?: string }): AsyncGenerator<PositionedPage> {
   const pagination = stream.pagination;
   const perPage = pagination.per_page;
   if (!Number.isInteger(perPage) || perPage < 1 || perPage > MAX_PAGE_SIZE) {
@@ -45,9 +70,16 @@ export async function* paginate(stream: RestStream, params: Record<string, strin
   let cursor: string | undefined;
   const seenCursors = new Set<string>();
   let offset = 0;
+  let firstIndex = 0;
+  if (options.after !== undefined) {
+    const position = parsePosition(options.after, pagination.type, `stream ${stream.path}`);
+    if ('page' in position) firstIndex = position.page;
+    else if ('offset' in position) offset = position.offset;
+    else cursor = position.cursor;
+  }
 
-  for (let index = 0; ; index += 1) {
-    if (index >= maxPages) {
+  for (let index = firstIndex; ; index += 1) {
+    if (index - firstIndex >= maxPages) {
       throw new SourceError(`stream ${stream.path}: more than ${maxPages} pages in one window; stopping (last guard against endless pagination)`);
     }
     const query = new URLSearchParams(base);
@@ -91,7 +123,11 @@ export async function* paginate(stream: RestStream, params: Record<string, strin
       seenCursors.add(next);
     }
 
-    yield records;
+    const position: WalkPosition | undefined =
+      pagination.type === 'page' ? { page: index + 1 }
+      : pagination.type === 'offset' ? { offset: offset + records.length }
+      : next === undefined ? undefined : { cursor: next };
+    yield position === undefined ? { records } : { records, next: JSON.stringify(position) };
 
     if (pagination.type === 'cursor') {
       if (next === undefined) return;

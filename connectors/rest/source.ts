@@ -6,12 +6,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Incremental, RestSource, RestStream, StreamDefinition } from '../../src/config/definition.js';
 import type { Logger, Redact } from '../../src/log.js';
-import type { PullWindow, Source, SourceStats } from '../source.js';
+import { PositionRefused, SourceError, type CursorWindow, type PositionedPage, type PullWindow, type Source, type SourceStats } from '../source.js';
 import { createAuthorizer } from './auth.js';
 import { createBudget } from './budget.js';
 import { createApiClient } from './client.js';
 import { createHttpClient, createScrubber } from './http.js';
-import { paginate } from './paginate.js';
+import { paginate, paginateFrom } from './paginate.js';
 import { createRateLimiter } from './rate-limiter.js';
 import { withRetries } from './retry.js';
 
@@ -38,7 +38,8 @@ export function windowParams(incremental: Incremental, window: PullWindow): Reco
   if (incremental.mode !== 'cursor') throw new Error('a cursor window needs a cursor stream');
   if (!incremental.from_param) throw new Error('a REST cursor stream needs incremental.from_param');
   const params: Record<string, string> = { [incremental.from_param]: window.from };
-  if (incremental.to_param) params[incremental.to_param] = window.to;
+  // An open window asks for every change since `from`: a record stamped ahead of our clock loads now.
+  if (incremental.to_param && !window.open) params[incremental.to_param] = window.to;
   return params;
 }
 
@@ -74,6 +75,24 @@ export function createRestSource(source: RestSource, deps: RestSourceDeps): Rest
     pages(definition: StreamDefinition, window: PullWindow): AsyncIterable<unknown[]> {
       const stream = definition as RestStream;
       return query(stream, windowParams(stream.incremental, window));
+    },
+    cursorPages(definition: StreamDefinition, window: CursorWindow, after?: string): AsyncIterable<PositionedPage> {
+      const stream = definition as RestStream;
+      let answered = after === undefined;
+      // A stored page token the partner refuses on the first request (expired, unknown): 400, 404, 410 or 422.
+      const fetchPage = async (q: URLSearchParams) => {
+        try {
+          const response = await client.getJson(stream.path, q);
+          answered = true;
+          return response;
+        } catch (error) {
+          if (!answered && error instanceof SourceError && [400, 404, 410, 422].includes(error.status ?? 0)) {
+            throw new PositionRefused(`the partner refused the stored read position: ${error.message}`, { cause: error, status: error.status });
+          }
+          throw error;
+        }
+      };
+      return paginateFrom(stream, windowParams(stream.incremental, window), fetchPage, { logger, after });
     },
   };
 }

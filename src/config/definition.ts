@@ -150,6 +150,11 @@ export interface PartnerDefinition {
   streams: Partial<Record<Entity, StreamDefinition>>;
   /** Partner affiliate code → the service's affiliate id; `unmapped: reject` makes an unknown code a reject. */
   affiliates: { map: Record<string, string>; unmapped: 'keep' | 'reject' };
+  /**
+   * A window of any stream that rejects more than this share of its records (from 20 records up)
+   * fails and its start does not move (a broken mapping, a changed source format). Default 0.5.
+   */
+  max_reject_ratio?: number;
   /** Every resolved secret value, for redaction of logs and errors. */
   secrets: string[];
 }

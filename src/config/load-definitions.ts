@@ -78,6 +78,7 @@ export const DEFINITION_DEFAULTS = {
   schedule: { customers: '*/4 * * * *', transactions: '*/4 * * * *', activity: '15 0 * * *' },
   passthrough: true,
   unmapped: 'keep',
+  max_reject_ratio: 0.5,
   db: {
     page_size: 5000,
     safety_lag: 'PT5S',
@@ -508,6 +509,7 @@ interface DefinitionInput {
   source: RestSourceInput | DbSourceInput | WarehouseSourceInput;
   streams: Partial<Record<Entity, StreamInput>>;
   affiliates?: { map?: Record<string, string>; unmapped?: 'keep' | 'reject' };
+  max_reject_ratio?: number;
 }
 
 interface RestSourceInput {
@@ -626,6 +628,7 @@ function build(input: DefinitionInput, file: string, secrets: string[]): Partner
     source,
     streams,
     affiliates: { map: { ...(input.affiliates?.map ?? {}) }, unmapped: input.affiliates?.unmapped ?? d.unmapped },
+    max_reject_ratio: input.max_reject_ratio ?? d.max_reject_ratio,
     secrets: src.type === 'rest' ? secrets : [...new Set([...secrets, ...urlPasswords(src.url)])],
   };
 }

@@ -16,7 +16,7 @@ import type { StreamLocks, Lease } from './locks.js';
 import type { WorkerMetrics } from './metrics.js';
 import type { Timers, TimerHandle } from './timers.js';
 
-export type StreamState = { watermark?: string; last_day?: string; days?: Record<string, string> };
+export type StreamState = { watermark?: string; last_day?: string; days?: Record<string, string>; halted?: { detail: string } };
 
 export interface StreamFreshness {
   partner: string;
@@ -26,7 +26,7 @@ export interface StreamFreshness {
 }
 
 /** Whether a stream's freshness breaches its target: behind, late, or never loaded when it should have. */
-export const isBreach = (f: Freshness): boolean => f.state === 'behind' || f.state === 'late' || f.state === 'never';
+export const isBreach = (f: Freshness): boolean => f.state === 'behind' || f.state === 'late' || f.state === 'never' || f.state === 'stopped';
 
 /** Freshness of each configured stream from its stored state. */
 export function assessStreams(streams: readonly { partner: string; stream: Entity }[], states: ReadonlyMap<string, StreamState>, now: Date): StreamFreshness[] {

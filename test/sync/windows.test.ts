@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { currentStart, nextStart } from '../../jobs/cursor-state.js';
 import { addDays, backfillWindows, cursorWindow, dailyDays, dayWindows, recordDay } from '../../jobs/windows.js';
 
 const cursor = { mode: 'cursor' as const, cursor_field: 'last_modified_date', from_param: 'since', lookback_ms: 10 * 60_000, start: '' };
@@ -6,10 +7,34 @@ const daily = { mode: 'daily' as const, date_param: 'date', late_days: 2, start:
 const at = (iso: string) => new Date(iso);
 
 describe('pull windows', () => {
-  it('a cursor window runs from the watermark minus the lookback to the fixed start of the run', () => {
-    assert.deepEqual(cursorWindow(cursor, { watermark: '2026-11-22T10:00:00.000Z' }, at('2026-11-22T10:05:00.123Z')), {
-      kind: 'cursor', from: '2026-11-22T09:50:00.000Z', to: '2026-11-22T10:05:00.123Z',
+  it('a cursor window runs open-ended from the start minus the lookback; the fixed start of the run is its upper bound', () => {
+    assert.deepEqual(cursorWindow(cursor, { watermark: '2026-11-22T10:05:00.000Z', start: '2026-11-22T10:00:00.000Z' }, at('2026-11-22T10:05:00.123Z')), {
+      kind: 'cursor', from: '2026-11-22T09:50:00.000Z', to: '2026-11-22T10:05:00.123Z', open: true,
     });
+  });
+
+  it('a start at microseconds is rounded down, never up: the lower bound is inclusive', () => {
+    assert.equal(cursorWindow({ ...cursor, lookback_ms: 0 }, { start: '2026-11-22T10:00:00.999999Z' }, at('2026-11-22T11:00:00Z')).from, '2026-11-22T10:00:00.999Z');
+  });
+
+  it('a state written before the start was kept (its watermark is our clock) starts at the greatest cursor value when that is earlier', () => {
+    // The partner's clock is three weeks behind: the old watermark would skip everything it writes now.
+    assert.equal(cursorWindow(cursor, { watermark: '2026-11-22T10:00:00.000Z', max_cursor: '2026-11-01T08:00:00.123456+02:00' }, at('2026-11-22T10:05:00Z')).from, '2026-11-01T05:50:00.123Z');
+    assert.equal(cursorWindow(cursor, { watermark: '2026-11-22T10:00:00.000Z', max_cursor: '2099-01-01T00:00:00Z' }, at('2026-11-22T10:05:00Z')).from, '2026-11-22T09:50:00.000Z');
+  });
+
+  it('the next start: min(upper bound, greatest cursor value loaded); kept when nothing loaded; never back; never past the upper bound', () => {
+    const upper = '2026-11-22T10:05:00.000Z';
+    // a partner clock three weeks behind
+    assert.equal(nextStart('2026-10-31T00:00:00Z', upper, '2026-11-01T08:00:00.5Z'), '2026-11-01T08:00:00.500000Z');
+    // a partner clock two hours ahead, and a bogus 2099 stamp: capped at the upper bound
+    assert.equal(nextStart('2026-11-22T09:00:00Z', upper, '2026-11-22T12:05:00Z'), '2026-11-22T10:05:00.000000Z');
+    assert.equal(nextStart('2026-11-22T09:00:00Z', upper, '2099-12-31T23:59:59Z'), '2026-11-22T10:05:00.000000Z');
+    // nothing loaded: the start stays
+    assert.equal(nextStart('2026-11-22T09:00:00Z', upper, undefined), '2026-11-22T09:00:00.000000Z');
+    // only records inside the lookback (older than the start): the start stays, it never goes back
+    assert.equal(nextStart('2026-11-22T09:00:00Z', upper, '2026-11-22T08:55:00Z'), '2026-11-22T09:00:00.000000Z');
+    assert.equal(currentStart({ start: '2026-11-22T09:00:00+01:00', watermark: upper }), '2026-11-22T08:00:00.000000Z');
   });
 
   it('a first cursor run starts at the configured start, else at midnight UTC 30 days back', () => {

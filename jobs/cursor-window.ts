@@ -1,0 +1,116 @@
+/**
+ * Loading one cursor window (customers, transactions): each page commits as it arrives, with its
+ * rows, rejects and waiting records, and (incremental runs) the source's position after it in the
+ * same transaction, so a crash or the end of the run budget resumes after the last committed page.
+ * The stream's start and watermark move only when the window completes, in their own
+ * transaction after the rows (cursor-state.ts says where to). A stored position the partner no
+ * longer accepts starts the window over, logged. A window that rejects too much fails and leaves
+ * the state as it found it (reject-guard.ts). Backfills never touch the state.
+ */
+import { PositionRefused, type CursorWindow, type PositionedPage, type Source } from '../connectors/source.js';
+import type { PartnerDefinition, StreamDefinition } from '../src/config/definition.js';
+import type { Logger } from '../src/log.js';
+import type { BatchInput, BatchResult, Loader } from '../src/pipeline/load.js';
+import { readAhead } from '../src/pipeline/read-ahead.js';
+import type { Entity, RawRecord } from '../src/types.js';
+import { currentStart, MaxCursor, nextStart, type CursorState } from './cursor-state.js';
+import { DEFAULT_MAX_REJECT_RATIO, RejectRateExceeded, rejectGuard } from './reject-guard.js';
+
+export interface CursorWindowLoad {
+  loader: Loader;
+  source: Source;
+  def: PartnerDefinition;
+  entity: Entity;
+  stream: StreamDefinition;
+  /** The window as the source serves it (a database source lowers its upper bound). */
+  window: CursorWindow;
+  /** Incremental runs keep state; backfills never touch it. */
+  keepsState: boolean;
+  /** The stream's state when the run began. */
+  state: CursorState | undefined;
+  log: Logger;
+  toRaw(records: unknown[]): RawRecord[];
+  batch(records: RawRecord[]): BatchInput;
+  tally(result: BatchResult): void;
+  report(): void;
+  now(): string;
+}
+
+/** A value at a dot path of a source record (`a.b.0.c`). */
+function valueAt(record: unknown, path: string): unknown {
+  let value: unknown = record;
+  for (const part of path.split('.')) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+async function* withoutPositions(pages: AsyncIterable<unknown[]>): AsyncGenerator<PositionedPage> {
+  for await (const records of pages) yield { records };
+}
+
+/** Loads the window; resolves to the stream's watermark after it (unchanged for a backfill). */
+export async function loadCursorWindow(w: CursorWindowLoad): Promise<string | undefined> {
+  const { loader, source, entity, window, state, log } = w;
+  const incremental = w.stream.incremental;
+  const cursorField = incremental.mode === 'cursor' ? incremental.cursor_field : '';
+  // A position is only good for the window it was taken in.
+  let resume = w.keepsState && state?.resume?.from === window.from ? state.resume : undefined;
+  const guard = rejectGuard(w.def.max_reject_ratio ?? DEFAULT_MAX_REJECT_RATIO, `${w.def.partner}/${entity} window from ${window.from}`);
+  let windowMax = new MaxCursor(resume?.max_cursor);
+  let pages = resume?.pages ?? 0;
+
+  const read = async (after: string | undefined): Promise<void> => {
+    const positioned = source.cursorPages ? source.cursorPages(w.stream, window, after) : withoutPositions(source.pages(w.stream, window));
+    for await (const page of readAhead(positioned)) {
+      const raw = w.toRaw(page.records);
+      for (const record of page.records) windowMax.offer(valueAt(record, cursorField));
+      pages += 1;
+      const input = w.batch(raw);
+      if (w.keepsState && page.next !== undefined) {
+        const at: CursorState = { ...state, resume: { from: window.from, after: page.next, pages, ...(windowMax.value !== undefined ? { max_cursor: windowMax.value } : {}) } };
+        input.checkpoint = { stream: entity, state: at };
+      }
+      const result = await loader.load(input);
+      w.tally(result);
+      guard.add(result);
+      w.report();
+    }
+  };
+
+  if (resume) log.info(`continuing the window from ${window.from} after page ${resume.pages}`, { pages: resume.pages });
+  try {
+    await read(resume?.after);
+  } catch (error) {
+    if (!(resume && error instanceof PositionRefused)) throw error;
+    log.warn(`${(error as Error).message}; reading the window from ${window.from} again from its first page`);
+    resume = undefined;
+    windowMax = new MaxCursor(undefined);
+    pages = 0;
+    await read(undefined);
+  }
+
+  try {
+    guard.check();
+  } catch (error) {
+    if (error instanceof RejectRateExceeded && w.keepsState) {
+      // The state as the run found it: the start, and any position, stay where they were.
+      const kept: CursorState = { ...state, halted: { at: w.now(), detail: error.message } };
+      await loader.load({ ...w.batch([]), checkpoint: { stream: entity, state: kept } });
+    }
+    throw error;
+  }
+  if (!w.keepsState) return state?.watermark;
+
+  const everMax = new MaxCursor(state?.max_cursor);
+  everMax.offer(windowMax.value);
+  const start = nextStart(currentStart(state) ?? window.from, window.to, windowMax.value);
+  const next: CursorState = {
+    watermark: window.to,
+    ...(start !== undefined ? { start } : {}),
+    ...(everMax.value !== undefined ? { max_cursor: everMax.value } : {}),
+  };
+  await loader.load({ ...w.batch([]), checkpoint: { stream: entity, state: next } });
+  return window.to;
+}
