@@ -220,7 +220,7 @@ export function createDbSource(source: DbSource, deps: DbSourceDeps): Source {
       const lagMicros = Math.round(source.safety_lag_ms * 1000);
       let limit = addMicros(now, -lagMicros);
       if (compareInstants(limit, from) < 0) limit = from; // a source clock behind ours: an empty window, not a negative one
-      return compareInstants(limit, to) < 0 ? { kind: 'cursor', from: window.from, to: instantToIso(limit) } : window;
+      return compareInstants(limit, to) < 0 ? { ...window, to: instantToIso(limit) } : window;
     },
 
     cursorPages(definition: StreamDefinition, window: CursorWindow, after?: string): AsyncIterable<PositionedPage> {

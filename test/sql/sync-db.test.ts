@@ -12,6 +12,7 @@ import { noRedaction, silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
 import { readState } from '../../src/store/sync-state.js';
+import { toUtcTimestamp } from '../../src/store/values.js';
 import { STORES, type TestStore } from '../support/stores.js';
 import { cursorStream, DATABASES, dailyStream, dbSource, useDatabase } from './databases.js';
 
@@ -32,14 +33,14 @@ for (const backend of DATABASES) {
       store = undefined;
     });
 
-    it('customers by keyset up to the replica clock minus the lag, then whole days of activity', async () => {
+    it('customers by keyset from the start on (a row inside the safety lag too), the start capped at the replica clock minus the lag, then whole days of activity', async () => {
       const { sql } = db();
       await db().exec(`CREATE TABLE players (id ${sql.bigint} NOT NULL PRIMARY KEY, customer_id ${sql.text} NOT NULL, signup_date ${sql.datetime6} NOT NULL, affiliate_id ${sql.text} NOT NULL, last_modified_date ${sql.datetime6} NOT NULL)`);
       for (let i = 1; i <= 23; i++) {
         // Stamped by the replica's own clock, an hour back.
         await db().exec(`INSERT INTO players VALUES (?, ?, ?, ?, ${sql.nowPlus(-3600 + Math.floor(i / 2))})`, [i, `c${i}`, '2024-05-01 10:00:00.000001', 'aff-1']);
       }
-      await db().exec(`INSERT INTO players VALUES (99, 'c99', '2024-05-01 10:00:00', 'aff-1', ${sql.nowPlus(-2)})`); // inside the safety lag
+      await db().exec(`INSERT INTO players VALUES (99, 'c99', '2024-05-01 10:00:00', 'aff-1', ${sql.nowPlus(-2)})`); // inside the safety lag: read (windows are open-ended), but the start does not pass the lag
       await db().exec(`CREATE TABLE daily (date ${sql.date} NOT NULL, customer_id ${sql.text} NOT NULL, game_type ${sql.text} NOT NULL, currency ${sql.text} NOT NULL, total_bets ${sql.decimal}, wins ${sql.decimal})`);
       const yesterday = addDays(utcDay(new Date()), -1);
       for (const [day, customer, bets] of [[addDays(yesterday, -1), 'c1', '10.00'], [yesterday, 'c1', '5.25'], [yesterday, 'c2', '7.00']] as const) {
@@ -65,15 +66,16 @@ for (const backend of DATABASES) {
         const deps = { loader: new Loader({ store: t.store, validator }), source: replica, logger: silentLogger(), redact: noRedaction };
         const customers = await syncStream(deps, def, 'customers', { kind: 'run', scheduledFor: new Date() });
         assert.equal(customers.status, 'succeeded', customers.error);
-        assert.deepEqual([customers.counts.pulled, customers.counts.loaded, customers.counts.rejected], [23, 23, 0]);
-        const state = (await readState(t.store.knex, 'replica', 'customers')) as { watermark: string; max_cursor: string };
+        assert.deepEqual([customers.counts.pulled, customers.counts.loaded, customers.counts.rejected], [24, 24, 0]);
+        const state = (await readState(t.store.knex, 'replica', 'customers')) as { watermark: string; max_cursor: string; start: string };
         assert.equal(state.watermark, customers.watermark);
         assert.ok(Math.abs(Date.parse(state.watermark) - (Date.now() - 30_000)) < 5_000, `watermark ${state.watermark} is the replica clock minus the lag`);
-        const [last] = await db().rows<{ last_modified_date: unknown }>('SELECT last_modified_date FROM players WHERE id = 23');
+        assert.equal(state.start, toUtcTimestamp(state.watermark), 'the next window starts at the replica clock minus the lag, not at the row inside it');
+        const [last] = await db().rows<{ last_modified_date: unknown }>('SELECT last_modified_date FROM players WHERE id = 99');
         assert.equal(state.max_cursor.slice(0, 19), String(last?.last_modified_date instanceof Date ? last.last_modified_date.toISOString() : last?.last_modified_date).replace(' ', 'T').slice(0, 19));
         assert.match(state.max_cursor, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
         const stored = await t.store.knex('customers').where({ partner_id: 'replica' }).orderBy('customer_id').select('customer_id', 'signup_date');
-        assert.equal(stored.length, 23);
+        assert.equal(stored.length, 24);
         assert.equal(stored[0]?.signup_date, '2024-05-01T10:00:00.000001Z');
 
         const activity = await syncStream(deps, def, 'activity', { kind: 'run', scheduledFor: new Date() });
