@@ -2,11 +2,13 @@
  * The DB replica source kind: a partner's read replica (MySQL/MariaDB or PostgreSQL; SQLite in
  * the demo) as a Source. Per stream a table or a query, read with the guarantees of the pull sync:
  *
- * - Cursor streams: the window [from, to) in keyset pages on (cursor column, tie-breaker), all
- *   pages of a window in one read-only consistent snapshot (keyset.ts, ../sql/snapshot.ts). The
- *   window's upper bound is lowered to the source's clock minus `safety_lag_ms` (`bound`), so a
- *   row stamped before it but committed after the read started is left for the next run's lookback,
- *   and the watermark is never above what the source had committed.
+ * - Cursor streams: the window in keyset pages on (cursor column, tie-breaker), all pages of a
+ *   read in one read-only consistent snapshot (keyset.ts, ../sql/snapshot.ts), continuing after a
+ *   stored keyset position when asked. The window's upper bound is lowered to the source's clock
+ *   minus `safety_lag_ms` (`bound`). An open window (an incremental run) is still read past it, so
+ *   a row stamped ahead of the clock loads now; the sync job never moves the stream's start past
+ *   the bound, so a row stamped before it but committed after the snapshot was taken is read by
+ *   the next run, and the state is never above what the source had committed.
  * - Daily streams: whole days by a date column of a table already aggregated per day, or from a
  *   query that aggregates (`GROUP BY day, customer, game`) with `:date_from` / `:date_to`;
  *   streamed with bounded memory in one snapshot (../sql/days.ts); the sync job replaces each day.
