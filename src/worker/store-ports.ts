@@ -40,7 +40,7 @@ export interface StorePortsOptions {
   source?: typeof createSource;
 }
 
-const ABANDONED = 'abandoned: the worker running it stopped or died before it finished; its checkpoint did not move, so the next run pulls its window again';
+const ABANDONED = 'abandoned: the worker running it stopped or died before it finished; its state did not move past what it committed, so the next run continues from there';
 
 /** Closes run rows of a stream left `running` (a dead or stopped worker): call only with the stream's lock held. */
 export async function closeAbandonedRuns(store: Store, partner: string, stream: string): Promise<number> {

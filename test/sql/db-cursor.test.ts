@@ -56,6 +56,34 @@ for (const backend of DATABASES) {
       }
     });
 
+    it('continues after a stored keyset position, with rows sharing a cursor value across the cut; an open window reads past its upper bound; a position that is not one is refused', async () => {
+      await accounts(db());
+      const rows: [number, string][] = [];
+      for (let i = 0; i < 30; i++) rows.push([i + 1, `2024-05-01 08:00:${String(i).padStart(2, '0')}.000001`]);
+      for (let i = 0; i < 11; i++) rows.push([100 + i, '2024-05-01 09:00:00.500000']);
+      rows.push([999, '2099-01-01 00:00:00.000000']);
+      await insert(db(), rows);
+      const source = createDbSource(dbSource(db(), { page_size: 7 }), deps());
+      try {
+        const read = async (window: CursorWindow, after?: string) => {
+          const pages: { ids: number[]; next?: string }[] = [];
+          for await (const page of source.cursorPages?.(cursorStream(), window, after) ?? []) pages.push({ ids: (page.records as Record<string, unknown>[]).map((r) => Number(r.id)), next: page.next });
+          return pages;
+        };
+        const whole = await read(WINDOW);
+        assert.equal(whole.flatMap((p) => p.ids).length, 41);
+        assert.equal(whole.at(-1)?.next, undefined, 'the last page has no position after it');
+        // Cut after page 5 (inside the rows sharing 09:00:00.5): the rest, nothing twice, nothing skipped.
+        const rest = await read(WINDOW, whole[4]?.next);
+        assert.deepEqual(rest.flatMap((p) => p.ids), whole.slice(5).flatMap((p) => p.ids));
+        const open = await read({ ...WINDOW, open: true });
+        assert.deepEqual(open.flatMap((p) => p.ids).at(-1), 999, 'an open window reads a row stamped 2099');
+        await assert.rejects(async () => read(WINDOW, '{"cursor":"x"}'), (e: Error) => e.name === 'PositionRefused' && /is not a keyset position \[cursor, tie-breaker\]/.test(e.message));
+      } finally {
+        await source.close?.();
+      }
+    });
+
     it('keeps microseconds: rows 1 µs apart are distinct, ordered, and emitted with 6 fraction digits', async () => {
       await accounts(db());
       const stamps = ['2024-05-01 10:00:00.000000', '2024-05-01 10:00:00.000001', '2024-05-01 10:00:00.000002', '2024-05-01 10:00:00.999999', '2024-05-01 10:00:01.000000'];

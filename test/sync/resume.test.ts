@@ -14,7 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { syncStream } from '../../jobs/sync-stream.js';
 import type { CursorState } from '../../jobs/cursor-state.js';
 import { createRestSource } from '../../connectors/rest/source.js';
-import type { RestSource } from '../../src/config/definition.js';
+import type { RestSource, RestStream } from '../../src/config/definition.js';
 import { createLogger, noRedaction, silentLogger } from '../../src/log.js';
 import { packageRoot } from '../../src/paths.js';
 import { Loader } from '../../src/pipeline/load.js';
@@ -107,6 +107,40 @@ for (const backend of STORES) {
       const after = (await readState(t.store.knex, 'sandbox-casino', 'customers')) as CursorState;
       assert.equal(after.resume, undefined, 'a completed window leaves no position behind');
       assert.ok(after.watermark);
+    });
+
+    for (const paging of ['cursor', 'page'] as const) it(`a run that reaches its budget mid-window ends partial; the next run requests only the pages after its last committed one (${paging} pagination)`, async () => {
+      sandbox = await startSandbox({ port: 0, seed: 23, customers: 95, clients: [{ client_id: 'sandbox-client', client_secret: SANDBOX_SECRET }] });
+      const { def, cleanup } = await exampleDefinition('igaming', sandbox.url);
+      try {
+        const stream = def.streams.customers;
+        assert.ok(stream && stream.incremental.mode === 'cursor');
+        stream.incremental.start = `${sandbox.data.from}T00:00:00Z`;
+        (stream as RestStream).pagination = paging === 'cursor'
+          ? { type: 'cursor', per_page: 10, per_page_param: 'per_page', cursor_param: 'cursor', cursor_path: 'meta.next_cursor' }
+          : { type: 'page', per_page: 10, page_param: 'page', per_page_param: 'per_page', first_page: 1 };
+        const rest = def.source as RestSource;
+        const t = await backend.create();
+        stores.push(t);
+        const sync = (requestsPerMinute: number) => {
+          const source = createRestSource({ ...rest, requests_per_minute: requestsPerMinute, run_budget_ms: 1500 }, { clock: t.store.clock, logger: silentLogger(), redact: noRedaction });
+          return syncStream({ loader: new Loader({ store: t.store, validator: createSpecValidator() }), source, logger: silentLogger(), redact: noRedaction }, def, 'customers', { kind: 'run', scheduledFor: new Date() });
+        };
+        // Four requests a minute: the fifth would wait past the 1.5 s budget.
+        const first = await sync(4);
+        assert.equal(first.status, 'partial', first.error);
+        const committed = ((await readState(t.store.knex, def.partner, 'customers')) as CursorState).resume?.pages ?? 0;
+        assert.ok(committed > 0 && committed < 10, `${committed} pages committed`);
+        sandbox.resetStats();
+        const second = await sync(1000);
+        assert.equal(second.status, 'succeeded', second.error);
+        const pages = Math.ceil(sandbox.data.customers('igaming').length / 10);
+        // Page numbers end on an empty page; a page token ends with the last page.
+        assert.equal(sandbox.stats().requestsByPath[CUSTOMERS_PATH], pages - committed + (paging === 'page' ? 1 : 0), 'only the pages after the last committed one');
+        assert.deepEqual(await storedByKey(t.store, def.partner, 'igaming', 'customers'), byKey('igaming', 'customers', sandbox.data.customers('igaming')));
+      } finally {
+        cleanup();
+      }
     });
 
     it('a stored page token the partner no longer accepts starts the window over, logged, and the store equals the partner', async () => {
