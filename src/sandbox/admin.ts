@@ -8,6 +8,8 @@
  * | GET    | /_sandbox                                      |                                      | { seed, from, to, variants: { v: { customers, transactions, activity_days } } } |
  * | GET    | /_sandbox/stats                                |                                      | SandboxStats |
  * | POST   | /_sandbox/stats/reset                          |                                      | SandboxStats (zeroed) |
+ * | GET    | /_sandbox/clock                                |                                      | { now, offset_ms }: the clock records are stamped with |
+ * | POST   | /_sandbox/clock                                | { offset_ms }                        | { now, offset_ms }; 400 for a bad offset |
  * | GET    | /_sandbox/faults                               |                                      | SandboxFaults |
  * | POST   | /_sandbox/faults                               | partial SandboxFaults (merged)       | SandboxFaults; 400 naming bad keys |
  * | GET    | /_sandbox/{variant}/customers                  |                                      | { data: all customers, sorted } |
@@ -20,7 +22,9 @@
  * | DELETE | /_sandbox/{variant}/activity                   | ?date&customer_id&game_type or instrument&currency | { deleted: true or false } |
  *
  * `at` is an ISO 8601 date-time kept as given (so microseconds are possible); records are not
- * validated against the spec, so tests can serve invalid ones.
+ * validated against the spec, so tests can serve invalid ones. Without `at`, a change is stamped
+ * by the partner's clock: ours plus `offset_ms` (a partner whose clock runs behind, negative, or
+ * ahead, positive; tokens and rate limits keep the real clock).
  */
 import type { SpecRecord, Variant } from '../types.js';
 import { VARIANTS, isVariant } from '../types.js';
@@ -36,6 +40,8 @@ export interface AdminContext {
   faults: SandboxFaults;
   stats(): SandboxStats;
   resetStats(): void;
+  /** The clock changes are stamped with when they carry no `at`. */
+  recordClock?: { now(): Date; offsetMs(): number; setOffsetMs(ms: number): void };
 }
 
 export interface AdminRequest {
@@ -58,6 +64,16 @@ export function handleAdmin(ctx: AdminContext, request: AdminRequest): Reply {
         ctx.resetStats();
         return jsonReply(200, ctx.stats());
       });
+    }
+    if (route === 'clock' && ctx.recordClock) {
+      const recordClock = ctx.recordClock;
+      const answer = () => jsonReply(200, { now: recordClock.now().toISOString(), offset_ms: recordClock.offsetMs() });
+      if (method === 'GET') return answer();
+      if (method !== 'POST') return methodNotAllowed(method, ['GET', 'POST']);
+      const offset = isObject(request.body) ? request.body.offset_ms : undefined;
+      if (typeof offset !== 'number' || !Number.isSafeInteger(offset)) throw new AdminInputError('the body must be { "offset_ms": <whole milliseconds, negative for a partner clock behind ours> }');
+      recordClock.setOffsetMs(offset);
+      return answer();
     }
     if (route === 'faults') {
       if (method === 'GET') return jsonReply(200, ctx.faults);

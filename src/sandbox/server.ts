@@ -87,7 +87,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   if (clients.length === 0) throw new Error('sandbox: at least one client is needed');
 
   const clock = options.clock ?? (() => new Date());
-  const data = createSandboxData({ seed, customers: options.customers, from: options.from, to: options.to, clock });
+  // The partner's clock as its records are stamped: ours plus an offset set through /_sandbox/clock
+  // (a partner whose clock runs behind or ahead). Tokens and rate limits keep the real clock.
+  let recordClockOffsetMs = 0;
+  const recordClock = () => new Date(clock().getTime() + recordClockOffsetMs);
+  const data = createSandboxData({ seed, customers: options.customers, from: options.from, to: options.to, clock: recordClock });
   const faults = defaultFaults();
   const faultErrors = mergeFaults(faults, options.faults ?? {});
   if (faultErrors.length > 0) throw new Error(`sandbox: ${faultErrors.join('; ')}`);
@@ -159,7 +163,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         }
       }
     }
-    return handleAdmin({ data, faults, stats: () => stats.snapshot(tokens.issued()), resetStats: () => stats.reset(tokens.issued()) }, { method, path, query, body });
+    const recordClockAdmin = { now: recordClock, offsetMs: () => recordClockOffsetMs, setOffsetMs: (ms: number) => void (recordClockOffsetMs = ms) };
+    return handleAdmin({ data, faults, stats: () => stats.snapshot(tokens.issued()), resetStats: () => stats.reset(tokens.issued()), recordClock: recordClockAdmin }, { method, path, query, body });
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

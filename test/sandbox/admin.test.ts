@@ -82,6 +82,22 @@ describe('sandbox /_sandbox/ endpoints', () => {
     assert.match(String(res.body.error_description), /game_type is required/);
   });
 
+  it('POST /_sandbox/clock sets how far the partner\'s clock is from ours: changes without `at` are stamped by it, tokens keep the real clock', async () => {
+    assert.deepEqual((await admin('GET', '/clock')).body, { now: '2026-12-01T10:00:00.000Z', offset_ms: 0 });
+    let res = await admin('POST', '/clock', { offset_ms: -21 * 86_400_000 });
+    assert.deepEqual(res.body, { now: '2026-11-10T10:00:00.000Z', offset_ms: -1_814_400_000 });
+    res = await admin('POST', '/igaming/customers', { record: { customer_id: 'igc-000001', kyc_status_id: 'approved' } });
+    assert.equal((res.body.data as Record<string, unknown>[])[0]?.last_modified_date, '2026-11-10T10:00:00.000Z');
+    await admin('POST', '/clock', { offset_ms: 2 * 3_600_000 });
+    const tx = sandbox.data.transactions('igaming')[0]!;
+    res = await admin('POST', `/igaming/transactions/${String(tx.transaction_id)}/status`, { status: 'reversed' });
+    assert.equal((res.body.data as Record<string, unknown>).updated_at, '2026-12-01T12:00:00.000Z');
+    assert.ok(await token(sandbox), 'a token is issued and accepted by the real clock');
+    res = await admin('POST', '/clock', { offset_ms: 'soon' });
+    assert.equal(res.status, 400);
+    assert.match(String(res.body.error_description), /offset_ms/);
+  });
+
   it('bad bodies are 400; unknown admin paths 404', async () => {
     assert.equal((await admin('POST', '/igaming/customers', { record: { affiliate_id: 'x' } })).status, 400);
     assert.equal((await admin('POST', '/igaming/customers', [1, 2])).status, 400);
