@@ -9,10 +9,11 @@
  * `minor_units`, `multiply`, `datetime`.
  *
  * Ids meet real schemas: an integer (a BIGINT or INT column, a numeric JSON id) for a string spec
- * field becomes its decimal text. Only when that text is the value the source holds: SQL
- * sources hand integers beyond 2^53 as exact text already, but a JSON number that large was
- * rounded by the parser, so it is refused with a message naming the field rather than stored as
- * another customer's id. A non-integer number stays a type error of the validator.
+ * field becomes its decimal text. Only when that text is the value the source holds: MySQL and
+ * PostgreSQL sources hand integers beyond 2^53 as exact text already, but a JSON number (or a
+ * SQLite integer) that large was rounded when read, so it is refused with a message naming the
+ * field rather than stored as another customer's id. A non-integer number stays a type error of
+ * the validator.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
