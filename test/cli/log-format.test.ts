@@ -33,7 +33,7 @@ describe('log format', () => {
     logger.warn(`token refused for ${SECRET}:\n  second line`, { partner: 'acme', stream: 'customers', run_id: 'r1', body: { client_secret: SECRET } });
     const lines = text().split('\n').filter((l) => l !== '');
     assert.equal(lines.length, 1, text());
-    assert.match(lines[0] ?? '', /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z warn  acme customers: token refused for \*\*\*:; second line {2}\(run_id=r1, body=\{"client_secret":"\*\*\*"\}\)$/);
+    assert.match(lines[0] ?? '', /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z warn {2}acme customers: token refused for \*\*\*:; second line {2}\(run_id=r1, body=\{"client_secret":"\*\*\*"\}\)$/);
   });
 
   it('a line written under a status line erases it, prints whole, and draws the status again', () => {
