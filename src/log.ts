@@ -1,9 +1,13 @@
 /**
- * Logging: winston, JSON lines (one object per line, for machines) or a readable line on a
- * terminal. Every line passes through the redactor built from the definitions' secret fields,
- * so no secret value reaches a log, whatever code logged it.
+ * Logging: winston, JSON lines (one object per line, for machines) or one readable line per entry
+ * on a terminal. JSON when stderr is not a terminal or `LOG_FORMAT=json`; readable on a terminal
+ * or with `LOG_FORMAT=text`. Every line passes through the redactor built from the definitions'
+ * secret fields, so no secret value reaches a log, whatever code logged it, in either format.
+ * Lines to stderr go through the terminal's line writer, so they never tangle with a progress line.
  */
+import { Writable } from 'node:stream';
 import winston from 'winston';
+import { stderrTerminal } from './terminal.js';
 
 export type Redact = (text: string) => string;
 export const noRedaction: Redact = (text) => text;
@@ -12,7 +16,7 @@ export type Logger = winston.Logger;
 
 export interface LoggerOptions {
   level?: string;
-  /** JSON lines (default when stdout is not a terminal). */
+  /** JSON lines (default: `LOG_FORMAT`, else JSON when stderr is not a terminal). */
   json?: boolean;
   redact?: Redact;
   /** Where lines go (default stderr, keeping stdout for command output). */
@@ -29,15 +33,44 @@ const redactFormat = winston.format((info, opts: unknown) => {
   return Object.assign(info, redacted);
 });
 
-export function createLogger(options: LoggerOptions = {}): Logger {
-  const json = options.json ?? !process.stderr.isTTY;
-  const stream = options.stream ?? process.stderr;
-  const readable = winston.format.printf((info) => {
-    const { level, message, timestamp, ...meta } = info as Record<string, unknown>;
-    const context = ['partner', 'stream', 'run_id'].map((k) => meta[k]).filter((v) => v !== undefined).join(' ');
-    const rest = Object.entries(meta).filter(([k]) => !['partner', 'stream', 'run_id'].includes(k));
-    return `${String(timestamp)} ${String(level)}${context ? ` [${context}]` : ''} ${String(message)}${rest.length ? ' ' + JSON.stringify(Object.fromEntries(rest)) : ''}`;
+/** JSON lines or readable lines: `LOG_FORMAT` (json | text) wins, else readable only on a terminal. */
+export function jsonLogs(env: NodeJS.ProcessEnv = process.env, stderrIsTerminal = Boolean(process.stderr.isTTY)): boolean {
+  const format = env.LOG_FORMAT?.trim().toLowerCase();
+  if (format === 'json') return true;
+  if (format === 'text') return false;
+  return !stderrIsTerminal;
+}
+
+const CONTEXT_KEYS = ['partner', 'stream'];
+
+/** `2026-11-23 12:56:00Z warn  acme transactions: message  (key=value, ...)`: one line, whatever the message holds. */
+const readableLine = winston.format.printf((info) => {
+  const { level, message, timestamp, ...meta } = info as Record<string, unknown>;
+  const time = typeof timestamp === 'string' ? `${timestamp.slice(0, 19).replace('T', ' ')}Z` : '';
+  const context = CONTEXT_KEYS.map((k) => meta[k]).filter((v) => v !== undefined).join(' ');
+  const details = Object.entries(meta)
+    .filter(([k, v]) => !CONTEXT_KEYS.includes(k) && v !== undefined)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .join(', ');
+  const line = `${time} ${String(level).padEnd(5)} ${context === '' ? '' : `${context}: `}${String(message)}${details === '' ? '' : `  (${details})`}`;
+  return line.replace(/\s*[\r\n]+\s*/g, '; ');
+});
+
+/** stderr through the terminal's line writer (winston writes one whole entry per write). */
+function stderrLines(): NodeJS.WritableStream {
+  const terminal = stderrTerminal();
+  return new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      terminal.line(chunk.toString());
+      done();
+    },
   });
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const json = options.json ?? jsonLogs();
+  const stream = options.stream ?? stderrLines();
+  const readable = readableLine;
   return winston.createLogger({
     level: options.level ?? process.env.LOG_LEVEL ?? 'info',
     defaultMeta: options.defaultMeta,

@@ -145,7 +145,7 @@ export function incompatibility(column: ResultColumn, kind: SpecFieldKind, rule:
   if (ruleObject?.datetime !== undefined) {
     return DATE_LIKE.has(type) || type === 'string' || NUMERIC.has(type) ? undefined : `${a(column)} cannot hold a date-time`;
   }
-  if (ruleObject?.number === true || ruleObject?.minor_units !== undefined) {
+  if (ruleObject?.number === true || ruleObject?.minor_units !== undefined || ruleObject?.multiply !== undefined) {
     return NUMERIC.has(type) || type === 'string' ? undefined : `${a(column)} cannot hold a number`;
   }
   switch (kind) {
@@ -164,9 +164,10 @@ export function incompatibility(column: ResultColumn, kind: SpecFieldKind, rule:
       if (type === 'integer' || type === 'decimal') return undefined;
       return type === 'string' ? `${a(column)} gives text; the field needs an integer: add number: true to the rule` : `${a(column)} cannot hold an integer`;
     case 'string':
-      if (type === 'string' || type === 'json') return undefined;
+      // Integers become their exact decimal text in the mapping (ids kept in BIGINT or INT columns).
+      if (type === 'string' || type === 'json' || type === 'integer') return undefined;
       return NUMERIC.has(type)
-        ? `${a(column)} gives numbers; the field needs text: select it cast to text in a query (CAST(col AS CHAR) on MySQL, col::text on PostgreSQL)`
+        ? `${a(column)} gives numbers with a fraction; the field needs text: select it cast to text in a query (CAST(col AS CHAR) on MySQL, col::text on PostgreSQL)`
         : `${a(column)} cannot hold text`;
   }
 }

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { stderrTerminal } from '../terminal.js';
 
 /** Where a command writes and reads; passed in so that tests and the CLI share one code path. */
 export interface Io {
@@ -7,6 +8,8 @@ export interface Io {
   stdin: Readable;
   /** True when stdout is a terminal (progress displays, colours). */
   isTty: boolean;
+  /** True when stderr is a terminal: where the progress line of a run or backfill is drawn (default: isTty). */
+  errIsTty?: boolean;
 }
 
 export const EXIT_OK = 0;
@@ -28,8 +31,10 @@ export class CliError extends Error {
 export function processIo(): Io {
   return {
     out: (text) => process.stdout.write(text.endsWith('\n') ? text : text + '\n'),
-    err: (text) => process.stderr.write(text.endsWith('\n') ? text : text + '\n'),
+    // Through the terminal's line writer: an error printed during a run never lands inside the progress line.
+    err: (text) => stderrTerminal().line(text),
     stdin: process.stdin,
     isTty: Boolean(process.stdout.isTTY),
+    errIsTty: Boolean(process.stderr.isTTY),
   };
 }

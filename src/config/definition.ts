@@ -22,6 +22,8 @@ export type FieldRule =
       };
       /** Source amount in minor units (cents): divide by 10^minor_units. */
       minor_units?: number;
+      /** Multiply by this exact decimal factor (1000 for an account size kept in thousands); number or decimal text. */
+      multiply?: number | string;
       /** Source value → spec value (status, transaction types); unmapped values pass unchanged. */
       map?: Record<string, unknown>;
       /** Convert numeric strings to numbers ("12.50" → 12.5). */

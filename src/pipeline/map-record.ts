@@ -6,7 +6,14 @@
  * partner data.
  *
  * Rule order for one field: `from` (or `const`), `default` when absent or null, `map`, `number`,
- * `minor_units`, `datetime`.
+ * `minor_units`, `multiply`, `datetime`.
+ *
+ * Ids meet real schemas: an integer (a BIGINT or INT column, a numeric JSON id) for a string spec
+ * field becomes its decimal text. Only when that text is the value the source holds: MySQL and
+ * PostgreSQL sources hand integers beyond 2^53 as exact text already, but a JSON number (or a
+ * SQLite integer) that large was rounded when read, so it is refused with a message naming the
+ * field rather than stored as another customer's id. A non-integer number stays a type error of
+ * the validator.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -35,6 +42,8 @@ const Exact = Decimal.clone({ precision: 60, rounding: Decimal.ROUND_FLOOR, toEx
 const NUMERIC = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
 // The fraction of the seconds in an ISO 8601 or SQL date-time (after T or a space): parsed here, not by luxon.
 const SECONDS_FRACTION = /^(.*[T ]\d{2}:?\d{2}:?\d{2})[.,](\d+)(.*)$/;
+
+const MAX_SAFE = String(Number.MAX_SAFE_INTEGER);
 
 const fieldCache = new Map<string, ReadonlyMap<string, SpecFieldKind>>();
 
@@ -83,16 +92,20 @@ export function mappingProblems(variant: Variant, entity: Entity, fields: Record
     if (!isPlainObject(rule)) continue;
     const has = (key: string): boolean => Object.hasOwn(rule, key);
     if (has('const')) {
-      const others = ['from', 'map', 'number', 'minor_units', 'datetime'].filter(has);
+      const others = ['from', 'map', 'number', 'minor_units', 'multiply', 'datetime'].filter(has);
       if (others.length > 0) problems.push({ field, key: ['const'], message: `const is a fixed value: it cannot be combined with ${others.join(', ')}` });
     }
     if (has('datetime') && kind !== 'date-time' && kind !== 'date') {
       problems.push({ field, key: ['datetime'], message: `datetime applies to date-time and date fields; ${field} is a ${kind} field` });
     }
-    for (const key of ['minor_units', 'number']) {
+    for (const key of ['minor_units', 'multiply', 'number']) {
       if (has(key) && kind !== 'number' && kind !== 'integer') {
         problems.push({ field, key: [key], message: `${key} applies to number fields; ${field} is a ${kind} field` });
       }
+    }
+    if (has('multiply')) {
+      const reason = factorProblem(rule.multiply);
+      if (reason !== undefined) problems.push({ field, key: ['multiply'], message: reason });
     }
     const datetime = rule.datetime;
     if (isPlainObject(datetime)) {
@@ -108,6 +121,19 @@ export function mappingProblems(variant: Variant, entity: Entity, fields: Record
     }
   }
   return problems;
+}
+
+/** Why a `multiply` factor cannot be used, or undefined: it must be an exact, non-zero decimal. */
+export function factorProblem(factor: unknown): string | undefined {
+  // Another type is the definition schema's error.
+  if (typeof factor !== 'number' && typeof factor !== 'string') return undefined;
+  const text = typeof factor === 'number' ? (Number.isFinite(factor) ? String(factor) : undefined) : factor.trim();
+  const wanted = 'the factor must be a non-zero decimal number such as 1000 or 0.01';
+  if (text === undefined || !NUMERIC.test(text)) return `${wanted}, got ${show(factor)}`;
+  const value = new Exact(text);
+  if (value.isZero()) return `${wanted}: multiplying by 0 would erase the value`;
+  if (value.abs().gte(new Exact(10).pow(15)) || value.abs().lt(new Exact(10).pow(-15))) return `${wanted} within 1e-15 and 1e15, got ${show(factor)}`;
+  return undefined;
 }
 
 /** Why a datetime format cannot be used, or undefined. A luxon format must read back the date it writes. */
@@ -130,7 +156,14 @@ export function createMapper(variant: Variant, entity: Entity, mapping: StreamMa
   const targeted = new Set(rules.map(([field]) => field));
   const passthrough = mapping.passthrough ? [...spec.keys()].filter((field) => !targeted.has(field)) : [];
   const affiliateField = spec.has('affiliate_id') ? 'affiliate_id' : undefined;
-  const compiled = rules.map(([field, rule]) => ({ field, apply: compileRule(field, rule, spec.get(field) ?? 'other') }));
+  const compiled = rules.map(([field, rule]) => {
+    const kind = spec.get(field) ?? 'other';
+    const apply = compileRule(field, rule, kind);
+    // A const is the definition's own value, not a source value: it is not converted.
+    const fixed = typeof rule === 'object' && Object.hasOwn(rule, 'const');
+    return { field, apply: kind === 'string' && !fixed ? textOfIntegers(field, apply) : apply };
+  });
+  const passthroughText = new Set(passthrough.filter((field) => spec.get(field) === 'string'));
 
   return (source) => {
     try {
@@ -139,7 +172,14 @@ export function createMapper(variant: Variant, entity: Entity, mapping: StreamMa
       }
       const record: Record<string, unknown> = {};
       for (const field of passthrough) {
-        if (Object.hasOwn(source, field) && source[field] !== undefined) record[field] = source[field];
+        if (!Object.hasOwn(source, field) || source[field] === undefined) continue;
+        if (!passthroughText.has(field)) {
+          record[field] = source[field];
+          continue;
+        }
+        const result = integerText(field, source[field]);
+        if ('error' in result) return result;
+        record[field] = result.value;
       }
       for (const { field, apply } of compiled) {
         const result = apply(source);
@@ -176,6 +216,25 @@ function fail(field: string, message: string): { error: Violation } {
   return { error: { field, rule: MAPPING_RULE, message: field === '(record)' ? message : `${field}: ${message}` } };
 }
 
+/**
+ * An integer for a string field → its decimal text. A bigint is exact; a number is exact only up
+ * to 2^53 − 1 (beyond it the source's digits are already lost). Anything else passes unchanged for
+ * the validator to judge (1.5 for an id is its type error).
+ */
+function integerText(field: string, value: unknown): Applied {
+  if (typeof value === 'bigint') return { value: value.toString() };
+  if (typeof value !== 'number' || !Number.isInteger(value)) return { value };
+  if (Number.isSafeInteger(value)) return { value: String(value) };
+  return fail(field, `the integer ${show(value)} is beyond ${MAX_SAFE} (2^53 − 1), where a JSON number is no longer read exactly: the id the partner sent is not known; send it as a string`);
+}
+
+function textOfIntegers(field: string, apply: (source: Record<string, unknown>) => Applied): (source: Record<string, unknown>) => Applied {
+  return (source) => {
+    const result = apply(source);
+    return 'error' in result ? result : integerText(field, result.value);
+  };
+}
+
 function compileRule(field: string, rule: FieldRule, kind: SpecFieldKind): (source: Record<string, unknown>) => Applied {
   if (typeof rule === 'string') {
     const path = rule.split('.');
@@ -189,6 +248,7 @@ function compileRule(field: string, rule: FieldRule, kind: SpecFieldKind): (sour
   const hasDefault = Object.hasOwn(rule, 'default');
   const map = rule.map;
   const minorUnits = rule.minor_units;
+  const factor = rule.multiply === undefined ? undefined : new Exact(String(rule.multiply).trim());
   const datetime = rule.datetime;
   const format = datetime?.format ?? 'iso';
   const zone = datetime?.zone ?? 'UTC';
@@ -209,6 +269,11 @@ function compileRule(field: string, rule: FieldRule, kind: SpecFieldKind): (sour
       const units = toMinorUnits(value, minorUnits);
       if (units === undefined) return fail(field, `not an amount in minor units: ${show(value)}`);
       value = units;
+    }
+    if (factor !== undefined) {
+      const product = exactNumber(value);
+      if (product === undefined) return fail(field, `not a number to multiply: ${show(value)}`);
+      value = Number(product.times(factor).toString());
     }
     if (datetime !== undefined) {
       const parsed = kind === 'date' ? toDate(value, format, zone) : toDateTime(value, format, zone);
@@ -234,14 +299,18 @@ function valueAtPath(source: unknown, path: readonly string[]): unknown {
   return current;
 }
 
+/** A number or numeric text as an exact decimal (a number as its shortest text: the value it was read as). */
+function exactNumber(value: unknown): Decimal | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return new Exact(String(value));
+  if (typeof value === 'string' && NUMERIC.test(value)) return new Exact(value.trim());
+  if (typeof value === 'bigint') return new Exact(value.toString());
+  return undefined;
+}
+
 /** 1999 with 2 → 19.99, exactly: the division is decimal, and the result is the double nearest to it. */
 function toMinorUnits(value: unknown, places: number): number | undefined {
-  let text: string;
-  if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
-  else if (typeof value === 'string' && NUMERIC.test(value)) text = value.trim();
-  else return undefined;
-  const result = new Exact(text).div(new Exact(10).pow(places));
-  return Number(result.toString());
+  const exact = exactNumber(value);
+  return exact === undefined ? undefined : Number(exact.div(new Exact(10).pow(places)).toString());
 }
 
 /**

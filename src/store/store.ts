@@ -118,9 +118,12 @@ function knexConfig(location: StoreLocation, profile: DialectProfile): Knex.Conf
         try {
           conn.pragma('journal_mode = WAL');
           conn.pragma('busy_timeout = 5000');
-          conn.pragma('synchronous = NORMAL');
+          // FULL: a commit is on disk when it returns. With NORMAL, WAL mode stays consistent but
+          // the last commits before a power loss or OS crash can vanish (a finished import, a
+          // checkpoint, ledger lines) while the partner side believes them delivered.
+          conn.pragma('synchronous = FULL');
           // Bulk loads touch many index pages per commit: a larger page cache and fewer WAL
-          // checkpoints (each one an fsync) keep commits cheap; durability is unchanged in WAL mode.
+          // checkpoints keep commits cheap without weakening what a commit promises.
           conn.pragma('cache_size = -65536');
           conn.pragma('wal_autocheckpoint = 16384');
           done(null, conn);

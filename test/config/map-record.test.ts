@@ -96,6 +96,59 @@ describe('field mapping: rules', () => {
     assert.deepEqual(map({ cents: 'ten' }), { error: { field: 'amount_currency', rule: 'mapping', message: 'amount_currency: not an amount in minor units: "ten"' } });
   });
 
+  it('multiply: an exact decimal factor (sizes kept in thousands, amounts in hundredths)', () => {
+    const map = mapper({ account_size: { from: 'size_k', multiply: 1000 } }, { variant: 'prop-trading', passthrough: false });
+    assert.deepEqual(record(map({ size_k: 100 })), { account_size: 100000 });
+    assert.deepEqual(record(map({ size_k: '25.5' })), { account_size: 25500 });
+    assert.deepEqual(record(map({ size_k: 0.001 })), { account_size: 1 });
+    assert.deepEqual(record(map({ size_k: '999999999999.999' })), { account_size: 999999999999999 });
+    // Decimal, not binary: 0.1 × 3 is 0.3, and 1.005 × 100 is 100.5 (a double product gives 0.30000000000000004 and 100.49999999999999).
+    const tenths = mapper({ amount_currency: { from: 'a', multiply: '0.1' }, amount_usd: { from: 'u', multiply: 100 } }, { entity: 'transactions', passthrough: false });
+    assert.deepEqual(record(tenths({ a: 3, u: 1.005 })), { amount_currency: 0.3, amount_usd: 100.5 });
+    // After minor_units: 150 cents of a thousand → 1500.
+    const both = mapper({ account_size: { from: 'c', minor_units: 2, multiply: 1000 } }, { variant: 'prop-trading', passthrough: false });
+    assert.deepEqual(record(both({ c: 150 })), { account_size: 1500 });
+    assert.deepEqual(map({ size_k: 'big' }), { error: { field: 'account_size', rule: 'mapping', message: 'account_size: not a number to multiply: "big"' } });
+    assert.deepEqual(record(map({ size_k: null })), { account_size: null });
+  });
+
+  it('an integer for a string field becomes its decimal text: renames, rules, passthrough', () => {
+    const map = mapper({ customer_id: 'id', transaction_subtype: { from: 'ref' } }, { entity: 'transactions' });
+    assert.deepEqual(record(map({ id: 4711, ref: 0, transaction_id: 9007199254740991, currency: 'EUR' })), {
+      transaction_id: '9007199254740991',
+      currency: 'EUR',
+      customer_id: '4711',
+      transaction_subtype: '0',
+    });
+    // A BIGINT read as exact text (SQL sources, beyond 2^53) or as a bigint stays exact.
+    assert.deepEqual(record(map({ id: '18446744073709551615', transaction_id: 2n ** 60n })), { customer_id: '18446744073709551615', transaction_id: '1152921504606846976' });
+    // Numbers in exponent form that are integers are integers: 1e3 is 1000.
+    assert.deepEqual(record(map({ id: 1e3 })), { customer_id: '1000' });
+    // Number fields and constants are left as they are.
+    const fixed = mapper({ customer_id: { const: 7 }, amount_currency: 'amt' }, { entity: 'transactions', passthrough: false });
+    assert.deepEqual(record(fixed({ amt: 5 })), { customer_id: 7, amount_currency: 5 });
+  });
+
+  it('only integers convert: 1.5 for an id stays a number (a type error for the validator)', () => {
+    const map = mapper({ customer_id: 'id' }, { passthrough: false });
+    assert.deepEqual(record(map({ id: 1.5 })), { customer_id: 1.5 });
+    assert.deepEqual(record(map({ id: true })), { customer_id: true });
+  });
+
+  it('an integer beyond 2^53 − 1 that JSON parsing already rounded is refused, naming the field', () => {
+    const map = mapper({ customer_id: 'id' });
+    const parsed = JSON.parse('{"id": 12345678901234567891}') as Record<string, unknown>;
+    assert.deepEqual(map(parsed), {
+      error: {
+        field: 'customer_id',
+        rule: 'mapping',
+        message: 'customer_id: the integer 12345678901234567000 is beyond 9007199254740991 (2^53 − 1), where a JSON number is no longer read exactly: the id the partner sent is not known; send it as a string',
+      },
+    });
+    const passthrough = map({ id: 'c-1', campaign_id: 2 ** 53 });
+    assert.equal('error' in passthrough && passthrough.error.field, 'campaign_id');
+  });
+
   it('default: when the source field is absent or null', () => {
     const map = mapper({ currency: { from: 'cur', default: 'EUR' }, status: { from: 'st', map: { '': null } } }, { entity: 'transactions', passthrough: false });
     assert.deepEqual(record(map({})), { currency: 'EUR' });

@@ -8,7 +8,7 @@ for (const backend of DATABASES) {
 
     beforeEach(async () => {
       const { sql } = db();
-      await db().exec(`CREATE TABLE accounts (id ${sql.bigint} NOT NULL PRIMARY KEY, player_ref ${sql.text} NOT NULL, updated_at ${sql.datetime6} NOT NULL, signup_at ${sql.datetime6}, birth ${sql.date}, country ${sql.text}, deposits ${sql.text})`);
+      await db().exec(`CREATE TABLE accounts (id ${sql.bigint} NOT NULL PRIMARY KEY, player_ref ${sql.text} NOT NULL, updated_at ${sql.datetime6} NOT NULL, signup_at ${sql.datetime6}, birth ${sql.date}, country ${sql.text}, deposits ${sql.text}, balance ${sql.decimal})`);
     });
 
     const mapping = { passthrough: false, fields: { customer_id: 'player_ref', signup_date: 'signup_at', country_code: 'country', last_modified_date: 'updated_at' } };
@@ -17,6 +17,8 @@ for (const backend of DATABASES) {
       const source = createDbSource(dbSource(db()), deps());
       try {
         assert.deepEqual(await source.inspect?.(cursorStream({ mapping })), []);
+        // An integer column feeds a string field: the mapping writes its decimal text.
+        assert.deepEqual(await source.inspect?.(cursorStream({ mapping: { ...mapping, fields: { ...mapping.fields, customer_id: 'id' } } })), []);
       } finally {
         await source.close?.();
       }
@@ -28,16 +30,16 @@ for (const backend of DATABASES) {
         assert.deepEqual(await source.inspect?.(cursorStream({ table: 'players', mapping })), ['streams.customers.table: table or view players does not exist (or this user cannot read it)']);
         const problems = await source.inspect?.(
           cursorStream({
-            mapping: { passthrough: false, fields: { ...mapping.fields, customer_id: 'id', email: { from: 'mail' }, signup_date: 'birth' } },
+            mapping: { passthrough: false, fields: { ...mapping.fields, customer_id: 'balance', email: { from: 'mail' }, signup_date: 'birth' } },
             tiebreak_column: 'ID',
           }),
         );
-        const text = backend.client === 'mysql' ? 'BIGINT' : backend.client === 'postgres' ? 'bigint' : 'INTEGER';
+        const decimal = backend.client === 'mysql' ? 'DECIMAL' : backend.client === 'postgres' ? 'numeric' : 'DECIMAL(15,2)';
         const date = backend.client === 'postgres' ? 'date' : 'DATE';
         assert.deepEqual(problems, [
-          `streams.customers.table accounts: column id (mapping.fields.customer_id) has type ${text}: ${backend.client === 'sqlite' ? 'an' : 'a'} ${text} column gives numbers; the field needs text: select it cast to text in a query (CAST(col AS CHAR) on MySQL, col::text on PostgreSQL) (customer_id is a spec string field)`,
+          `streams.customers.table accounts: column balance (mapping.fields.customer_id) has type ${decimal}: a ${decimal} column gives numbers with a fraction; the field needs text: select it cast to text in a query (CAST(col AS CHAR) on MySQL, col::text on PostgreSQL) (customer_id is a spec string field)`,
           `streams.customers.table accounts: column birth (mapping.fields.signup_date) has type ${date}: a ${date} column has no time of day; the field needs a date-time (signup_date is a spec date-time field)`,
-          'streams.customers.table accounts: column mail (mapping.fields.email) does not exist; its columns: id, player_ref, updated_at, signup_at, birth, country, deposits',
+          'streams.customers.table accounts: column mail (mapping.fields.email) does not exist; its columns: id, player_ref, updated_at, signup_at, birth, country, deposits, balance',
           'streams.customers.table accounts: column ID (tiebreak_column) does not exist; did you mean id? (names are case-sensitive in records)',
         ]);
       } finally {

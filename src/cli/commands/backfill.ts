@@ -24,12 +24,11 @@ export async function backfillCommand(globals: GlobalOptions, args: { partner: s
     const today = store.clock().toISOString().slice(0, 10);
     if (args.to >= today) throw new CliError(`--to ${args.to} is not a closed day yet (today is ${today} UTC); backfill closed days only`, EXIT_USAGE);
     const loader = new Loader({ store, validator: specValidator(), ...(await commissionHook(globals, io, store, config.logger)) });
-    const progress = io.isTty && !globals.json ? progressLine() : undefined;
+    const progress = (io.errIsTty ?? io.isTty) && !globals.json ? progressLine() : undefined;
     const results = await withExclusiveStreams(store, config.logger, (exclusive) => runPartner(
       { loader, clock: store.clock, logger: config.logger, redact: config.redact, progress: progress?.update, exclusive },
       def, { kind: 'backfill', from: args.from, to: args.to }, args.stream,
-    ));
-    progress?.done();
+    )).finally(() => progress?.done());
     if (globals.json) io.out(JSON.stringify({ partner: def.partner, kind: 'backfill', from: args.from, to: args.to, streams: results }));
     else printStreamResults(io, results);
     return resultsExitCode(results);

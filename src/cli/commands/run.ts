@@ -41,12 +41,11 @@ export async function runCommand(globals: GlobalOptions, args: { partner: string
   const def = partnerDefinition(config, args.partner);
   return withStore(globals, async (store) => {
     const loader = new Loader({ store, validator: specValidator(), ...(await commissionHook(globals, io, store, config.logger)) });
-    const progress = io.isTty && !globals.json ? progressLine() : undefined;
+    const progress = (io.errIsTty ?? io.isTty) && !globals.json ? progressLine() : undefined;
     const results = await withExclusiveStreams(store, config.logger, (exclusive) => runPartner(
       { loader, clock: store.clock, logger: config.logger, redact: config.redact, progress: progress?.update, exclusive },
       def, { kind: 'run', scheduledFor: store.clock() }, args.stream,
-    ));
-    progress?.done();
+    )).finally(() => progress?.done());
     if (globals.json) io.out(JSON.stringify({ partner: def.partner, kind: 'run', streams: results }));
     else printStreamResults(io, results);
     return resultsExitCode(results);
