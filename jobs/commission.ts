@@ -4,7 +4,9 @@
  * a changed one. The engine itself is src/commission/; docs/commissions.md defines the rules.
  *
  * What a batch touched is written to the partner's pending scope inside the load transaction;
- * the evaluation after the commit takes it, in its own transaction. A crash in between leaves the
+ * the evaluation after the commit takes it, in its own transaction. Before a transactions batch
+ * overwrites stored rows, the customer and bonus day their old versions counted for join it (a
+ * changed customer or date must be taken back where it was counted). A crash in between leaves the
  * scope on disk: the partner's next evaluation takes it, and `resumePending` (at the start of
  * every loading command and of the worker) evaluates what nothing else would.
  *
@@ -20,6 +22,7 @@ import { utcDay } from '../src/commission/dates.js';
 import { addDay, emptyScope, evaluateScope, pendingPartners, plansFor, scopeSize, writePending, type Evaluation, type Scope } from '../src/commission/engine.js';
 import { parseRatesCsv, saveRates, type RatesFileProblem, type RatesImport } from '../src/commission/fx.js';
 import type { Plan } from '../src/commission/plans.js';
+import { addPriorVersions } from '../src/commission/prior-versions.js';
 import { scopeOfChange } from '../src/commission/scope.js';
 
 export { loadPlans, formatPlanError, type LoadedPlans, type PlanError } from '../src/commission/load-plans.js';
@@ -30,7 +33,7 @@ export type PlanSource = readonly Plan[] | (() => readonly Plan[]);
 
 const current = (plans: PlanSource): readonly Plan[] => (typeof plans === 'function' ? plans() : plans);
 
-export type CommissionHooks = Required<Pick<LoaderDeps, 'inTransaction' | 'afterCommit'>>;
+export type CommissionHooks = Required<Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'afterCommit'>>;
 
 /**
  * The Loader's hooks for the commission job: in each load transaction the batch's scope is added
@@ -39,6 +42,12 @@ export type CommissionHooks = Required<Pick<LoaderDeps, 'inTransaction' | 'after
  */
 export function createCommissionHook(store: Store, plans: PlanSource, logger: Logger): CommissionHooks {
   return {
+    async beforeWrite(trx, batch) {
+      if (batch.entity !== 'transactions' || plansFor(current(plans), batch.partner, batch.variant).length === 0) return;
+      const scope = emptyScope(batch.partner, batch.variant, '');
+      await addPriorVersions(trx, scope, batch.records);
+      if (scopeSize(scope) > 0) await writePending(trx, scope, store.now());
+    },
     async inTransaction(trx, change) {
       if (plansFor(current(plans), change.partner, change.variant).length === 0) return;
       await writePending(trx, scopeOfChange(change), store.now());

@@ -9,7 +9,9 @@ import { openRecordFile } from '../connectors/file/read-records.js';
 import type { BatchResult, Loader } from '../src/pipeline/load.js';
 import { addCounts, emptyCounts, finishRun, startRun, type RunCounts } from '../src/store/runs.js';
 import type { Store } from '../src/store/store.js';
-import type { Entity, RawRecord, Variant } from '../src/types.js';
+import { batchKey } from '../src/store/rows.js';
+import { entityTable } from '../src/store/tables.js';
+import type { Entity, RawRecord, SpecRecord, Variant } from '../src/types.js';
 
 export const IMPORT_BATCH_SIZE = 1000;
 
@@ -27,6 +29,8 @@ export interface ImportSummary {
   counts: RunCounts;
   rejects: BatchResult['rejects'];
   durationMs: number;
+  /** Valid records with distinct keys: a key repeated in the file is loaded once (its last version). */
+  distinct: number;
 }
 
 export async function importFile(deps: { store: Store; loader: Loader }, request: ImportRequest): Promise<ImportSummary> {
@@ -36,6 +40,7 @@ export async function importFile(deps: { store: Store; loader: Loader }, request
   const runId = await startRun(store.knex, { partner: request.partner, stream: request.entity, kind: 'import' }, store.now());
   const counts = emptyCounts();
   const rejects: BatchResult['rejects'] = [];
+  const distinct = distinctKeys(request.variant, request.entity);
 
   const flush = async (batch: RawRecord[]): Promise<void> => {
     if (batch.length === 0) return;
@@ -49,6 +54,7 @@ export async function importFile(deps: { store: Store; loader: Loader }, request
       released: result.released,
     });
     rejects.push(...result.rejects);
+    distinct.add(batch, result.rejects);
   };
 
   try {
@@ -67,5 +73,21 @@ export async function importFile(deps: { store: Store; loader: Loader }, request
   }
   const durationMs = performance.now() - started;
   await finishRun(store.knex, runId, { status: 'succeeded', counts, durationMs }, store.now());
-  return { runId, file: file.name, counts, rejects, durationMs };
+  return { runId, file: file.name, counts, rejects, durationMs, distinct: distinct.size() };
+}
+
+/**
+ * Counts the distinct record keys among a file's valid records, so the summary can say how many
+ * records a file really held when it repeats some (the loader keeps the last version of a key).
+ */
+function distinctKeys(variant: Variant, entity: Entity): { add(batch: readonly RawRecord[], rejects: BatchResult['rejects']): void; size(): number } {
+  const table = entityTable(variant, entity);
+  const keys = new Set<string>();
+  return {
+    add(batch, rejected) {
+      const bad = new Set(rejected.map((r) => r.position));
+      for (const r of batch) if (!bad.has(r.position)) keys.add(batchKey(table, r.value as SpecRecord));
+    },
+    size: () => keys.size,
+  };
 }

@@ -146,7 +146,8 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--month <YYYY-MM>', 'only this month (UTC)')
     .option('--repair', 'append correction lines for every difference')
     .addOption(json())
-    .action((opts: { partner?: string; month?: string; repair?: boolean }, cmd: Command) => run(commissionsRecomputeCommand(globals(cmd), opts, io)));
+    .action((opts: { partner?: string; month?: string; repair?: boolean }, cmd: Command) =>
+      run(commissionsRecomputeCommand(globals(cmd), { ...inheritedFilters(cmd, ['partner', 'month']), ...definedOnly(opts) }, io)));
 
   program
     .command('fx')
@@ -171,8 +172,32 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean }) =>
       run(sandboxCommand({ ...opts, latencyMs: opts.latency }, io)));
 
+  positionalOptionsBelowRoot(program);
   return program;
 }
+
+/**
+ * A command with subcommands keeps its options to itself: `commissions recompute --partner X`
+ * gives --partner to `recompute`, not to `commissions` (which declares one of the same name).
+ * The root stays as it is, so global options (--config, --store, --json) work anywhere.
+ */
+function positionalOptionsBelowRoot(program: Command): void {
+  const walk = (cmd: Command): void => {
+    for (const sub of cmd.commands) {
+      if (sub.commands.length > 0) sub.enablePositionalOptions();
+      walk(sub);
+    }
+  };
+  walk(program);
+}
+
+/** The parent's values of these options, for `commissions --partner X recompute` (the filter written before the subcommand). */
+function inheritedFilters(cmd: Command, names: readonly string[]): Record<string, string> {
+  const parent = cmd.parent?.opts<Record<string, unknown>>() ?? {};
+  return Object.fromEntries(names.filter((n) => typeof parent[n] === 'string').map((n) => [n, parent[n] as string]));
+}
+
+const definedOnly = <T extends object>(opts: T): Partial<T> => Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /** Runs the CLI with these arguments; resolves to the exit code. */
 export async function main(argv: readonly string[], io: Io = processIo()): Promise<number> {

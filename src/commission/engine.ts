@@ -18,10 +18,10 @@ import { RateBook } from './fx.js';
 import { appendLines, linesFor, readKeyLines, replaceHolds, totalsByAffiliate, type LineState, type NewLine, type Target } from './ledger.js';
 import { sum, ZERO, type Money } from './money.js';
 import { PLAN_VARIANT, type ChallengeCpaPlan, type CpaFtdPlan, type PhaseBonusPlan, type Plan, type RevsharePlan } from './plans.js';
-import { challengeTargets, FEE_TYPES, REFUND_TYPES, challengeKey } from './rules/challenge-cpa.js';
+import { CHALLENGE_REASONS, challengeTargets, FEE_TYPES, REFUND_TYPES, challengeKey } from './rules/challenge-cpa.js';
 import { cpaKey, cpaTarget } from './rules/cpa-ftd.js';
 import { phaseKey, phaseTarget } from './rules/phase-bonus.js';
-import { revshareKey, revshareTargets } from './rules/revshare.js';
+import { firstBookingReason, revshareKey, revshareTargets } from './rules/revshare.js';
 
 /** What one evaluation looks at. */
 export interface Scope {
@@ -36,10 +36,12 @@ export interface Scope {
   days: Map<string, Set<string>>;
   /** Activity days replaced whole (rows may be gone). */
   replacedDays: Set<string>;
+  /** Transactions that were fees in their stored version (transaction id → its customer then): their keys are evaluated even if no fee produces them now. */
+  formerFees: Map<string, string>;
 }
 
 export function emptyScope(partner: string, variant: Variant, runId: string): Scope {
-  return { partner, variant, runId, customers: new Set(), customerRecords: new Set(), days: new Map(), replacedDays: new Set() };
+  return { partner, variant, runId, customers: new Set(), customerRecords: new Set(), days: new Map(), replacedDays: new Set(), formerFees: new Map() };
 }
 
 export function addDay(scope: Scope, customer: string, day: string): void {
@@ -51,7 +53,7 @@ export function addDay(scope: Scope, customer: string, day: string): void {
 export function scopeSize(scope: Scope): number {
   let days = 0;
   for (const d of scope.days.values()) days += d.size;
-  return scope.customers.size + scope.customerRecords.size + days + scope.replacedDays.size;
+  return scope.customers.size + scope.customerRecords.size + days + scope.replacedDays.size + scope.formerFees.size;
 }
 
 export interface Evaluation {
@@ -86,7 +88,7 @@ export function plansFor(plans: readonly Plan[], partner: string, variant: Varia
   return plans.filter((p) => p.partner === partner && PLAN_VARIANT[p.kind] === variant);
 }
 
-type PendingKind = 'customer' | 'record' | 'day' | 'replaced';
+type PendingKind = 'customer' | 'record' | 'day' | 'replaced' | 'former_fee';
 type PendingRow = { kind: string; value: string };
 
 /**
@@ -102,6 +104,7 @@ export async function writePending(trx: Knex.Transaction, scope: Scope, now: str
   for (const c of scope.customerRecords) add('record', c);
   for (const [c, days] of scope.days) for (const d of days) add('day', JSON.stringify([c, d]));
   for (const d of scope.replacedDays) add('replaced', d);
+  for (const [id, customer] of scope.formerFees) add('former_fee', JSON.stringify([id, customer]));
   for (let i = 0; i < rows.length; i += 200) {
     await trx('commission_pending').insert(rows.slice(i, i + 200)).onConflict(['partner_id', 'kind', 'value']).ignore();
   }
@@ -132,6 +135,10 @@ async function takePending(trx: Knex.Transaction, scope: Scope): Promise<number>
     if (r.kind === 'customer') scope.customers.add(r.value);
     else if (r.kind === 'record') scope.customerRecords.add(r.value);
     else if (r.kind === 'replaced') scope.replacedDays.add(r.value);
+    else if (r.kind === 'former_fee') {
+      const [id, customer] = JSON.parse(r.value) as [string, string];
+      scope.formerFees.set(id, customer);
+    }
     else {
       const [customer, day] = JSON.parse(r.value) as [string, string];
       addDay(scope, customer, day);
@@ -324,6 +331,13 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
     }
   }
 
+  const formerFeeKeys = new Map<string, { plan: ChallengeCpaPlan; customer: string }>();
+  for (const plan of perCustomerPlans) {
+    if (plan.kind !== 'challenge_cpa') continue;
+    for (const [id, customer] of scope.formerFees) formerFeeKeys.set(challengeKey(plan, id), { plan, customer });
+  }
+  for (const key of formerFeeKeys.keys()) keys.add(key);
+
   // 3. RevShare keys: every touched affiliate month, and with carryover every later month of that affiliate.
   const touched = new Map<string, Set<string>>();
   for (const key of deltas.map.keys()) {
@@ -364,8 +378,27 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
     targets.push(...revshareTargets({ plan: w.plan, affiliate: w.affiliate, months: months.get(w.affiliate) ?? [], evaluate: w.evaluate, missing: monthMissing, sources, now }));
   }
 
+  targets.push(...noLongerFees(formerFeeKeys, targets, lines, currentMonth));
+
   const booked = await book(trx, targets, lines, currentMonth, scope.runId, now);
   return { ...result, ...booked, days: result.days };
+}
+
+/**
+ * A fee key no rule produces any more (its transaction was re-sent as another type, or to a
+ * customer not in the store yet) goes back to zero for every affiliate it paid, as recompute does.
+ */
+function noLongerFees(formerFeeKeys: ReadonlyMap<string, { plan: ChallengeCpaPlan; customer: string }>, targets: readonly Target[], lines: ReadonlyMap<string, LineState[]>, currentMonth: string): Target[] {
+  const produced = new Set(targets.map((t) => t.key));
+  const out: Target[] = [];
+  for (const [key, { plan, customer }] of formerFeeKeys) {
+    if (produced.has(key)) continue;
+    for (const [affiliate, total] of totalsByAffiliate(lines.get(key))) {
+      if (total.isZero()) continue;
+      out.push({ key, plan, affiliate, customer, amount: ZERO, missing: [], reason: CHALLENGE_REASONS.correction, period: currentMonth, refId: key.split('|').pop() ?? null, sources: [`transactions:${key.split('|').pop() ?? ''}`], basis: { why: 'the transaction is no longer a fee of this customer' } });
+    }
+  }
+  return out;
 }
 
 /** Appends the lines the targets need and replaces the evaluated keys' holds. */
@@ -382,7 +415,7 @@ export async function book(
   const add: NewLine[] = [];
   const held: Target[] = [];
   for (const [key, list] of byKey) {
-    const need = linesFor(completeTargets(list, lines.get(key), currentMonth), lines.get(key));
+    const need = linesFor(completeTargets(list, lines.get(key), currentMonth).map((t) => firstBookingReason(t, lines.get(key))), lines.get(key));
     add.push(...need.add);
     held.push(...need.held);
   }

@@ -17,6 +17,7 @@ import { CUSTOMER_COLUMNS, ratePairs, readTransactions, TX_COLUMNS, toCustomerFa
 import { RateBook } from './fx.js';
 import { totalsByAffiliate, type LineState, type Target } from './ledger.js';
 import { money, ZERO } from './money.js';
+import { dropPending, lockPartnerLoads, readPending } from './recompute-pending.js';
 import type { CpaFtdPlan, Plan, RevsharePlan } from './plans.js';
 import { revshareTargets } from './rules/revshare.js';
 
@@ -224,6 +225,8 @@ async function recomputePartner(store: Store, trx: Knex.Transaction, allPlans: r
   const wageringDays = Math.max(0, ...cpaPlans.map((p) => p.wagering?.days ?? 0));
   const needDays = variant === 'igaming' && (revsharePlans.length > 0 || wageringDays > 0);
   const repair = options.repair === true;
+  // A whole-partner repair evaluates everything a pending scope names; a month's repair does not, so it leaves them.
+  const taken = repair && options.month === undefined ? await readPending(trx, partner) : undefined;
 
   let rebuilt: Rebuilt = { months: new Map(), attributed: new Map(), missing: new Map(), wagering: new Map(), dayDiffs: 0 };
   if (needDays) {
@@ -308,7 +311,7 @@ async function recomputePartner(store: Store, trx: Knex.Transaction, allPlans: r
   if (repair) {
     const booked = await book(trx, repairTargets, lines, currentMonth, options.runId, now);
     report.repaired = { lines: booked.lines, net_usd: booked.net.toFixed(2) };
-    await trx('commission_pending').where('partner_id', partner).delete();
+    if (taken) await dropPending(trx, partner, taken);
   }
   return report;
 }
@@ -319,6 +322,9 @@ export async function recompute(store: Store, plans: readonly Plan[], options: R
   for (const { partner, variant } of await partnersOf(store.knex, options.partner)) {
     if (plansFor(plans, partner, variant).length === 0 && !(await store.knex('commission_ledger').where('partner_id', partner).first('id'))) continue;
     out.push(await store.transaction(async (trx) => {
+      // The loads' lock first (a load never waits for the commission lock while holding it): no
+      // batch commits data or pending scope between the reads of the rebuild.
+      await lockPartnerLoads(store, trx, partner);
       await lockPartner(store, trx, partner);
       return recomputePartner(store, trx, plans, partner, variant, options);
     }));

@@ -25,6 +25,9 @@ export interface TotalRow {
   lines: number;
   /** RevShare months: open (still accruing) or closed; null for other kinds. */
   month_state: 'open' | 'closed' | null;
+  /** The positive lines' sum and the negative lines' sum (clawbacks, corrections, moves): amount_usd = earned + clawed_back. */
+  earned: string;
+  clawed_back: string;
 }
 
 export interface LedgerReport {
@@ -42,7 +45,7 @@ export async function ledgerReport(knex: Knex, filter: LedgerFilter, options: { 
   if (filter.plan) q.where('plan_id', filter.plan);
   const rows: Record<string, unknown>[] = await q;
   const lines = rows.map(toLedgerLine);
-  const groups = new Map<string, { row: Omit<TotalRow, 'amount_usd'>; amount: Money }>();
+  const groups = new Map<string, { row: Omit<TotalRow, 'amount_usd' | 'earned' | 'clawed_back'>; amount: Money; split: EarnedSplit }>();
   let total = ZERO;
   for (const l of lines) {
     const key = [l.affiliate_id, l.period, l.plan_id, l.partner_id].join('\u0000');
@@ -50,16 +53,32 @@ export async function ledgerReport(knex: Knex, filter: LedgerFilter, options: { 
     if (!g) {
       const plan = options.plans.find((p) => p.id === l.plan_id);
       const state = plan?.kind === 'revshare' ? (options.now >= monthClosesAt(plan, l.period) ? 'closed' : 'open') : null;
-      g = { row: { affiliate: l.affiliate_id, month: l.period, plan_id: l.plan_id, plan_kind: l.plan_kind, partner: l.partner_id, lines: 0, month_state: state }, amount: ZERO };
+      g = { row: { affiliate: l.affiliate_id, month: l.period, plan_id: l.plan_id, plan_kind: l.plan_kind, partner: l.partner_id, lines: 0, month_state: state }, amount: ZERO, split: emptySplit() };
       groups.set(key, g);
     }
     g.row.lines += 1;
     g.amount = g.amount.plus(money(l.amount_usd));
+    addToSplit(g.split, money(l.amount_usd));
     total = total.plus(money(l.amount_usd));
   }
   const totals = [...groups.values()]
-    .map((g) => ({ ...g.row, amount_usd: g.amount.toFixed(2) }))
+    .map((g) => ({ ...g.row, amount_usd: g.amount.toFixed(2), ...splitText(g.split) }))
     .sort((a, b) => a.affiliate.localeCompare(b.affiliate) || a.month.localeCompare(b.month) || a.plan_id.localeCompare(b.plan_id) || a.partner.localeCompare(b.partner));
   const held = await listHolds(knex, { partner: filter.partner, affiliate: filter.affiliate, month: filter.month });
   return { totals, total_usd: total.toFixed(2), ...(options.lines ? { lines } : {}), held: filter.plan ? held.filter((h) => h.plan_id === filter.plan) : held };
 }
+
+/** What a total is made of: earned (positive lines) and taken back (negative lines). */
+interface EarnedSplit {
+  earned: Money;
+  clawedBack: Money;
+}
+
+const emptySplit = (): EarnedSplit => ({ earned: ZERO, clawedBack: ZERO });
+
+function addToSplit(split: EarnedSplit, amount: Money): void {
+  if (amount.isNegative()) split.clawedBack = split.clawedBack.plus(amount);
+  else split.earned = split.earned.plus(amount);
+}
+
+const splitText = (split: EarnedSplit): { earned: string; clawed_back: string } => ({ earned: split.earned.toFixed(2), clawed_back: split.clawedBack.toFixed(2) });

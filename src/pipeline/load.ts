@@ -63,6 +63,9 @@ export interface LoadedChange {
   runId: string;
 }
 
+/** The advisory lock that serialises a partner's loads (and whatever must not interleave with them). */
+export const loadLockKey = (partner: string): string => `partner-sync:load:${partner}`;
+
 /** A partner that a committed transaction wrote to. */
 export interface CommittedChange {
   partner: string;
@@ -73,6 +76,11 @@ export interface CommittedChange {
 export interface LoaderDeps {
   store: Store;
   validator: RecordValidator;
+  /**
+   * Runs inside the load transaction just before records replace their stored versions (direct and
+   * released ones), so what depended on the old versions can be recorded; it commits with the batch.
+   */
+  beforeWrite?: (trx: Knex.Transaction, batch: { partner: string; variant: Variant; entity: Entity; records: readonly SpecRecord[] }) => Promise<void>;
   /** Runs inside the load transaction after each batch or day replacement, with what it wrote; what it writes commits with the batch. */
   inTransaction?: (trx: Knex.Transaction, change: LoadedChange) => Promise<void>;
   /** Runs after each commit, once per partner the transaction wrote to. Its failure is the caller's error; the data stays loaded. */
@@ -135,6 +143,11 @@ export class Loader {
   /** @internal */
   validator(): RecordValidator {
     return this.deps.validator;
+  }
+
+  /** @internal */
+  async beforeWrite(trx: Knex.Transaction, partner: string, variant: Variant, entity: Entity, records: readonly SpecRecord[]): Promise<void> {
+    if (records.length > 0) await this.deps.beforeWrite?.(trx, { partner, variant, entity, records });
   }
 
   /** @internal Hands a batch's change to the in-transaction hook, if any (records are not held past the batch: a day of records is a lot). */
@@ -255,7 +268,7 @@ export class LoadTransaction {
    */
   private async lockPartner(partner: string): Promise<void> {
     if (this.lockedPartners.has(partner) || this.loader.store.profile.locking !== 'advisory') return;
-    await this.trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`partner-sync:load:${partner}`]);
+    await this.trx.raw('select pg_advisory_xact_lock(hashtext(?))', [loadLockKey(partner)]);
     this.lockedPartners.add(partner);
   }
 
@@ -323,8 +336,10 @@ export class LoadTransaction {
     if (rejects.length > 0) {
       await quarantine(trx, { partner: input.partner, variant: input.variant, entity: input.entity, runId: input.runId, now }, rejects);
     }
-    const upsert = (t: EntityTable, records: SpecRecord[]) =>
-      upsertRecords(store, trx, t, { partner: input.partner, runId: input.runId, loadedAt: now, records });
+    const upsert = async (t: EntityTable, records: SpecRecord[]) => {
+      await loader.beforeWrite(trx, input.partner, input.variant, t.entity, records);
+      return upsertRecords(store, trx, t, { partner: input.partner, runId: input.runId, loadedAt: now, records });
+    };
 
     const written: Record<Entity, SpecRecord[]> = { customers: [], transactions: [], activity: [] };
     if (input.entity === 'customers') {
@@ -343,6 +358,7 @@ export class LoadTransaction {
       const parked: ParkedRecord[] = [];
       if (prepared.direct) {
         direct.push(...prepared.direct.batch.records);
+        await loader.beforeWrite(trx, input.partner, input.variant, input.entity, direct);
         await writeUpsert(store, trx, prepared.direct);
       } else {
         const known = await loader.customerTest(trx, input.partner, latest.values());

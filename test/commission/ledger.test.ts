@@ -169,15 +169,16 @@ for (const backend of STORES) {
       await h.load('activity', [play('2026-10-03', 'c1', { ggr: 100 }), play('2026-11-03', 'c1', { ggr: 40.1 })]);
       const io = captureIo();
       assert.equal(await commissionsCommand(globals(), { lines: true }, io), 0);
-      const report = JSON.parse(io.stdout.join('')) as { totals: Record<string, unknown>[]; total_usd: string; lines: { reason: string }[]; held: { customer_id: string; missing: string[] }[] };
+      const report = JSON.parse(io.stdout.join('')) as { totals: Record<string, unknown>[]; total_usd: string; lines: { reason: string }[]; held: { customer_id: string; period: string; missing: string[] }[] };
       assert.deepEqual(report.totals, [
-        { affiliate: 'aff-1', month: '2026-10', plan_id: 'cpa', plan_kind: 'cpa_ftd', partner: 'casino', lines: 1, month_state: null, amount_usd: '100.00' },
-        { affiliate: 'aff-1', month: '2026-10', plan_id: 'rs', plan_kind: 'revshare', partner: 'casino', lines: 1, month_state: 'closed', amount_usd: '25.00' },
-        { affiliate: 'aff-1', month: '2026-11', plan_id: 'rs', plan_kind: 'revshare', partner: 'casino', lines: 1, month_state: 'open', amount_usd: '10.02' }, // 40.10 × 25% = 10.025: half to even
+        { affiliate: 'aff-1', month: '2026-10', plan_id: 'cpa', plan_kind: 'cpa_ftd', partner: 'casino', lines: 1, month_state: null, amount_usd: '100.00', earned: '100.00', clawed_back: '0.00' },
+        { affiliate: 'aff-1', month: '2026-10', plan_id: 'rs', plan_kind: 'revshare', partner: 'casino', lines: 1, month_state: 'closed', amount_usd: '25.00', earned: '25.00', clawed_back: '0.00' },
+        { affiliate: 'aff-1', month: '2026-11', plan_id: 'rs', plan_kind: 'revshare', partner: 'casino', lines: 1, month_state: 'open', amount_usd: '10.02', earned: '10.02', clawed_back: '0.00' }, // 40.10 × 25% = 10.025: half to even
       ]);
       assert.equal(report.total_usd, '135.02');
-      assert.deepEqual(report.lines.map((l) => l.reason), ['cpa_ftd', 'revshare_late', 'revshare']);
-      assert.deepEqual(report.held.map((x) => [x.customer_id, x.missing]), [['c2', ['EUR 2026-10-02']]]);
+      assert.deepEqual(report.lines.map((l) => l.reason), ['cpa_ftd', 'revshare', 'revshare']);
+      // Held under the deposit's month, not the month it is looked at.
+      assert.deepEqual(report.held.map((x) => [x.customer_id, x.period, x.missing]), [['c2', '2026-10', ['EUR 2026-10-02']]]);
       assert.deepEqual(await commissionHoldSummary(h.t.store.knex), [{ partner: 'casino', held: 1, oldest: '2026-11-22T10:00:00.000000Z', missing_rates: ['EUR 2026-10-02'] }]);
       const status = captureIo();
       await statusCommand(globals(), {}, status);

@@ -73,11 +73,14 @@ for (const backend of STORES) {
       await h.agrees();
     });
 
-    it('a closed month gets late lines; each line rounds half to even to the cent', async () => {
+    it('a closed month\'s first booking is its earning, a correction after it is late; each line rounds half to even to the cent', async () => {
       await h.load('customers', [igCustomer('x', { affiliate_id: 'aff-x' }), igCustomer('y', { affiliate_id: 'aff-y' })]);
       // 0.10 × 25% = 0.025 → 0.02; 0.30 × 25% = 0.075 → 0.08 (half to even)
       await h.load('activity', [play('2026-10-03', 'x', { ggr: 0.1 }), play('2026-11-03', 'y', { ggr: 0.3 })]);
-      assert.deepEqual(await monthLines(h, 'rs-carry'), [['aff-x', '2026-10', 'revshare_late', '0.02'], ['aff-y', '2026-11', 'revshare', '0.08']]);
+      assert.deepEqual(await monthLines(h, 'rs-carry'), [['aff-x', '2026-10', 'revshare', '0.02'], ['aff-y', '2026-11', 'revshare', '0.08']]);
+      // October (closed) corrected after its first booking: 0.30 × 25% = 0.08, +0.06 late.
+      await h.load('activity', [play('2026-10-04', 'x', { ggr: 0.2 })]);
+      assert.deepEqual((await monthLines(h, 'rs-carry')).slice(2), [['aff-x', '2026-10', 'revshare_late', '0.06']]);
       await h.agrees();
     });
 
@@ -135,7 +138,7 @@ for (const backend of STORES) {
       await h.agrees();
       await h.rates('date,currency,rate\n2026-10-06,EUR,1.1\n');
       // October 110 × 25% = 27.50, November 200 × 25% = 50
-      assert.deepEqual((await monthLines(h, 'rs-carry')).slice(1), [['aff-1', '2026-10', 'revshare_late', '27.50'], ['aff-1', '2026-11', 'revshare', '50.00']]);
+      assert.deepEqual((await monthLines(h, 'rs-carry')).slice(1), [['aff-1', '2026-10', 'revshare', '27.50'], ['aff-1', '2026-11', 'revshare', '50.00']]);
       assert.deepEqual(await h.holds(), []);
       await h.agrees();
     });

@@ -84,6 +84,7 @@ export async function commissionsRecomputeCommand(
   checkMonth(args.month);
   const plans = await commissionPlans(globals, io);
   return withStore(globals, async (store) => {
+    if (args.partner !== undefined) await requireKnownPartner(store, args.partner);
     const started = performance.now();
     const results = await recompute(store, plans, { ...args, runId: `recompute-${store.now()}` });
     const differences = results.flatMap((r) => r.differences);
@@ -97,7 +98,7 @@ export async function commissionsRecomputeCommand(
           (r.derived.customer_days + r.derived.affiliate_months + r.derived.attributions > 0 ? `; derived state differs: ${r.derived.customer_days} customer-days, ${r.derived.affiliate_months} affiliate months, ${r.derived.attributions} attributions` : '') +
           (r.repaired ? `; repaired: ${r.repaired.lines} lines, ${r.repaired.net_usd} USD` : ''));
       }
-      if (results.length === 0) io.out('no partner with plans or ledger lines' + (args.partner ? ` (partner ${args.partner})` : ''));
+      if (results.length === 0) io.out(await nothingToRecompute(store, plans, args.partner));
       if (differences.length > 0) {
         io.out(formatTable(['PARTNER', 'PLAN', 'AFFILIATE', 'CUSTOMER', 'PERIOD', 'LEDGER USD', 'RECOMPUTED USD', 'DIFFERENCE', 'KEY'],
           differences.map((d) => [d.partner, d.plan_id, d.affiliate, d.customer ?? '-', d.period, d.ledger_usd, d.recomputed_usd, d.difference_usd, d.key]), 80));
@@ -105,6 +106,23 @@ export async function commissionsRecomputeCommand(
     }
     return differences.length > 0 && args.repair !== true ? EXIT_FAILURE : EXIT_OK;
   });
+}
+
+/** An unknown --partner is a usage error (exit 2), not an empty success: a typo must not look like "all agree". */
+async function requireKnownPartner(store: Store, partner: string): Promise<void> {
+  const known: { partner_id: string }[] = await store.knex('partners').select('partner_id').orderBy('partner_id');
+  if (known.some((k) => k.partner_id === partner)) return;
+  if (await store.knex('commission_ledger').where('partner_id', partner).first('id')) return;
+  throw new CliError(`unknown partner ${partner}: nothing is loaded for it and it has no ledger lines (partners in the store: ${known.map((k) => k.partner_id).join(', ') || 'none'})`, EXIT_USAGE);
+}
+
+/** Why a recompute found nothing to rebuild, in the store's own terms. */
+async function nothingToRecompute(store: Store, plans: readonly Plan[], partner: string | undefined): Promise<string> {
+  const planned = [...new Set(plans.map((p) => p.partner))].filter((p) => partner === undefined || p === partner).sort();
+  if (planned.length > 0) return `nothing to recompute: plans exist for ${planned.length === 1 ? 'partner' : 'partners'} ${planned.join(', ')} but nothing is loaded for ${planned.length === 1 ? 'it' : 'them'} yet`;
+  if (partner !== undefined) return `nothing to recompute: partner ${partner} has no commission plans and no ledger lines`;
+  const loaded: { partner_id: string }[] = await store.knex('partners').select('partner_id').orderBy('partner_id');
+  return `nothing to recompute: no commission plans` + (loaded.length > 0 ? ` for the loaded partners (${loaded.map((p) => p.partner_id).join(', ')})` : ' and nothing loaded') + ', and no ledger lines';
 }
 
 /**

@@ -5,7 +5,7 @@ import { streamSnapshots, type StreamSnapshot } from '../../store/status.js';
 import { fromStoreTimestamp } from '../../store/values.js';
 import { ENTITIES, type Entity } from '../../types.js';
 import { withStore, type GlobalOptions } from '../context.js';
-import { formatDefinitionError, loadConfig } from '../definitions.js';
+import { formatDefinitionError, loadConfig, type LoadedConfig } from '../definitions.js';
 import { isBreach } from '../../worker/freshness-monitor.js';
 import { EXIT_FAILURE, EXIT_OK, type Io } from '../io.js';
 import { formatTable } from '../table.js';
@@ -21,6 +21,7 @@ import { formatTable } from '../table.js';
  */
 export async function statusCommand(globals: GlobalOptions, args: { partner?: string; check?: boolean }, io: Io): Promise<number> {
   const config = await loadConfig(globals);
+  const noDefinitionsFolder = dropMissingFolder(config);
   return withStore(globals, async (store) => {
     const now = store.clock();
     const snapshots = await streamSnapshots(store.knex);
@@ -96,6 +97,7 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
       if (commissions.some((c) => c.held > 0)) io.out('held entries are booked when their rates arrive: partner-sync fx import FILE.csv');
     }
     for (const e of config.errors) io.err(`warning: ${formatDefinitionError(e)}`);
+    if (noDefinitionsFolder && rows.length > 0) io.out(`note: no connector definitions (${config.dir} does not exist): only imported data is shown`);
     if (args.check) {
       const streams = rows.filter((r) => r.freshness !== null).length;
       io.out(checkFailed
@@ -126,4 +128,15 @@ async function commissionStatus(knex: Parameters<typeof pendingPartners>[0], par
   for (const h of await commissionHoldSummary(knex)) Object.assign(entry(h.partner), { held: h.held, held_since: h.oldest, missing_rates: h.missing_rates });
   for (const p of await pendingPartners(knex)) entry(p.partner).pending_entries = p.entries;
   return [...out.values()].filter((c) => !partner || c.partner === partner).sort((a, b) => a.partner.localeCompare(b.partner));
+}
+
+/**
+ * A store used for imports only has no partners folder: that is a setup, not a broken definition
+ * (no warning, and `--check` does not fail for it). Returns whether the folder is missing.
+ */
+function dropMissingFolder(config: LoadedConfig): boolean {
+  const missing = (e: LoadedConfig['errors'][number]) => e.file === config.dir && e.path === '' && e.message.endsWith(': ENOENT');
+  const found = config.errors.some(missing);
+  if (found) config.errors = config.errors.filter((e) => !missing(e));
+  return found;
 }

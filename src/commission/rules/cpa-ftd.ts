@@ -169,7 +169,8 @@ export function cpaTarget(input: CpaInput): Target {
 
   switch (q.kind) {
     case 'held':
-      return { ...base, amount: null, missing: q.missing, reason: CPA_REASONS.paid, period: input.currentMonth, refId: ftd.id, sources: [`transactions:${ftd.id}`], basis: q.basis };
+      // Held under the FTD's month: the earliest the qualification day can be, and where it is listed and looked for.
+      return { ...base, amount: null, missing: q.missing, reason: CPA_REASONS.paid, period: monthOf(ftd.day), refId: ftd.id, sources: [`transactions:${ftd.id}`], basis: q.basis };
     case 'not_qualified':
       return zero(CPA_REASONS.correction, { ...q.basis, why: q.why }, { refId: ftd.id, sources: [`transactions:${ftd.id}`] });
     case 'qualified':

@@ -12,6 +12,15 @@ export const revshareKey = (plan: RevsharePlan, affiliate: string, month: string
 
 export const REVSHARE_REASONS = { open: 'revshare', late: 'revshare_late' } as const;
 
+/**
+ * A closed month's first booking is its earning, not a late correction: `revshare_late` is kept
+ * for lines that change what a closed month had already booked.
+ */
+export function firstBookingReason(target: Target, lines: readonly { amount: Money }[] | undefined): Target {
+  if (target.reason !== REVSHARE_REASONS.late || (lines ?? []).some((l) => !l.amount.isZero())) return target;
+  return { ...target, reason: REVSHARE_REASONS.open };
+}
+
 /** The commission on a positive month revenue: the band reached (tiered) or each band's part (ladder). Exact, not rounded. */
 export function tierCommission(plan: RevsharePlan, revenue: Money): { amount: Money; parts: Record<string, string>[] } {
   const bands = plan.tiers.bands;

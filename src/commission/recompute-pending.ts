@@ -1,0 +1,38 @@
+/**
+ * What a repairing recompute may take of a partner's pending commission scope: exactly the
+ * entries it read before its rebuild, under the loads' own lock, so no scope a load or a failed
+ * evaluation writes meanwhile, and none it did not evaluate, is dropped unseen.
+ */
+import type { Knex } from 'knex';
+import { loadLockKey } from '../pipeline/load.js';
+import type { Store } from '../store/store.js';
+
+export interface PendingEntry {
+  kind: string;
+  value: string;
+}
+
+/** The partner's load lock (see LoadTransaction.lockPartner); SQLite has one writer already. */
+export async function lockPartnerLoads(store: Store, trx: Knex.Transaction, partner: string): Promise<void> {
+  if (store.profile.locking !== 'advisory') return;
+  await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [loadLockKey(partner)]);
+}
+
+export async function readPending(trx: Knex.Transaction, partner: string): Promise<PendingEntry[]> {
+  return trx('commission_pending').where('partner_id', partner).select('kind', 'value');
+}
+
+/** Deletes these entries and no other. */
+export async function dropPending(trx: Knex.Transaction, partner: string, entries: readonly PendingEntry[]): Promise<void> {
+  const byKind = new Map<string, string[]>();
+  for (const e of entries) {
+    const values = byKind.get(e.kind);
+    if (values) values.push(e.value);
+    else byKind.set(e.kind, [e.value]);
+  }
+  for (const [kind, values] of byKind) {
+    for (let i = 0; i < values.length; i += 500) {
+      await trx('commission_pending').where({ partner_id: partner, kind }).whereIn('value', values.slice(i, i + 500)).delete();
+    }
+  }
+}

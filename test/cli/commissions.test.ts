@@ -1,0 +1,176 @@
+/**
+ * The commission commands as a user runs them (subprocesses of the built CLI), on every store:
+ * a transaction re-sent with another customer or day, recompute filters and what a repair may
+ * take of the pending scope, and the report's wording. Amounts are computed by hand.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { emptyScope, writePending } from '../../src/commission/engine.js';
+import { runCli, type CliResult } from '../support/cli.js';
+import { STORES, type TestStore } from '../support/stores.js';
+
+const PLANS = `
+plans:
+  - id: cpa1
+    kind: cpa_ftd
+    partner: p1
+    affiliates: all
+    effective: { from: 2026-01-01 }
+    qualification: { min_first_deposit_usd: 20 }
+    amount_usd: { default: 100, by_country: { DE: 150 } }
+  - id: rs1
+    kind: revshare
+    partner: p1
+    affiliates: all
+    effective: { from: 2026-01-01 }
+    revenue: ngr
+    tiers: { mode: tiered, bands: [{ from_usd: 0, rate: 0.25 }] }
+  - id: cpa2
+    kind: cpa_ftd
+    partner: p2
+    affiliates: all
+    effective: { from: 2026-01-01 }
+    amount_usd: { default: 40 }
+`;
+
+const customer = (id: string, extra: Record<string, unknown> = {}) => ({ customer_id: id, signup_date: '2026-09-01T09:30:00Z', affiliate_id: 'aff-1', country_code: 'GB', ...extra });
+const deposit = (id: string, customerId: string, amount: number, date: string, extra: Record<string, unknown> = {}) =>
+  ({ transaction_id: id, customer_id: customerId, transaction_type: 'deposit', amount_currency: amount, currency: 'USD', transaction_date: date, status: 'approved', ...extra });
+
+interface Totals { totals: { partner: string; affiliate: string; month: string; plan_id: string; amount_usd: string; earned: string; clawed_back: string }[]; lines: { customer_id: string | null; reason: string; amount_usd: string; period: string }[] }
+
+for (const backend of STORES) {
+  describe(`commission commands (subprocess) on ${backend.name}`, function () {
+    this.timeout(120_000);
+    let dir: string;
+    let config: string;
+    let t: TestStore;
+    const cli = (args: string[]): Promise<CliResult> => runCli(['--config', config, ...args], { env: { STORE_URL: t.url, LOG_LEVEL: 'warn' } });
+    const file = (name: string, records: unknown[]): string => {
+      const path = join(dir, name);
+      writeFileSync(path, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+      return path;
+    };
+    const importOk = async (partner: string, entity: string, records: unknown[]): Promise<CliResult> => {
+      const r = await cli(['import', partner, '--variant', 'igaming', '--entity', entity, file(`${partner}-${entity}-${Date.now()}.ndjson`, records)]);
+      assert.equal(r.code, 0, r.stderr);
+      return r;
+    };
+    const plans = () => writeFileSync(join(config, 'commissions.yaml'), PLANS);
+    const report = async (args: string[] = []): Promise<Totals> => {
+      const r = await cli(['commissions', '--lines', '--json', ...args]);
+      assert.equal(r.code, 0, r.stderr);
+      return JSON.parse(r.stdout) as Totals;
+    };
+    const pendingEntries = async (partner: string): Promise<number> =>
+      Number((await t.store.knex('commission_pending').where('partner_id', partner).count({ n: '*' }))[0]?.n);
+
+    beforeEach(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'partner-sync-commissions-'));
+      config = join(dir, 'config');
+      mkdirSync(config);
+      t = await backend.create();
+    });
+    afterEach(async () => {
+      await t.drop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('a deposit re-imported with another customer moves its CPA; a bonus re-dated takes its deduction along; recompute agrees', async () => {
+      plans();
+      await importOk('p1', 'customers', [customer('a'), customer('b', { country_code: 'DE' })]);
+      await importOk('p1', 'transactions', [deposit('t1', 'a', 50, '2026-10-02T12:00:00Z')]);
+      await importOk('p1', 'transactions', [deposit('t1', 'b', 50, '2026-10-02T12:00:00Z')]);
+      const cpa = await report(['--plan', 'cpa1']);
+      // a: +100 on t1, −100 once t1 is b's; b (DE): +150.
+      assert.deepEqual(cpa.lines.map((l) => [l.customer_id, l.reason, l.amount_usd]), [['a', 'cpa_ftd', '100.00'], ['a', 'cpa_correction', '-100.00'], ['b', 'cpa_ftd', '150.00']]);
+      // Both customers are aff-1's: October earned 100 + 150; the correction is booked in the month it is learned.
+      const thisMonth = new Date().toISOString().slice(0, 7);
+      assert.deepEqual(cpa.totals.map((x) => [x.month, x.amount_usd, x.earned, x.clawed_back]), [['2026-10', '250.00', '250.00', '0.00'], [thisMonth, '-100.00', '0.00', '-100.00']]);
+
+      await importOk('p1', 'activity', [{ date: '2026-11-03', customer_id: 'a', game_type: 'slots', currency: 'USD', ggr: 500 }]);
+      await importOk('p1', 'transactions', [{ ...deposit('b1', 'a', 100, '2026-11-03T15:00:00Z'), transaction_type: 'bonus' }]);
+      await importOk('p1', 'transactions', [{ ...deposit('b1', 'a', 100, '2026-11-04T15:00:00Z'), transaction_type: 'bonus' }]);
+      // 500 × 25% = 125.00; (500 − 100) × 25% = 100.00; the bonus moved to a day without activity: 125.00.
+      const rs = await report(['--plan', 'rs1']);
+      assert.deepEqual(rs.lines.map((l) => l.amount_usd), ['125.00', '-25.00', '25.00']);
+      assert.deepEqual(rs.totals.map((x) => [x.month, x.amount_usd, x.earned, x.clawed_back]), [['2026-11', '125.00', '150.00', '-25.00']]);
+      const check = await cli(['commissions', 'recompute']);
+      assert.equal(check.code, 0, check.stdout + check.stderr);
+      assert.match(check.stdout, /the ledger agrees with a rebuild from history, to the cent/);
+    });
+
+    it('recompute --partner and --month limit what is recomputed and repaired; a month repair leaves the pending scope it did not evaluate', async () => {
+      // Loaded before any plan existed: nothing booked, so every key differs once plans arrive.
+      await importOk('p1', 'customers', [customer('a')]);
+      await importOk('p1', 'transactions', [deposit('t1', 'a', 50, '2026-10-02T12:00:00Z')]);
+      await importOk('p2', 'customers', [customer('x'), customer('y')]);
+      await importOk('p2', 'transactions', [deposit('tx', 'x', 10, '2026-09-05T12:00:00Z'), deposit('ty', 'y', 10, '2026-10-05T12:00:00Z')]);
+      plans();
+      const json = async (args: string[], code: number) => {
+        const r = await cli(['commissions', 'recompute', '--json', ...args]);
+        assert.equal(r.code, code, r.stdout + r.stderr);
+        return JSON.parse(r.stdout) as { partners: { partner: string; differences: { customer: string; difference_usd: string }[] }[] };
+      };
+      const differing = (out: Awaited<ReturnType<typeof json>>) => out.partners.map((p) => [p.partner, p.differences.map((d) => `${d.customer} ${d.difference_usd}`)]);
+
+      assert.deepEqual(differing(await json(['--partner', 'p1'], 1)), [['p1', ['a 100.00']]]);
+      assert.deepEqual(differing(await json(['--partner', 'p1', '--repair'], 0)), [['p1', ['a 100.00']]]);
+      assert.deepEqual((await report()).lines.map((l) => [l.customer_id, l.amount_usd]), [['a', '100.00']]);
+      assert.deepEqual(differing(await json([], 1)), [['p1', []], ['p2', ['x 40.00', 'y 40.00']]]);
+
+      // A crash between a load's commit and its evaluation left y's scope pending.
+      const scope = emptyScope('p2', 'igaming', 'crashed');
+      scope.customers.add('y');
+      await t.store.transaction((trx) => writePending(trx, scope, t.store.now()));
+      assert.deepEqual(differing(await json(['--partner', 'p2', '--month', '2026-09', '--repair'], 0)), [['p2', ['x 40.00']]]);
+      assert.deepEqual((await report(['--partner', 'p2'])).lines.map((l) => [l.customer_id, l.period, l.amount_usd]), [['x', '2026-09', '40.00']]);
+      assert.equal(await pendingEntries('p2'), 1, 'y was not evaluated: its pending scope stays');
+      // The filter written before the subcommand is the same filter.
+      const before = await cli(['commissions', '--partner', 'p2', '--month', '2026-10', 'recompute', '--json']);
+      assert.equal(before.code, 1);
+      assert.deepEqual(differing(JSON.parse(before.stdout)), [['p2', ['y 40.00']]]);
+      assert.deepEqual(differing(await json(['--partner', 'p2', '--repair'], 0)), [['p2', ['y 40.00']]]);
+      assert.equal(await pendingEntries('p2'), 0, 'a whole-partner repair evaluated y');
+      assert.deepEqual(differing(await json([], 0)), [['p1', []], ['p2', []]]);
+
+      for (const args of [['--partner', 'nonexistent'], ['--partner', 'nonexistent', '--repair']]) {
+        const r = await cli(['commissions', 'recompute', ...args]);
+        assert.equal(r.code, 2);
+        assert.match(r.stderr, /unknown partner nonexistent: nothing is loaded for it and it has no ledger lines \(partners in the store: p1, p2\)/);
+      }
+      assert.equal((await report()).lines.length, 3);
+    });
+
+    it('says what is true when there is nothing to recompute; status without a partners folder does not warn', async () => {
+      plans();
+      const r = await cli(['commissions', 'recompute']);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout.trim(), 'nothing to recompute: plans exist for partners p1, p2 but nothing is loaded for them yet');
+      const status = await cli(['status']);
+      assert.equal(status.code, 0, status.stderr);
+      assert.doesNotMatch(status.stderr, /ENOENT|warning/);
+      assert.match(status.stdout, /no partners yet/);
+      const check = await cli(['status', '--check', '--json']);
+      assert.equal(check.code, 0, check.stderr);
+      assert.deepEqual(JSON.parse(check.stdout).definition_errors, []);
+      await importOk('p2', 'customers', [customer('x')]);
+      const after = await cli(['status']);
+      assert.doesNotMatch(after.stderr, /ENOENT|warning/);
+      assert.match(after.stdout, /note: no connector definitions \(.*partners does not exist\): only imported data is shown/);
+    });
+
+    it('import says how many distinct records a file with repeats held', async () => {
+      const records = [customer('c1'), customer('c2'), customer('c1', { affiliate_id: 'aff-9' }), customer('c3'), customer('c2', { country_code: 'DE' })];
+      const text = await cli(['import', 'p1', '--variant', 'igaming', '--entity', 'customers', file('c.ndjson', records)]);
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, /5 records, 5 loaded \(3 distinct records; 2 repeated in the file: last version kept\), 0 rejected/);
+      const json = await cli(['import', 'p1', '--variant', 'igaming', '--entity', 'customers', '--json', file('c2.ndjson', [...records, { customer_id: 'bad' }])]);
+      assert.deepEqual((({ total, loaded, rejected, distinct }) => ({ total, loaded, rejected, distinct }))(JSON.parse(json.stdout)), { total: 6, loaded: 5, rejected: 1, distinct: 3 });
+      const stored: { customer_id: string; affiliate_id: string; country_code: string }[] = await t.store.knex('customers').where('partner_id', 'p1').orderBy('customer_id').select('customer_id', 'affiliate_id', 'country_code');
+      assert.deepEqual(stored.map((c) => [c.customer_id, c.affiliate_id, c.country_code]), [['c1', 'aff-9', 'GB'], ['c2', 'aff-1', 'DE'], ['c3', 'aff-1', 'GB']]);
+    });
+  });
+}
