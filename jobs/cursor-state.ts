@@ -10,10 +10,11 @@
  *
  * and a window that loaded nothing keeps its start. The start never goes back, and never passes
  * the run's upper bound: a record stamped in our future (a partner clock ahead, a bogus year-2099
- * stamp) loads at once (windows are read without an upper limit), but it cannot carry the start
- * past what the source had surely written when the run began, so records stamped before it that
- * are still being written are read next time. Such a record is read again by each run until our
- * clock passes its stamp; the upsert makes that harmless.
+ * stamp) loads at once (windows are read without an upper limit), but it does not count towards
+ * the greatest value loaded (only values up to the upper bound do), so it cannot carry the start
+ * past what the source had written when the run began: a partner whose clock runs behind ours and
+ * that once wrote a bogus future stamp still has its later changes read. Such a record is read
+ * again by each run until our clock passes its stamp; the upsert makes that harmless.
  *
  * A window in progress keeps where it stands (`resume`), committed with each page in the page's
  * own transaction, so a crash or the run budget ends a long first sync at its last page instead
@@ -63,7 +64,8 @@ export function utcMicros(value: string): string | undefined {
 /** The greatest cursor value offered, compared in UTC at full precision, kept as the source wrote it. */
 export class MaxCursor {
   private normalized: string | undefined;
-  constructor(public value: string | undefined) {
+  /** `ceiling` (UTC at microseconds): values stamped after it are not offered (see nextStart). */
+  constructor(public value: string | undefined, private readonly ceiling?: string) {
     this.normalized = value === undefined ? undefined : utcMicros(value);
   }
 
@@ -75,6 +77,7 @@ export class MaxCursor {
   offer(candidate: unknown): void {
     if (typeof candidate !== 'string' || candidate === this.value) return;
     const utc = utcMicros(candidate);
+    if (utc !== undefined && this.ceiling !== undefined && utc > this.ceiling) return;
     if (utc !== undefined && (this.normalized === undefined || utc > this.normalized)) {
       this.value = candidate;
       this.normalized = utc;

@@ -13,7 +13,7 @@ import type { Logger } from '../src/log.js';
 import type { BatchInput, BatchResult, Loader } from '../src/pipeline/load.js';
 import { readAhead } from '../src/pipeline/read-ahead.js';
 import type { Entity, RawRecord } from '../src/types.js';
-import { currentStart, MaxCursor, nextStart, type CursorState } from './cursor-state.js';
+import { currentStart, MaxCursor, nextStart, utcMicros, type CursorState } from './cursor-state.js';
 import { DEFAULT_MAX_REJECT_RATIO, RejectRateExceeded, rejectGuard } from './reject-guard.js';
 
 export interface CursorWindowLoad {
@@ -58,14 +58,21 @@ export async function loadCursorWindow(w: CursorWindowLoad): Promise<string | un
   // A position is only good for the window it was taken in.
   let resume = w.keepsState && state?.resume?.from === window.from ? state.resume : undefined;
   const guard = rejectGuard(w.def.max_reject_ratio ?? DEFAULT_MAX_REJECT_RATIO, `${w.def.partner}/${entity} window from ${window.from}`);
-  let windowMax = new MaxCursor(resume?.max_cursor);
+  // The greatest value up to the run's upper bound moves the start; the greatest of all is kept for the record.
+  const ceiling = utcMicros(window.to);
+  let windowMax = new MaxCursor(resume?.max_cursor, ceiling);
+  const seenMax = new MaxCursor(state?.max_cursor);
   let pages = resume?.pages ?? 0;
 
   const read = async (after: string | undefined): Promise<void> => {
     const positioned = source.cursorPages ? source.cursorPages(w.stream, window, after) : withoutPositions(source.pages(w.stream, window));
     for await (const page of readAhead(positioned)) {
       const raw = w.toRaw(page.records);
-      for (const record of page.records) windowMax.offer(valueAt(record, cursorField));
+      for (const record of page.records) {
+        const value = valueAt(record, cursorField);
+        windowMax.offer(value);
+        seenMax.offer(value);
+      }
       pages += 1;
       const input = w.batch(raw);
       if (w.keepsState && page.next !== undefined) {
@@ -86,7 +93,7 @@ export async function loadCursorWindow(w: CursorWindowLoad): Promise<string | un
     if (!(resume && error instanceof PositionRefused)) throw error;
     log.warn(`${(error as Error).message}; reading the window from ${window.from} again from its first page`);
     resume = undefined;
-    windowMax = new MaxCursor(undefined);
+    windowMax = new MaxCursor(undefined, ceiling);
     pages = 0;
     await read(undefined);
   }
@@ -103,13 +110,11 @@ export async function loadCursorWindow(w: CursorWindowLoad): Promise<string | un
   }
   if (!w.keepsState) return state?.watermark;
 
-  const everMax = new MaxCursor(state?.max_cursor);
-  everMax.offer(windowMax.value);
   const start = nextStart(currentStart(state) ?? window.from, window.to, windowMax.value);
   const next: CursorState = {
     watermark: window.to,
     ...(start !== undefined ? { start } : {}),
-    ...(everMax.value !== undefined ? { max_cursor: everMax.value } : {}),
+    ...(seenMax.value !== undefined ? { max_cursor: seenMax.value } : {}),
   };
   await loader.load({ ...w.batch([]), checkpoint: { stream: entity, state: next } });
   return window.to;

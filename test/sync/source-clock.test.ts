@@ -154,5 +154,19 @@ for (const backend of STORES) {
       await assertStoreEqualsPartner('after a sync with no change');
       await assertStartCapped();
     });
+
+    it('a bogus 2099 stamp from a partner whose clock runs three weeks behind ours does not hide its later changes', async () => {
+      await setup(-21 * DAY);
+      await sync();
+      const customer = sandbox.data.customers('igaming')[2] as SpecRecord;
+      sandbox.data.upsertCustomer('igaming', { ...customer, customer_id: 'bogus-2099', email: 'bogus-2099@example.test' }, '2099-01-01T00:00:00.000Z');
+      await sync();
+      await assertStoreEqualsPartner('after a record stamped 2099');
+      // The start follows what the partner wrote up to the run's upper bound, not the future stamp.
+      assert.ok(((await state('customers')).start as string) < new Date(Date.now() - 20 * DAY).toISOString(), 'the 2099 stamp moved the start to our clock');
+      change();
+      await sync();
+      await assertStoreEqualsPartner('after changes stamped three weeks behind, following the 2099 stamp');
+    });
   });
 }
