@@ -67,7 +67,7 @@ export function createRestSource(source: RestSource, deps: RestSourceDeps): Rest
   const client = createApiClient({ http, auth, limiter, retry, clock, logger });
 
   const query = (stream: RestStream, params: Record<string, string>): AsyncIterable<unknown[]> =>
-    paginate(stream, params, (q) => client.getJson(stream.path, q), { logger });
+    paginate(stream, params, (q, accept) => client.getJson(stream.path, q, accept), { logger });
   return {
     stats,
     query,
