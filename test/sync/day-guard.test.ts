@@ -51,8 +51,12 @@ for (const backend of STORES) {
       await t.drop();
     });
 
-    const run = (only?: Entity, plan: SyncPlan = { kind: 'run', scheduledFor: new Date() }) =>
-      runPartner({ loader: new Loader({ store: t.store, validator }), clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) }, def, plan, only);
+    /** Runs whose writes committed (the commission job runs after each such commit). */
+    let committedRuns: string[] = [];
+    const run = (only?: Entity, plan: SyncPlan = { kind: 'run', scheduledFor: new Date() }) => {
+      const loader = new Loader({ store: t.store, validator, afterCommit: async (changes) => { committedRuns.push(...changes.map((c) => c.runId)); } });
+      return runPartner({ loader, clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) }, def, plan, only);
+    };
     const activityOf = async (day: string) => [...(await storedByKey(t.store, def.partner, 'igaming', 'activity')).keys()].filter((k) => k.startsWith(day));
     const removeAtPartner = (day: string, count: number) => {
       for (const row of sandbox.data.activity('igaming', day).slice(0, count)) {
@@ -70,12 +74,16 @@ for (const backend of STORES) {
       assert.equal(result?.error, `day replacement refused, nothing replaced: ${D}: ${stored.length} rows stored, 0 received: the day would become empty. ${ADVICE}`);
       assert.deepEqual(await activityOf(D), stored);
       // a backfill is guarded the same way; --allow-shrink accepts the real shrink
+      committedRuns = [];
       const [backfill] = await run('activity', { kind: 'backfill', from: D, to: D });
       assert.equal(backfill?.status, 'failed');
       assert.deepEqual(await activityOf(D), stored);
+      // nothing committed, so the commission job did not re-evaluate (and reverse) the day's RevShare
+      assert.deepEqual(committedRuns, []);
       const [accepted] = await run('activity', allowing({ kind: 'backfill', from: D, to: D }));
       assert.equal(accepted?.status, 'succeeded', accepted?.error);
       assert.deepEqual(await activityOf(D), []);
+      assert.deepEqual(committedRuns, [accepted?.runId]);
     });
 
     it('a day losing more than max_day_shrink of its rows is not replaced; a smaller loss, or a wider limit, is', async () => {
