@@ -38,10 +38,10 @@ export interface DayGuardOptions {
   due?: { day: string; recorded: Readonly<Record<string, string>> };
 }
 
-/** A window the guard refused: nothing of it was replaced. `outside` are its records dated elsewhere, to keep as rejects. */
 /** The day an incremental run scheduled for `scheduledFor` is for: the previous closed UTC day. */
 export const dueDay = (scheduledFor: Date): string => addDays(utcDay(scheduledFor), -1);
 
+/** A window the guard refused: nothing of it was replaced. `outside` are its records dated elsewhere, to keep as rejects. */
 export class DayRefused extends Error {
   constructor(message: string, readonly outside: readonly RawRecord[]) {
     super(message);
