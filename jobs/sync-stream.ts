@@ -20,15 +20,17 @@ import { readEarly, type EarlyRead } from '../src/pipeline/read-ahead.js';
 import { addCounts, emptyCounts, finishRun, startRun, type RunCounts, type RunStatus } from '../src/store/runs.js';
 import { readState } from '../src/store/sync-state.js';
 import type { Entity, RawRecord } from '../src/types.js';
+import { dayGuardFor, DayRefused } from './day-guard.js';
 import {
   backfillWindows, cursorWindow, dailyDays, daysBetween, dayWindows, recordDay,
   type CursorState, type DailyState, type PullWindow,
 } from './windows.js';
 import { loadCursorWindow } from './cursor-window.js';
 
-export type SyncPlan =
+export type SyncPlan = (
   | { kind: 'run'; /** The time the run was scheduled for: daily windows come from it. */ scheduledFor: Date }
-  | { kind: 'backfill'; from: string; to: string };
+  | { kind: 'backfill'; from: string; to: string }
+) & { /** Accept activity days that shrink or are empty (`--allow-shrink`; ./day-guard.ts). */ allowShrink?: boolean };
 
 export interface SyncProgress {
   partner: string;
@@ -130,13 +132,17 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
         const reading = upcoming ?? readEarly(source.pages(stream, window));
         upcoming = undefined;
         const following = windows[index + 1];
+        // Activity days are replaced only when the source's answer can be trusted (./day-guard.ts).
+        const guard = dayGuardFor({ partner: def.partner, variant: def.variant, entity, incremental }, plan, days, dailyState);
+        const countedBefore = { ...counts };
         await loader.transaction(async (tx) => {
+          guard?.begin(tx);
           // Activity days are replaced whole; customers and transactions of a day only upsert.
           // The store work of a transaction runs in order: while one page is written, the next is
           // read and validated (the next page's result is awaited only after it was handed over).
           let writing: Promise<BatchResult | void> = entity === 'activity' ? tx.replaceDays(def.partner, def.variant, days, runId) : Promise.resolve();
           for await (const page of reading.pages) {
-            const loading = tx.load(batch(toRaw(page)));
+            const loading = tx.load(batch(guard ? guard.mark(toRaw(page)) : toRaw(page)));
             const done = await writing;
             if (done) tally(done);
             writing = loading;
@@ -146,6 +152,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
           if (following?.kind === 'days') upcoming = readEarly(source.pages(stream, source.bound ? await source.bound(stream, following) : following));
           const done = await writing;
           if (done) tally(done);
+          await guard?.finish(tx);
           if (plan.kind === 'run') {
             let next = dailyState ?? {};
             for (const day of days) next = recordDay(next, day, store.now());
@@ -153,6 +160,13 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
             dailyState = next;
             watermark = next.last_day;
           }
+        }).catch(async (err: unknown) => {
+          // Nothing of a refused window was kept: its counts go, its records dated elsewhere stay as rejects.
+          if (err instanceof DayRefused) {
+            Object.assign(counts, countedBefore);
+            if (err.outside.length > 0) tally(await loader.load(batch([...err.outside])));
+          }
+          throw err;
         });
       }
       report();

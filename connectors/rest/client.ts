@@ -16,8 +16,11 @@ export interface ApiResponse {
   what: string;
 }
 
+/** Checks a parsed 2xx body inside the attempt: throwing a RetryableFailure repeats the request like a malformed body. */
+export type AcceptBody = (body: unknown, what: string) => void;
+
 export interface ApiClient {
-  getJson(path: string, params: URLSearchParams): Promise<ApiResponse>;
+  getJson(path: string, params: URLSearchParams, accept?: AcceptBody): Promise<ApiResponse>;
 }
 
 export interface ApiClientDeps {
@@ -38,7 +41,7 @@ export function createApiClient(deps: ApiClientDeps): ApiClient {
   }
 
   return {
-    async getJson(path, params) {
+    async getJson(path, params, accept) {
       // Once per call, across its retries: a token the partner refuses twice is not a token problem.
       let renewed = false;
       return deps.retry(async () => {
@@ -60,7 +63,9 @@ export function createApiClient(deps: ApiClientDeps): ApiClient {
           if (response.status === 401) throw new SourceError(`${describeResponse(response, http.scrub)}: authentication failed (${note})`, { status: 401 });
         }
         checkStatus(response, http.scrub, clock);
-        return { body: parseJson(response, http), what: response.what };
+        const body = parseJson(response, http);
+        accept?.(body, response.what);
+        return { body, what: response.what };
       });
     },
   };

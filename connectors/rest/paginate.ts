@@ -3,7 +3,10 @@
  * `meta.next_cursor`) or offset/limit. The ways ETL tools lose or loop on rows are closed here:
  *
  * - A short page never ends the walk (partners cap page sizes below what we ask, and a page can be
- *   short mid-way); only an empty page or an absent/empty next cursor does.
+ *   short mid-way); only an empty page or an absent/empty next cursor does. An empty page that
+ *   still carries a next cursor ends nothing: the partner says more follows, so taking it as the end
+ *   would store a day with part of its rows, or move a watermark past pages never read. It is
+ *   retried like a malformed body, then fails the stream.
  * - Offsets advance by the records received, not by the page size we asked for, so a partner that
  *   returns fewer rows than asked does not make us skip the rest.
  * - A next cursor seen before, or a page identical to the previous one (a partner ignoring the
@@ -13,7 +16,8 @@ import { createHash } from 'node:crypto';
 import type { RestStream } from '../../src/config/definition.js';
 import type { Logger } from '../../src/log.js';
 import { PositionRefused, SourceError, type PositionedPage } from '../source.js';
-import type { ApiResponse } from './client.js';
+import type { AcceptBody, ApiResponse } from './client.js';
+import { RetryableFailure } from './retry.js';
 
 /** Spec §4 / §8: per_page maximum. */
 export const MAX_PAGE_SIZE = 500;
@@ -22,7 +26,8 @@ export const MAX_PAGES = 1_000_000;
 export const DEFAULT_RECORDS_PATH = 'data';
 export const DEFAULT_CURSOR_PATH = 'meta.next_cursor';
 
-export type FetchPage = (params: URLSearchParams) => Promise<ApiResponse>;
+/** `accept` checks the parsed body within the request's retries (see AcceptBody). */
+export type FetchPage = (params: URLSearchParams, accept?: AcceptBody) => Promise<ApiResponse>;
 
 export interface PaginateOptions {
   logger: Logger;
@@ -98,14 +103,18 @@ export async function* paginateFrom(stream: RestStream, params: Record<string, s
         break;
     }
 
-    const { body, what } = await fetchPage(query);
+    const cursorPath = pagination.type === 'cursor' ? pagination.cursor_path || DEFAULT_CURSOR_PATH : undefined;
+    const { body, what } = await fetchPage(query, cursorPath === undefined ? undefined : (page, about) => {
+      const problem = emptyPageWithCursor(page, recordsPath, cursorPath, about);
+      if (problem) throw new RetryableFailure(problem);
+    });
     const records = recordsAt(body, recordsPath, what);
-    const next = pagination.type === 'cursor' ? cursorAt(body, pagination.cursor_path || DEFAULT_CURSOR_PATH, what) : undefined;
+    const next = cursorPath === undefined ? undefined : cursorAt(body, cursorPath, what);
 
     if (records.length === 0) {
-      if (next !== undefined) {
-        options.logger.warn(`${what}: an empty page still carries a next cursor; treating the empty page as the end`, { cursor_path: pagination.type === 'cursor' ? pagination.cursor_path : undefined });
-      }
+      // A fetch that did not check the body: the same rule, without the retries.
+      const problem = cursorPath === undefined ? undefined : emptyPageWithCursor(body, recordsPath, cursorPath, what);
+      if (problem) throw problem;
       return;
     }
 
@@ -136,6 +145,18 @@ export async function* paginateFrom(stream: RestStream, params: Record<string, s
       offset += records.length;
     }
   }
+}
+
+/** The error for an empty page that still carries a next cursor, or undefined. */
+function emptyPageWithCursor(body: unknown, recordsPath: string, cursorPath: string, what: string): SourceError | undefined {
+  const records = valueAt(body, recordsPath);
+  if (!Array.isArray(records) || records.length > 0) return undefined;
+  const next = cursorAt(body, cursorPath, what);
+  if (next === undefined) return undefined;
+  return new SourceError(
+    `${what}: an empty page still carries a next cursor at "${cursorPath}" (${JSON.stringify(next.length > 80 ? `${next.slice(0, 79)}…` : next)}): ` +
+      'the partner says more records follow but sent none; the window is not complete',
+  );
 }
 
 /** The value at a dot path (`a.b.0.c`); the empty path is the value itself. */

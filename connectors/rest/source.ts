@@ -9,7 +9,7 @@ import type { Logger, Redact } from '../../src/log.js';
 import { PositionRefused, SourceError, type CursorWindow, type PositionedPage, type PullWindow, type Source, type SourceStats } from '../source.js';
 import { createAuthorizer } from './auth.js';
 import { createBudget } from './budget.js';
-import { createApiClient } from './client.js';
+import { createApiClient, type AcceptBody } from './client.js';
 import { createHttpClient, createScrubber } from './http.js';
 import { paginate, paginateFrom } from './paginate.js';
 import { createRateLimiter } from './rate-limiter.js';
@@ -68,7 +68,7 @@ export function createRestSource(source: RestSource, deps: RestSourceDeps): Rest
   const client = createApiClient({ http, auth, limiter, retry, clock, logger });
 
   const query = (stream: RestStream, params: Record<string, string>): AsyncIterable<unknown[]> =>
-    paginate(stream, params, (q) => client.getJson(stream.path, q), { logger });
+    paginate(stream, params, (q, accept) => client.getJson(stream.path, q, accept), { logger });
   return {
     stats,
     query,
@@ -80,9 +80,9 @@ export function createRestSource(source: RestSource, deps: RestSourceDeps): Rest
       const stream = definition as RestStream;
       let answered = after === undefined;
       // A stored page token the partner refuses on the first request (expired, unknown): 400, 404, 410 or 422.
-      const fetchPage = async (q: URLSearchParams) => {
+      const fetchPage = async (q: URLSearchParams, accept?: AcceptBody) => {
         try {
-          const response = await client.getJson(stream.path, q);
+          const response = await client.getJson(stream.path, q, accept);
           answered = true;
           return response;
         } catch (error) {

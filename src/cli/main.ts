@@ -19,6 +19,8 @@ import { workerCommand } from './commands/worker.js';
 import type { GlobalOptions } from './context.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, processIo, type Io } from './io.js';
 
+const ALLOW_SHRINK = 'replace activity days even when they lose more than max_day_shrink of their rows or become empty, and record empty days as loaded (a real shrink at the partner)';
+
 function buildProgram(io: Io, setExit: (code: number) => void): Command {
   const program = new Command('partner-sync')
     .description('Pull partner data (customers, transactions, activity) into the store; validate, import, report.')
@@ -85,8 +87,10 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .description('one incremental sync of a partner now')
     .argument('<partner>', 'partner id')
     .addOption(stream())
+    .option('--allow-shrink', ALLOW_SHRINK)
     .addOption(json())
-    .action((partner: string, opts: { stream?: Entity }, cmd: Command) => run(runCommand(globals(cmd), { partner, stream: opts.stream }, io)));
+    .action((partner: string, opts: { stream?: Entity; allowShrink?: boolean }, cmd: Command) =>
+      run(runCommand(globals(cmd), { partner, stream: opts.stream, allowShrink: opts.allowShrink }, io)));
 
   program
     .command('backfill')
@@ -95,8 +99,9 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .requiredOption('--from <date>', 'first day, YYYY-MM-DD')
     .requiredOption('--to <date>', 'last day, YYYY-MM-DD (a closed day)')
     .addOption(stream())
+    .option('--allow-shrink', ALLOW_SHRINK)
     .addOption(json())
-    .action((partner: string, opts: { from: string; to: string; stream?: Entity }, cmd: Command) =>
+    .action((partner: string, opts: { from: string; to: string; stream?: Entity; allowShrink?: boolean }, cmd: Command) =>
       run(backfillCommand(globals(cmd), { partner, ...opts }, io)));
 
   program

@@ -53,8 +53,9 @@ export type Incremental =
   /**
    * Whole UTC days, the previous closed day and `late_days` before it; each pulled day replaces the stored day.
    * `start`: the first day of the first run (YYYY-MM-DD) as written; '' when not given.
+   * `max_day_shrink`: the share of a stored activity day's rows a replacement may remove (1: any, even all; absent: the default 0.5; jobs/day-guard.ts).
    */
-  | { mode: 'daily'; /** REST only: the query parameter of the day. */ date_param?: string; late_days: number; start: string };
+  | { mode: 'daily'; /** REST only: the query parameter of the day. */ date_param?: string; late_days: number; start: string; max_day_shrink?: number };
 
 /** What every stream has, whatever its source kind. */
 export interface StreamBase {

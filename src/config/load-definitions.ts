@@ -553,7 +553,7 @@ interface StreamInput {
   records_path?: string;
   params?: Record<string, string | number | boolean>;
   pagination?: { type: 'page' | 'cursor' | 'offset'; per_page?: number; page_param?: string; per_page_param?: string; first_page?: number; cursor_param?: string; cursor_path?: string; offset_param?: string; limit_param?: string };
-  incremental?: { mode?: string; cursor_field?: string; from_param?: string; to_param?: string; lookback?: string; start?: string; date_param?: string; late_days?: number };
+  incremental?: { mode?: string; cursor_field?: string; from_param?: string; to_param?: string; lookback?: string; start?: string; date_param?: string; late_days?: number; max_day_shrink?: number };
   mapping?: { fields?: Record<string, FieldRule>; passthrough?: boolean };
   schedule?: string;
   table?: string;
@@ -609,7 +609,7 @@ function build(input: DefinitionInput, file: string, secrets: string[]): Partner
       case 'warehouse': {
         const warehouse: WarehouseStream = {
           entity,
-          incremental: { mode: 'daily', late_days: incremental.late_days ?? d.warehouse.late_days, start: incremental.start ?? '' },
+          incremental: { mode: 'daily', late_days: incremental.late_days ?? d.warehouse.late_days, start: incremental.start ?? '', ...shrink(incremental) },
           mapping,
           schedule: stream.schedule ?? d.warehouse.schedule,
           view: stream.view ?? '',
@@ -690,7 +690,7 @@ function buildSource(src: DefinitionInput['source']): SourceDefinition {
 function buildDbIncremental(entity: Entity, stream: StreamInput, mapping: { fields: Record<string, FieldRule>; passthrough: boolean }): Incremental {
   const d = DEFINITION_DEFAULTS;
   const input = stream.incremental ?? {};
-  if (entity === 'activity') return { mode: 'daily', late_days: input.late_days ?? d.db.late_days, start: input.start ?? '' };
+  if (entity === 'activity') return { mode: 'daily', late_days: input.late_days ?? d.db.late_days, start: input.start ?? '', ...shrink(input) };
   const cursorColumn = stream.cursor_column ?? '';
   const fallback = entity === 'transactions' && !hasChangeColumn(cursorColumn, mapping) ? d.db.lookback_without_change_column : d.db.lookback[entity];
   return { mode: 'cursor', cursor_field: cursorColumn, lookback_ms: ms(input.lookback, fallback), start: input.start ?? '' };
@@ -765,10 +765,15 @@ function buildPagination(input: StreamInput['pagination']): Pagination {
   }
 }
 
+/** `max_day_shrink` when given; absent, jobs/day-guard.ts applies its default (0.5). */
+function shrink(input: { max_day_shrink?: number }): { max_day_shrink?: number } {
+  return input.max_day_shrink === undefined ? {} : { max_day_shrink: input.max_day_shrink };
+}
+
 function buildIncremental(entity: Entity, input: NonNullable<StreamInput['incremental']>): Incremental {
   const d = DEFINITION_DEFAULTS;
   if (entity === 'activity') {
-    return { mode: 'daily', date_param: input.date_param ?? d.daily.date_param, late_days: input.late_days ?? d.daily.late_days, start: input.start ?? '' };
+    return { mode: 'daily', date_param: input.date_param ?? d.daily.date_param, late_days: input.late_days ?? d.daily.late_days, start: input.start ?? '', ...shrink(input) };
   }
   return {
     mode: 'cursor',

@@ -255,6 +255,11 @@ export class LoadTransaction {
     });
   }
 
+  /** Store work of the caller's own (a count to check a day replacement by), run in order with the batches. */
+  run<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    return this.enqueue(() => work(this.trx));
+  }
+
   checkpoint(partner: string, checkpoint: Checkpoint, runId: string): Promise<void> {
     return this.enqueue(() => saveCheckpoint(this.trx, partner, checkpoint, runId, this.loader.store.now()));
   }

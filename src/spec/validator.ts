@@ -14,6 +14,7 @@ import { isFullDate } from './date-format.js';
 import { toViolations } from './errors.js';
 import type { SchemaFacts } from './errors.js';
 import { specKeywords } from './keywords.js';
+import { storableFacts, storableViolations, type StorableFacts } from './storable.js';
 
 /** Records per bulk request or bulk payload (spec §4, §8). */
 export const BULK_LIMIT = 1000;
@@ -43,6 +44,7 @@ export interface SpecValidatorOptions {
 interface Compiled {
   check: ValidateFunction;
   facts: SchemaFacts;
+  storable: StorableFacts;
   file: string;
 }
 
@@ -73,9 +75,10 @@ export function createSpecValidator(options: SpecValidatorOptions = {}): SpecVal
       } catch (error) {
         throw new Error(`cannot compile schema ${file}: ${(error as Error).message}`, { cause: error });
       }
-      const properties = Object.keys((schema.properties ?? {}) as Record<string, unknown>);
+      const propertySchemas = (schema.properties ?? {}) as Record<string, unknown>;
+      const properties = Object.keys(propertySchemas);
       const required = new Set((schema.required ?? []) as string[]);
-      byEntity.set(entity, { check, facts: { properties, required }, file });
+      byEntity.set(entity, { check, facts: { properties, required }, storable: storableFacts(propertySchemas), file });
     }
   }
 
@@ -91,9 +94,14 @@ export function createSpecValidator(options: SpecValidatorOptions = {}): SpecVal
 
   return {
     validate(variant, entity, record) {
-      const { check, facts } = lookup(variant, entity);
-      if (check(record)) return NO_VIOLATIONS;
-      return toViolations(check.errors ?? [], record, facts);
+      const { check, facts, storable } = lookup(variant, entity);
+      const valid = check(record);
+      // Beyond the schemas: what the stores cannot hold (./storable.ts).
+      const unstorable = storableViolations(record, storable);
+      if (valid && unstorable === undefined) return NO_VIOLATIONS;
+      const violations = valid ? [] : toViolations(check.errors ?? [], record, facts);
+      if (unstorable !== undefined) violations.push(...unstorable);
+      return violations;
     },
     validateBulk(records) {
       if (records.length <= BULK_LIMIT) return NO_VIOLATIONS;

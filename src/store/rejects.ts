@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Entity, Variant, Violation } from '../types.js';
+import { escapeNul, storableJson } from './nul-escape.js';
 
 export interface NewReject {
   position: number;
@@ -44,7 +45,7 @@ export async function quarantine(
 ): Promise<void> {
   for (let i = 0; i < rejects.length; i += 200) {
     const rows = rejects.slice(i, i + 200).map((r) => {
-      const payload = payloadText(r.payload);
+      const payload = escapeNul(payloadText(r.payload));
       return {
         partner_id: scope.partner,
         variant: scope.variant,
@@ -52,7 +53,7 @@ export async function quarantine(
         payload_hash: createHash('sha256').update(payload).digest('hex'),
         payload,
         origin: r.origin,
-        errors: JSON.stringify(r.errors),
+        errors: storableJson(r.errors),
         position: r.position,
         run_id: scope.runId,
         status: 'open',

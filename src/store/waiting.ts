@@ -8,6 +8,7 @@
  */
 import type { Knex } from 'knex';
 import type { Entity, SpecRecord } from '../types.js';
+import { storableJson } from './nul-escape.js';
 import { CHUNK_SIZE } from './upsert.js';
 
 export interface ParkedRecord {
@@ -44,7 +45,7 @@ export async function park(trx: Knex.Transaction, partner: string, runId: string
         entity: r.entity,
         record_key: r.key,
         customer_id: r.customerId,
-        record: JSON.stringify(r.record),
+        record: storableJson(r.record),
         run_id: runId,
         first_seen_at: now,
         last_seen_at: now,

@@ -237,6 +237,30 @@ describe('pull commands as a user runs them (CLI subprocess against the sandbox 
       assert.deepEqual(STREAMS.map((s) => [rows.get(s)?.last_run?.kind, rows.get(s)?.watermark]), STREAMS.map(() => ['backfill', null]));
     });
 
+    it('a stored day the partner now answers empty for is not replaced (exit 1, naming the day); --allow-shrink replaces it', async () => {
+      await cliJson<RunJson>(['run', PARTNER, '--stream', 'customers'], 0);
+      const day = addDays(sandbox.data.from, 6);
+      const args = ['backfill', PARTNER, '--from', day, '--to', day, '--stream', 'activity'];
+      await cliJson<RunJson>(args, 0);
+      const ofDay = async () => [...(await stored('activity')).keys()].filter((k) => k.startsWith(day));
+      const rows = await ofDay();
+      assert.equal(rows.length, sandbox.data.activity('igaming', day).length);
+      assert.ok(rows.length > 0);
+      for (const row of sandbox.data.activity('igaming', day)) {
+        sandbox.data.deleteActivity('igaming', { date: day, customer_id: row.customer_id as string, game_type: row.game_type as string, currency: row.currency as string });
+      }
+      const refused = await cliJson<RunJson>(args, 1);
+      assert.deepEqual(statuses(refused), [['activity', 'failed']]);
+      assert.match(refused.streams[0]?.error ?? '', new RegExp(`^day replacement refused, nothing replaced: ${day}: ${rows.length} rows stored, 0 received: the day would become empty\\.`));
+      assert.deepEqual(await ofDay(), rows);
+      const text = await cli(args);
+      assert.equal(text.code, 1);
+      assert.match(text.stdout + text.stderr, /the day would become empty/);
+      const accepted = await cliJson<RunJson>([...args, '--allow-shrink'], 0);
+      assert.deepEqual(statuses(accepted), [['activity', 'succeeded']]);
+      assert.deepEqual(await ofDay(), []);
+    });
+
     it('exits 2 for --to today, a date that does not exist, or --from after --to', async () => {
       const today = new Date().toISOString().slice(0, 10);
       const cases: [string, string, RegExp][] = [

@@ -777,7 +777,7 @@ describe('connector definitions: warehouse sources', () => {
     incremental: { date_param: date, late_days: -1 }`,
       }),
       expected: [
-        'streams.customers.incremental.lookback (line 11): unknown key "lookback"; allowed keys: mode, late_days, start',
+        'streams.customers.incremental.lookback (line 11): unknown key "lookback"; allowed keys: mode, late_days, max_day_shrink, start',
         'streams.customers.incremental.mode (line 11): must be daily: a warehouse view is read by whole closed UTC days of its date_column, customers and transactions too, got "cursor"',
         `streams.customers.incremental.from_param (line 11): ${REST_PARAM_ERROR}`,
         'streams.activity.incremental.late_days (line 15): must be >= 0, got -1',

@@ -80,17 +80,69 @@ describe('rest source: pagination', () => {
     assert.deepEqual(await collect(source, restStream(cursorPaging())), [records('z')]);
   });
 
-  it('cursor: an empty page ends the walk', async () => {
+  it('cursor: an empty page without a next cursor ends the walk', async () => {
     const scope = nock(BASE)
       .get(PATH)
       .query({ per_page: '2' })
       .reply(200, { data: records('a'), meta: { next_cursor: 'n1' } })
       .get(PATH)
       .query({ per_page: '2', cursor: 'n1' })
-      .reply(200, { data: [], meta: { next_cursor: 'n2' } });
+      .reply(200, { data: [], meta: { next_cursor: null } });
     const source = createRestSource(restSource(), testDeps(fakeTime()));
     assert.deepEqual(await collect(source, restStream(cursorPaging())), [records('a')]);
     assert.ok(scope.isDone());
+  });
+
+  it('cursor: an empty page that still carries a next cursor is retried, and the walk goes on with what the retry brings', async () => {
+    const scope = nock(BASE)
+      .get(PATH)
+      .query({ per_page: '2' })
+      .reply(200, { data: records('a', 'b'), meta: { next_cursor: 'n1' } })
+      .get(PATH)
+      .query({ per_page: '2', cursor: 'n1' })
+      .reply(200, { data: [], meta: { next_cursor: 'n2' } })
+      .get(PATH)
+      .query({ per_page: '2', cursor: 'n1' })
+      .reply(200, { data: records('c', 'd'), meta: { next_cursor: null } });
+    const source = createRestSource(restSource(), testDeps(fakeTime()));
+    assert.deepEqual(await collect(source, restStream(cursorPaging())), [records('a', 'b'), records('c', 'd')]);
+    assert.equal(source.stats.retries, 1);
+    assert.ok(scope.isDone());
+  });
+
+  it('cursor: an empty page that keeps carrying a next cursor fails the walk after the retries', async () => {
+    const scope = nock(BASE)
+      .get(PATH)
+      .query({ per_page: '2' })
+      .reply(200, { data: records('a', 'b'), meta: { next_cursor: 'n1' } })
+      .get(PATH)
+      .query({ per_page: '2', cursor: 'n1' })
+      .times(4)
+      .reply(200, { data: [], meta: { next_cursor: 'n2' } });
+    const source = createRestSource(restSource(), testDeps(fakeTime()));
+    const pages: unknown[][] = [];
+    const error = await rejection((async () => {
+      for await (const page of source.query(restStream(cursorPaging()), {})) pages.push(page);
+    })());
+    assert.ok(error instanceof SourceError);
+    assert.equal(
+      error.message,
+      `GET ${BASE}${PATH}?per_page=2&cursor=n1: an empty page still carries a next cursor at "meta.next_cursor" ("n2"): the partner says more records follow but sent none; the window is not complete (gave up after 3 retries)`,
+    );
+    assert.deepEqual(pages, [records('a', 'b')]);
+    assert.equal(source.stats.retries, 3);
+    assert.ok(scope.isDone());
+  });
+
+  it('cursor: the rule holds for a page fetch that does not check bodies itself', async () => {
+    const bodies = [{ data: records('a'), meta: { next_cursor: 'n1' } }, { data: [], meta: { next_cursor: 'n2' } }];
+    const fetchPage = () => Promise.resolve({ body: bodies.shift(), what: 'GET page' });
+    const pages: unknown[][] = [];
+    const error = await rejection((async () => {
+      for await (const page of paginate(restStream(cursorPaging()), {}, fetchPage, { logger: silentLogger() })) pages.push(page);
+    })());
+    assert.match(error.message, /^GET page: an empty page still carries a next cursor at "meta.next_cursor" \("n2"\)/);
+    assert.deepEqual(pages, [records('a')]);
   });
 
   it('offset/limit: advances by the records received, so a capped page skips nothing', async () => {

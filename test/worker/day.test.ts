@@ -33,6 +33,10 @@ for (const backend of STORES) {
       const timers = new FakeTimers('2026-11-21T23:57:00Z');
       sandbox = await startSandbox({ port: 0, seed: 5, customers: 12, from: '2026-11-08', to: DAY, clock: timers.clock, clients: [{ client_id: 'sandbox-client', client_secret: SANDBOX_SECRET }] });
       cleanups.push(() => sandbox.close());
+      // The late partner's D-1 holds a row once it answers (this seed's 12 traders have none that
+      // day): an empty answer for the day due does not count as loaded (jobs/day-guard.ts).
+      const trader = sandbox.data.customers('prop-trading')[0]?.customer_id as string;
+      sandbox.data.putActivity('prop-trading', { date: '2026-11-21', customer_id: trader, instrument: 'EURUSD', lots_traded: 1.5, pnl: -20.25, currency: 'USD' });
       const start = (yaml: string) => yaml.replace(/^( +)mode: cursor\b.*$/gm, '$&\n$1start: 2026-11-08T00:00:00Z').replace(/^( +)late_days: 2.*$/gm, '$&\n$1start: 2026-11-19');
       const casino = await exampleDefinition('igaming', sandbox.url, start);
       const prop = await exampleDefinition('prop-trading', sandbox.url, start);

@@ -13,7 +13,7 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const isDate = (s: string) => DATE.test(s) && new Date(`${s}T00:00:00Z`).toISOString().slice(0, 10) === s;
 
 /** `backfill <partner> --from DATE --to DATE [--stream S]`: closed days through the same code, state untouched. */
-export async function backfillCommand(globals: GlobalOptions, args: { partner: string; from: string; to: string; stream?: Entity }, io: Io): Promise<number> {
+export async function backfillCommand(globals: GlobalOptions, args: { partner: string; from: string; to: string; stream?: Entity; allowShrink?: boolean }, io: Io): Promise<number> {
   for (const [flag, value] of [['--from', args.from], ['--to', args.to]] as const) {
     if (!isDate(value)) throw new CliError(`${flag} must be a calendar date YYYY-MM-DD, got ${JSON.stringify(value)}`, EXIT_USAGE);
   }
@@ -27,7 +27,7 @@ export async function backfillCommand(globals: GlobalOptions, args: { partner: s
     const progress = (io.errIsTty ?? io.isTty) && !globals.json ? progressLine() : undefined;
     const results = await withExclusiveStreams(store, config.logger, (exclusive) => runPartner(
       { loader, clock: store.clock, logger: config.logger, redact: config.redact, progress: progress?.update, exclusive },
-      def, { kind: 'backfill', from: args.from, to: args.to }, args.stream,
+      def, { kind: 'backfill', from: args.from, to: args.to, allowShrink: args.allowShrink === true }, args.stream,
     )).finally(() => progress?.done());
     if (globals.json) io.out(JSON.stringify({ partner: def.partner, kind: 'backfill', from: args.from, to: args.to, streams: results }));
     else printStreamResults(io, results);

@@ -36,7 +36,7 @@ export const resultsExitCode = (results: readonly StreamRunResult[]): number =>
   results.every((r) => r.status === 'succeeded') ? EXIT_OK : EXIT_FAILURE;
 
 /** `run <partner> [--stream S]`: one incremental sync now. */
-export async function runCommand(globals: GlobalOptions, args: { partner: string; stream?: Entity }, io: Io): Promise<number> {
+export async function runCommand(globals: GlobalOptions, args: { partner: string; stream?: Entity; allowShrink?: boolean }, io: Io): Promise<number> {
   const config = await loadConfig(globals);
   const def = partnerDefinition(config, args.partner);
   return withStore(globals, async (store) => {
@@ -44,7 +44,7 @@ export async function runCommand(globals: GlobalOptions, args: { partner: string
     const progress = (io.errIsTty ?? io.isTty) && !globals.json ? progressLine() : undefined;
     const results = await withExclusiveStreams(store, config.logger, (exclusive) => runPartner(
       { loader, clock: store.clock, logger: config.logger, redact: config.redact, progress: progress?.update, exclusive },
-      def, { kind: 'run', scheduledFor: store.clock() }, args.stream,
+      def, { kind: 'run', scheduledFor: store.clock(), allowShrink: args.allowShrink === true }, args.stream,
     )).finally(() => progress?.done());
     if (globals.json) io.out(JSON.stringify({ partner: def.partner, kind: 'run', streams: results }));
     else printStreamResults(io, results);

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { createSpecValidator } from '../../src/spec/validator.js';
+import { toUtcTimestamp } from '../../src/store/values.js';
+import { customer, deposit, gaming } from '../support/records.js';
+
+describe('values the stores cannot hold are refused by the validator', () => {
+  const validator = createSpecValidator();
+
+  it('a NUL character in any string is a noNul violation naming the field', () => {
+    assert.deepEqual(validator.validate('igaming', 'transactions', deposit('t1', 'c1', { note: 'ref\u0000x' })), [
+      { field: 'note', rule: 'noNul', message: 'note: must not contain the NUL character U+0000 (no store can hold it) (got "ref\\u0000x")' },
+    ]);
+    assert.deepEqual(validator.validate('igaming', 'customers', customer('c\u0000', { first_name: 'A\u0000' })).map((v) => [v.field, v.rule, v.message]), [
+      ['customer_id', 'noNul', 'customer_id: must not contain the NUL character U+0000 (no store can hold it) (got "c\\u0000")'],
+      // personal data: the value is not shown
+      ['first_name', 'noNul', 'first_name: must not contain the NUL character U+0000 (no store can hold it)'],
+    ]);
+  });
+
+  it('a NUL is reported beside the schema’s own violations of the record', () => {
+    const violations = validator.validate('igaming', 'transactions', deposit('t1', 'c1', { currency: 'eur', status: 'ok\u0000' }));
+    assert.deepEqual(violations.map((v) => [v.field, v.rule]), [['currency', 'pattern'], ['status', 'noNul']]);
+  });
+
+  it('date-times outside the years 0001–9999 in UTC are yearRange violations', () => {
+    const rule = (transaction_date: string) => validator.validate('igaming', 'transactions', deposit('t1', 'c1', { transaction_date }));
+    assert.deepEqual(rule('0000-01-01T00:00:00Z'), [
+      { field: 'transaction_date', rule: 'yearRange', message: 'transaction_date: must fall within the years 0001–9999 in UTC (year 0 in UTC) (got "0000-01-01T00:00:00Z")' },
+    ]);
+    assert.deepEqual(rule('9999-12-31T23:00:00-05:00'), [
+      { field: 'transaction_date', rule: 'yearRange', message: 'transaction_date: must fall within the years 0001–9999 in UTC (year 10000 in UTC) (got "9999-12-31T23:00:00-05:00")' },
+    ]);
+    assert.deepEqual(rule('0001-01-01T00:30:00+01:00').map((v) => v.rule), ['yearRange']);
+    // the edges themselves are storable
+    assert.deepEqual(rule('0001-01-01T00:00:00Z'), []);
+    assert.deepEqual(rule('9999-12-31T23:59:59.999999Z'), []);
+    assert.deepEqual(rule('0001-01-01T00:30:00-01:00'), []);
+    assert.deepEqual(rule('9999-12-31T23:00:00+05:00'), []);
+    // an optional date-time too
+    assert.deepEqual(validator.validate('igaming', 'customers', customer('c1', { last_modified_date: '0000-06-01T00:00:00Z' })).map((v) => [v.field, v.rule]), [['last_modified_date', 'yearRange']]);
+  });
+
+  it('a date in year 0000 is a yearRange violation', () => {
+    assert.deepEqual(validator.validate('igaming', 'activity', gaming('0000-01-01', 'c1')), [
+      { field: 'date', rule: 'yearRange', message: 'date: must fall within the years 0001–9999 (got "0000-01-01")' },
+    ]);
+  });
+});
+
+describe('date-times converted to UTC for the store', () => {
+  it('years 0–99 with an offset stay in their century (not 1900–1999)', () => {
+    assert.equal(toUtcTimestamp('0050-06-01T10:00:00+02:00'), '0050-06-01T08:00:00.000000Z');
+    assert.equal(toUtcTimestamp('0001-01-01T00:30:00-01:00'), '0001-01-01T01:30:00.000000Z');
+    assert.equal(toUtcTimestamp('0099-12-31T23:30:00-01:00'), '0100-01-01T00:30:00.000000Z');
+  });
+
+  it('a leap second is the last microsecond of its UTC day, with or without an offset', () => {
+    assert.equal(toUtcTimestamp('2016-12-31T23:59:60Z'), '2016-12-31T23:59:59.999999Z');
+    assert.equal(toUtcTimestamp('2016-12-31T23:59:60.5Z'), '2016-12-31T23:59:59.999999Z');
+    assert.equal(toUtcTimestamp('2016-12-31T18:59:60-05:00'), '2016-12-31T23:59:59.999999Z');
+  });
+
+  it('a date-time outside the years 0001–9999 in UTC cannot be converted', () => {
+    assert.throws(() => toUtcTimestamp('0000-01-01T00:00:00Z'), /outside the years 0001–9999 in UTC \(year 0\)/);
+    assert.throws(() => toUtcTimestamp('9999-12-31T23:00:00-05:00'), /outside the years 0001–9999 in UTC \(year 10000\)/);
+  });
+});
