@@ -26,6 +26,7 @@ import {
   type CursorState, type DailyState, type PullWindow,
 } from './windows.js';
 import { loadCursorWindow } from './cursor-window.js';
+import { DEFAULT_MAX_REJECT_RATIO, RejectRateExceeded, rejectGuard } from './reject-guard.js';
 
 export type SyncPlan = (
   | { kind: 'run'; /** The time the run was scheduled for: daily windows come from it. */ scheduledFor: Date }
@@ -135,6 +136,10 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
         // Activity days are replaced only when the source's answer can be trusted (./day-guard.ts).
         const guard = dayGuardFor({ partner: def.partner, variant: def.variant, entity, incremental }, plan, days, dailyState);
         const countedBefore = { ...counts };
+        // The reject-rate guard judges the window as a whole; its rejects are kept even when the
+        // window is refused, so the records it rejected are held until the transaction ends.
+        const rejectsGuard = rejectGuard(def.max_reject_ratio ?? DEFAULT_MAX_REJECT_RATIO, `${def.partner}/${entity} ${describe(window)}`);
+        const rejectedRaw: RawRecord[] = [];
         await loader.transaction(async (tx) => {
           guard?.begin(tx);
           // Activity days are replaced whole; customers and transactions of a day only upsert.
@@ -142,7 +147,16 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
           // read and validated (the next page's result is awaited only after it was handed over).
           let writing: Promise<BatchResult | void> = entity === 'activity' ? tx.replaceDays(def.partner, def.variant, days, runId) : Promise.resolve();
           for await (const page of reading.pages) {
-            const loading = tx.load(batch(guard ? guard.mark(toRaw(page)) : toRaw(page)));
+            const raw = guard ? guard.mark(toRaw(page)) : toRaw(page);
+            const loading = tx.load(batch(raw)).then((result) => {
+              rejectsGuard.add(result);
+              if (result.rejected > 0) {
+                const positions = new Set(result.rejects.map((r) => r.position));
+                for (const record of raw) if (positions.has(record.position)) rejectedRaw.push(record);
+              }
+              return result;
+            });
+            loading.catch(() => undefined); // awaited below, unless an earlier write failed first
             const done = await writing;
             if (done) tally(done);
             writing = loading;
@@ -152,6 +166,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
           if (following?.kind === 'days') upcoming = readEarly(source.pages(stream, source.bound ? await source.bound(stream, following) : following));
           const done = await writing;
           if (done) tally(done);
+          rejectsGuard.check();
           await guard?.finish(tx);
           if (plan.kind === 'run') {
             let next = dailyState ?? {};
@@ -165,6 +180,16 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
           if (err instanceof DayRefused) {
             Object.assign(counts, countedBefore);
             if (err.outside.length > 0) tally(await loader.load(batch([...err.outside])));
+          }
+          // A window stopped by the reject-rate guard: nothing replaced, its rejects kept, the day not
+          // recorded as loaded, and the stream marked stopped until a window loads (freshness).
+          if (err instanceof RejectRateExceeded) {
+            Object.assign(counts, countedBefore);
+            if (rejectedRaw.length > 0) tally(await loader.load(batch(rejectedRaw)));
+            if (plan.kind === 'run') {
+              const halted: DailyState = { ...(dailyState ?? {}), halted: { at: store.now(), detail: (err as Error).message } };
+              await loader.load({ ...batch([]), checkpoint: { stream: entity, state: halted } });
+            }
           }
           throw err;
         });

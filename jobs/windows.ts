@@ -27,6 +27,8 @@ export interface DailyState {
   last_day?: string;
   /** Recent days and when each last loaded. */
   days?: Record<string, string>;
+  /** The last window was stopped by the reject-rate guard: why (a day that loads clears it). */
+  halted?: { at?: string; detail: string };
 }
 
 export const utcDay = (date: Date): string => date.toISOString().slice(0, 10);

@@ -117,6 +117,46 @@ for (const backend of STORES) {
       assert.equal((await runCli(['--config', dir, 'status', '--check'], { env })).code, 0);
     });
 
+    it('a daily window over the ratio replaces nothing, keeps its rejects, is not recorded as loaded and stops the stream until a day loads', async () => {
+      sandbox = await startSandbox({ port: 0, seed: 33, customers: 80, clients: [{ client_id: 'sandbox-client', client_secret: SANDBOX_SECRET }] });
+      dir = mkdtempSync(join(tmpdir(), 'partner-sync-guard-'));
+      mkdirSync(join(dir, 'partners'));
+      const t = await backend.create();
+      created = t;
+      const env = { SANDBOX_CLIENT_SECRET: SANDBOX_SECRET, STORE_URL: t.url, LOG_LEVEL: 'error' };
+      writeDefinition();
+      const first = await runCli(['--config', dir, 'run', 'sandbox-casino'], { env });
+      assert.equal(first.code, 0, first.stderr + first.stdout);
+      const stateBefore = await readState(t.store.knex, 'sandbox-casino', 'activity');
+      const rowsBefore = await t.store.knex('gaming_activity').where({ partner_id: 'sandbox-casino' }).orderBy(['date', 'customer_id', 'game_type', 'currency']);
+      const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+      const due = rowsBefore.filter((r: { date: string }) => String(r.date).slice(0, 10) === yesterday).length;
+      assert.ok(due >= 20, `the sandbox has ${due} activity rows on ${yesterday}: enough to be judged`);
+
+      // The mapping reads the customer from a field the partner does not send: every record of every day is rejected.
+      writeDefinition((yaml) => yaml.replace(/(  activity:\n(?:.*\n)*?    schedule: .*\n)/, '$1    mapping:\n      passthrough: true\n      fields:\n        customer_id: player.id\n'));
+      const broken = await runCli(['--config', dir, 'run', 'sandbox-casino', '--stream', 'activity'], { env });
+      assert.equal(broken.code, 1, broken.stdout + broken.stderr);
+      assert.match(broken.stdout, /activity: failed: sandbox-casino\/activity \d{4}-\d{2}-\d{2}: (\d+) of \1 records rejected \(100%\), more than max_reject_ratio 0\.5: .*Top reasons: customer_id required \(\d+\)/);
+      const rowsAfter = await t.store.knex('gaming_activity').where({ partner_id: 'sandbox-casino' }).orderBy(['date', 'customer_id', 'game_type', 'currency']);
+      assert.deepEqual(rowsAfter, rowsBefore, 'no stored day was replaced');
+      const rejects = await listRejects(t.store.knex, { partner: 'sandbox-casino' });
+      assert.ok(rejects.filter((r) => r.entity === 'activity').length >= 20, 'the window\'s rejects are kept');
+      const halted = (await readState(t.store.knex, 'sandbox-casino', 'activity')) as { halted?: { detail: string } };
+      assert.match(halted.halted?.detail ?? '', /more than max_reject_ratio 0\.5/);
+      assert.deepEqual({ ...halted, halted: undefined }, { ...(stateBefore as object), halted: undefined }, 'no day recorded as loaded');
+      const check = await runCli(['--config', dir, 'status', '--check', '--json'], { env });
+      assert.equal(check.code, 1, check.stderr);
+      const breaches = (JSON.parse(check.stdout) as { check: { breaches: { stream: string; state: string }[] } }).check.breaches;
+      assert.deepEqual(breaches.map((b) => [b.stream, b.state]), [['activity', 'stopped']]);
+
+      writeDefinition();
+      const fixed = await runCli(['--config', dir, 'run', 'sandbox-casino', '--stream', 'activity'], { env });
+      assert.equal(fixed.code, 0, fixed.stdout + fixed.stderr);
+      assert.equal(((await readState(t.store.knex, 'sandbox-casino', 'activity')) as { halted?: unknown }).halted, undefined);
+      assert.equal((await runCli(['--config', dir, 'status', '--check'], { env })).code, 0);
+    });
+
     it('max_reject_ratio outside 0..1 is a definition error naming the key', async () => {
       sandbox = await startSandbox({ port: 0, seed: 32, customers: 2, clients: [{ client_id: 'sandbox-client', client_secret: SANDBOX_SECRET }] });
       dir = mkdtempSync(join(tmpdir(), 'partner-sync-guard-'));
