@@ -14,21 +14,23 @@ import type { StoreMigration } from './index.js';
  */
 export const versionsAndRejectLifecycle: StoreMigration = {
   name: '004-versions-and-reject-lifecycle',
-  async up(knex) {
+  async up(knex, profile) {
+    // Versions compare as text: byte order, whatever the database's default collation.
+    const versionText = profile.kind === 'postgres' ? 'text COLLATE "C"' : 'text';
     for (const table of ['customers', 'transactions']) {
       await knex.schema.alterTable(table, (t) => {
-        t.text('source_version').nullable();
+        t.specificType('source_version', versionText).nullable();
       });
     }
     await knex.schema.alterTable('waiting_records', (t) => {
-      t.text('version').nullable();
+      t.specificType('version', versionText).nullable();
     });
     await knex.schema.alterTable('runs', (t) => {
       t.bigInteger('stale').notNullable().defaultTo(0);
     });
     await knex.schema.alterTable('rejects', (t) => {
       t.text('record_key').nullable();
-      t.text('version').nullable();
+      t.specificType('version', versionText).nullable();
       t.text('resolution').nullable();
       t.text('resolved_run_id').nullable();
       t.text('resolved_by').nullable();
