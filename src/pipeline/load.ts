@@ -3,6 +3,9 @@
  * transaction write its rejects, upsert its valid records (chunks of at most 1000 rows), park
  * records whose customer has not arrived and release those waiting for customers that just did,
  * and save the stream's checkpoint. A crash before the commit leaves nothing; after it, all.
+ * An older version of a record is never applied over a newer one (../store/versions.ts; counted
+ * `stale`), and what a batch writes closes the open rejects it makes obsolete
+ * (../store/reject-lifecycle.ts).
  *
  * `Loader.load` is one batch in one transaction. `Loader.transaction` spans several batches, for
  * what must land whole: a day of activity that replaces the stored day.

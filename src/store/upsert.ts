@@ -10,6 +10,9 @@
  *   one INSERT ... SELECT ... ON CONFLICT; COPY avoids building and parsing huge VALUES lists.
  *   A batch of only new keys is COPYed straight into the table under a savepoint, as fast as a
  *   raw COPY; a batch that meets an existing key rolls back to the savepoint and merges.
+ * On customers and transactions a stored row is never replaced by an older version (versions.ts):
+ * the SQLite writer reads the stored version first; the PostgreSQL merge's ON CONFLICT guard leaves
+ * them unwritten, then one query names them; a COPY of only new keys has nothing to compare with.
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -195,24 +198,45 @@ const copyStaging: Writer = async (trx, prepared) => {
 
   // Session-local, emptied at every commit; created once per pooled connection.
   await conn.query(`CREATE TEMP TABLE IF NOT EXISTS ${stage} (LIKE ${target} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`);
-  const stale: StaleKeys = new Set();
-  // The merge's guard leaves rows with an older version unwritten; this names them, for the counts.
-  const key = quote(table.key[0] as string);
-  const version = quote(VERSION_COLUMN);
-  const older = isVersioned(table)
-    ? `SELECT s.${key} AS key FROM ${stage} s JOIN ${target} t ON t.partner_id = s.partner_id AND t.${key} = s.${key} WHERE s.${version} < t.${version}`
-    : undefined;
   let start = 0;
   for (const end of chunkEnds) {
     await copyInto(stage, text.subarray(start, end));
     start = end;
-    if (older) for (const row of (await conn.query<{ key: string }>(older)).rows) stale.add(row.key);
     await conn.query(merge);
   }
   // Every COPY of the text completed (the failed one's bytes went out before the later ones'): free to reuse.
   recycleCopyBuffer(storage);
-  return stale;
+  return isVersioned(table) ? olderThanStored(conn, table, prepared.batch) : new Set();
 };
+
+/**
+ * The merge's guard left rows of an older version unwritten; this names them, for the counts: the
+ * records with a version whose stored row still holds a newer one. Keys and versions go as arrays,
+ * so the plan is one primary-key probe per record (a join against the unanalysed staging table
+ * was planned as a scan of the whole table per chunk).
+ */
+async function olderThanStored(conn: pg.Client, table: EntityTable, batch: UpsertBatch): Promise<StaleKeys> {
+  const keyField = table.key[0] as string;
+  const keys: string[] = [];
+  const versions: string[] = [];
+  for (const record of batch.records) {
+    const version = versionOf(record);
+    if (version === undefined) continue;
+    keys.push(String(record[keyField]));
+    versions.push(version);
+  }
+  const stale: StaleKeys = new Set();
+  if (keys.length === 0) return stale;
+  const key = quote(keyField);
+  const version = quote(VERSION_COLUMN);
+  const { rows } = await conn.query<{ key: string }>(
+    `SELECT s.key FROM unnest($2::text[], $3::text[]) AS s(key, v) JOIN ${quote(table.name)} t ON t.partner_id = $1 AND t.${key} = s.key ` +
+    `WHERE s.v COLLATE "C" < t.${version}`,
+    [batch.partner, keys, versions],
+  );
+  for (const row of rows) stale.add(row.key);
+  return stale;
+}
 
 const WRITERS: Record<BulkWriteStrategy, Writer> = {
   'prepared-rows': preparedRows,
