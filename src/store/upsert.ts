@@ -171,8 +171,10 @@ const copyStaging: Writer = async (trx, prepared) => {
   const stage = quote(`stage_${table.name}`);
   const cols = rowColumns(table).map(quote).join(', ');
   const { keys, set, changed } = conflictClause(table);
+  const versioned = isVersioned(table);
+  // A versioned table's merge names the rows it wrote: only the others can be older than the store.
   const merge = `INSERT INTO ${target} (${cols}) SELECT ${cols} FROM ${stage} ` +
-    `ON CONFLICT (${keys}) DO UPDATE SET ${set} WHERE ${changed}; TRUNCATE ${stage}`;
+    `ON CONFLICT (${keys}) DO UPDATE SET ${set} WHERE ${changed}${versioned ? ` RETURNING ${quote(table.key[0] as string)} AS key` : ''}; TRUNCATE ${stage}`;
   const copyInto = (into: string, data: Buffer) =>
     pipeline(Readable.from([data]), conn.query(copyFrom(`COPY ${into} (${cols}) FROM STDIN`)));
 
@@ -198,43 +200,40 @@ const copyStaging: Writer = async (trx, prepared) => {
 
   // Session-local, emptied at every commit; created once per pooled connection.
   await conn.query(`CREATE TEMP TABLE IF NOT EXISTS ${stage} (LIKE ${target} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`);
+  const written = new Set<string>();
   let start = 0;
   for (const end of chunkEnds) {
     await copyInto(stage, text.subarray(start, end));
     start = end;
-    await conn.query(merge);
+    const results = (await conn.query(merge)) as unknown as pg.QueryResult<{ key: string }>[];
+    if (versioned) for (const row of results[0]?.rows ?? []) written.add(row.key);
   }
   // Every COPY of the text completed (the failed one's bytes went out before the later ones'): free to reuse.
   recycleCopyBuffer(storage);
-  return isVersioned(table) ? olderThanStored(conn, table, prepared.batch) : new Set();
+  return versioned ? olderThanStored(conn, table, prepared.batch, written) : new Set();
 };
 
 /**
  * The merge's guard left rows of an older version unwritten; this names them, for the counts: the
- * records with a version whose stored row still holds a newer one. Keys and versions go as arrays,
- * so the plan is one primary-key probe per record (a join against the unanalysed staging table
- * was planned as a scan of the whole table per chunk).
+ * records with a version, not written by the merge, whose stored row holds a newer one. The stored versions are read by
+ * `= ANY` of the keys, a primary-key index scan (a join with the unanalysed staging table, or with
+ * unnest of the keys, was planned as a scan of the whole table).
  */
-async function olderThanStored(conn: pg.Client, table: EntityTable, batch: UpsertBatch): Promise<StaleKeys> {
+async function olderThanStored(conn: pg.Client, table: EntityTable, batch: UpsertBatch, written: ReadonlySet<string>): Promise<StaleKeys> {
   const keyField = table.key[0] as string;
-  const keys: string[] = [];
-  const versions: string[] = [];
+  const incoming = new Map<string, string>();
   for (const record of batch.records) {
     const version = versionOf(record);
-    if (version === undefined) continue;
-    keys.push(String(record[keyField]));
-    versions.push(version);
+    const key = String(record[keyField]);
+    if (version !== undefined && !written.has(key)) incoming.set(key, version);
   }
   const stale: StaleKeys = new Set();
-  if (keys.length === 0) return stale;
-  const key = quote(keyField);
-  const version = quote(VERSION_COLUMN);
-  const { rows } = await conn.query<{ key: string }>(
-    `SELECT s.key FROM unnest($2::text[], $3::text[]) AS s(key, v) JOIN ${quote(table.name)} t ON t.partner_id = $1 AND t.${key} = s.key ` +
-    `WHERE s.v COLLATE "C" < t.${version}`,
-    [batch.partner, keys, versions],
+  if (incoming.size === 0) return stale;
+  const { rows } = await conn.query<{ key: string; v: string | null }>(
+    `SELECT ${quote(keyField)} AS key, ${quote(VERSION_COLUMN)} AS v FROM ${quote(table.name)} WHERE partner_id = $1 AND ${quote(keyField)} = ANY($2::text[])`,
+    [batch.partner, [...incoming.keys()]],
   );
-  for (const row of rows) stale.add(row.key);
+  for (const row of rows) if (isOlder(incoming.get(row.key), row.v)) stale.add(row.key);
   return stale;
 }
 

@@ -2,10 +2,13 @@
  * The reject lifecycle as a user meets it, through the CLI as a subprocess against the sandbox
  * partner, on every store backend: a mapping that rejects every customer, the definition fixed, a
  * backfill that loads them all, and `status` showing no open rejects (found: 11,000 stayed open
- * with no way to clear them); open, resolved and discarded rejects listed and closed on purpose.
+ * with no way to clear them); open, resolved and discarded rejects listed and closed on purpose;
+ * an old file imported after newer records, its records counted stale.
  */
 import assert from 'node:assert/strict';
-import { userInfo } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import type { Entity } from '../../src/types.js';
 import { runCli, type CliResult } from '../support/cli.js';
@@ -101,6 +104,42 @@ for (const backend of STORES) {
       // The same bad records pulled again stay discarded: the decision was about these payloads.
       await cliJson<RunJson>(['run', PARTNER, '--stream', 'customers']);
       assert.equal(await openRejects(), 0);
+    });
+  });
+}
+
+for (const backend of STORES) {
+  describe(`import of an old file through the CLI on ${backend.name}`, function () {
+    this.timeout(60_000);
+    let t: TestStore;
+    let dir: string;
+    beforeEach(async () => {
+      t = await backend.create();
+      dir = mkdtempSync(join(tmpdir(), 'partner-sync-import-old-'));
+    });
+    afterEach(async () => {
+      await t.drop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    const importFile = (name: string, records: object[], json: boolean) => {
+      const file = join(dir, name);
+      writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n'));
+      return runCli(['--store', t.url, 'import', 'p1', '--variant', 'igaming', '--entity', 'customers', file, ...(json ? ['--json'] : [])]);
+    };
+    const c = (id: string, lmd: string, kyc: string) => ({ customer_id: id, signup_date: '2026-11-01T09:30:00Z', affiliate_id: 'aff-1', last_modified_date: lmd, kyc_status_id: kyc });
+
+    it('counts older records as stale (table and --json), keeps the newer rows', async () => {
+      const newer = await importFile('new.ndjson', [c('c1', '2026-11-10T00:00:00Z', 'approved'), c('c2', '2026-11-10T00:00:00Z', 'approved')], true);
+      assert.equal(newer.code, 0, newer.stderr);
+      const old = await importFile('old.ndjson', [c('c1', '2026-11-01T00:00:00Z', 'pending'), c('c2', '2026-11-01T00:00:00+00:00', 'pending'), c('c3', '2026-11-01T00:00:00Z', 'pending')], true);
+      assert.equal(old.code, 0, old.stderr);
+      const out = JSON.parse(old.stdout) as { total: number; loaded: number; rejected: number; waiting: number; stale: number };
+      assert.deepEqual([out.total, out.loaded, out.rejected, out.waiting, out.stale], [3, 1, 0, 0, 2]);
+      const text = await importFile('old2.ndjson', [c('c1', '2026-11-02T00:00:00Z', 'pending')], false);
+      assert.match(text.stdout, /1 records, 0 loaded, 0 rejected, 0 waiting for their customer, 1 stale \(older than the version stored, not applied\)/);
+      const rows = (await t.store.knex('customers').orderBy('customer_id').select('customer_id', 'kyc_status_id')) as { customer_id: string; kyc_status_id: string }[];
+      assert.deepEqual(rows.map((r) => [r.customer_id, r.kyc_status_id]), [['c1', 'approved'], ['c2', 'approved'], ['c3', 'pending']]);
     });
   });
 }
