@@ -215,25 +215,30 @@ const copyStaging: Writer = async (trx, prepared) => {
 
 /**
  * The merge's guard left rows of an older version unwritten; this names them, for the counts: the
- * records with a version, not written by the merge, whose stored row holds a newer one. The stored versions are read by
- * `= ANY` of the keys, a primary-key index scan (a join with the unanalysed staging table, or with
- * unnest of the keys, was planned as a scan of the whole table).
+ * records with a version, not written by the merge, whose stored row holds a newer one. Keys and
+ * versions go as arrays, each compared with its stored row by a primary-key probe (a correlated
+ * subquery; a join with the staging table was planned as a scan of the whole table per chunk),
+ * and only the older ones come back.
  */
 async function olderThanStored(conn: pg.Client, table: EntityTable, batch: UpsertBatch, written: ReadonlySet<string>): Promise<StaleKeys> {
   const keyField = table.key[0] as string;
-  const incoming = new Map<string, string>();
+  const keys: string[] = [];
+  const versions: string[] = [];
   for (const record of batch.records) {
     const version = versionOf(record);
     const key = String(record[keyField]);
-    if (version !== undefined && !written.has(key)) incoming.set(key, version);
+    if (version === undefined || written.has(key)) continue;
+    keys.push(key);
+    versions.push(version);
   }
   const stale: StaleKeys = new Set();
-  if (incoming.size === 0) return stale;
-  const { rows } = await conn.query<{ key: string; v: string | null }>(
-    `SELECT ${quote(keyField)} AS key, ${quote(VERSION_COLUMN)} AS v FROM ${quote(table.name)} WHERE partner_id = $1 AND ${quote(keyField)} = ANY($2::text[])`,
-    [batch.partner, [...incoming.keys()]],
+  if (keys.length === 0) return stale;
+  const { rows } = await conn.query<{ key: string }>(
+    `SELECT s.key FROM unnest($2::text[], $3::text[]) AS s(key, v) WHERE s.v COLLATE "C" < ` +
+    `(SELECT t.${quote(VERSION_COLUMN)} FROM ${quote(table.name)} t WHERE t.partner_id = $1 AND t.${quote(keyField)} = s.key)`,
+    [batch.partner, keys, versions],
   );
-  for (const row of rows) if (isOlder(incoming.get(row.key), row.v)) stale.add(row.key);
+  for (const row of rows) stale.add(row.key);
   return stale;
 }
 
