@@ -24,6 +24,7 @@ const CHUNK_SIZE = 1000;
 export const VERSION_COLUMN = 'source_version';
 export const isVersioned = (table: EntityTable): boolean => table.entity === 'customers' || table.entity === 'transactions';
 
+const ZULU = /^(\d{4}-\d{2}-\d{2}T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d)(?:\.(\d+))?Z$/;
 const VERSION_FORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9,}$/;
 const FRACTION = /[Tt ]\d{2}:\d{2}:\d{2}(?:[.,](\d+))?/;
 
@@ -34,6 +35,12 @@ const FRACTION = /[Tt ]\d{2}:\d{2}:\d{2}(?:[.,](\d+))?/;
  */
 export function versionText(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
+  // The common case, already in UTC, in one match (this runs for every versioned record loaded).
+  const zulu = ZULU.exec(value);
+  if (zulu) {
+    const digits = (zulu[2] ?? '').padEnd(9, '0');
+    return `${zulu[1] as string}.${digits.length === 9 ? digits : digits.slice(0, 9) + digits.slice(9).replace(/0+$/, '')}`;
+  }
   if (VERSION_FORM.test(value)) return value; // already in this form (a stored reject's version, replayed)
   let utc: string;
   try {
