@@ -3,6 +3,8 @@
  * (validate, convert, COPY into staging, upsert, checkpoint) into the PostgreSQL store, beside a
  * raw COPY of the same rows into an identical table measured in the same run. Also the rerun
  * over a full store (nothing changed: no row written) and a rerun where every row is an update.
+ * BENCH_ENTITY=transactions loads deposits instead, each with its source change time beside it
+ * (a versioned table: the rerun where every row is an update carries a newer version).
  *
  *   node dist/bench/load.bench.js [rows] [batch]      (TEST_PG_URL overrides the server)
  */
@@ -21,6 +23,7 @@ const ROWS = Number(process.argv[2] ?? 200_000);
 const BATCH = Number(process.argv[3] ?? 5_000);
 const PG_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const GAMES = ['slots', 'live_casino', 'table_games', 'sportsbook', 'poker'];
+const ENTITY = process.env.BENCH_ENTITY === 'transactions' ? 'transactions' : 'activity';
 
 function activity(i: number, bump = 0): SpecRecord {
   const customer = `c${Math.floor(i / 50)}`;
@@ -39,6 +42,22 @@ function activity(i: number, bump = 0): SpecRecord {
     ngr: Math.round((totalBets - wins) * 90) / 100,
   };
 }
+
+function deposit(i: number, bump = 0): SpecRecord {
+  return {
+    transaction_id: `t${i}`,
+    customer_id: `c${Math.floor(i / 50)}`,
+    transaction_type: 'deposit',
+    amount_currency: Math.round((((i * 7919) % 100_000) / 100 + bump) * 100) / 100,
+    currency: 'EUR',
+    transaction_date: `2026-01-${String(1 + (i % 28)).padStart(2, '0')}T12:00:00Z`,
+    status: bump > 0 ? 'reversed' : 'approved',
+  };
+}
+
+/** A record as handed to the loader; a transaction with its change time as a cursor stream would hand it over. */
+const rawRecord = (i: number, bump: number, value = ENTITY === 'activity' ? activity(i, bump) : deposit(i, bump)): RawRecord =>
+  ENTITY === 'activity' ? { position: i + 1, value } : { position: i + 1, value, version: `2026-02-0${1 + bump}T00:00:00Z` };
 
 const rate = (rows: number, ms: number) => Math.round(rows / (ms / 1000));
 const peakRssMb = () => Math.round(process.resourceUsage().maxRSS / 1024);
@@ -60,32 +79,32 @@ async function main(): Promise<void> {
       }));
       await loader.load({ partner: 'bench', variant: 'igaming', entity: 'customers', runId: 'bench', records });
     }
-    const records: SpecRecord[] = Array.from({ length: ROWS }, (_, i) => activity(i));
+    const records: SpecRecord[] = Array.from({ length: ROWS }, (_, i) => rawRecord(i, 0).value as SpecRecord);
 
     // Baseline: raw COPY of the same rows (already rendered) into an identical table.
-    const table = entityTable('igaming', 'activity');
+    const table = entityTable('igaming', ENTITY);
     const now = store.now();
     const text = records.map((r) => recordToRow(table, 'bench', r, 'bench', now).map((v) => (v === null ? '\\N' : String(v))).join('\t')).join('\n') + '\n';
-    await admin.query(`CREATE TABLE ${schema}.baseline (LIKE ${schema}.gaming_activity INCLUDING ALL)`);
+    await admin.query(`CREATE TABLE ${schema}.baseline (LIKE ${schema}.${table.name} INCLUDING ALL)`);
     let t0 = performance.now();
     await pipeline(Readable.from([text]), admin.query(copyFrom(`COPY ${schema}.baseline FROM STDIN`)));
     const copyMs = performance.now() - t0;
 
-    const runLoad = async (source: (i: number) => SpecRecord): Promise<number> => {
+    const runLoad = async (bump: number): Promise<number> => {
       const start = performance.now();
       for (let offset = 0; offset < ROWS; offset += BATCH) {
         const batch: RawRecord[] = [];
-        for (let i = offset; i < Math.min(ROWS, offset + BATCH); i++) batch.push({ position: i + 1, value: source(i) });
-        await loader.load({ partner: 'bench', variant: 'igaming', entity: 'activity', runId: 'bench', records: batch,
-          checkpoint: { stream: 'activity', state: { offset } } });
+        for (let i = offset; i < Math.min(ROWS, offset + BATCH); i++) batch.push(bump === 0 ? rawRecord(i, 0, records[i]) : rawRecord(i, bump));
+        await loader.load({ partner: 'bench', variant: 'igaming', entity: ENTITY, runId: 'bench', records: batch,
+          checkpoint: { stream: ENTITY, state: { offset } } });
       }
       return performance.now() - start;
     };
     t0 = performance.now();
-    const firstMs = await runLoad((i) => records[i] as SpecRecord);
-    const unchangedMs = await runLoad((i) => records[i] as SpecRecord);
-    const updateMs = await runLoad((i) => activity(i, 1));
-    const loaded = await admin.query(`SELECT count(*)::int AS n FROM ${schema}.gaming_activity`);
+    const firstMs = await runLoad(0);
+    const unchangedMs = await runLoad(0);
+    const updateMs = await runLoad(1);
+    const loaded = await admin.query(`SELECT count(*)::int AS n FROM ${schema}.${table.name}`);
     if (loaded.rows[0].n !== ROWS) throw new Error(`expected ${ROWS} rows in the store, found ${loaded.rows[0].n}`);
 
     const copyRate = rate(ROWS, copyMs);
@@ -93,7 +112,7 @@ async function main(): Promise<void> {
       const r = rate(ROWS, ms);
       return `${name.padEnd(44)} ${String(r).padStart(9)} rows/s   ${(r / copyRate).toFixed(2)} x COPY   ${(ms / 1000).toFixed(2)} s`;
     };
-    console.log(`load benchmark: ${ROWS} gaming activity rows, batches of ${BATCH}, PostgreSQL store`);
+    console.log(`load benchmark: ${ROWS} ${ENTITY === 'activity' ? 'gaming activity' : 'transaction'} rows, batches of ${BATCH}, PostgreSQL store`);
     console.log(line('baseline: raw COPY into an identical table', copyMs));
     console.log(line('load path, empty store (all inserts)', firstMs));
     console.log(line('load path, rerun, nothing changed', unchangedMs));

@@ -37,7 +37,7 @@ export interface CursorWindowLoad {
 }
 
 /** A value at a dot path of a source record (`a.b.0.c`). */
-function valueAt(record: unknown, path: string): unknown {
+export function valueAt(record: unknown, path: string): unknown {
   let value: unknown = record;
   for (const part of path.split('.')) {
     if (value === null || typeof value !== 'object') return undefined;

@@ -51,6 +51,7 @@ export async function importFile(deps: { store: Store; loader: Loader }, request
       rejected: result.rejected,
       loaded: result.loaded,
       waiting: result.waiting,
+      stale: result.stale,
       released: result.released,
     });
     rejects.push(...result.rejects);

@@ -2,13 +2,15 @@
  * Replay: quarantined records go through the pipeline again after a fix (a corrected mapping in
  * the definition, a schema agreement with the partner). Pulled records are re-mapped from the
  * partner's record kept in the reject; imported ones are re-validated as they are. Those that
- * pass load and are marked replayed in the same transaction; the others stay open with their
- * current reasons.
+ * pass are closed in the same transaction as their load: `replayed`, or `superseded` when the
+ * store already holds a newer version of their record (the old version is not applied); the
+ * others stay open with their current reasons.
  */
 import type { PartnerDefinition } from '../src/config/definition.js';
 import type { Loader } from '../src/pipeline/load.js';
 import { createMapper } from '../src/pipeline/map-record.js';
-import { listRejects, markReplayed, type StoredReject } from '../src/store/rejects.js';
+import { listRejects, type StoredReject } from '../src/store/rejects.js';
+import { markResolved } from '../src/store/reject-lifecycle.js';
 import { addCounts, emptyCounts, finishRun, startRun, type RunCounts } from '../src/store/runs.js';
 import type { Entity, RawRecord, Variant } from '../src/types.js';
 
@@ -19,6 +21,8 @@ export interface ReplayResult {
   runId: string;
   counts: RunCounts;
   replayed: number;
+  /** Valid, but older than the version of their record already stored: closed, not applied. */
+  superseded: number;
   stillRejected: number;
 }
 
@@ -29,13 +33,15 @@ function toRaw(reject: StoredReject, position: number, def: PartnerDefinition | 
   } catch (error) {
     return { position, value: reject.payload, parseError: (error as Error).message };
   }
-  if (reject.origin !== 'source') return { position, value: payload };
+  // The version the reject was seen with (a pulled record's cursor value) goes with it again.
+  const version = reject.version === null ? {} : { version: reject.version };
+  if (reject.origin !== 'source') return { position, value: payload, ...version };
   const stream = def?.streams[reject.entity];
   if (!def || !stream) {
     return { position, value: payload, source: payload, mappingErrors: [{ field: '(record)', rule: 'mapping', message: `no ${reject.entity} stream in the definition of ${reject.partner_id} to map this record with` }] };
   }
   const mapped = createMapper(def.variant, reject.entity, stream.mapping, def.affiliates)(payload);
-  return 'error' in mapped ? { position, value: payload, source: payload, mappingErrors: [mapped.error] } : { position, value: mapped.record, source: payload };
+  return 'error' in mapped ? { position, value: payload, source: payload, mappingErrors: [mapped.error], ...version } : { position, value: mapped.record, source: payload, ...version };
 }
 
 export async function replayRejects(loader: Loader, partner: string, def: PartnerDefinition | undefined, only?: Entity): Promise<ReplayResult[]> {
@@ -49,20 +55,25 @@ export async function replayRejects(loader: Loader, partner: string, def: Partne
     const runId = await startRun(store.knex, { partner, stream: entity, kind: 'replay' }, store.now());
     const counts = emptyCounts();
     let replayed = 0;
+    let superseded = 0;
     for (let i = 0; i < rejects.length; i += REPLAY_BATCH) {
       const chunk = rejects.slice(i, i + REPLAY_BATCH);
       const records = chunk.map((r, k) => toRaw(r, k + 1, def));
       await loader.transaction(async (tx) => {
         const result = await tx.load({ partner, variant: chunk[0]?.variant as Variant, entity, runId, records });
         const failed = new Set(result.rejects.map((r) => r.position));
-        const passed = chunk.filter((_, k) => !failed.has(k + 1)).map((r) => r.id);
-        await markReplayed(tx.trx, passed, store.now());
+        const older = new Set(result.stalePositions);
+        const passed = chunk.filter((_, k) => !failed.has(k + 1) && !older.has(k + 1)).map((r) => r.id);
+        const stale = chunk.filter((_, k) => older.has(k + 1)).map((r) => r.id);
+        await markResolved(tx.trx, passed, 'replayed', runId, store.now());
+        await markResolved(tx.trx, stale, 'superseded', runId, store.now());
         replayed += passed.length;
-        addCounts(counts, { pulled: result.received, valid: result.valid, rejected: result.rejected, loaded: result.loaded, waiting: result.waiting, released: result.released });
+        superseded += stale.length;
+        addCounts(counts, { pulled: result.received, valid: result.valid, rejected: result.rejected, loaded: result.loaded, waiting: result.waiting, stale: result.stale, released: result.released });
       });
     }
     await finishRun(store.knex, runId, { status: 'succeeded', counts, durationMs: performance.now() - started }, store.now());
-    results.push({ entity, runId, counts, replayed, stillRejected: rejects.length - replayed });
+    results.push({ entity, runId, counts, replayed, superseded, stillRejected: rejects.length - replayed - superseded });
   }
   return results;
 }

@@ -21,11 +21,12 @@ import { addCounts, emptyCounts, finishRun, startRun, type RunCounts, type RunSt
 import { readState } from '../src/store/sync-state.js';
 import type { Entity, RawRecord } from '../src/types.js';
 import { dayGuardFor, DayRefused } from './day-guard.js';
+import { hasChangeColumn } from '../src/config/load-definitions.js';
 import {
   backfillWindows, cursorWindow, dailyDays, daysBetween, dayWindows, recordDay,
   type CursorState, type DailyState, type PullWindow,
 } from './windows.js';
-import { loadCursorWindow } from './cursor-window.js';
+import { loadCursorWindow, valueAt } from './cursor-window.js';
 import { DEFAULT_MAX_REJECT_RATIO, RejectRateExceeded, rejectGuard } from './reject-guard.js';
 
 export type SyncPlan = (
@@ -102,16 +103,21 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   let watermark = incremental.mode === 'cursor' ? state?.watermark : state?.last_day;
   let dailyState: DailyState | undefined = state;
 
+  // A change field's value is the record's version (a transaction's updated_at is not a spec
+  // field); a transaction_date cursor is not one: a corrected date must still apply.
+  const versionField = incremental.mode === 'cursor' && (entity !== 'transactions' || hasChangeColumn(incremental.cursor_field, stream.mapping)) ? incremental.cursor_field : undefined;
   const toRaw = (page: unknown[]): RawRecord[] =>
     page.map((src) => {
       position += 1;
       const mapped = map(src);
+      const cursor = versionField === undefined ? undefined : valueAt(src, versionField);
+      const version = typeof cursor === 'string' ? { version: cursor } : {};
       return 'error' in mapped
-        ? { position, value: src, source: src, mappingErrors: [mapped.error] }
-        : { position, value: mapped.record, source: src };
+        ? { position, value: src, source: src, mappingErrors: [mapped.error], ...version }
+        : { position, value: mapped.record, source: src, ...version };
     });
   const tally = (r: BatchResult) =>
-    addCounts(counts, { pulled: r.received, valid: r.valid, rejected: r.rejected, loaded: r.loaded, waiting: r.waiting, released: r.released });
+    addCounts(counts, { pulled: r.received, valid: r.valid, rejected: r.rejected, loaded: r.loaded, waiting: r.waiting, stale: r.stale, released: r.released });
   const batch = (records: RawRecord[]) => ({ partner: def.partner, variant: def.variant, entity, runId, records });
 
   let status: StreamRunResult['status'] = 'succeeded';

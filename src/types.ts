@@ -52,6 +52,11 @@ export interface RawRecord {
   source?: unknown;
   /** Set when the field mapping of `source` failed; the record is rejected with these. */
   mappingErrors?: Violation[];
+  /**
+   * The source's cursor value of the record (a change field such as `updated_at`), when it was
+   * pulled by a cursor stream: its version, which the mapped record may not carry.
+   */
+  version?: string;
 }
 
 /** Validates one record against the spec's schema of its variant and entity; empty means valid. */

@@ -124,13 +124,17 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
 
   program
     .command('rejects')
-    .description('quarantined records with reasons; --replay loads them again after a fix')
+    .description('open quarantined records with reasons; --replay loads them again after a fix; --discard closes them deliberately')
     .argument('<partner>', 'partner id')
     .option('--replay', 'map, validate and load the open rejects again')
+    .option('--all', 'list resolved rejects too, with how, when and by which run or whom they were closed')
+    .option('--discard', 'close the open rejects (of --stream, last seen --before) deliberately; needs --reason')
+    .option('--before <date>', 'with --discard: only rejects last seen before this date (YYYY-MM-DD, UTC) or date-time')
+    .option('--reason <text>', 'with --discard: why they are closed (kept for audit)')
     .addOption(stream())
     .option('--limit <n>', 'show at most N', integer('--limit'))
     .addOption(json())
-    .action((partner: string, opts: { replay?: boolean; stream?: Entity; limit?: number }, cmd: Command) =>
+    .action((partner: string, opts: { replay?: boolean; all?: boolean; discard?: boolean; before?: string; reason?: string; stream?: Entity; limit?: number }, cmd: Command) =>
       run(rejectsCommand(globals(cmd), { partner, ...opts }, io)));
 
   const commissions = program

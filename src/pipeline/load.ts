@@ -3,6 +3,9 @@
  * transaction write its rejects, upsert its valid records (chunks of at most 1000 rows), park
  * records whose customer has not arrived and release those waiting for customers that just did,
  * and save the stream's checkpoint. A crash before the commit leaves nothing; after it, all.
+ * An older version of a record is never applied over a newer one (../store/versions.ts; counted
+ * `stale`), and what a batch writes closes the open rejects it makes obsolete
+ * (../store/reject-lifecycle.ts).
  *
  * `Loader.load` is one batch in one transaction. `Loader.transaction` spans several batches, for
  * what must land whole: a day of activity that replaces the stored day.
@@ -12,7 +15,8 @@
  * the transaction has committed, per partner it touched.
  */
 import type { Knex } from 'knex';
-import type { Entity, RawRecord, RecordValidator, SpecRecord, Variant, Violation } from '../types.js';
+import { ENTITIES, type Entity, type RawRecord, type RecordValidator, type SpecRecord, type Variant, type Violation } from '../types.js';
+import { metaOf } from '../store/record-meta.js';
 import { ensurePartner } from '../store/partners.js';
 import { quarantine, type NewReject } from '../store/rejects.js';
 import { batchKey, recordKey } from '../store/rows.js';
@@ -20,7 +24,9 @@ import type { Store } from '../store/store.js';
 import { saveCheckpoint, type Checkpoint } from '../store/sync-state.js';
 import { entityTable, type EntityTable } from '../store/tables.js';
 import { prepareUpsert, upsertRecords, writeUpsert, type PreparedUpsert } from '../store/upsert.js';
-import { dropParked, dropParkedDays, knownCustomers, park, unpark, type ParkedRecord } from '../store/waiting.js';
+import { anyParked, dropParked, dropParkedDays, knownCustomers, park, unpark, type ParkedRecord } from '../store/waiting.js';
+import { resolveLoaded } from '../store/reject-lifecycle.js';
+import { isVersioned, newestPerKey, settleVersions, type VersionedWrite } from '../store/versions.js';
 import { validateBatch } from './validate-batch.js';
 import { SLICE, yieldToEventLoop } from '../yield.js';
 import { limitHeapGrowth } from '../heap.js';
@@ -39,10 +45,14 @@ export interface BatchResult {
   received: number;
   valid: number;
   rejected: number;
-  /** Valid records written to their table (received = loaded + rejected + waiting). */
+  /** Valid records written to their table (received = loaded + rejected + waiting + stale). */
   loaded: number;
   /** Valid records parked until their customer arrives. */
   waiting: number;
+  /** Valid records not applied: the store (or the same batch) holds a newer version of their key. */
+  stale: number;
+  /** Their positions in the batch. */
+  stalePositions: number[];
   /** Records parked earlier that loaded now because this batch brought their customer. */
   released: number;
   rejects: { position: number; errors: Violation[] }[];
@@ -201,9 +211,11 @@ interface PreparedBatch {
   now: string;
   /** The upsert of the last version of each key, when every customer is known already. */
   direct?: PreparedUpsert;
-  /** Otherwise: the valid records, and the last version of each key. */
-  validRecords?: SpecRecord[];
+  /** The valid records; and, unless `direct` holds them, the newest version of each key. */
+  validRecords: SpecRecord[];
   latest?: Map<string, SpecRecord>;
+  /** Valid records dropped because the batch holds a newer version of their key. */
+  olderInBatch: SpecRecord[];
 }
 
 /** What the write of a batch keeps of its input. */
@@ -307,17 +319,31 @@ export class LoadTransaction {
       for (const record of part.valid) valid.push(record);
       for (const reject of part.rejects) rejects.push(reject);
     }
-    // Last version of a key wins, as if the records had been sent one by one.
+    // The last version of a key wins, as if the records had been sent one by one: on a versioned
+    // table that is the newest version (an older one sent later would not have been applied).
     const latest = new Map<string, SpecRecord>();
-    for (const record of valid) latest.set(batchKey(table, record), record);
+    let olderInBatch: SpecRecord[] = [];
+    if (isVersioned(table)) olderInBatch = newestPerKey(table, valid, latest);
+    else for (const record of valid) latest.set(batchKey(table, record), record);
     const now = loader.store.now();
     // Records whose customers are all remembered load directly: their rows are rendered now, not
     // when the connection is free.
     if (input.entity !== 'customers' && loader.remembersCustomers(input.partner, latest.values())) {
       const direct = await prepareUpsert(loader.store, table, { partner: input.partner, runId: input.runId, loadedAt: now, records: [...latest.values()] });
-      return { table, valid: valid.length, rejects, now, direct };
+      return { table, valid: valid.length, rejects, now, direct, validRecords: valid, olderInBatch };
     }
-    return { table, valid: valid.length, rejects, now, latest, validRecords: valid };
+    return { table, valid: valid.length, rejects, now, latest, validRecords: valid, olderInBatch };
+  }
+
+  /** Stale: records older than another of their key in the batch, and every record of a key whose newest version was older than the store's. */
+  private countStale(result: BatchResult, prepared: PreparedBatch, staleKeys: ReadonlySet<string>): void {
+    const positions = prepared.olderInBatch.map((r) => metaOf(r)?.position ?? 0);
+    if (staleKeys.size > 0) {
+      const older = new Set(prepared.olderInBatch);
+      for (const r of prepared.validRecords) if (!older.has(r) && staleKeys.has(batchKey(prepared.table, r))) positions.push(metaOf(r)?.position ?? 0);
+    }
+    result.stale = positions.length;
+    result.stalePositions = positions.sort((a, b) => a - b);
   }
 
   private async write(input: WriteInput, prepared: PreparedBatch): Promise<BatchResult> {
@@ -332,6 +358,8 @@ export class LoadTransaction {
       rejected: rejects.length,
       loaded: 0,
       waiting: 0,
+      stale: 0,
+      stalePositions: [],
       released: 0,
       rejects: rejects.map((r) => ({ position: r.position, errors: r.errors })),
     };
@@ -347,45 +375,57 @@ export class LoadTransaction {
     };
 
     const written: Record<Entity, SpecRecord[]> = { customers: [], transactions: [], activity: [] };
+    // Keys whose newest version in this batch was not applied: the store holds a newer one.
+    const staleKeys = new Set<string>();
+    const applied = async (t: EntityTable, records: SpecRecord[], ready?: PreparedUpsert): Promise<SpecRecord[]> => {
+      if (ready) await loader.beforeWrite(trx, input.partner, input.variant, t.entity, records);
+      const older = ready ? await writeUpsert(store, trx, ready) : await upsert(t, records);
+      if (older.size === 0) return records;
+      if (t === table) for (const key of older) staleKeys.add(key);
+      return records.filter((r) => !older.has(batchKey(t, r)));
+    };
     if (input.entity === 'customers') {
-      written.customers = [...latest.values()];
-      await upsert(table, written.customers);
+      written.customers = await applied(table, [...latest.values()]);
+      // Customers kept at a newer version are in the store all the same: their records load.
       arrived.push(...latest.keys());
       const parked = await unpark(trx, input.partner, arrived);
       for (const entity of ['transactions', 'activity'] as const) {
-        written[entity] = parked.filter((p) => p.entity === entity).map((p) => p.record);
-        await upsert(entityTable(input.variant, entity), written[entity]);
+        written[entity] = await applied(entityTable(input.variant, entity), parked.filter((p) => p.entity === entity).map((p) => p.record));
       }
-      result.released = parked.length;
-      result.loaded = prepared.valid;
+      result.released = written.transactions.length + written.activity.length;
     } else {
       const direct: SpecRecord[] = [];
-      const parked: ParkedRecord[] = [];
-      if (prepared.direct) {
-        direct.push(...prepared.direct.batch.records);
-        await loader.beforeWrite(trx, input.partner, input.variant, input.entity, direct);
-        await writeUpsert(store, trx, prepared.direct);
-      } else {
+      let parked: ParkedRecord[] = [];
+      if (prepared.direct) direct.push(...prepared.direct.batch.records);
+      else {
         const known = await loader.customerTest(trx, input.partner, latest.values());
         for (const record of latest.values()) {
           const customerId = record.customer_id as string;
           if (known(customerId)) direct.push(record);
           else parked.push({ entity: input.entity, key: recordKey(table, record), customerId, record });
         }
-        await upsert(table, direct);
       }
-      written[input.entity] = direct;
       // Nothing can be parked for the partner behind this transaction's back (its load lock), so
       // once none is found, none is looked for again until this transaction parks some.
       const parkedKey = `${input.partner}\u0000${input.entity}`;
-      if (!this.noneParked.has(parkedKey) && !(await dropParked(trx, input.partner, input.entity, () => direct.map((r) => recordKey(table, r))))) {
-        this.noneParked.add(parkedKey);
-      }
+      const someParked = !this.noneParked.has(parkedKey) && (await anyParked(trx, input.partner, input.entity));
+      if (!someParked) this.noneParked.add(parkedKey);
+      // Older than a parked version, or (to be parked) older than the stored row: not applied.
+      const settled: VersionedWrite = await settleVersions(trx, { table, partner: input.partner, someParked }, direct, parked);
+      for (const key of settled.staleKeys) staleKeys.add(key);
+      parked = settled.parked;
+      written[input.entity] = await applied(table, settled.direct, settled.direct === direct ? prepared.direct : undefined);
+      if (someParked) await dropParked(trx, input.partner, input.entity, () => written[input.entity].map((r) => recordKey(table, r)));
       await park(trx, input.partner, input.runId, now, parked);
       if (parked.length > 0) this.noneParked.delete(parkedKey);
       const parkedCustomers = new Set(parked.map((p) => p.customerId));
-      result.waiting = parked.length === 0 ? 0 : (prepared.validRecords ?? []).filter((r) => parkedCustomers.has(r.customer_id as string)).length;
-      result.loaded = prepared.valid - result.waiting;
+      const older = new Set(prepared.olderInBatch);
+      result.waiting = parked.length === 0 ? 0 : prepared.validRecords.filter((r) => !older.has(r) && parkedCustomers.has(r.customer_id as string) && !staleKeys.has(batchKey(table, r))).length;
+    }
+    this.countStale(result, prepared, staleKeys);
+    result.loaded = prepared.valid - result.waiting - result.stale;
+    for (const entity of ENTITIES) {
+      await resolveLoaded(trx, { partner: input.partner, entity, table: entityTable(input.variant, entity), runId: input.runId, now }, written[entity]);
     }
     if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
     if (written.customers.length + written.transactions.length + written.activity.length > 0) {

@@ -7,6 +7,8 @@
 import type { SpecRecord } from '../types.js';
 import type { EntityTable } from './tables.js';
 import { decimalText, toUtcTimestamp } from './values.js';
+import { versionOf } from './record-meta.js';
+import { isVersioned } from './versions.js';
 
 const TAB = 9;
 const NEWLINE = 10;
@@ -135,13 +137,16 @@ function fieldBytes(value: string): Buffer {
 }
 
 /**
- * A batch's rows: partner_id, the table's spec columns, run_id, loaded_at; one line per record.
- * Values are stored as `recordToRow` stores them (UTC timestamps, exact decimal text).
+ * A batch's rows: partner_id, the table's spec columns, run_id, loaded_at (then the record's
+ * version on versioned tables); one line per record. Values are stored as `recordToRow` stores
+ * them (UTC timestamps, exact decimal text).
  */
 export function writeCopyRows(writer: CopyTextWriter, table: EntityTable, partner: string, records: readonly SpecRecord[], runId: string, loadedAt: string): void {
   const head = Buffer.concat([fieldBytes(partner), Buffer.from([TAB])]);
-  const tail = Buffer.concat([fieldBytes(runId), Buffer.from([TAB]), fieldBytes(loadedAt), Buffer.from([NEWLINE])]);
+  const versioned = isVersioned(table);
+  const tail = Buffer.concat([fieldBytes(runId), Buffer.from([TAB]), fieldBytes(loadedAt), Buffer.from(versioned ? [] : [NEWLINE])]);
   const tab = [TAB];
+  const newline = [NEWLINE];
   const columns = table.columns;
   for (const record of records) {
     writer.raw(head);
@@ -154,5 +159,12 @@ export function writeCopyRows(writer: CopyTextWriter, table: EntityTable, partne
       writer.raw(tab);
     }
     writer.raw(tail);
+    if (versioned) {
+      writer.raw(tab);
+      const version = versionOf(record);
+      if (version === undefined) writer.null();
+      else writer.text(version);
+      writer.raw(newline);
+    }
   }
 }

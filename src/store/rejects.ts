@@ -1,12 +1,15 @@
 /**
  * Rejects: records that failed the spec's validation, kept with the raw payload, the violations
  * and the run that saw them, so nothing is silently dropped. The same raw payload seen again (a
- * rerun, a re-pull of an overlap window) is one reject, refreshed, not a second one.
+ * rerun, a re-pull of an overlap window) is one reject, refreshed, not a second one. How a reject
+ * is closed (a later valid version, a replay, a deliberate discard) is in reject-lifecycle.ts.
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Entity, Variant, Violation } from '../types.js';
 import { escapeNul, storableJson } from './nul-escape.js';
+import { entityTable } from './tables.js';
+import { isOlder, storedVersions } from './versions.js';
 
 export interface NewReject {
   position: number;
@@ -15,6 +18,10 @@ export interface NewReject {
   /** `spec`: the payload is a spec record (import, push); `source`: the partner's record, re-mapped on replay. */
   origin: RejectOrigin;
   errors: Violation[];
+  /** The record's upsert key, when the record could be read far enough (reject-lifecycle.ts). */
+  key?: string;
+  /** The record's version (versions.ts), when it has one. */
+  version?: string;
 }
 
 export type RejectOrigin = 'spec' | 'source';
@@ -29,51 +36,90 @@ export interface StoredReject {
   position: number | null;
   origin: RejectOrigin;
   run_id: string | null;
-  status: 'open' | 'replayed';
+  status: RejectStatus;
   first_seen_at: string;
   last_seen_at: string;
+  record_key: string | null;
+  version: string | null;
+  resolution: Resolution | null;
+  resolved_at: string | null;
+  resolved_run_id: string | null;
+  resolved_by: string | null;
+  resolution_reason: string | null;
 }
+
+export type RejectStatus = 'open' | 'resolved';
+/**
+ * How a reject was closed: `loaded` (a valid version of its record, or its same raw payload,
+ * loaded later), `replayed` (`rejects --replay` loaded it), `superseded` (a newer version of its
+ * record was already stored), `discarded` (closed deliberately, with who and why).
+ */
+export type Resolution = 'loaded' | 'replayed' | 'superseded' | 'discarded';
 
 export function payloadText(payload: unknown): string {
   return typeof payload === 'string' ? payload : JSON.stringify(payload);
 }
+
+export const payloadHash = (payload: unknown): string => createHash('sha256').update(payloadText(payload)).digest('hex');
 
 export async function quarantine(
   trx: Knex.Transaction,
   scope: { partner: string; variant: Variant; entity: Entity; runId: string; now: string },
   rejects: readonly NewReject[],
 ): Promise<void> {
+  // A reject older than the stored version of its record needs no one's attention: closed at once.
+  const keyed = rejects.filter((r) => r.key !== undefined && r.version !== undefined).map((r) => r.key as string);
+  const stored = keyed.length > 0 ? await storedVersions(trx, entityTable(scope.variant, scope.entity), scope.partner, keyed) : new Map<string, string>();
   for (let i = 0; i < rejects.length; i += 200) {
     const rows = rejects.slice(i, i + 200).map((r) => {
       const payload = escapeNul(payloadText(r.payload));
+      const superseded = r.key !== undefined && isOlder(r.version, stored.get(r.key));
       return {
         partner_id: scope.partner,
         variant: scope.variant,
         entity: scope.entity,
-        payload_hash: createHash('sha256').update(payload).digest('hex'),
+        payload_hash: payloadHash(payload),
         payload,
         origin: r.origin,
         errors: storableJson(r.errors),
         position: r.position,
         run_id: scope.runId,
-        status: 'open',
+        status: superseded ? 'resolved' : 'open',
         first_seen_at: scope.now,
         last_seen_at: scope.now,
-        resolved_at: null,
+        resolved_at: superseded ? scope.now : null,
+        record_key: r.key ?? null,
+        version: r.version ?? null,
+        resolution: superseded ? 'superseded' : null,
+        resolved_run_id: superseded ? scope.runId : null,
+        resolved_by: null,
+        resolution_reason: null,
       };
     });
     // The same payload twice in one statement would make PostgreSQL's ON CONFLICT fail.
     const unique = [...new Map(rows.map((r) => [r.payload_hash, r])).values()];
+    // Seen again, a reject reopens (the fix it was closed by did not hold), unless it was
+    // discarded: that decision was about this very payload, and stays with its audit fields.
+    const unlessDiscarded = (column: string) => trx.raw(`CASE WHEN rejects.resolution = 'discarded' THEN rejects.${column} ELSE excluded.${column} END`);
     await trx('rejects')
       .insert(unique)
       .onConflict(['partner_id', 'entity', 'payload_hash'])
-      .merge(['errors', 'position', 'origin', 'run_id', 'status', 'last_seen_at', 'resolved_at']);
+      .merge({
+        errors: trx.raw('excluded.errors'),
+        position: trx.raw('excluded.position'),
+        origin: trx.raw('excluded.origin'),
+        run_id: trx.raw('excluded.run_id'),
+        last_seen_at: trx.raw('excluded.last_seen_at'),
+        record_key: trx.raw('excluded.record_key'),
+        version: trx.raw('excluded.version'),
+        ...Object.fromEntries(['status', 'resolution', 'resolved_at', 'resolved_run_id', 'resolved_by', 'resolution_reason'].map((c) => [c, unlessDiscarded(c)])),
+      });
   }
 }
 
 export async function listRejects(
   knex: Knex,
-  filter: { partner?: string; status?: 'open' | 'replayed'; entity?: Entity; limit?: number } = {},
+  filter: { partner?: string; status?: RejectStatus; entity?: Entity; limit?: number } = {},
 ): Promise<StoredReject[]> {
   const q = knex('rejects').select('*').orderBy('id');
   if (filter.partner) q.where('partner_id', filter.partner);
@@ -91,11 +137,4 @@ export async function countOpenRejects(knex: Knex): Promise<Map<string, number>>
     count: number | string;
   }[];
   return new Map(rows.map((r) => [`${r.partner_id}/${r.entity}`, Number(r.count)]));
-}
-
-/** Marks rejects replayed (their records loaded after a fix); a replayed payload seen again reopens. */
-export async function markReplayed(trx: Knex.Transaction, ids: readonly number[], now: string): Promise<void> {
-  for (let i = 0; i < ids.length; i += 500) {
-    await trx('rejects').whereIn('id', ids.slice(i, i + 500)).update({ status: 'replayed', resolved_at: now });
-  }
 }

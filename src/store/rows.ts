@@ -1,12 +1,14 @@
 import type { SpecRecord } from '../types.js';
 import type { Column, EntityTable } from './tables.js';
 import { decimalText, fromStoreDate, fromStoreDecimal, fromStoreTimestamp, toUtcTimestamp } from './values.js';
+import { versionOf } from './record-meta.js';
+import { VERSION_COLUMN, isVersioned } from './versions.js';
 
-/** A store row in column order: partner_id, the table's spec columns, run_id, loaded_at. */
+/** A store row in column order: partner_id, the table's spec columns, run_id, loaded_at (then source_version on versioned tables). */
 export type Row = (string | number | null)[];
 
 export function rowColumns(table: EntityTable): string[] {
-  return ['partner_id', ...table.columns.map((c) => c.name), 'run_id', 'loaded_at'];
+  return ['partner_id', ...table.columns.map((c) => c.name), 'run_id', 'loaded_at', ...(isVersioned(table) ? [VERSION_COLUMN] : [])];
 }
 
 function toStoreValue(column: Column, value: unknown): string | number | null {
@@ -28,6 +30,7 @@ export function recordToRow(table: EntityTable, partner: string, record: SpecRec
   const row: Row = [partner];
   for (const column of table.columns) row.push(toStoreValue(column, record[column.name]));
   row.push(runId, loadedAt);
+  if (isVersioned(table)) row.push(versionOf(record) ?? null);
   return row;
 }
 

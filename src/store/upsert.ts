@@ -10,6 +10,9 @@
  *   one INSERT ... SELECT ... ON CONFLICT; COPY avoids building and parsing huge VALUES lists.
  *   A batch of only new keys is COPYed straight into the table under a savepoint, as fast as a
  *   raw COPY; a batch that meets an existing key rolls back to the savepoint and merges.
+ * On customers and transactions a stored row is never replaced by an older version (versions.ts):
+ * the SQLite writer reads the stored version first; the PostgreSQL merge's ON CONFLICT guard leaves
+ * them unwritten, then one query names them; a COPY of only new keys has nothing to compare with.
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -22,6 +25,8 @@ import type { SpecRecord } from '../types.js';
 import { CopyTextWriter, recycleCopyBuffer, writeCopyRows } from './copy-text.js';
 import { recordToRow, rowColumns } from './rows.js';
 import type { EntityTable } from './tables.js';
+import { versionOf } from './record-meta.js';
+import { VERSION_COLUMN, isOlder, isVersioned } from './versions.js';
 import { SLICE, yieldToEventLoop } from '../yield.js';
 
 /** Rows per statement: the spec's bulk limit, and well inside every backend's bind-variable limit. */
@@ -47,17 +52,35 @@ export interface PreparedUpsert {
   copyText?: CopyText;
 }
 
-type Writer = (trx: Knex.Transaction, prepared: PreparedUpsert) => Promise<void>;
+/** What a write did not apply: keys whose stored row holds a newer version (versions.ts). */
+export type StaleKeys = Set<string>;
+
+type Writer = (trx: Knex.Transaction, prepared: PreparedUpsert) => Promise<StaleKeys>;
 
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
+/**
+ * The ON CONFLICT parts. On a versioned table a row is rewritten only when the incoming version is
+ * not older than the stored one (a record without a version keeps the stored version), so no
+ * writer can let an older version win, whatever the caller checked before.
+ */
 function conflictClause(table: EntityTable): { keys: string; set: string; changed: string } {
   const keyCols = ['partner_id', ...table.key];
   const updatable = table.columns.map((c) => c.name).filter((c) => !keyCols.includes(c));
-  const set = [...updatable, 'run_id', 'loaded_at'].map((c) => `${quote(c)} = excluded.${quote(c)}`).join(', ');
-  const left = updatable.map((c) => `${quote(table.name)}.${quote(c)}`).join(', ');
-  const right = updatable.map((c) => `excluded.${quote(c)}`).join(', ');
-  return { keys: keyCols.map(quote).join(', '), set, changed: `(${left}) IS DISTINCT FROM (${right})` };
+  const target = (c: string) => `${quote(table.name)}.${quote(c)}`;
+  const sets = [...updatable, 'run_id', 'loaded_at'].map((c) => `${quote(c)} = excluded.${quote(c)}`);
+  const left = updatable.map(target);
+  const right = updatable.map((c) => `excluded.${quote(c)}`);
+  let guard = '';
+  if (isVersioned(table)) {
+    const version = quote(VERSION_COLUMN);
+    const kept = `COALESCE(excluded.${version}, ${target(VERSION_COLUMN)})`;
+    sets.push(`${version} = ${kept}`);
+    left.push(target(VERSION_COLUMN));
+    right.push(kept);
+    guard = ` AND (excluded.${version} IS NULL OR ${target(VERSION_COLUMN)} IS NULL OR excluded.${version} >= ${target(VERSION_COLUMN)})`;
+  }
+  return { keys: keyCols.map(quote).join(', '), set: sets.join(', '), changed: `(${left.join(', ')}) IS DISTINCT FROM (${right.join(', ')})${guard}` };
 }
 
 /** The driver connection a knex transaction runs on. */
@@ -65,15 +88,30 @@ async function connectionOf<T>(trx: Knex.Transaction): Promise<T> {
   return (await (trx.client as { acquireConnection(): Promise<T> }).acquireConnection()) as T;
 }
 
-interface SqliteDatabase {
-  prepare(sql: string): { run(...params: unknown[]): unknown };
+interface SqliteStatement {
+  run(...params: unknown[]): unknown;
+  get(...params: unknown[]): unknown;
 }
-const sqliteStatements = new WeakMap<object, Map<string, { run(...params: unknown[]): unknown }>>();
+interface SqliteDatabase {
+  prepare(sql: string): SqliteStatement;
+}
+const sqliteStatements = new WeakMap<object, Map<string, SqliteStatement>>();
 
 const preparedRows: Writer = async (trx, { table, batch }) => {
   const db = await connectionOf<SqliteDatabase>(trx);
   let cache = sqliteStatements.get(db);
   if (!cache) sqliteStatements.set(db, (cache = new Map()));
+  const stale: StaleKeys = new Set();
+  // In process, a stored version is one indexed read away: an older record is not written at all.
+  let readVersion: SqliteStatement | undefined;
+  if (isVersioned(table)) {
+    const versionKey = `${table.name}:version`;
+    readVersion = cache.get(versionKey);
+    if (!readVersion) {
+      readVersion = db.prepare(`SELECT ${quote(VERSION_COLUMN)} AS v FROM ${quote(table.name)} WHERE partner_id = ? AND ${quote(table.key[0] as string)} = ?`);
+      cache.set(versionKey, readVersion);
+    }
+  }
   let statement = cache.get(table.name);
   if (!statement) {
     const cols = rowColumns(table);
@@ -85,7 +123,19 @@ const preparedRows: Writer = async (trx, { table, batch }) => {
     statement = db.prepare(sql);
     cache.set(table.name, statement);
   }
-  for (const record of batch.records) statement.run(...recordToRow(table, batch.partner, record, batch.runId, batch.loadedAt));
+  for (const record of batch.records) {
+    const version = readVersion ? versionOf(record) : undefined;
+    if (version !== undefined) {
+      const key = String(record[table.key[0] as string]);
+      const stored = (readVersion?.get(batch.partner, key) as { v: string | null } | undefined)?.v;
+      if (isOlder(version, stored)) {
+        stale.add(key);
+        continue;
+      }
+    }
+    statement.run(...recordToRow(table, batch.partner, record, batch.runId, batch.loadedAt));
+  }
+  return stale;
 };
 
 /** PostgreSQL's unique_violation: a COPY straight into the table met a key that is already there. */
@@ -121,8 +171,10 @@ const copyStaging: Writer = async (trx, prepared) => {
   const stage = quote(`stage_${table.name}`);
   const cols = rowColumns(table).map(quote).join(', ');
   const { keys, set, changed } = conflictClause(table);
+  const versioned = isVersioned(table);
+  // A versioned table's merge names the rows it wrote: only the others can be older than the store.
   const merge = `INSERT INTO ${target} (${cols}) SELECT ${cols} FROM ${stage} ` +
-    `ON CONFLICT (${keys}) DO UPDATE SET ${set} WHERE ${changed}; TRUNCATE ${stage}`;
+    `ON CONFLICT (${keys}) DO UPDATE SET ${set} WHERE ${changed}${versioned ? ` RETURNING ${quote(table.key[0] as string)} AS key` : ''}; TRUNCATE ${stage}`;
   const copyInto = (into: string, data: Buffer) =>
     pipeline(Readable.from([data]), conn.query(copyFrom(`COPY ${into} (${cols}) FROM STDIN`)));
 
@@ -139,7 +191,8 @@ const copyStaging: Writer = async (trx, prepared) => {
     // The server completed the COPY: it has every byte, the buffer may be written again.
     recycleCopyBuffer(storage);
     await conn.query('RELEASE SAVEPOINT partner_sync_copy');
-    return;
+    // Every key was new: nothing stored, so nothing older.
+    return new Set();
   } catch (error) {
     if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
     await conn.query('ROLLBACK TO SAVEPOINT partner_sync_copy');
@@ -147,15 +200,47 @@ const copyStaging: Writer = async (trx, prepared) => {
 
   // Session-local, emptied at every commit; created once per pooled connection.
   await conn.query(`CREATE TEMP TABLE IF NOT EXISTS ${stage} (LIKE ${target} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`);
+  const written = new Set<string>();
   let start = 0;
   for (const end of chunkEnds) {
     await copyInto(stage, text.subarray(start, end));
     start = end;
-    await conn.query(merge);
+    const results = (await conn.query(merge)) as unknown as pg.QueryResult<{ key: string }>[];
+    if (versioned) for (const row of results[0]?.rows ?? []) written.add(row.key);
   }
   // Every COPY of the text completed (the failed one's bytes went out before the later ones'): free to reuse.
   recycleCopyBuffer(storage);
+  return versioned ? olderThanStored(conn, table, prepared.batch, written) : new Set();
 };
+
+/**
+ * The merge's guard left rows of an older version unwritten; this names them, for the counts: the
+ * records with a version, not written by the merge, whose stored row holds a newer one. Keys and
+ * versions go as arrays, each compared with its stored row by a primary-key probe (a correlated
+ * subquery; a join with the staging table was planned as a scan of the whole table per chunk),
+ * and only the older ones come back.
+ */
+async function olderThanStored(conn: pg.Client, table: EntityTable, batch: UpsertBatch, written: ReadonlySet<string>): Promise<StaleKeys> {
+  const keyField = table.key[0] as string;
+  const keys: string[] = [];
+  const versions: string[] = [];
+  for (const record of batch.records) {
+    const version = versionOf(record);
+    const key = String(record[keyField]);
+    if (version === undefined || written.has(key)) continue;
+    keys.push(key);
+    versions.push(version);
+  }
+  const stale: StaleKeys = new Set();
+  if (keys.length === 0) return stale;
+  const { rows } = await conn.query<{ key: string }>(
+    `SELECT s.key FROM unnest($2::text[], $3::text[]) AS s(key, v) WHERE s.v COLLATE "C" < ` +
+    `(SELECT t.${quote(VERSION_COLUMN)} FROM ${quote(table.name)} t WHERE t.partner_id = $1 AND t.${quote(keyField)} = s.key)`,
+    [batch.partner, keys, versions],
+  );
+  for (const row of rows) stale.add(row.key);
+  return stale;
+}
 
 const WRITERS: Record<BulkWriteStrategy, Writer> = {
   'prepared-rows': preparedRows,
@@ -171,13 +256,13 @@ export async function prepareUpsert(store: Store, table: EntityTable, batch: Ups
   return { table, batch, copyText: await renderCopyText(table, batch, yieldToEventLoop) };
 }
 
-/** Writes a prepared upsert inside the caller's transaction. */
-export async function writeUpsert(store: Store, trx: Knex.Transaction, prepared: PreparedUpsert): Promise<void> {
-  if (prepared.batch.records.length === 0) return;
-  await WRITERS[store.profile.bulkWrite](trx, prepared);
+/** Writes a prepared upsert inside the caller's transaction; resolves with the keys left unwritten as older than the stored row. */
+export async function writeUpsert(store: Store, trx: Knex.Transaction, prepared: PreparedUpsert): Promise<StaleKeys> {
+  if (prepared.batch.records.length === 0) return new Set();
+  return WRITERS[store.profile.bulkWrite](trx, prepared);
 }
 
 /** Upserts validated records (no key twice) into an entity table inside the caller's transaction. */
-export async function upsertRecords(store: Store, trx: Knex.Transaction, table: EntityTable, batch: UpsertBatch): Promise<void> {
-  await writeUpsert(store, trx, { table, batch });
+export async function upsertRecords(store: Store, trx: Knex.Transaction, table: EntityTable, batch: UpsertBatch): Promise<StaleKeys> {
+  return writeUpsert(store, trx, { table, batch });
 }

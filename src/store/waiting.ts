@@ -10,6 +10,7 @@ import type { Knex } from 'knex';
 import type { Entity, SpecRecord } from '../types.js';
 import { storableJson } from './nul-escape.js';
 import { CHUNK_SIZE } from './upsert.js';
+import { setMeta, versionOf } from './record-meta.js';
 
 export interface ParkedRecord {
   entity: Entity;
@@ -46,13 +47,20 @@ export async function park(trx: Knex.Transaction, partner: string, runId: string
         record_key: r.key,
         customer_id: r.customerId,
         record: storableJson(r.record),
+        // Kept beside the record (a transaction's updated_at is not a spec field): checked when it is released.
+        version: versionOf(r.record) ?? null,
         run_id: runId,
         first_seen_at: now,
         last_seen_at: now,
       })))
       .onConflict(['partner_id', 'entity', 'record_key'])
-      .merge(['customer_id', 'record', 'run_id', 'last_seen_at']);
+      .merge(['customer_id', 'record', 'version', 'run_id', 'last_seen_at']);
   }
+}
+
+/** Whether anything of this partner and entity is parked. */
+export async function anyParked(trx: Knex.Transaction, partner: string, entity: Entity): Promise<boolean> {
+  return (await trx('waiting_records').where({ partner_id: partner, entity }).first('record_key')) !== undefined;
 }
 
 /**
@@ -74,14 +82,15 @@ export async function unpark(trx: Knex.Transaction, partner: string, customerIds
   if (!any) return [];
   const out: ParkedRecord[] = [];
   for (const part of chunks(customerIds)) {
-    const rows: { entity: Entity; record_key: string; customer_id: string; record: unknown }[] = await trx('waiting_records')
+    const rows: { entity: Entity; record_key: string; customer_id: string; record: unknown; version: string | null }[] = await trx('waiting_records')
       .where('partner_id', partner)
       .whereIn('customer_id', part)
-      .select('entity', 'record_key', 'customer_id', 'record');
+      .select('entity', 'record_key', 'customer_id', 'record', 'version');
     if (rows.length === 0) continue;
     await trx('waiting_records').where('partner_id', partner).whereIn('customer_id', part).delete();
     for (const r of rows) {
       const record = (typeof r.record === 'string' ? JSON.parse(r.record) : r.record) as SpecRecord;
+      if (r.version !== null) setMeta(record, { position: 0, version: r.version });
       out.push({ entity: r.entity, key: r.record_key, customerId: r.customer_id, record });
     }
   }

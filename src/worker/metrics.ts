@@ -134,6 +134,7 @@ export function workerMetrics(registry = new MetricsRegistry()) {
     rowsLoaded: registry.counter('partner_sync_rows_loaded_total', 'Records loaded into the store (including released waiting records).'),
     rowsRejected: registry.counter('partner_sync_rows_rejected_total', 'Records rejected by validation (kept in rejects).'),
     rowsWaiting: registry.counter('partner_sync_rows_waiting_total', 'Valid records parked until their customer arrives.'),
+    rowsStale: registry.counter('partner_sync_rows_stale_total', 'Valid records not applied: the store held a newer version of their key.'),
     throttled: registry.counter('partner_sync_http_429_total', 'Partner answers 429 Too Many Requests.'),
     retries: registry.counter('partner_sync_http_retries_total', 'Partner requests retried (5xx, timeouts, 429, malformed bodies).'),
     duration: registry.histogram('partner_sync_run_duration_seconds', 'Duration of runs.', [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600]),

@@ -119,6 +119,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         metrics.rowsLoaded.inc(labels, r.counts.loaded + r.counts.released);
         metrics.rowsRejected.inc(labels, r.counts.rejected);
         metrics.rowsWaiting.inc(labels, r.counts.waiting);
+        metrics.rowsStale.inc(labels, r.counts.stale);
         metrics.throttled.inc(labels, r.counts.throttled);
         metrics.retries.inc(labels, r.counts.retries);
         metrics.duration.observe(labels, r.durationMs / 1000);

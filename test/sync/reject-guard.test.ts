@@ -134,7 +134,7 @@ for (const backend of STORES) {
       assert.ok(due >= 20, `the sandbox has ${due} activity rows on ${yesterday}: enough to be judged`);
 
       // The mapping reads the customer from a field the partner does not send: every record of every day is rejected.
-      writeDefinition((yaml) => yaml.replace(/(  activity:\n(?:.*\n)*?    schedule: .*\n)/, '$1    mapping:\n      passthrough: true\n      fields:\n        customer_id: player.id\n'));
+      writeDefinition((yaml) => yaml.replace(/( {2}activity:\n(?:.*\n)*? {4}schedule: .*\n)/, '$1    mapping:\n      passthrough: true\n      fields:\n        customer_id: player.id\n'));
       const broken = await runCli(['--config', dir, 'run', 'sandbox-casino', '--stream', 'activity'], { env });
       assert.equal(broken.code, 1, broken.stdout + broken.stderr);
       assert.match(broken.stdout, /activity: failed: sandbox-casino\/activity \d{4}-\d{2}-\d{2}: (\d+) of \1 records rejected \(100%\), more than max_reject_ratio 0\.5: .*Top reasons: customer_id required \(\d+\)/);

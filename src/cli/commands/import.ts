@@ -22,13 +22,14 @@ export async function importCommand(
     if (globals.json) {
       io.out(JSON.stringify({
         partner: args.partner, variant: args.variant, entity: args.entity, file: summary.file, run_id: summary.runId,
-        total: c.pulled, loaded: c.loaded, rejected: c.rejected, waiting: c.waiting, released: c.released, distinct: summary.distinct,
+        total: c.pulled, loaded: c.loaded, rejected: c.rejected, waiting: c.waiting, stale: c.stale, released: c.released, distinct: summary.distinct,
         rejects: summary.rejects.flatMap((r) => r.errors.map((e) => ({ line: r.position, ...e }))),
       }));
       return EXIT_OK;
     }
     io.out(`${args.partner} ${args.variant}/${args.entity} from ${summary.file}: ${c.pulled} records, ` +
       `${c.loaded} loaded${repeatedNote(c.valid, summary.distinct)}, ${c.rejected} rejected, ${c.waiting} waiting for their customer` +
+      (c.stale > 0 ? `, ${c.stale} stale (older than the version stored, not applied)` : '') +
       (c.released > 0 ? `, ${c.released} earlier waiting records released` : '') + ` (run ${summary.runId})`);
     if (summary.rejects.length > 0) {
       const rows = summary.rejects.slice(0, SHOWN_REJECTS).flatMap((r) => r.errors.map((e) => [r.position, e.field, e.rule, e.message]));

@@ -1,14 +1,27 @@
+import { userInfo } from 'node:os';
 import { replayRejects } from '../../../jobs/replay-rejects.js';
 import { Loader } from '../../pipeline/load.js';
 import { commissionHook } from './commissions.js';
 import { specValidator } from '../../spec/validator.js';
-import { listRejects } from '../../store/rejects.js';
-import { fromStoreTimestamp } from '../../store/values.js';
+import { discardRejects } from '../../store/reject-lifecycle.js';
+import { listRejects, type StoredReject } from '../../store/rejects.js';
+import { fromStoreTimestamp, toUtcTimestamp } from '../../store/values.js';
 import type { Entity } from '../../types.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { loadConfig } from '../definitions.js';
-import { EXIT_OK, type Io } from '../io.js';
+import { CliError, EXIT_OK, type Io } from '../io.js';
 import { formatTable } from '../table.js';
+
+export interface RejectsArgs {
+  partner: string;
+  replay?: boolean;
+  all?: boolean;
+  discard?: boolean;
+  before?: string;
+  reason?: string;
+  stream?: Entity;
+  limit?: number;
+}
 
 /** The payload as JSON when it is JSON (a record), else the raw text (a line that never parsed). */
 function parsedPayload(text: string): unknown {
@@ -19,8 +32,68 @@ function parsedPayload(text: string): unknown {
   }
 }
 
-/** `rejects <partner> [--replay] [--stream S] [--limit N]`: quarantined records with reasons; replay after a fix. */
-export async function rejectsCommand(globals: GlobalOptions, args: { partner: string; replay?: boolean; stream?: Entity; limit?: number }, io: Io): Promise<number> {
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** `--before`: a calendar date (its UTC midnight) or an ISO 8601 date-time with offset, as store time. */
+function beforeInstant(value: string): string {
+  const text = DATE.test(value) ? `${value}T00:00:00Z` : value;
+  try {
+    const utc = toUtcTimestamp(text);
+    if (!Number.isNaN(Date.parse(utc)) && new Date(Date.parse(utc)).toISOString().slice(0, 10) === utc.slice(0, 10)) return utc;
+  } catch {
+    // reported below
+  }
+  throw new CliError(`--before must be a date YYYY-MM-DD or an ISO 8601 date-time with offset, got ${JSON.stringify(value)}`);
+}
+
+/** Who runs the command, for the audit fields of a discard. */
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? process.env.USERNAME ?? 'unknown';
+  }
+}
+
+function usage(args: RejectsArgs): void {
+  const modes = [args.replay && '--replay', args.discard && '--discard', args.all && '--all'].filter(Boolean);
+  if (modes.length > 1) throw new CliError(`${modes.join(' and ')} cannot be combined`);
+  if (args.discard && (args.reason === undefined || args.reason.trim() === '')) {
+    throw new CliError('--discard needs --reason TEXT: why these rejects are closed (kept for audit)');
+  }
+  if (!args.discard) {
+    for (const [flag, value] of [['--reason', args.reason], ['--before', args.before]] as const) {
+      if (value !== undefined) throw new CliError(`${flag} goes with --discard`);
+    }
+  }
+}
+
+const when = (value: unknown) => (fromStoreTimestamp(value) ?? '').slice(0, 19).replace('T', ' ');
+
+function rejectJson(r: StoredReject): Record<string, unknown> {
+  return {
+    id: r.id, stream: r.entity, position: r.position, run_id: r.run_id, origin: r.origin,
+    first_seen_at: fromStoreTimestamp(r.first_seen_at), last_seen_at: fromStoreTimestamp(r.last_seen_at),
+    errors: r.errors, payload: parsedPayload(r.payload),
+    status: r.status, record_key: r.record_key, resolution: r.resolution, resolved_at: fromStoreTimestamp(r.resolved_at),
+    resolved_run_id: r.resolved_run_id, resolved_by: r.resolved_by, reason: r.resolution_reason,
+  };
+}
+
+/** How a resolved reject was closed, in a word or three. */
+function closedHow(r: StoredReject): string {
+  if (r.status === 'open') return 'open';
+  const at = when(r.resolved_at);
+  return r.resolution === 'discarded' ? `discarded ${at} by ${r.resolved_by ?? '?'}: ${r.resolution_reason ?? ''}` : `${r.resolution ?? 'resolved'} ${at}`;
+}
+
+/**
+ * `rejects <partner> [--replay | --all | --discard --reason TEXT [--before DATE]] [--stream S] [--limit N]`:
+ * open rejects with reasons; replay after a fix; resolved ones too (--all); close them deliberately (--discard).
+ */
+export async function rejectsCommand(globals: GlobalOptions, args: RejectsArgs, io: Io): Promise<number> {
+  usage(args);
+  const before = args.before === undefined ? undefined : beforeInstant(args.before);
   const config = await loadConfig(globals);
   // Replay maps pulled records with the partner's current definition, when it has a valid one.
   const def = config.definitions.find((d) => d.partner === args.partner);
@@ -31,30 +104,39 @@ export async function rejectsCommand(globals: GlobalOptions, args: { partner: st
       if (globals.json) io.out(JSON.stringify({ partner: args.partner, replay: results }));
       else if (results.length === 0) io.out(`${args.partner}: no open rejects to replay`);
       else {
-        io.out(formatTable(['STREAM', 'REPLAYED', 'LOADED', 'WAITING', 'STILL REJECTED', 'RUN'],
-          results.map((r) => [r.entity, r.replayed, r.counts.loaded, r.counts.waiting, r.stillRejected, r.runId])));
+        io.out(formatTable(['STREAM', 'REPLAYED', 'LOADED', 'WAITING', 'SUPERSEDED', 'STILL REJECTED', 'RUN'],
+          results.map((r) => [r.entity, r.replayed, r.counts.loaded, r.counts.waiting, r.superseded, r.stillRejected, r.runId])));
+        if (results.some((r) => r.superseded > 0)) io.out('superseded: valid, but older than the version of the record already stored; closed, not applied');
       }
       return EXIT_OK;
     }
-    const rejects = await listRejects(store.knex, { partner: args.partner, status: 'open', entity: args.stream, limit: args.limit });
+    if (args.discard) {
+      const discarded = await discardRejects(store.knex, {
+        partner: args.partner, entity: args.stream, before, reason: (args.reason as string).trim(), by: osUser(), now: store.now(),
+      });
+      if (globals.json) io.out(JSON.stringify({ partner: args.partner, discarded, stream: args.stream ?? null, before: before ?? null }));
+      else io.out(`${args.partner}: ${discarded} open reject${discarded === 1 ? '' : 's'} discarded${args.stream ? ` (${args.stream})` : ''}${before ? `, last seen before ${before}` : ''}; kept for audit: partner-sync rejects ${args.partner} --all`);
+      return EXIT_OK;
+    }
+    const rejects = await listRejects(store.knex, { partner: args.partner, status: args.all ? undefined : 'open', entity: args.stream, limit: args.limit });
     if (globals.json) {
-      io.out(JSON.stringify({
-        partner: args.partner,
-        rejects: rejects.map((r) => ({
-          id: r.id, stream: r.entity, position: r.position, run_id: r.run_id, origin: r.origin,
-          first_seen_at: fromStoreTimestamp(r.first_seen_at), last_seen_at: fromStoreTimestamp(r.last_seen_at),
-          errors: r.errors, payload: parsedPayload(r.payload),
-        })),
-      }));
+      io.out(JSON.stringify({ partner: args.partner, rejects: rejects.map(rejectJson) }));
       return EXIT_OK;
     }
     if (rejects.length === 0) {
-      io.out(`${args.partner}: no open rejects`);
+      io.out(`${args.partner}: no ${args.all ? '' : 'open '}rejects`);
+      return EXIT_OK;
+    }
+    if (args.all) {
+      io.out(formatTable(['ID', 'STREAM', 'SEEN', 'FIELD', 'RULE', 'MESSAGE', 'STATUS'],
+        rejects.flatMap((r) => r.errors.map((e) => [r.id, r.entity, when(r.last_seen_at), e.field, e.rule, e.message, closedHow(r)]))));
+      const open = rejects.filter((r) => r.status === 'open').length;
+      io.out(`${open} open, ${rejects.length - open} resolved rejects`);
       return EXIT_OK;
     }
     io.out(formatTable(['ID', 'STREAM', 'SEEN', 'FIELD', 'RULE', 'MESSAGE'],
-      rejects.flatMap((r) => r.errors.map((e) => [r.id, r.entity, (fromStoreTimestamp(r.last_seen_at) ?? '').slice(0, 19).replace('T', ' '), e.field, e.rule, e.message]))));
-    io.out(`${rejects.length} open rejects; fix the cause, then: partner-sync rejects ${args.partner} --replay`);
+      rejects.flatMap((r) => r.errors.map((e) => [r.id, r.entity, when(r.last_seen_at), e.field, e.rule, e.message]))));
+    io.out(`${rejects.length} open rejects; fix the cause, then: partner-sync rejects ${args.partner} --replay (or close them: --discard --reason TEXT)`);
     return EXIT_OK;
   });
 }

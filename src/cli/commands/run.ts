@@ -16,8 +16,8 @@ import { formatTable } from '../table.js';
 
 export function printStreamResults(io: Io, results: readonly StreamRunResult[]): void {
   io.out(formatTable(
-    ['STREAM', 'STATUS', 'PULLED', 'LOADED', 'REJECTED', 'WAITING', 'RELEASED', 'RETRIES', '429s', 'WATERMARK', 'WINDOW'],
-    results.map((r) => [r.stream, r.status, r.counts.pulled, r.counts.loaded, r.counts.rejected, r.counts.waiting, r.counts.released, r.counts.retries, r.counts.throttled, r.watermark ?? '-', r.windows]),
+    ['STREAM', 'STATUS', 'PULLED', 'LOADED', 'REJECTED', 'WAITING', 'STALE', 'RELEASED', 'RETRIES', '429s', 'WATERMARK', 'WINDOW'],
+    results.map((r) => [r.stream, r.status, r.counts.pulled, r.counts.loaded, r.counts.rejected, r.counts.waiting, r.counts.stale, r.counts.released, r.counts.retries, r.counts.throttled, r.watermark ?? '-', r.windows]),
   ));
   for (const r of results) if (r.error) io.out(`${r.stream}: ${r.status}: ${r.error}`);
 }

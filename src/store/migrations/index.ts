@@ -3,6 +3,7 @@ import type { DialectProfile } from '../dialects.js';
 import { initial } from './001-initial.js';
 import { rejectOrigin } from './002-reject-origin.js';
 import { commissions } from './003-commissions.js';
+import { versionsAndRejectLifecycle } from './004-versions-and-reject-lifecycle.js';
 
 export interface StoreMigration {
   name: string;
@@ -10,4 +11,4 @@ export interface StoreMigration {
 }
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle];
