@@ -54,7 +54,8 @@ for (const backend of STORES) {
 
     it('a mapping that rejects every customer, the definition fixed, a backfill: status shows 0 open rejects, each closed as loaded by the backfill', async () => {
       config.write(rejectingMapping);
-      const run = await cliJson<RunJson>(['run', PARTNER, '--stream', 'customers']);
+      // 100% rejected: the reject-rate guard fails the run (exit 1), the rejects are kept.
+      const run = await cliJson<RunJson>(['run', PARTNER, '--stream', 'customers'], 1);
       const pulled = run.streams[0]!.counts;
       assert.deepEqual([pulled.pulled, pulled.loaded, pulled.rejected], [30, 0, 30]);
       assert.equal(await openRejects(), 30);
@@ -77,7 +78,7 @@ for (const backend of STORES) {
 
     it('--discard closes open rejects with who, when and why; without --reason it is a usage error; --all lists them', async () => {
       config.write(rejectingMapping);
-      await cliJson<RunJson>(['run', PARTNER, '--stream', 'customers']);
+      await cliJson<RunJson>(['run', PARTNER, '--stream', 'customers'], 1);
       const missing = await cli(['rejects', PARTNER, '--discard']);
       assert.equal(missing.code, 2);
       assert.match(missing.stderr, /--discard needs --reason TEXT/);
@@ -102,7 +103,7 @@ for (const backend of STORES) {
       assert.match(text.stdout, /^ID\s+STREAM\s+SEEN\s+FIELD\s+RULE\s+MESSAGE\s+STATUS$/m);
       assert.match(text.stdout, /discarded \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} by \S+: partner test accounts/);
       // The same bad records pulled again stay discarded: the decision was about these payloads.
-      await cliJson<RunJson>(['run', PARTNER, '--stream', 'customers']);
+      await cliJson<RunJson>(['run', PARTNER, '--stream', 'customers'], 1);
       assert.equal(await openRejects(), 0);
     });
   });

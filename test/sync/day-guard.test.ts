@@ -191,7 +191,9 @@ for (const backend of STORES) {
         .reply(200, { data: [], meta: { next_cursor: 'p3' } });
       const [result] = await run('customers', { kind: 'run', scheduledFor: new Date() });
       assert.equal(result?.status, 'failed');
-      assert.equal(await readState(t.store.knex, def.partner, 'customers'), undefined);
+      // No watermark or start moved; the read position kept is the page not read, so the next run asks for it again.
+      const state = (await readState(t.store.knex, def.partner, 'customers')) as { watermark?: string; start?: string; resume?: { after: string } } | undefined;
+      assert.deepEqual([state?.watermark, state?.start, state?.resume?.after], [undefined, undefined, '{"cursor":"p2"}']);
       assert.ok(scope.isDone());
     });
   });
