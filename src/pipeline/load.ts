@@ -369,17 +369,13 @@ export class LoadTransaction {
     if (rejects.length > 0) {
       await quarantine(trx, { partner: input.partner, variant: input.variant, entity: input.entity, runId: input.runId, now }, rejects);
     }
-    const upsert = async (t: EntityTable, records: SpecRecord[]) => {
-      await loader.beforeWrite(trx, input.partner, input.variant, t.entity, records);
-      return upsertRecords(store, trx, t, { partner: input.partner, runId: input.runId, loadedAt: now, records });
-    };
-
     const written: Record<Entity, SpecRecord[]> = { customers: [], transactions: [], activity: [] };
     // Keys whose newest version in this batch was not applied: the store holds a newer one.
     const staleKeys = new Set<string>();
     const applied = async (t: EntityTable, records: SpecRecord[], ready?: PreparedUpsert): Promise<SpecRecord[]> => {
-      if (ready) await loader.beforeWrite(trx, input.partner, input.variant, t.entity, records);
-      const older = ready ? await writeUpsert(store, trx, ready) : await upsert(t, records);
+      // What the store held before this write (the commission scope takes back a changed record's old version).
+      await loader.beforeWrite(trx, input.partner, input.variant, t.entity, records);
+      const older = ready ? await writeUpsert(store, trx, ready) : await upsertRecords(store, trx, t, { partner: input.partner, runId: input.runId, loadedAt: now, records });
       if (older.size === 0) return records;
       if (t === table) for (const key of older) staleKeys.add(key);
       return records.filter((r) => !older.has(batchKey(t, r)));
