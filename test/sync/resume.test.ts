@@ -54,7 +54,9 @@ for (const backend of STORES) {
       for (const s of stores.splice(0)) await s.drop();
     });
 
-    it(`a ${RECORDS.toLocaleString('en')}-record first sync killed at ~90% resumes at its last committed page: at most 15% of the pages are requested again, and the store equals the partner`, async () => {
+    // The 200,000-record kill runs on one store (PostgreSQL when it is tested, the production store):
+    // the read position it checks is committed by the same load path on both; the small cases below run on each.
+    if (backend === STORES.at(-1)) it(`a ${RECORDS.toLocaleString('en')}-record first sync killed at ~90% resumes at its last committed page: at most 15% of the pages are requested again, and the store equals the partner`, async () => {
       sandbox = await startSandbox({ port: 0, seed: 21, customers: 1, clients: [{ client_id: 'sandbox-client', client_secret: SANDBOX_SECRET }] });
       const now = Date.now();
       addCustomers(sandbox, RECORDS, now - 60_000);
