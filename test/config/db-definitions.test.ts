@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { DbSource, DbStream, WarehouseSource, WarehouseStream } from '../../src/config/definition.js';
-import { connectionUrlProblem, DEFINITION_DEFAULTS, formatDefinitionError, hasChangeColumn, loadDefinition, scanQuery } from '../../src/config/load-definitions.js';
+import { connectionUrlProblem, DEFINITION_DEFAULTS, formatDefinitionError, hasChangeColumn, loadDefinition } from '../../src/config/load-definitions.js';
+import { scanQuery } from '../../src/config/query-scan.js';
 import type { DefinitionError } from '../../src/config/load-definitions.js';
 import { packageRoot } from '../../src/paths.js';
 import type { Entity } from '../../src/types.js';
