@@ -22,6 +22,7 @@ import { CHALLENGE_REASONS, challengeTargets, FEE_TYPES, REFUND_TYPES, challenge
 import { cpaKey, cpaTarget } from './rules/cpa-ftd.js';
 import { phaseKey, phaseTarget } from './rules/phase-bonus.js';
 import { firstBookingReason, revshareKey, revshareTargets } from './rules/revshare.js';
+import { transactionLock } from '../store/transaction-lock.js';
 
 /** What one evaluation looks at. */
 export interface Scope {
@@ -73,7 +74,7 @@ export interface Evaluation {
 /** Cross-process exclusion per partner, as data per backend capability. */
 const LOCKS: Record<DialectProfile['locking'], (trx: Knex.Transaction, key: string) => Promise<void>> = {
   advisory: async (trx, key) => {
-    await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [key]);
+    await transactionLock(trx, key);
   },
   // One process, one connection: transactions are already serial.
   'single-process': async () => {},

@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import { loadLockKey } from '../pipeline/load.js';
 import type { Store } from '../store/store.js';
+import { transactionLock } from '../store/transaction-lock.js';
 
 export interface PendingEntry {
   kind: string;
@@ -15,7 +16,7 @@ export interface PendingEntry {
 /** The partner's load lock (see LoadTransaction.lockPartner); SQLite has one writer already. */
 export async function lockPartnerLoads(store: Store, trx: Knex.Transaction, partner: string): Promise<void> {
   if (store.profile.locking !== 'advisory') return;
-  await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [loadLockKey(partner)]);
+  await transactionLock(trx, loadLockKey(partner));
 }
 
 export async function readPending(trx: Knex.Transaction, partner: string): Promise<PendingEntry[]> {

@@ -30,6 +30,7 @@ import { isVersioned, newestPerKey, settleVersions, type VersionedWrite } from '
 import { validateBatch } from './validate-batch.js';
 import { SLICE, yieldToEventLoop } from '../yield.js';
 import { limitHeapGrowth } from '../heap.js';
+import { transactionLock } from '../store/transaction-lock.js';
 
 export interface BatchInput {
   partner: string;
@@ -285,7 +286,7 @@ export class LoadTransaction {
    */
   private async lockPartner(partner: string): Promise<void> {
     if (this.lockedPartners.has(partner) || this.loader.store.profile.locking !== 'advisory') return;
-    await this.trx.raw('select pg_advisory_xact_lock(hashtext(?))', [loadLockKey(partner)]);
+    await transactionLock(this.trx, loadLockKey(partner));
     this.lockedPartners.add(partner);
   }
 
