@@ -9,10 +9,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import type { Entity } from '../../src/types.js';
 import { runCli, type CliResult } from '../support/cli.js';
-import { exampleCliConfig, type CliConfig } from '../support/cli-config.js';
+import { sandboxCli } from '../support/cli-config.js';
 import { SANDBOX_SECRET } from '../support/sandbox.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
@@ -26,23 +25,10 @@ interface RejectJson { id: number; stream: Entity; status: string; record_key: s
 for (const backend of STORES) {
   describe(`reject lifecycle through the CLI on ${backend.name}`, function () {
     this.timeout(120_000);
-    let sandbox: Sandbox;
-    let config: CliConfig;
-    let t: TestStore;
-
-    beforeEach(async () => {
-      sandbox = await startSandbox({ port: 0, seed: 11, customers: 30, clients: [{ client_id: 'sandbox-client', client_secret: SANDBOX_SECRET }] });
-      config = exampleCliConfig(PARTNER, sandbox.url, `${sandbox.data.from}T00:00:00Z`);
-      t = await backend.create();
-    });
-    afterEach(async () => {
-      await sandbox.close();
-      config.cleanup();
-      await t.drop();
-    });
+    const fx = sandboxCli(backend, PARTNER, { seed: 11, customers: 30 });
 
     const cli = (args: string[]): Promise<CliResult> =>
-      runCli(['--config', config.dir, '--store', t.url, ...args], { env: { SANDBOX_CLIENT_SECRET: SANDBOX_SECRET, LOG_LEVEL: 'warn' } });
+      runCli(['--config', fx.config.dir, '--store', fx.store.url, ...args], { env: { SANDBOX_CLIENT_SECRET: SANDBOX_SECRET, LOG_LEVEL: 'warn' } });
     async function cliJson<T>(args: string[], code = 0): Promise<T> {
       const r = await cli([...args, '--json']);
       assert.equal(r.code, code, `partner-sync ${args.join(' ')} exited ${r.code}\n${r.stdout}\n${r.stderr}`);
@@ -53,7 +39,7 @@ for (const backend of STORES) {
     const rejectingMapping = (y: string) => y.replace(/fields: \{\}/, 'fields:\n        signup_date: { from: signup_date, datetime: { format: "dd/MM/yyyy HH:mm", zone: UTC } }');
 
     it('a mapping that rejects every customer, the definition fixed, a backfill: status shows 0 open rejects, each closed as loaded by the backfill', async () => {
-      config.write(rejectingMapping);
+      fx.config.write(rejectingMapping);
       // 100% rejected: the reject-rate guard fails the run (exit 1), the rejects are kept.
       const run = await cliJson<RunJson>(['run', PARTNER, '--stream', 'customers'], 1);
       const pulled = run.streams[0]!.counts;
@@ -63,8 +49,8 @@ for (const backend of STORES) {
       assert.equal(listed.rejects.length, 30);
       assert.ok(listed.rejects.every((r) => r.status === 'open' && r.record_key === null), 'a failed mapping leaves no key to read');
 
-      config.write(); // the fix
-      const backfill = await cliJson<RunJson & { streams: { runId: string }[] }>(['backfill', PARTNER, '--from', sandbox.data.from, '--to', sandbox.data.to, '--stream', 'customers']);
+      fx.config.write(); // the fix
+      const backfill = await cliJson<RunJson & { streams: { runId: string }[] }>(['backfill', PARTNER, '--from', fx.sandbox.data.from, '--to', fx.sandbox.data.to, '--stream', 'customers']);
       const loaded = backfill.streams[0]!.counts;
       assert.deepEqual([loaded.pulled, loaded.loaded, loaded.rejected, loaded.stale], [30, 30, 0, 0]);
       assert.equal(await openRejects(), 0);
@@ -78,7 +64,7 @@ for (const backend of STORES) {
 
     // The discard commands' text and audit fields once; the lifecycle's store work runs on every store above and in test/store.
     if (backend === STORES[0]) it('--discard closes open rejects with who, when and why; without --reason it is a usage error; --all lists them', async () => {
-      config.write(rejectingMapping);
+      fx.config.write(rejectingMapping);
       await cliJson<RunJson>(['run', PARTNER, '--stream', 'customers'], 1);
       const missing = await cli(['rejects', PARTNER, '--discard']);
       assert.equal(missing.code, 2);
@@ -92,7 +78,7 @@ for (const backend of STORES) {
       assert.equal(await openRejects(), 30);
 
       // Nothing was last seen before the partner's first day.
-      const none = await cliJson<{ discarded: number }>(['rejects', PARTNER, '--discard', '--before', sandbox.data.from, '--reason', 'too old']);
+      const none = await cliJson<{ discarded: number }>(['rejects', PARTNER, '--discard', '--before', fx.sandbox.data.from, '--reason', 'too old']);
       assert.equal(none.discarded, 0);
       const done = await cliJson<{ discarded: number }>(['rejects', PARTNER, '--discard', '--stream', 'customers', '--reason', 'partner test accounts, never to be loaded']);
       assert.equal(done.discarded, 30);

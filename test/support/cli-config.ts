@@ -7,6 +7,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/paths.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { SANDBOX_SECRET } from './sandbox.js';
+import type { StoreBackend, TestStore } from './stores.js';
 
 export interface CliConfig {
   /** The folder to pass as `--config`. */
@@ -34,4 +37,31 @@ export function exampleCliConfig(name: 'sandbox-casino' | 'sandbox-prop', baseUr
   };
   write();
   return { dir, file, base, write, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** What `sandboxCli` makes before each test: the partner, its definition folder and the store. */
+export interface SandboxCli {
+  sandbox: Sandbox;
+  config: CliConfig;
+  store: TestStore;
+}
+
+/**
+ * Mocha hooks for CLI tests against the sandbox: before each test a sandbox partner, the bundled
+ * example definition pointed at it (cursor streams starting at its first day) and a fresh store of
+ * `backend`; after it, all three closed and removed. Read the fields inside tests, not before.
+ */
+export function sandboxCli(backend: StoreBackend, name: 'sandbox-casino' | 'sandbox-prop', data: { seed: number; customers: number }): SandboxCli {
+  const made = {} as SandboxCli;
+  beforeEach(async () => {
+    made.sandbox = await startSandbox({ port: 0, ...data, clients: [{ client_id: 'sandbox-client', client_secret: SANDBOX_SECRET }] });
+    made.config = exampleCliConfig(name, made.sandbox.url, `${made.sandbox.data.from}T00:00:00Z`);
+    made.store = await backend.create();
+  });
+  afterEach(async () => {
+    await made.sandbox.close();
+    made.config.cleanup();
+    await made.store.drop();
+  });
+  return made;
 }

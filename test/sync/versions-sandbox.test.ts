@@ -6,13 +6,12 @@
  * CLI as a subprocess, on every store backend.
  */
 import assert from 'node:assert/strict';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { versionText } from '../../src/store/versions.js';
 import type { Entity } from '../../src/types.js';
 import { runCli } from '../support/cli.js';
-import { exampleCliConfig, type CliConfig } from '../support/cli-config.js';
+import { sandboxCli } from '../support/cli-config.js';
 import { SANDBOX_SECRET } from '../support/sandbox.js';
-import { STORES, type TestStore } from '../support/stores.js';
+import { STORES } from '../support/stores.js';
 
 const PARTNER = 'sandbox-casino';
 
@@ -22,30 +21,18 @@ interface RunJson { streams: { stream: Entity; status: string; counts: Counts }[
 for (const backend of STORES) {
   describe(`record versions from a pulled change field on ${backend.name}`, function () {
     this.timeout(120_000);
-    let sandbox: Sandbox;
-    let config: CliConfig;
-    let t: TestStore;
-    beforeEach(async () => {
-      sandbox = await startSandbox({ port: 0, seed: 7, customers: 30, clients: [{ client_id: 'sandbox-client', client_secret: SANDBOX_SECRET }] });
-      config = exampleCliConfig(PARTNER, sandbox.url, `${sandbox.data.from}T00:00:00Z`);
-      t = await backend.create();
-    });
-    afterEach(async () => {
-      await sandbox.close();
-      config.cleanup();
-      await t.drop();
-    });
+    const fx = sandboxCli(backend, PARTNER, { seed: 7, customers: 30 });
 
     async function cliJson(args: string[]): Promise<RunJson> {
-      const r = await runCli(['--config', config.dir, '--store', t.url, ...args, '--json'], { env: { SANDBOX_CLIENT_SECRET: SANDBOX_SECRET, LOG_LEVEL: 'warn' } });
+      const r = await runCli(['--config', fx.config.dir, '--store', fx.store.url, ...args, '--json'], { env: { SANDBOX_CLIENT_SECRET: SANDBOX_SECRET, LOG_LEVEL: 'warn' } });
       assert.equal(r.code, 0, `${args.join(' ')}: ${r.stdout}\n${r.stderr}`);
       return JSON.parse(r.stdout) as RunJson;
     }
-    const storedTx = async (id: string) => t.store.knex('transactions').where({ partner_id: PARTNER, transaction_id: id }).first('status', 'source_version');
+    const storedTx = async (id: string) => fx.store.store.knex('transactions').where({ partner_id: PARTNER, transaction_id: id }).first('status', 'source_version');
 
     it('a backfill reading an older updated_at of a transaction leaves the newer row; a newer change applies', async () => {
       await cliJson(['run', PARTNER]);
-      const latest = sandbox.data.transactions('igaming').at(-1)!;
+      const latest = fx.sandbox.data.transactions('igaming').at(-1)!;
       const id = latest.transaction_id as string;
       const updated = latest.updated_at as string;
       const before = await storedTx(id);
@@ -54,7 +41,7 @@ for (const backend of STORES) {
       // The partner serves a version stamped one second before the one we hold.
       const older = new Date(Date.parse(updated) - 1000);
       const olderStatus = latest.status === 'reversed' ? 'declined' : 'reversed';
-      sandbox.data.setTransactionStatus('igaming', id, olderStatus, older);
+      fx.sandbox.data.setTransactionStatus('igaming', id, olderStatus, older);
       const day = older.toISOString().slice(0, 10);
       const backfill = await cliJson(['backfill', PARTNER, '--from', day, '--to', updated.slice(0, 10), '--stream', 'transactions']);
       const c = backfill.streams[0]!.counts;
@@ -63,7 +50,7 @@ for (const backend of STORES) {
       assert.deepEqual(await storedTx(id), before);
 
       // A change stamped later than the stored version applies.
-      sandbox.data.setTransactionStatus('igaming', id, 'declined', new Date(Date.now() - 60_000));
+      fx.sandbox.data.setTransactionStatus('igaming', id, 'declined', new Date(Date.now() - 60_000));
       const run = await cliJson(['run', PARTNER, '--stream', 'transactions']);
       assert.equal(run.streams[0]!.counts.stale, 0);
       assert.equal((await storedTx(id))?.status, 'declined');
