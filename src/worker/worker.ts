@@ -5,7 +5,8 @@
  * The command line (src/cli/commands/worker.ts) adds signals, the HTTP endpoint and exit codes.
  */
 import type { createSource } from '../../connectors/index.js';
-import { createCommissionHook, resumePending } from '../../jobs/commission.js';
+import { resumePending } from '../../jobs/commission.js';
+import { createLoadHooks } from '../../jobs/load-hooks.js';
 import type { Plan } from '../commission/plans.js';
 import type { PartnerDefinition } from '../config/definition.js';
 import type { Logger, Redact } from '../log.js';
@@ -78,7 +79,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   let definitions = [...options.definitions];
   let plans: readonly Plan[] = [...(options.plans ?? [])];
   const locks = options.locks ?? locksFor(store, logger);
-  const loader = new Loader({ store, validator: specValidator(), ...createCommissionHook(store, () => plans, logger) });
+  const loader = new Loader({ store, validator: specValidator(), ...createLoadHooks(store, { plans: () => plans, logger }) });
   // What a crash left between a batch's commit and its commission evaluation, before any new run.
   if (plans.length > 0) {
     await resumePending(store, plans, logger).catch((error: unknown) => {

@@ -1,7 +1,5 @@
 import { runPartner } from '../../../jobs/run-partner.js';
-import { Loader } from '../../pipeline/load.js';
-import { commissionHook } from './commissions.js';
-import { specValidator } from '../../spec/validator.js';
+import { cliLoader } from '../loader.js';
 import type { Entity } from '../../types.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { loadConfig, partnerDefinition } from '../definitions.js';
@@ -23,7 +21,7 @@ export async function backfillCommand(globals: GlobalOptions, args: { partner: s
   return withStore(globals, async (store) => {
     const today = store.clock().toISOString().slice(0, 10);
     if (args.to >= today) throw new CliError(`--to ${args.to} is not a closed day yet (today is ${today} UTC); backfill closed days only`, EXIT_USAGE);
-    const loader = new Loader({ store, validator: specValidator(), ...(await commissionHook(globals, io, store, config.logger)) });
+    const loader = await cliLoader(globals, io, store, config.logger);
     const progress = (io.errIsTty ?? io.isTty) && !globals.json ? progressLine() : undefined;
     const results = await withExclusiveStreams(store, config.logger, (exclusive) => runPartner(
       { loader, clock: store.clock, logger: config.logger, redact: config.redact, progress: progress?.update, exclusive },

@@ -8,8 +8,6 @@ import { isMonth } from '../../commission/dates.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 import { formatTable } from '../table.js';
-import { createCommissionHook, resumePending, type CommissionHooks } from '../../../jobs/commission.js';
-import type { Logger } from '../../log.js';
 import type { Store } from '../../store/store.js';
 
 /** `<config>/commissions.yaml`: the plans, or a usage error listing every problem (exit 2). Absent file: no plans. */
@@ -125,14 +123,3 @@ async function nothingToRecompute(store: Store, plans: readonly Plan[], partner:
   return `nothing to recompute: no commission plans` + (loaded.length > 0 ? ` for the loaded partners (${loaded.map((p) => p.partner_id).join(', ')})` : ' and nothing loaded') + ', and no ledger lines';
 }
 
-/**
- * The Loader hooks that run the commission job after every committed batch (run, backfill,
- * import, replay), for only what the batch touched; none when there are no plans. Before any
- * load, what an earlier crash left pending is evaluated.
- */
-export async function commissionHook(globals: GlobalOptions, io: Io, store: Store, logger: Logger): Promise<Partial<CommissionHooks>> {
-  const plans = await commissionPlans(globals, io, { quiet: true });
-  if (plans.length === 0) return {};
-  await resumePending(store, plans, logger);
-  return createCommissionHook(store, plans, logger);
-}

@@ -1,8 +1,6 @@
 import { importFile } from '../../../jobs/import-file.js';
-import { Loader } from '../../pipeline/load.js';
-import { commissionHook } from './commissions.js';
+import { cliLoader } from '../loader.js';
 import { createLogger } from '../../log.js';
-import { specValidator } from '../../spec/validator.js';
 import type { Entity, Variant } from '../../types.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { EXIT_OK, type Io } from '../io.js';
@@ -16,7 +14,7 @@ export async function importCommand(
   io: Io,
 ): Promise<number> {
   return withStore(globals, async (store) => {
-    const loader = new Loader({ store, validator: specValidator(), ...(await commissionHook(globals, io, store, createLogger({ level: process.env.LOG_LEVEL ?? 'warn' }))) });
+    const loader = await cliLoader(globals, io, store, createLogger({ level: process.env.LOG_LEVEL ?? 'warn' }));
     const summary = await importFile({ store, loader }, { ...args, stdin: io.stdin });
     const c = summary.counts;
     if (globals.json) {

@@ -1,8 +1,6 @@
 import { userInfo } from 'node:os';
 import { replayRejects } from '../../../jobs/replay-rejects.js';
-import { Loader } from '../../pipeline/load.js';
-import { commissionHook } from './commissions.js';
-import { specValidator } from '../../spec/validator.js';
+import { cliLoader } from '../loader.js';
 import { discardRejects } from '../../store/reject-lifecycle.js';
 import { listRejects, type StoredReject } from '../../store/rejects.js';
 import { fromStoreTimestamp, toUtcTimestamp } from '../../store/values.js';
@@ -99,7 +97,7 @@ export async function rejectsCommand(globals: GlobalOptions, args: RejectsArgs, 
   const def = config.definitions.find((d) => d.partner === args.partner);
   return withStore(globals, async (store) => {
     if (args.replay) {
-      const loader = new Loader({ store, validator: specValidator(), ...(await commissionHook(globals, io, store, config.logger)) });
+      const loader = await cliLoader(globals, io, store, config.logger);
       const results = await replayRejects(loader, args.partner, def, args.stream);
       if (globals.json) io.out(JSON.stringify({ partner: args.partner, replay: results }));
       else if (results.length === 0) io.out(`${args.partner}: no open rejects to replay`);

@@ -4,9 +4,7 @@ import type { Store } from '../../store/store.js';
 import { jobKey } from '../../worker/jobs.js';
 import { locksFor, withStreamLock } from '../../worker/locks.js';
 import type { StreamRunResult } from '../../../jobs/sync-stream.js';
-import { Loader } from '../../pipeline/load.js';
-import { commissionHook } from './commissions.js';
-import { specValidator } from '../../spec/validator.js';
+import { cliLoader } from '../loader.js';
 import type { Entity } from '../../types.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { loadConfig, partnerDefinition } from '../definitions.js';
@@ -40,7 +38,7 @@ export async function runCommand(globals: GlobalOptions, args: { partner: string
   const config = await loadConfig(globals);
   const def = partnerDefinition(config, args.partner);
   return withStore(globals, async (store) => {
-    const loader = new Loader({ store, validator: specValidator(), ...(await commissionHook(globals, io, store, config.logger)) });
+    const loader = await cliLoader(globals, io, store, config.logger);
     const progress = (io.errIsTty ?? io.isTty) && !globals.json ? progressLine() : undefined;
     const results = await withExclusiveStreams(store, config.logger, (exclusive) => runPartner(
       { loader, clock: store.clock, logger: config.logger, redact: config.redact, progress: progress?.update, exclusive },

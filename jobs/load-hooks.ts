@@ -1,0 +1,38 @@
+/**
+ * The jobs that run after every committed batch, whatever loaded it (run, backfill, import,
+ * replay, the worker, a push): one composition, so every face of the service gets the same
+ * ones. Each job contributes Loader hooks (src/pipeline/load.ts); they run in the order listed
+ * here, each hook of each job in that order.
+ *
+ *   const loader = new Loader({ store, validator, ...createLoadHooks(store, { plans, logger }) });
+ */
+import type { Logger } from '../src/log.js';
+import type { LoaderDeps } from '../src/pipeline/load.js';
+import type { Store } from '../src/store/store.js';
+import { createCommissionHook, type PlanSource } from './commission.js';
+
+export type LoaderHooks = Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'afterCommit'>;
+
+export interface LoadHookOptions {
+  /** The commission plans in force (a getter for a process that reloads them). */
+  plans: PlanSource;
+  logger: Logger;
+}
+
+/** Every after-load job's hooks, composed. */
+export function createLoadHooks(store: Store, options: LoadHookOptions): LoaderHooks {
+  const parts: LoaderHooks[] = [createCommissionHook(store, options.plans, options.logger)];
+  return combineHooks(parts);
+}
+
+/** One set of hooks that calls each part's hook in order; a part without a hook is skipped. */
+export function combineHooks(parts: readonly LoaderHooks[]): LoaderHooks {
+  const before = parts.flatMap((p) => (p.beforeWrite ? [p.beforeWrite] : []));
+  const inside = parts.flatMap((p) => (p.inTransaction ? [p.inTransaction] : []));
+  const after = parts.flatMap((p) => (p.afterCommit ? [p.afterCommit] : []));
+  const combined: LoaderHooks = {};
+  if (before.length > 0) combined.beforeWrite = async (trx, batch) => { for (const hook of before) await hook(trx, batch); };
+  if (inside.length > 0) combined.inTransaction = async (trx, change) => { for (const hook of inside) await hook(trx, change); };
+  if (after.length > 0) combined.afterCommit = async (changes) => { for (const hook of after) await hook(changes); };
+  return combined;
+}
