@@ -1,0 +1,39 @@
+/**
+ * The contract between the HTTP API's parts (server, authentication, route modules): who is
+ * calling, and what every route module gets.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from '../log.js';
+import type { Loader } from '../pipeline/load.js';
+import type { Store } from '../store/store.js';
+import type { Variant } from '../types.js';
+
+export type Scope = 'read' | 'write';
+
+/** The caller, from a verified, unrevoked, unexpired bearer token. */
+export interface Principal {
+  clientId: string;
+  partner: string;
+  variant: Variant;
+  scopes: readonly Scope[];
+  /** Set for a credential that may see only one affiliate's report rows. */
+  affiliate?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the authentication pre-handler on routes that require a token. */
+    principal?: Principal;
+  }
+}
+
+/** What every route module is given. */
+export interface ApiDeps {
+  store: Store;
+  /** The one Loader of the process (src/pipeline/load.ts with jobs/load-hooks.ts). */
+  loader: Loader;
+  logger: Logger;
+}
+
+/** A module of routes: registers them on the app. */
+export type RouteModule = (app: FastifyInstance, deps: ApiDeps) => Promise<void> | void;
