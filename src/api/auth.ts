@@ -7,6 +7,9 @@
  * `request.principal`. `requireVariant()` then refuses a token of the other variant on a
  * `/api/v1/{variant}/...` path. Answers: 401 `{error:"invalid_token"}` with WWW-Authenticate,
  * 403 `{error:"insufficient_scope" | "wrong_variant"}`, 429 with Retry-After.
+ * They work as `onRequest` hooks (preferred: the caller is refused before its body is read and
+ * parsed) or as `preHandler` hooks:
+ *   app.post('/api/v1/:variant/customers', { onRequest: requirePartnerAccess('write') }, handler)
  */
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Clock, Store } from '../store/store.js';
@@ -143,7 +146,7 @@ export function requireVariant(variant?: Variant): preHandlerAsyncHookHandler {
   };
 }
 
-/** Both checks of a `/api/v1/{variant}/...` route, in order: `preHandler: requirePartnerAccess('write')`. */
+/** Both checks of a `/api/v1/{variant}/...` route, in order: `onRequest: requirePartnerAccess('write')`. */
 export function requirePartnerAccess(scope: Scope, variant?: Variant): preHandlerAsyncHookHandler[] {
   return [requireToken(scope), requireVariant(variant)];
 }

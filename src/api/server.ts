@@ -14,7 +14,7 @@ import type { Clock } from '../store/store.js';
 import { Authenticator } from './auth.js';
 import { BodyError, MAX_JSON_DEPTH, parseJsonBody } from './json-body.js';
 import { oauthRoutes } from './oauth.js';
-import { MemoryRateLimiter, RATE_LIMIT_PER_MINUTE, type RateLimiter } from './rate-limit.js';
+import { MemoryRateLimiter, RATE_LIMIT_PER_MINUTE, StoreRateLimiter, type RateLimiter } from './rate-limit.js';
 import { ROUTE_MODULES } from './routes/index.js';
 import { signingKey } from './tokens.js';
 import type { ApiDeps, RouteModule } from './types.js';
@@ -115,6 +115,11 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
   return app;
 }
 
-async function defaultLimiter(_deps: ApiDeps, perMinute: number): Promise<RateLimiter> {
-  return new MemoryRateLimiter(perMinute);
+/** Counted in the store when several processes may share it (PostgreSQL), else in this process. */
+async function defaultLimiter(deps: ApiDeps, perMinute: number): Promise<RateLimiter> {
+  if (deps.store.profile.locking === 'single-process') return new MemoryRateLimiter(perMinute);
+  return new StoreRateLimiter(deps.store, {
+    limit: perMinute,
+    onError: (error) => deps.logger.warn(`rate limit: the store's counter failed, deciding locally: ${error.message}`, { event: 'rate_limit_store_error' }),
+  });
 }
