@@ -102,9 +102,12 @@ for (const backend of STORES.filter((b) => b.name === 'sqlite')) {
     });
 
     it('answers unknown routes 404 JSON and internal errors 500 without a stack trace', async () => {
-      const missing = await fetch(`${api.url}/api/v1/nothing/here?x=1`);
+      const missing = await fetch(`${api.url}/api/v1/nothing/here?x=1`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(missing.status, 404);
       assert.deepEqual(await missing.json(), { error: 'not_found', message: 'no route GET /api/v1/nothing/here' });
+      assert.equal((await fetch(`${api.url}/api/v1/nothing/here`)).status, 401, 'under /api/ the caller authenticates first');
+      const outside = await fetch(`${api.url}/nothing`);
+      assert.deepEqual([outside.status, await outside.json()], [404, { error: 'not_found', message: 'no route GET /nothing' }]);
       const boom = await fetch(`${api.url}/boom`);
       assert.equal(boom.status, 500);
       const text = await boom.text();

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type NewClient } from '../../src/api/clients.js';
 import { packageRoot } from '../../src/paths.js';
-import { runCli } from '../support/cli.js';
+import { Readable } from 'node:stream';
+import { main } from '../../src/cli/main.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
 interface Served {
@@ -65,9 +66,11 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('partner-sync serve: transport rules', () => {
   it('refuses plain HTTP on an address that is not loopback (exit 2, with the reason)', async () => {
-    const res = await runCli(['--store', 'sqlite::memory:', 'serve', '--host', '0.0.0.0', '--port', '0']);
-    assert.equal(res.code, 2);
-    assert.match(res.stderr, /refusing plain HTTP on 0\.0\.0\.0, which is not a loopback address: give --tls-cert and --tls-key for HTTPS, or --trust-proxy/);
+    // In process: the refusal comes before the store or the network are touched.
+    const err: string[] = [];
+    const code = await main(['--store', 'sqlite::memory:', 'serve', '--host', '0.0.0.0', '--port', '0'], { out: () => undefined, err: (t) => err.push(t), stdin: Readable.from([]), isTty: false });
+    assert.equal(code, 2);
+    assert.match(err.join('\n'), /refusing plain HTTP on 0\.0\.0\.0, which is not a loopback address: give --tls-cert and --tls-key for HTTPS, or --trust-proxy/);
   });
 });
 

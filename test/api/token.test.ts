@@ -35,6 +35,8 @@ for (const backend of STORES) {
       await api.close();
       await t.drop();
     });
+    // Request handling does not depend on the store: those tests run on the first backend only.
+    const once = backend === STORES[0] ? it : () => undefined;
 
     it('issues a spec §2.6 token for body credentials and for HTTP Basic; the token opens a protected route', async () => {
       const client = await api.addClient('acme', 'igaming');
@@ -61,7 +63,7 @@ for (const backend of STORES) {
       assert.deepEqual({ ...principal, tokenId: undefined }, { clientId: client.client_id, partner: 'acme', variant: 'igaming', scopes: ['read', 'write'], tokenId: undefined });
     });
 
-    it('answers every RFC 6749 §5.2 error as JSON', async () => {
+    once('answers every RFC 6749 §5.2 error as JSON', async () => {
       const client = await api.addClient('acme', 'igaming', ['read']);
       const ok = { grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret };
       const cases: [string, Promise<Awaited<ReturnType<typeof postToken>>>, number, string][] = [
@@ -123,7 +125,7 @@ for (const backend of STORES) {
       assert.deepEqual(await expired.json(), { error: 'invalid_token', message: 'the access token has expired' });
     });
 
-    it('refuses a token without the scope (403) and a token of the other variant on /api/v1/{variant} (403)', async () => {
+    once('refuses a token without the scope (403) and a token of the other variant on /api/v1/{variant} (403)', async () => {
       const reader = await api.token(await api.addClient('acme', 'igaming', ['read']));
       const write = await fetch(`${api.url}/probe/write`, { method: 'POST', headers: { authorization: `Bearer ${reader}`, 'content-type': 'application/json' }, body: '{}' });
       assert.equal(write.status, 403);
