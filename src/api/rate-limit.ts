@@ -6,8 +6,14 @@
  * One process (SQLite store): counted in memory, exactly. Several processes on one PostgreSQL
  * store: StoreRateLimiter below.
  */
+import type pg from 'pg';
 import type { Store } from '../store/store.js';
-import { transactionLock } from '../store/transaction-lock.js';
+
+/** A SQL string literal (standard_conforming_strings, PostgreSQL's default since 9.1). */
+function sqlText(value: string): string {
+  if (value.includes('\0')) throw new Error('a rate limit key cannot hold NUL');
+  return `'${value.replace(/'/g, "''")}'`;
+}
 
 export const RATE_LIMIT_PER_MINUTE = 1000;
 export const WINDOW_S = 60;
@@ -114,6 +120,8 @@ interface Lease {
 interface KeyState {
   lease?: Lease;
   claiming?: Promise<RateDecision | undefined>;
+  /** The store refused in this second: later requests of the second are refused without asking again. */
+  refused?: { second: number; decision: RateDecision };
 }
 
 export interface StoreRateLimiterOptions {
@@ -133,7 +141,8 @@ export interface StoreRateLimiterOptions {
  * counts more than `limit` admitted requests in a rolling minute, whatever the number of
  * processes: the limit is never exceeded. It can refuse a little early, by at most the unused
  * leases of the other processes (at most `chunk` each) until they are given back (within a second).
- * Cost: one short transaction per `chunk` requests of a token in one process.
+ * Cost: one round trip to the store per `chunk` requests of a token in one process; a token past
+ * its limit costs one round trip per second per process, however many requests it sends.
  */
 export class StoreRateLimiter implements RateLimiter {
   readonly limit: number;
@@ -148,6 +157,7 @@ export class StoreRateLimiter implements RateLimiter {
     private readonly store: Store,
     private readonly options: StoreRateLimiterOptions = {},
   ) {
+    if (store.profile.kind !== 'postgres') throw new Error('StoreRateLimiter needs a PostgreSQL store (one SQLite process counts in memory)');
     this.limit = options.limit ?? RATE_LIMIT_PER_MINUTE;
     this.chunk = Math.max(1, options.chunk ?? Math.floor(this.limit / 50));
     this.nowMs = options.nowMs ?? Date.now;
@@ -164,6 +174,8 @@ export class StoreRateLimiter implements RateLimiter {
       state.lease.left--;
       return { allowed: true, retryAfterS: 0 };
     }
+    // A flood past the limit costs one claim per second per process, not one per request.
+    if (state.refused && state.refused.second === second) return state.refused.decision;
     return this.takeClaimed(key, state, second);
   }
 
@@ -182,7 +194,11 @@ export class StoreRateLimiter implements RateLimiter {
     state.lease = undefined;
     const claiming = this.claim(key, second, expired).then(
       (result) => {
-        if (result.granted === 0) return { allowed: false, retryAfterS: result.retryAfterS };
+        if (result.granted === 0) {
+          const decision = { allowed: false, retryAfterS: result.retryAfterS };
+          state.refused = { second, decision };
+          return decision;
+        }
         state.lease = { key, second, left: result.granted };
         return undefined;
       },
@@ -204,30 +220,47 @@ export class StoreRateLimiter implements RateLimiter {
   /**
    * Takes quota for `key` in `second` from the store: up to `chunk` requests, and at most an
    * eighth of what is left, so that near the limit each process claims one request at a time and
-   * no process sits on quota another one needs.
+   * no process sits on quota another one needs. One round trip: a transaction of simple
+   * statements sent together (the lock first, so the count that follows sees every earlier claim).
    */
   private async claim(key: string, second: number, expired: Lease | undefined): Promise<{ granted: number; retryAfterS: number }> {
-    const result = await this.store.transaction(async (trx) => {
-      await transactionLock(trx, `rate:${key}`);
-      if (expired && expired.left > 0) {
-        await trx('api_rate_counts').where({ token_id: key, second: expired.second }).update({ count: trx.raw('count - ?', [expired.left]) });
-      }
-      const rows: { second: number | string; count: number }[] = await trx('api_rate_counts')
-        .where('token_id', key).andWhere('second', '>', second - WINDOW_S).select('second', 'count');
+    const token = sqlText(key);
+    const from = second - WINDOW_S;
+    const sql = [
+      'BEGIN',
+      `SELECT pg_advisory_xact_lock(hashtextextended(coalesce(current_schema(), '') || ':' || ${sqlText(`rate:${key}`)}, 0))`,
+      ...(expired && expired.left > 0 ? [`UPDATE api_rate_counts SET count = count - ${expired.left} WHERE token_id = ${token} AND second = ${expired.second}`] : []),
+      `WITH used AS (SELECT coalesce(sum(count), 0) AS n FROM api_rate_counts WHERE token_id = ${token} AND second > ${from}),
+            grant_ AS (SELECT greatest(1, least(${this.chunk}, floor((${this.limit} - n) / 8)))::int AS n FROM used WHERE n < ${this.limit}),
+            claimed AS (INSERT INTO api_rate_counts (token_id, second, count) SELECT ${token}, ${second}, n FROM grant_
+                        ON CONFLICT (token_id, second) DO UPDATE SET count = api_rate_counts.count + excluded.count RETURNING 1)
+       SELECT coalesce((SELECT n FROM grant_), 0) AS granted, (SELECT count(*) FROM claimed) AS claimed`,
+      `SELECT second, count FROM api_rate_counts WHERE token_id = ${token} AND second > ${from}`,
+      'COMMIT',
+    ].join(';\n');
+    const client = this.store.knex.client as { acquireConnection(): Promise<pg.Client>; releaseConnection(c: pg.Client): Promise<void> };
+    const conn = await client.acquireConnection();
+    let results: pg.QueryResult[];
+    try {
+      results = (await conn.query(sql)) as unknown as pg.QueryResult[];
+    } catch (error) {
+      await conn.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      await client.releaseConnection(conn);
+    }
+    const granted = Number(results.find((r) => r.fields.some((f) => f.name === 'granted'))?.rows[0]?.granted ?? 0);
+    let retryAfterS = 0;
+    if (granted === 0) {
       const buckets = new SecondBuckets();
-      for (const r of rows) buckets.set(Number(r.second), r.count);
-      const room = this.limit - buckets.total(second);
-      if (room <= 0) return { granted: 0, retryAfterS: buckets.retryAfter(second, this.limit) };
-      const granted = Math.max(1, Math.min(this.chunk, Math.floor(room / 8)));
-      await trx('api_rate_counts').insert({ token_id: key, second, count: granted })
-        .onConflict(['token_id', 'second']).merge({ count: trx.raw('api_rate_counts.count + ?', [granted]) });
-      return { granted, retryAfterS: 0 };
-    });
+      for (const r of results.find((r) => r.fields.some((f) => f.name === 'second'))?.rows ?? []) buckets.set(Number(r.second), Number(r.count));
+      retryAfterS = buckets.retryAfter(second, this.limit);
+    }
     if (second - this.sweptAt >= WINDOW_S) {
       this.sweptAt = second;
       this.track(this.store.knex('api_rate_counts').where('second', '<=', second - 2 * WINDOW_S).delete().then(() => undefined));
     }
-    return result;
+    return { granted, retryAfterS };
   }
 
   /** Gives the unused part of the key's lease back to the store. */
