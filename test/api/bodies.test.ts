@@ -115,6 +115,14 @@ for (const backend of STORES.filter((b) => b.name === 'sqlite')) {
       assert.doesNotMatch(text, /secret internals|\.js:/);
     });
 
+    it('answers /healthz 200 while the store answers, 503 when it does not', async () => {
+      const ok = await fetch(`${api.url}/healthz`);
+      assert.deepEqual([ok.status, await ok.json()], [200, { status: 'ok' }]);
+      await t.store.knex.destroy();
+      const down = await fetch(`${api.url}/healthz`);
+      assert.deepEqual([down.status, await down.json()], [503, { status: 'unavailable', message: 'the store is unreachable' }]);
+    });
+
     it('logs one line per request with method, route, status, duration and client id; never a secret or a token', async () => {
       const client = await api.addClient('acme', 'igaming');
       const viaBody = await api.token(client);

@@ -9,6 +9,7 @@ import { createClient, type NewClient } from '../../src/api/clients.js';
 import { packageRoot } from '../../src/paths.js';
 import { Readable } from 'node:stream';
 import { main } from '../../src/cli/main.js';
+import { isLoopback } from '../../src/cli/commands/serve.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
 interface Served {
@@ -65,6 +66,11 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('partner-sync serve: transport rules', () => {
+  it('counts 127.0.0.0/8, ::1 and localhost as loopback, nothing else', () => {
+    for (const h of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', 'LOCALHOST', '::ffff:127.0.0.1']) assert.equal(isLoopback(h), true, h);
+    for (const h of ['0.0.0.0', '::', '10.0.0.1', '192.168.1.2', 'example.com', '128.0.0.1', 'localhost.example.com']) assert.equal(isLoopback(h), false, h);
+  });
+
   it('refuses plain HTTP on an address that is not loopback (exit 2, with the reason)', async () => {
     // In process: the refusal comes before the store or the network are touched.
     const err: string[] = [];

@@ -10,6 +10,7 @@ const probe: RouteModule = (app) => {
   app.get('/probe/read', { preHandler: requireToken('read') }, async (request) => ({ principal: request.principal }));
   app.post('/probe/write', { preHandler: requireToken('write') }, async (request) => ({ keys: Object.keys(request.body as object) }));
   app.get('/api/v1/:variant/probe', { preHandler: requirePartnerAccess('read') }, async (request) => ({ partner: request.principal?.partner }));
+  app.post('/api/v1/:variant/early', { onRequest: requirePartnerAccess('write') }, async (request) => ({ partner: request.principal?.partner }));
 };
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields);
@@ -137,6 +138,14 @@ for (const backend of STORES) {
       const other = await fetch(`${api.url}/api/v1/prop-trading/probe`, { headers: { authorization: `Bearer ${reader}` } });
       assert.equal(other.status, 403);
       assert.equal(((await other.json()) as { error: string }).error, 'wrong_variant');
+
+      // As onRequest hooks: refused before the body is read (a malformed body does not matter).
+      const writer = await api.token(await api.addClient('prop', 'prop-trading', ['write']));
+      const early = (variant: string, token: string) => fetch(`${api.url}/api/v1/${variant}/early`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"broken":' });
+      assert.equal((await early('igaming', writer)).status, 403);
+      assert.equal((await early('prop-trading', reader)).status, 403);
+      assert.equal((await early('casino', writer)).status, 404);
+      assert.equal((await early('prop-trading', writer)).status, 400, 'the right token gets as far as the body');
     });
 
     it("refuses a revoked client's existing token once the revocation cache expires", async () => {
