@@ -37,6 +37,8 @@ export interface ApiOptions {
   https?: { key: string | Buffer; cert: string | Buffer };
   /** Environment for PARTNER_SYNC_JWT_SECRET (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Client secret verifications at once on /oauth/token; more are answered 503 with Retry-After (default 16). */
+  maxConcurrentHashes?: number;
   /** Route modules (default ROUTE_MODULES). */
   routes?: readonly RouteModule[];
 }
@@ -112,7 +114,7 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
   const apiPrefix = async (request: FastifyRequest, reply: FastifyReply) => (request.url.startsWith('/api/') ? requireAnyToken.call(app, request, reply) : undefined);
   app.setNotFoundHandler({ preHandler: apiPrefix }, (request, reply) => reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` }));
 
-  await oauthRoutes(app, { store, key, clock });
+  await oauthRoutes(app, { store, key, clock, maxConcurrentHashes: options.maxConcurrentHashes });
 
   app.get('/healthz', async (_request, reply) => {
     try {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { revokeClient } from '../../src/api/clients.js';
+import { createClient, revokeClient } from '../../src/api/clients.js';
 import { requirePartnerAccess, requireToken } from '../../src/api/auth.js';
 import type { RouteModule } from '../../src/api/types.js';
 import { startApi, type StartedApi } from '../support/api.js';
@@ -90,6 +90,20 @@ for (const backend of STORES) {
       assert.equal(basicWrong.status, 401);
       assert.equal(basicWrong.body.error, 'invalid_client');
       assert.match(basicWrong.headers.get('www-authenticate') ?? '', /^Basic realm=/);
+    });
+
+    once('answers 503 temporarily_unavailable with Retry-After when too many secrets are being checked at once', async () => {
+      await api.close();
+      api = await startApi(t.store, { routes: [probe], maxConcurrentHashes: 1 });
+      // The production hash parameters: each check takes long enough for the others to arrive.
+      const c = await createClient(t.store, { partner: 'acme', variant: 'igaming' });
+      const answers = await Promise.all(Array.from({ length: 4 }, () => postToken(api, form({ grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret }))));
+      const statuses = answers.map((a) => a.status).sort();
+      assert.equal(statuses[0], 200);
+      const busy = answers.filter((a) => a.status === 503);
+      assert.ok(busy.length >= 1, `statuses ${statuses.join(',')}`);
+      assert.equal(busy[0]!.body.error, 'temporarily_unavailable');
+      assert.equal(busy[0]!.headers.get('retry-after'), '1');
     });
 
     it('refuses missing, malformed, forged and expired tokens with 401 invalid_token', async () => {
