@@ -186,15 +186,16 @@ for (const backend of STORES) {
       assert.equal(await count('customers'), 2);
     });
 
-    it('group commit: many concurrent single POSTs take far fewer transactions than requests', async () => {
+    // Heavy (a client process): on one store; the in-process test covers both (push-library.test.ts).
+    (backend.name === 'postgres' ? it : it.skip)('group commit: many concurrent single POSTs take far fewer transactions than requests', async () => {
       const before = api.app.push.queue.transactions;
       // The client in its own process, as partners are: it does not slow the server's event loop.
-      const fire = await execFileAsync(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), 'support', 'fire.js'), `${api.url}/api/v1/igaming/customers`, token, '200', 'g']);
+      const fire = await execFileAsync(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), 'support', 'fire.js'), `${api.url}/api/v1/igaming/customers`, token, '100', 'g']);
       const statuses = JSON.parse(fire.stdout) as number[];
       assert.deepEqual(new Set(statuses), new Set([200]));
       const used = api.app.push.queue.transactions - before;
-      assert.ok(used <= 50, `200 requests in ${used} transactions`);
-      assert.equal(await count('customers'), 200);
+      assert.ok(used <= 25, `100 requests in ${used} transactions`);
+      assert.equal(await count('customers'), 100);
     });
   });
 }

@@ -32,7 +32,7 @@ function startServe(storeUrl: string): Promise<{ child: ChildProcess; url: strin
 (postgres ? describe : describe.skip)('SIGKILL of serve during a bulk POST (postgres)', function () {
   this.timeout(60_000);
   let t: TestStore;
-  const FRACTIONS = [0.4, 0.75, 0.9];
+  const FRACTIONS = [0.6, 0.9];
   let servers: Promise<{ child: ChildProcess; url: string }>[] = [];
   before(async () => {
     t = await postgres!.create();

@@ -43,9 +43,9 @@ export const recordRoutes: RouteModule = (app, deps) => {
         });
         return reply.code(answer.status).send(answer.body);
       };
-      app.post(path, { preHandler: requirePartnerAccess('write', variant) }, push(false));
-      app.post(`${path}/bulk`, { preHandler: requirePartnerAccess('write', variant) }, push(true));
-      app.get(path, { preHandler: requirePartnerAccess('read', variant) }, async (request, reply) => list(request, reply, variant, entity));
+      app.post(path, { onRequest: requirePartnerAccess('write', variant) }, push(false));
+      app.post(`${path}/bulk`, { onRequest: requirePartnerAccess('write', variant) }, push(true));
+      app.get(path, { onRequest: requirePartnerAccess('read', variant) }, async (request, reply) => list(request, reply, variant, entity));
     }
   }
 
