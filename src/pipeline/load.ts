@@ -40,6 +40,11 @@ export interface BatchInput {
   records: readonly RawRecord[];
   /** Saved in the same transaction as the rows. */
   checkpoint?: Checkpoint;
+  /**
+   * Name the records that waited and those that were stale (BatchResult.itemized), for a caller
+   * that merged several requests into one batch and answers each with its own counts.
+   */
+  itemize?: boolean;
 }
 
 export interface BatchResult {
@@ -57,6 +62,8 @@ export interface BatchResult {
   /** Records parked earlier that loaded now because this batch brought their customer. */
   released: number;
   rejects: { position: number; errors: Violation[] }[];
+  /** With `itemize`: the valid records (the objects handed over) counted waiting and stale. */
+  itemized?: { waiting: SpecRecord[]; stale: SpecRecord[] };
 }
 
 /**
@@ -76,6 +83,15 @@ export interface LoadedChange {
 
 /** The advisory lock that serialises a partner's loads (and whatever must not interleave with them). */
 export const loadLockKey = (partner: string): string => `partner-sync:load:${partner}`;
+
+/** An after-commit hook failed: the transaction's data IS committed (same message as the hook's error). */
+export class AfterCommitError extends Error {
+  readonly committed = true;
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'AfterCommitError';
+  }
+}
 
 /** A partner that a committed transaction wrote to. */
 export interface CommittedChange {
@@ -146,7 +162,12 @@ export class Loader {
     if (this.deps.afterCommit && committed.length > 0) {
       const touched = new Map<string, CommittedChange>();
       for (const c of committed) if (!touched.has(c.partner)) touched.set(c.partner, { partner: c.partner, variant: c.variant, runId: c.runId });
-      await this.deps.afterCommit([...touched.values()]);
+      try {
+        await this.deps.afterCommit([...touched.values()]);
+      } catch (error) {
+        // The data is committed: a caller that answers for it (a push) must know that.
+        throw new AfterCommitError(error);
+      }
     }
     return result;
   }
@@ -339,9 +360,15 @@ export class LoadTransaction {
   /** Stale: records older than another of their key in the batch, and every record of a key whose newest version was older than the store's. */
   private countStale(result: BatchResult, prepared: PreparedBatch, staleKeys: ReadonlySet<string>): void {
     const positions = prepared.olderInBatch.map((r) => metaOf(r)?.position ?? 0);
+    result.itemized?.stale.push(...prepared.olderInBatch);
     if (staleKeys.size > 0) {
       const older = new Set(prepared.olderInBatch);
-      for (const r of prepared.validRecords) if (!older.has(r) && staleKeys.has(batchKey(prepared.table, r))) positions.push(metaOf(r)?.position ?? 0);
+      for (const r of prepared.validRecords) {
+        if (!older.has(r) && staleKeys.has(batchKey(prepared.table, r))) {
+          positions.push(metaOf(r)?.position ?? 0);
+          result.itemized?.stale.push(r);
+        }
+      }
     }
     result.stale = positions.length;
     result.stalePositions = positions.sort((a, b) => a - b);
@@ -363,6 +390,7 @@ export class LoadTransaction {
       stalePositions: [],
       released: 0,
       rejects: rejects.map((r) => ({ position: r.position, errors: r.errors })),
+      ...(input.itemize ? { itemized: { waiting: [], stale: [] } } : {}),
     };
     const arrived: string[] = [];
 
@@ -417,7 +445,9 @@ export class LoadTransaction {
       if (parked.length > 0) this.noneParked.delete(parkedKey);
       const parkedCustomers = new Set(parked.map((p) => p.customerId));
       const older = new Set(prepared.olderInBatch);
-      result.waiting = parked.length === 0 ? 0 : prepared.validRecords.filter((r) => !older.has(r) && parkedCustomers.has(r.customer_id as string) && !staleKeys.has(batchKey(table, r))).length;
+      const waiting = parked.length === 0 ? [] : prepared.validRecords.filter((r) => !older.has(r) && parkedCustomers.has(r.customer_id as string) && !staleKeys.has(batchKey(table, r)));
+      result.waiting = waiting.length;
+      result.itemized?.waiting.push(...waiting);
     }
     this.countStale(result, prepared, staleKeys);
     result.loaded = prepared.valid - result.waiting - result.stale;
