@@ -9,6 +9,7 @@
  * field's description states the same rule in words. `toDocumentSchema` is that transformation.
  */
 import { BULK_LIMIT } from '../spec/validator.js';
+import { RATE_LIMIT_PER_MINUTE } from './rate-limit.js';
 import { specKeywords } from '../spec/keywords.js';
 import { ENTITIES, VARIANTS, type Entity, type Variant } from '../types.js';
 
@@ -22,8 +23,6 @@ export type JsonObject = Record<string, unknown>;
 /** Page size of list endpoints (spec §4, §8). */
 export const PER_PAGE_DEFAULT = 50;
 export const PER_PAGE_MAX = 500;
-/** Requests per rolling minute per token (spec §8). */
-export const RATE_LIMIT_PER_MINUTE = 1000;
 
 /** The names of our custom keywords in the document: `x-` plus the keyword. */
 export const EXTENSION_PREFIX = 'x-';
@@ -293,14 +292,16 @@ function servicePaths(): JsonObject {
         requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref('TokenRequest') } } },
         responses: {
           '200': { description: 'Token response (spec §2.6).', content: json(ref('TokenResponse')) },
-          '400': { description: 'invalid_request or unsupported_grant_type (RFC 6749 §5.2).', content: json(ref('OAuthError')) },
+          '400': {
+            description: 'invalid_request (also for a body that is not application/x-www-form-urlencoded) or unsupported_grant_type (RFC 6749 §5.2).',
+            content: json(ref('OAuthError')),
+          },
           '401': {
             description: 'invalid_client: unknown client, wrong secret or revoked client (RFC 6749 §5.2).',
             headers: { 'WWW-Authenticate': { description: 'Basic, when the client authenticated with HTTP Basic.', schema: { type: 'string' } } },
             content: json(ref('OAuthError')),
           },
-          '415': ref('UnsupportedMediaType', 'responses'),
-          '429': ref('TooManyRequests', 'responses'),
+          '413': { description: 'invalid_request: the form body is too large.', content: json(ref('OAuthError')) },
         },
       },
     },

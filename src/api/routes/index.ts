@@ -4,6 +4,10 @@
  * content-type parsers, hooks or error handler registers a child plugin inside. One line each.
  */
 import type { RouteModule } from '../types.js';
+import { docsRoutes } from './docs.js';
+import { metricsRoutes } from './metrics.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
+  metricsRoutes,
+  docsRoutes,
 ];
