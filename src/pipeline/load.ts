@@ -77,6 +77,15 @@ export interface LoadedChange {
 /** The advisory lock that serialises a partner's loads (and whatever must not interleave with them). */
 export const loadLockKey = (partner: string): string => `partner-sync:load:${partner}`;
 
+/** An after-commit hook failed: the transaction's data IS committed (same message as the hook's error). */
+export class AfterCommitError extends Error {
+  readonly committed = true;
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'AfterCommitError';
+  }
+}
+
 /** A partner that a committed transaction wrote to. */
 export interface CommittedChange {
   partner: string;
@@ -146,7 +155,12 @@ export class Loader {
     if (this.deps.afterCommit && committed.length > 0) {
       const touched = new Map<string, CommittedChange>();
       for (const c of committed) if (!touched.has(c.partner)) touched.set(c.partner, { partner: c.partner, variant: c.variant, runId: c.runId });
-      await this.deps.afterCommit([...touched.values()]);
+      try {
+        await this.deps.afterCommit([...touched.values()]);
+      } catch (error) {
+        // The data is committed: a caller that answers for it (a push) must know that.
+        throw new AfterCommitError(error);
+      }
     }
     return result;
   }

@@ -1,6 +1,7 @@
 /**
  * Freshness breaches (spec §1): a customers or transactions stream more than 5 minutes behind,
- * or the previous UTC day's activity not loaded at 06:00 UTC. `status --check` and the worker
+ * or the previous UTC day's activity not loaded at 06:00 UTC. Pushed streams are covered too
+ * (nothing pushed for 5 minutes, yesterday's activity not pushed by 06:00: src/push/freshness.ts). `status --check` and the worker
  * use the same rule. The worker checks every minute (at second 30, away from the minute marks
  * where five-minute schedules fire) and after each run, and reports a change (after a grace
  * period at start, while the catch-up runs are under way): a breach is an
@@ -9,6 +10,7 @@
  * monitor lock reports, so one breach is one alert.
  */
 import { DELTA_TARGET_MS, freshness, type Freshness } from '../freshness.js';
+import { streamFreshness, type PushedState } from '../push/freshness.js';
 import type { Logger } from '../log.js';
 import type { Entity } from '../types.js';
 import type { Alerter, AlertEvent } from './alert.js';
@@ -16,7 +18,7 @@ import type { StreamLocks, Lease } from './locks.js';
 import type { WorkerMetrics } from './metrics.js';
 import type { Timers, TimerHandle } from './timers.js';
 
-export type StreamState = { watermark?: string; last_day?: string; days?: Record<string, string>; halted?: { detail: string } };
+export type StreamState = { watermark?: string; last_day?: string; days?: Record<string, string>; halted?: { detail: string }; pushed?: PushedState };
 
 export interface StreamFreshness {
   partner: string;
@@ -30,8 +32,15 @@ export const isBreach = (f: Freshness): boolean => f.state === 'behind' || f.sta
 
 /** Freshness of each configured stream from its stored state. */
 export function assessStreams(streams: readonly { partner: string; stream: Entity }[], states: ReadonlyMap<string, StreamState>, now: Date): StreamFreshness[] {
-  return streams.map(({ partner, stream }) => {
-    const f = freshness(stream, states.get(`${partner}/${stream}`), now);
+  // Pulled streams (configured), then streams fed by pushes alone (src/push/freshness.ts).
+  const pulled = new Set(streams.map((s) => `${s.partner}/${s.stream}`));
+  const pushedOnly = [...states].filter(([key, s]) => s.pushed && !pulled.has(key)).map(([key]) => {
+    const cut = key.lastIndexOf('/');
+    return { partner: key.slice(0, cut), stream: key.slice(cut + 1) as Entity };
+  });
+  return [...streams, ...pushedOnly].map(({ partner, stream }) => {
+    const key = `${partner}/${stream}`;
+    const f = streamFreshness(stream, states.get(key), now, pulled.has(key))?.freshness ?? freshness(stream, undefined, now);
     return { partner, stream, freshness: f, breach: isBreach(f) };
   });
 }

@@ -12,6 +12,7 @@ import type { Store } from '../store/store.js';
 import type { RawRecord, SpecRecord } from '../types.js';
 import type { StreamState } from './freshness-monitor.js';
 import type { StreamJob } from './jobs.js';
+import { withPushedStates } from '../push/freshness.js';
 import type { SchedulerPorts } from './scheduler.js';
 
 /** A time as the store writes it (UTC, six fraction digits: text order is time order in SQLite). */
@@ -21,7 +22,8 @@ const parseState = (value: unknown): unknown => (typeof value === 'string' ? JSO
 
 export async function readStates(store: Store): Promise<Map<string, StreamState>> {
   const rows = (await store.knex('sync_state').select('partner_id', 'stream', 'state')) as { partner_id: string; stream: string; state: unknown }[];
-  return new Map(rows.map((r) => [`${r.partner_id}/${r.stream}`, parseState(r.state) as StreamState]));
+  // What pushes delivered, beside what pulls did: the monitor covers pushed streams too.
+  return withPushedStates(store.knex, new Map(rows.map((r) => [`${r.partner_id}/${r.stream}`, parseState(r.state) as StreamState])));
 }
 
 export async function dayLoaded(store: Store, partner: string, stream: string, day: string): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { pendingPartners } from '../../commission/engine.js';
 import { commissionHoldSummary } from '../../commission/ledger.js';
-import { freshness } from '../../freshness.js';
+import { pushStreams } from '../../push/store.js';
+import { streamFreshness } from '../../push/freshness.js';
 import { streamSnapshots, type StreamSnapshot } from '../../store/status.js';
 import { fromStoreTimestamp } from '../../store/values.js';
 import { ENTITIES, type Entity } from '../../types.js';
@@ -12,7 +13,9 @@ import { formatTable } from '../table.js';
 
 /**
  * `status [--partner P] [--check]`: per partner and stream, last run, watermark, lag against the
- * freshness target, rejects, waiting. `--check` is for monitoring: exit 1 when a configured stream
+ * freshness target, rejects, waiting; for pushed streams (the HTTP API), whether the stream is fed
+ * by pull, push or both and when a push last delivered (src/push/freshness.ts for what a pushed
+ * stream's breach is). `--check` is for monitoring: exit 1 when a configured stream
  * breaches its freshness target (customers or transactions more than 5 minutes behind, the
  * previous UTC day's activity not loaded at 06:00 UTC, or a stream never loaded) or a definition
  * is invalid (its streams are not being pulled); each is an error event in the log.
@@ -33,6 +36,11 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
         }
       }
     }
+    // Streams fed by pushes (the HTTP API), including partners that only push (no definition).
+    const pushed = await pushStreams(store.knex);
+    for (const p of pushed.values()) {
+      if (!snapshots.has(`${p.partner}/${p.entity}`)) snapshots.set(`${p.partner}/${p.entity}`, { partner: p.partner, stream: p.entity, openRejects: 0, waiting: 0 });
+    }
     const modes = new Map<string, 'cursor' | 'daily'>(config.definitions.flatMap((d) => ENTITIES.flatMap((e) => {
       const stream = d.streams[e];
       return stream ? [[`${d.partner}/${e}`, stream.incremental.mode] as [string, 'cursor' | 'daily']] : [];
@@ -41,17 +49,27 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
     const rows = [...snapshots.values()]
       .filter((s) => !args.partner || s.partner === args.partner)
       .sort((a, b) => a.partner.localeCompare(b.partner) || ENTITIES.indexOf(a.stream as Entity) - ENTITIES.indexOf(b.stream as Entity))
-      .map((s: StreamSnapshot) => ({
+      .map((s: StreamSnapshot) => {
+        const key = `${s.partner}/${s.stream}`;
+        const push = pushed.get(key);
+        const fed = streamFreshness(s.stream as Entity, { ...s.state, ...(push ? { pushed: { last_received_at: push.lastReceivedAt, ...(push.lastDay ? { last_day: push.lastDay } : {}) } } : {}) }, now, configured.has(key), modes.get(key));
+        return {
         partner: s.partner,
         stream: s.stream,
+        /** pull (a connector definition), push (the HTTP API), both, or null (imports only). */
+        fed_by: fed?.fedBy ?? null,
+        /** When a push last delivered records of this stream, and how many pushes delivered in all. */
+        last_pushed_at: push?.lastReceivedAt ?? null,
+        pushed_records: push?.records ?? 0,
         last_run: s.lastRun ? { ...s.lastRun, started_at: fromStoreTimestamp(s.lastRun.started_at), finished_at: fromStoreTimestamp(s.lastRun.finished_at) } : null,
         watermark: s.state?.watermark ?? s.state?.last_day ?? null,
         max_cursor: s.state?.max_cursor ?? null,
-        // Freshness targets apply to pulled streams; a partner known only from imports has none.
-        freshness: configured.has(`${s.partner}/${s.stream}`) ? freshness(s.stream as Entity, s.state, now, modes.get(`${s.partner}/${s.stream}`)) : null,
+        // Freshness targets apply to pulled and pushed streams; a partner known only from imports has none.
+        freshness: fed?.freshness ?? null,
         rejects_open: s.openRejects,
         waiting: s.waiting,
-      }));
+      };
+      });
     const commissions = await commissionStatus(store.knex, args.partner);
     const breaches = rows.filter((r) => r.freshness !== null && isBreach(r.freshness));
     const brokenDefinitions = config.errors.filter((e) => !args.partner || e.file.replace(/^.*[\\/]/, '').replace(/\.ya?ml$/i, '') === args.partner);
@@ -76,8 +94,10 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
     }
     if (rows.length === 0) io.out('no partners yet: add a definition under config/partners/, or import a file');
     else {
+      // The push columns show once some stream is pushed: a pull-only setup reads as before.
+      const anyPush = rows.some((r) => r.fed_by === 'push' || r.fed_by === 'both');
       io.out(formatTable(
-        ['PARTNER', 'STREAM', 'LAST RUN', 'RESULT', 'WATERMARK', 'FRESHNESS', 'REJECTS', 'WAITING'],
+        ['PARTNER', 'STREAM', 'LAST RUN', 'RESULT', 'WATERMARK', 'FRESHNESS', 'REJECTS', 'WAITING', ...(anyPush ? ['FED BY', 'LAST PUSH'] : [])],
         rows.map((r) => [
           r.partner, r.stream,
           r.last_run ? `${r.last_run.started_at?.slice(0, 19).replace('T', ' ')} ${r.last_run.kind}` : 'never',
@@ -85,6 +105,7 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
           r.watermark ?? '-',
           r.freshness ? `${r.freshness.state}: ${r.freshness.detail}` : 'not pulled (no definition)',
           r.rejects_open, r.waiting,
+          ...(anyPush ? [r.fed_by ?? '-', r.last_pushed_at ? r.last_pushed_at.slice(0, 19).replace('T', ' ') : '-'] : []),
         ]),
       ));
     }

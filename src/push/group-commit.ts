@@ -1,0 +1,207 @@
+/**
+ * Group commit: pushed requests of one partner and entity that arrive close together are written
+ * by ONE Loader transaction (the load path every source uses: validation, upsert, parking,
+ * release, the after-load jobs), and each request is answered once that transaction has
+ * committed, with its own counts. A single-record POST under load therefore never costs a
+ * transaction of its own.
+ *
+ * Rules kept:
+ * - A request's records are never split over two transactions (all-or-nothing per request).
+ * - Requests are written in arrival order inside the transaction, each as its own batch: a key
+ *   sent by two grouped requests ends as the later one left it, as if they had come one by one.
+ * - While a group's transaction runs, new arrivals gather for the next one; an idle group waits
+ *   `maxWaitMs` for company, and flushes at once when `maxRecords` records are waiting.
+ * - If a grouped transaction fails, each of its requests is retried alone, so one request's
+ *   failure is not its neighbours'.
+ * - `close()` flushes what is queued and waits for it (a stopping server commits in-flight work).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Knex } from 'knex';
+import { AfterCommitError, type BatchResult, type Loader } from '../pipeline/load.js';
+import type { Logger } from '../log.js';
+import type { Entity, Variant } from '../types.js';
+import { purgeExpiredAnswers, saveAnswer, touchPushStream } from './store.js';
+
+export interface PushRequest {
+  partner: string;
+  variant: Variant;
+  entity: Entity;
+  /** Validated records, in the order sent. */
+  records: readonly unknown[];
+  requestId: string;
+  clientId: string;
+  /** Remembered with the answer, in the same transaction as the records. */
+  idempotency?: { key: string; requestHash: string };
+}
+
+export interface PushAnswer {
+  status: number;
+  body: { accepted: number; loaded: number; waiting: number; request_id: string };
+}
+
+export interface GroupCommitOptions {
+  /** How long the first request of an idle group waits for others (default 2 ms). */
+  maxWaitMs?: number;
+  /** Records that trigger a flush at once; a group never takes more, unless one request alone has more (default 1000). */
+  maxRecords?: number;
+  logger?: Logger;
+}
+
+interface Pending {
+  request: PushRequest;
+  resolve(answer: PushAnswer): void;
+  reject(error: unknown): void;
+}
+
+interface Group {
+  pending: Pending[];
+  records: number;
+  running: boolean;
+  timer?: NodeJS.Timeout;
+}
+
+const PURGE_EVERY_MS = 60_000;
+
+export const newRequestId = (): string => randomUUID();
+
+export class GroupCommitQueue {
+  private readonly groups = new Map<string, Group>();
+  private readonly inFlight = new Set<Promise<void>>();
+  private closed = false;
+  private lastPurge = 0;
+  /** Transactions run, for figures and tests. */
+  transactions = 0;
+
+  constructor(private readonly loader: Loader, private readonly options: GroupCommitOptions = {}) {}
+
+  /** Queues a validated request; resolves with its answer once its records are committed. */
+  submit(request: PushRequest): Promise<PushAnswer> {
+    if (this.closed) return Promise.reject(new Error('the server is stopping: push refused'));
+    return new Promise<PushAnswer>((resolve, reject) => {
+      const key = `${request.partner}\u0000${request.variant}\u0000${request.entity}`;
+      let group = this.groups.get(key);
+      if (!group) this.groups.set(key, (group = { pending: [], records: 0, running: false }));
+      group.pending.push({ request, resolve, reject });
+      group.records += request.records.length;
+      if (group.running) return; // gathered for the next transaction
+      if (group.records >= (this.options.maxRecords ?? 1000)) this.flush(group);
+      else group.timer ??= setTimeout(() => this.flush(group), this.options.maxWaitMs ?? 2);
+    });
+  }
+
+  /** Commits everything queued, refuses new requests, and resolves when all is answered. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const group of this.groups.values()) if (!group.running && group.pending.length > 0) this.flush(group);
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private flush(group: Group): void {
+    if (group.timer) clearTimeout(group.timer);
+    group.timer = undefined;
+    if (group.running || group.pending.length === 0) return;
+    const max = this.options.maxRecords ?? 1000;
+    const taken: Pending[] = [];
+    let records = 0;
+    while (group.pending.length > 0) {
+      const next = group.pending[0] as Pending;
+      if (taken.length > 0 && records + next.request.records.length > max) break;
+      taken.push(next);
+      group.pending.shift();
+      records += next.request.records.length;
+    }
+    group.records -= records;
+    group.running = true;
+    const run = this.commit(taken).finally(() => {
+      group.running = false;
+      this.inFlight.delete(run);
+      // What arrived meanwhile goes now: it has waited a whole transaction already.
+      if (group.pending.length > 0) this.flush(group);
+    });
+    this.inFlight.add(run);
+  }
+
+  private async commit(taken: Pending[]): Promise<void> {
+    try {
+      const answers = await this.write(taken.map((p) => p.request));
+      taken.forEach((p, i) => p.resolve(answers[i] as PushAnswer));
+    } catch (error) {
+      if (taken.length === 1) {
+        taken[0]?.reject(error);
+        return;
+      }
+      this.options.logger?.warn(`push: a grouped commit of ${taken.length} requests failed (${(error as Error).message}); each is retried alone`);
+      for (const p of taken) {
+        try {
+          const [answer] = await this.write([p.request]);
+          p.resolve(answer as PushAnswer);
+        } catch (alone) {
+          p.reject(alone);
+        }
+      }
+    }
+    await this.purge();
+  }
+
+  /** One Loader transaction for these requests (all of one partner and entity). */
+  private async write(requests: PushRequest[]): Promise<PushAnswer[]> {
+    const store = this.loader.store;
+    const first = requests[0] as PushRequest;
+    const answers: PushAnswer[] = [];
+    this.transactions++;
+    const work = async (tx: Parameters<Parameters<Loader['transaction']>[0]>[0]): Promise<void> => {
+      let records = 0;
+      let lastDay: string | undefined;
+      for (const request of requests) {
+        const result = await tx.load({
+          partner: request.partner,
+          variant: request.variant,
+          entity: request.entity,
+          runId: `push-${request.requestId}`,
+          records: request.records.map((value, i) => ({ position: i + 1, value })),
+        });
+        // Validated before queueing with the same validator: a reject here means the check was bypassed.
+        if (result.rejected > 0) throw new Error(`push ${request.requestId}: ${result.rejected} record(s) failed validation in the load`);
+        const answer = answerOf(request, result);
+        answers.push(answer);
+        if (request.idempotency) {
+          const { key, requestHash } = request.idempotency;
+          await tx.run((trx: Knex.Transaction) => saveAnswer(trx, request.clientId, key, { requestHash, status: answer.status, body: answer.body }, store.now()));
+        }
+        records += request.records.length;
+        if (request.entity === 'activity') {
+          for (const r of request.records) {
+            const day = (r as { date?: unknown }).date;
+            if (typeof day === 'string' && (lastDay === undefined || day > lastDay)) lastDay = day;
+          }
+        }
+      }
+      await tx.run((trx) => touchPushStream(trx, first.partner, first.entity, records, store.now(), lastDay));
+    };
+    try {
+      await this.loader.transaction(work);
+    } catch (error) {
+      // Committed, but an after-load job failed: its work stays pending and is resumed by the next
+      // load or start (jobs/commission.ts). The records are in: the partner is answered so.
+      if (!(error instanceof AfterCommitError)) throw error;
+      this.options.logger?.warn(`push: records committed; an after-load job failed and stays pending: ${error.message}`, { event: 'push_after_commit_failed' });
+    }
+    return answers;
+  }
+
+  private async purge(): Promise<void> {
+    const now = this.loader.store.clock().getTime();
+    if (now - this.lastPurge < PURGE_EVERY_MS) return;
+    this.lastPurge = now;
+    try {
+      await purgeExpiredAnswers(this.loader.store.knex, this.loader.store.now());
+    } catch (error) {
+      this.options.logger?.warn(`push: cannot purge expired idempotency keys: ${(error as Error).message}`);
+    }
+  }
+}
+
+/** accepted = loaded + waiting + stale (stale: an older version than the stored one, not applied). */
+function answerOf(request: PushRequest, result: BatchResult): PushAnswer {
+  return { status: 200, body: { accepted: request.records.length, loaded: result.loaded, waiting: result.waiting, request_id: request.requestId } };
+}

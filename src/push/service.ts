@@ -1,0 +1,109 @@
+/**
+ * What a push request goes through, whatever face received it: payload rules, validation of every
+ * record with the Loader's validator (all-or-nothing), the Idempotency-Key, then the group-commit
+ * queue. The HTTP route only translates to and from this.
+ *
+ * Idempotency-Key (per client): a repeat of a key whose request committed within 24 hours gets the
+ * first answer again (status, body, request_id) and writes nothing. The same key with another
+ * request body is refused with 422 `idempotency_key_reused` (the IETF httpapi Idempotency-Key
+ * draft's answer for a reused key). A repeat arriving while the first is still in flight waits for
+ * it and then gets its answer. An invalid request (422) is not remembered: repeating it gives the
+ * same errors again.
+ */
+import { createHash } from 'node:crypto';
+import type { Loader } from '../pipeline/load.js';
+import type { Entity, RecordValidator, Variant } from '../types.js';
+import { GroupCommitQueue, newRequestId, type GroupCommitOptions, type PushAnswer } from './group-commit.js';
+import { findAnswer } from './store.js';
+import { bulkPayloadErrors, validateRecords, type PushError } from './validate.js';
+
+export interface PushInput {
+  partner: string;
+  variant: Variant;
+  entity: Entity;
+  clientId: string;
+  /** The parsed body: one record, or an array for a bulk request. */
+  body: unknown;
+  bulk: boolean;
+  idempotencyKey?: string;
+}
+
+export interface PushReply {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+export class PushService {
+  readonly queue: GroupCommitQueue;
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+
+  constructor(private readonly loader: Loader, options: GroupCommitOptions = {}) {
+    this.queue = new GroupCommitQueue(loader, options);
+  }
+
+  async push(input: PushInput): Promise<PushReply> {
+    const key = input.idempotencyKey;
+    if (key !== undefined && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key))) {
+      return invalid('invalid_request', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`, [{ index: 0, field: 'Idempotency-Key', rule: 'format', message: 'not 1 to 255 visible ASCII characters' }]);
+    }
+    const payloadErrors = input.bulk ? bulkPayloadErrors(input.body) : [];
+    if (payloadErrors.length > 0) return invalid('validation_failed', payloadErrors[0]?.message ?? 'invalid payload', payloadErrors);
+    const records: unknown[] = input.bulk ? (input.body as unknown[]) : [input.body];
+    const validator = this.loader.validator() as RecordValidator;
+    const errors = validateRecords(validator, input.variant, input.entity, records);
+    if (errors.length > 0) {
+      const invalidRecords = new Set(errors.map((e) => e.index)).size;
+      return invalid('validation_failed', `${invalidRecords} of ${records.length} record(s) failed validation; nothing was stored`, errors);
+    }
+    if (key === undefined) return this.queue.submit({ ...this.target(input), records, requestId: newRequestId() });
+
+    const requestHash = hashRequest(input);
+    const slot = `${input.clientId}\u0000${key}`;
+    for (let waiting = this.inFlight.get(slot); waiting; waiting = this.inFlight.get(slot)) await waiting.catch(() => undefined);
+    const now = this.loader.store.now();
+    const stored = await findAnswer(this.loader.store.knex, input.clientId, key, now);
+    if (stored) return replay(stored, requestHash);
+    const submitted = this.queue.submit({ ...this.target(input), records, requestId: newRequestId(), idempotency: { key, requestHash } });
+    this.inFlight.set(slot, submitted);
+    try {
+      return await submitted;
+    } catch (error) {
+      // Another process committed the same key first (its row made this transaction fail).
+      const first = await findAnswer(this.loader.store.knex, input.clientId, key, this.loader.store.now()).catch(() => undefined);
+      if (first) return replay(first, requestHash);
+      throw error;
+    } finally {
+      this.inFlight.delete(slot);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.queue.close();
+  }
+
+  private target(input: PushInput) {
+    return { partner: input.partner, variant: input.variant, entity: input.entity, clientId: input.clientId };
+  }
+}
+
+function invalid(error: string, message: string, errors: PushError[]): PushReply {
+  return { status: 422, body: { error, message, errors } };
+}
+
+function replay(stored: { requestHash: string; status: number; body: Record<string, unknown> }, requestHash: string): PushReply {
+  if (stored.requestHash !== requestHash) {
+    return invalid('idempotency_key_reused', 'this Idempotency-Key was used with a different request within the last 24 hours', [
+      { index: 0, field: 'Idempotency-Key', rule: 'idempotency', message: 'the key belongs to a request with another path or body' },
+    ]);
+  }
+  return { status: stored.status, body: stored.body };
+}
+
+/** What makes two requests "the same": variant, entity, single or bulk, and the parsed body. */
+function hashRequest(input: PushInput): string {
+  return createHash('sha256').update(JSON.stringify([input.variant, input.entity, input.bulk, input.body])).digest('hex');
+}
+
+export type { PushAnswer };

@@ -1,0 +1,165 @@
+/**
+ * The push path in-process, over the real Loader and store: group commit, per-request counts,
+ * arrival order across grouped requests, waiting and release, idempotency, list pages.
+ */
+import assert from 'node:assert/strict';
+import { silentLogger } from '../../src/log.js';
+import { Loader } from '../../src/pipeline/load.js';
+import { listRecords, parseListQuery } from '../../src/push/list.js';
+import { PushService } from '../../src/push/service.js';
+import { pushStreams } from '../../src/push/store.js';
+import { createSpecValidator } from '../../src/spec/validator.js';
+import { entityTable } from '../../src/store/tables.js';
+import type { Entity } from '../../src/types.js';
+import { customer, deposit, gaming, stored } from '../support/records.js';
+import { STORES, fixedClock, type TestStore } from '../support/stores.js';
+
+const validator = createSpecValidator();
+const count = async (t: TestStore, table: string): Promise<number> => Number(((await t.store.knex(table).count({ n: '*' })) as { n: number }[])[0]?.n);
+
+for (const backend of STORES) {
+  describe(`push library on ${backend.name}`, () => {
+    let t: TestStore;
+    let service: PushService;
+    const clock = fixedClock('2026-11-23T10:00:00.000Z');
+    const push = (entity: Entity, body: unknown, options: { bulk?: boolean; key?: string; client?: string; partner?: string } = {}) =>
+      service.push({ partner: options.partner ?? 'casino', variant: 'igaming', entity, clientId: options.client ?? 'client-1', body, bulk: options.bulk ?? false, idempotencyKey: options.key });
+
+    beforeEach(async () => {
+      t = await backend.create(clock);
+      service = new PushService(new Loader({ store: t.store, validator }), { maxWaitMs: 5, logger: silentLogger() });
+    });
+    afterEach(async () => {
+      await service.close();
+      await t.drop();
+    });
+
+    it('concurrent single-record pushes share transactions; each is answered with its own counts after the commit', async () => {
+      const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => push('customers', customer(`c${i}`))));
+      for (const a of answers) {
+        assert.equal(a.status, 200);
+        assert.deepEqual({ ...a.body, request_id: undefined }, { accepted: 1, loaded: 1, waiting: 0, request_id: undefined });
+      }
+      assert.equal(new Set(answers.map((a) => a.body.request_id)).size, 60, 'one request_id per request');
+      assert.equal(await count(t, 'customers'), 60);
+      assert.ok(service.queue.transactions <= 6, `60 requests in ${service.queue.transactions} transactions`);
+      const streams = await pushStreams(t.store.knex);
+      assert.equal(streams.get('casino/customers')?.records, 60);
+      assert.equal(streams.get('casino/customers')?.lastReceivedAt, '2026-11-23T10:00:00.000000Z');
+    });
+
+    it('a key sent by two grouped requests ends as the later one left it; an older version is accepted but not loaded', async () => {
+      const activity = await Promise.all([
+        push('activity', gaming('2026-11-20', 'c1', { total_bets: 10 })),
+        push('activity', gaming('2026-11-20', 'c1', { total_bets: 20 })),
+      ]);
+      // the activity arrived before its customer: it waits
+      assert.deepEqual(activity.map((x) => [x.body.accepted, x.body.loaded, x.body.waiting]), [[1, 0, 1], [1, 0, 1]]);
+      const before = service.queue.transactions;
+      const customers = await Promise.all([
+        push('customers', customer('c1', { last_modified_date: '2026-11-22T10:00:00Z', kyc_status_id: 'new' })),
+        push('customers', customer('c1', { last_modified_date: '2026-11-21T10:00:00Z', kyc_status_id: 'old' })),
+      ]);
+      assert.equal(service.queue.transactions, before + 1, 'both in one transaction');
+      assert.deepEqual(customers.map((x) => [x.body.accepted, x.body.loaded, x.body.waiting]), [[1, 1, 0], [1, 0, 0]]);
+      assert.deepEqual((await stored(t.store, 'casino', 'igaming', 'activity')).map((r) => r.total_bets), [20]);
+      assert.deepEqual((await stored(t.store, 'casino', 'igaming', 'customers')).map((r) => r.kyc_status_id), ['new']);
+      assert.equal(await count(t, 'waiting_records'), 0);
+    });
+
+    it('a deposit of a customer not yet arrived waits, and loads when the customer is pushed', async () => {
+      const first = await push('transactions', [deposit('t1', 'c9'), deposit('t2', 'c9')], { bulk: true });
+      assert.deepEqual([first.status, first.body.accepted, first.body.loaded, first.body.waiting], [200, 2, 0, 2]);
+      assert.equal(await count(t, 'transactions'), 0);
+      assert.equal(await count(t, 'waiting_records'), 2);
+      await push('customers', customer('c9'));
+      assert.deepEqual((await stored(t.store, 'casino', 'igaming', 'transactions')).map((r) => r.transaction_id), ['t1', 't2']);
+      assert.equal(await count(t, 'waiting_records'), 0);
+    });
+
+    it('an invalid request lists every error of every record and stores nothing, not even rejects', async () => {
+      const answer = await push('transactions', [deposit('t1', 'c1'), deposit('t2', 'c1', { currency: 'eur', amount_currency: 'x' }), { ...deposit('t3', 'c1'), ['__proto__']: 1 }], { bulk: true });
+      assert.equal(answer.status, 422);
+      assert.equal(answer.body.error, 'validation_failed');
+      assert.equal(answer.body.message, '2 of 3 record(s) failed validation; nothing was stored');
+      const errors = answer.body.errors as { index: number; field: string; rule: string }[];
+      assert.deepEqual(errors.map((e) => [e.index, e.field, e.rule]), [[1, 'amount_currency', 'type'], [1, 'currency', 'pattern'], [2, '__proto__', 'additionalProperties']]);
+      for (const table of ['transactions', 'waiting_records', 'rejects', 'push_streams', 'partners']) assert.equal(await count(t, table), 0, table);
+    });
+
+    it('payload rules of a bulk request: an array of 1 to 1000 records', async () => {
+      const empty = await push('customers', [], { bulk: true });
+      assert.deepEqual([empty.status, (empty.body.errors as { rule: string }[])[0]?.rule], [422, 'minItems']);
+      const over = await push('customers', Array.from({ length: 1001 }, (_, i) => customer(`c${i}`)), { bulk: true });
+      assert.deepEqual([over.status, over.body.message], [422, 'bulk payload has 1001 records; at most 1000 are allowed (spec §8)']);
+      const notArray = await push('customers', customer('c1'), { bulk: true });
+      assert.deepEqual([notArray.status, (notArray.body.errors as { rule: string }[])[0]?.rule], [422, 'type']);
+      assert.equal(await count(t, 'customers'), 0);
+    });
+
+    it('Idempotency-Key: a repeat returns the first answer and writes nothing; another body with the key is refused', async () => {
+      const first = await push('customers', customer('c1'), { key: 'k-1' });
+      const before = service.queue.transactions;
+      const [again, concurrent] = await Promise.all([push('customers', customer('c1'), { key: 'k-1' }), push('customers', customer('c1'), { key: 'k-1' })]);
+      assert.deepEqual(again, first);
+      assert.deepEqual(concurrent, first);
+      assert.equal(service.queue.transactions, before, 'no transaction for a repeat');
+      const other = await push('customers', customer('c2'), { key: 'k-1' });
+      assert.equal(other.status, 422);
+      assert.equal(other.body.error, 'idempotency_key_reused');
+      // another client may use the same key
+      const mine = await push('customers', customer('c2'), { key: 'k-1', client: 'client-2' });
+      assert.equal(mine.status, 200);
+      assert.notEqual(mine.body.request_id, first.body.request_id);
+      assert.equal(await count(t, 'push_idempotency'), 2);
+      assert.equal(await count(t, 'customers'), 2);
+      // after 24 hours the key is forgotten
+      clock.set('2026-11-24T10:00:01.000Z');
+      const later = await push('customers', customer('c1'), { key: 'k-1' });
+      assert.notEqual(later.body.request_id, first.body.request_id);
+      clock.set('2026-11-23T10:00:00.000Z');
+    });
+
+    it('close() commits what is queued', async () => {
+      const pending = Promise.all([push('customers', customer('a')), push('customers', customer('b'))]);
+      await new Promise((r) => setImmediate(r));
+      await service.close();
+      assert.equal(await count(t, 'customers'), 2);
+      assert.equal((await pending).length, 2);
+    });
+
+    it('list: a walk by next_cursor sees every record once while records are inserted meanwhile', async () => {
+      const table = entityTable('igaming', 'customers');
+      await push('customers', Array.from({ length: 120 }, (_, i) => customer(`c${String(i).padStart(3, '0')}`)), { bulk: true });
+      await push('customers', [customer('other')], { bulk: true, partner: 'other-casino' });
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const parsed = parseListQuery(cursor ? { cursor, per_page: '50' } : { per_page: '50' }, table);
+        assert.ok('query' in parsed);
+        const page = await listRecords(t.store.knex, 'casino', 'igaming', 'customers', parsed.query);
+        pages++;
+        assert.equal(page.meta.page, pages);
+        seen.push(...page.data.map((r) => r.customer_id as string));
+        cursor = page.meta.next_cursor ?? undefined;
+        // inserted before and after the cursor position while walking
+        await push('customers', customer(`b${pages}`));
+        await push('customers', customer(`d${pages}`));
+      } while (cursor);
+      const originals = seen.filter((id) => id.startsWith('c'));
+      assert.equal(originals.length, 120);
+      assert.equal(new Set(seen).size, seen.length, 'no record twice');
+      assert.ok(!seen.includes('other'));
+      const first = await listRecords(t.store.knex, 'casino', 'igaming', 'customers', { page: 1, perPage: 2 });
+      assert.deepEqual(first.data[0], { customer_id: 'b1', signup_date: '2026-11-01T09:30:00.000000Z', affiliate_id: 'aff-1' });
+    });
+
+    it('list parameters: errors name the parameter', () => {
+      const table = entityTable('igaming', 'customers');
+      const bad = parseListQuery({ per_page: '501', page: '0', cursor: 'zzz', modified_since: 'yesterday', sort: 'x' }, table);
+      assert.ok('errors' in bad);
+      assert.deepEqual(bad.errors.map((e) => e.field), ['page', 'per_page', 'cursor', 'modified_since', 'sort']);
+    });
+  });
+}
