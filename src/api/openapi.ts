@@ -9,6 +9,7 @@
  * field's description states the same rule in words. `toDocumentSchema` is that transformation.
  */
 import { BULK_LIMIT } from '../spec/validator.js';
+import { DEFAULT_PER_PAGE, MAX_PER_PAGE } from '../push/list.js';
 import { RATE_LIMIT_PER_MINUTE } from './rate-limit.js';
 import { specKeywords } from '../spec/keywords.js';
 import { ENTITIES, VARIANTS, type Entity, type Variant } from '../types.js';
@@ -21,8 +22,8 @@ export interface SchemaSource {
 export type JsonObject = Record<string, unknown>;
 
 /** Page size of list endpoints (spec §4, §8). */
-export const PER_PAGE_DEFAULT = 50;
-export const PER_PAGE_MAX = 500;
+const PER_PAGE_DEFAULT = DEFAULT_PER_PAGE;
+const PER_PAGE_MAX = MAX_PER_PAGE;
 
 /** The names of our custom keywords in the document: `x-` plus the keyword. */
 export const EXTENSION_PREFIX = 'x-';
@@ -82,7 +83,7 @@ export function exampleRecord(variant: Variant, entity: Entity): JsonObject {
 }
 
 const ERROR_RESPONSES: Record<string, { description: string; schema: string; headers?: JsonObject }> = {
-  BadRequest: { description: 'Malformed JSON, or a query parameter out of its range.', schema: 'Error' },
+  BadRequest: { description: 'Malformed JSON, an empty body, or JSON nested too deeply.', schema: 'Error' },
   Unauthorized: {
     description: 'Missing, malformed, expired or revoked bearer token (spec §5, §7).',
     schema: 'Error',
@@ -92,7 +93,13 @@ const ERROR_RESPONSES: Record<string, { description: string; schema: string; hea
   PayloadTooLarge: { description: 'The request body is larger than the server accepts; nothing is parsed or stored.', schema: 'Error' },
   UnsupportedMediaType: { description: 'The Content-Type is not application/json.', schema: 'Error' },
   ValidationFailed: {
-    description: `The payload fails JSON Schema validation (spec §7, §8), or a bulk request holds more than ${BULK_LIMIT} records. Every error is listed; nothing of the request is stored.`,
+    description:
+      `validation_failed: the payload fails JSON Schema validation (spec §7, §8), or a bulk request is not an array of 1 to ${BULK_LIMIT} records; every error is listed and nothing of the request is stored. ` +
+      'idempotency_key_reused: the Idempotency-Key was used within 24 hours with another request. invalid_request: a malformed Idempotency-Key.',
+    schema: 'ValidationError',
+  },
+  InvalidQuery: {
+    description: 'A query parameter is invalid (per_page outside 1..500, page not a positive integer, an unknown cursor, modified_since not a date-time); errors name the parameter.',
     schema: 'ValidationError',
   },
   TooManyRequests: {
@@ -122,7 +129,7 @@ function commonSchemas(): JsonObject {
       type: 'object',
       required: ['error', 'message', 'errors'],
       properties: {
-        error: { const: 'validation_failed' },
+        error: { enum: ['validation_failed', 'idempotency_key_reused', 'invalid_request'] },
         message: { type: 'string' },
         errors: {
           type: 'array',
@@ -204,11 +211,17 @@ function listParameters(): JsonObject {
       description: `Page size (spec §4, §8): default ${PER_PAGE_DEFAULT}, at most ${PER_PAGE_MAX}.`,
       schema: { type: 'integer', minimum: 1, maximum: PER_PAGE_MAX, default: PER_PAGE_DEFAULT },
     },
-    cursor: { name: 'cursor', in: 'query', description: 'The next_cursor of the previous page; recommended over page for large sets.', schema: { type: 'string' } },
+    cursor: {
+      name: 'cursor',
+      in: 'query',
+      description: 'The next_cursor of the previous page (opaque); recommended over page for large sets: a walk by cursor sees every record exactly once. With cursor, page is ignored.',
+      schema: { type: 'string' },
+    },
     modified_since: {
       name: 'modified_since',
       in: 'query',
-      description: 'Only records received or changed at or after this instant (RFC 3339).',
+      description:
+        'Customers whose last_modified_date is at or after this instant; transactions and activity stored or last replaced at or after it (RFC 3339 date-time with a zone).',
       schema: { type: 'string', format: 'date-time' },
     },
     IdempotencyKey: {
@@ -221,12 +234,12 @@ function listParameters(): JsonObject {
 }
 
 const SECURED_ERRORS = (write: boolean): JsonObject => ({
-  '400': ref('BadRequest', 'responses'),
+  ...(write ? { '400': ref('BadRequest', 'responses') } : {}),
   '401': ref('Unauthorized', 'responses'),
   '403': ref('Forbidden', 'responses'),
   ...(write
     ? { '413': ref('PayloadTooLarge', 'responses'), '415': ref('UnsupportedMediaType', 'responses'), '422': ref('ValidationFailed', 'responses') }
-    : {}),
+    : { '422': ref('InvalidQuery', 'responses') }),
   '429': ref('TooManyRequests', 'responses'),
 });
 
