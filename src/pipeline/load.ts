@@ -40,6 +40,11 @@ export interface BatchInput {
   records: readonly RawRecord[];
   /** Saved in the same transaction as the rows. */
   checkpoint?: Checkpoint;
+  /**
+   * Name the records that waited and those that were stale (BatchResult.itemized), for a caller
+   * that merged several requests into one batch and answers each with its own counts.
+   */
+  itemize?: boolean;
 }
 
 export interface BatchResult {
@@ -57,6 +62,8 @@ export interface BatchResult {
   /** Records parked earlier that loaded now because this batch brought their customer. */
   released: number;
   rejects: { position: number; errors: Violation[] }[];
+  /** With `itemize`: the valid records (the objects handed over) counted waiting and stale. */
+  itemized?: { waiting: SpecRecord[]; stale: SpecRecord[] };
 }
 
 /**
@@ -353,9 +360,15 @@ export class LoadTransaction {
   /** Stale: records older than another of their key in the batch, and every record of a key whose newest version was older than the store's. */
   private countStale(result: BatchResult, prepared: PreparedBatch, staleKeys: ReadonlySet<string>): void {
     const positions = prepared.olderInBatch.map((r) => metaOf(r)?.position ?? 0);
+    result.itemized?.stale.push(...prepared.olderInBatch);
     if (staleKeys.size > 0) {
       const older = new Set(prepared.olderInBatch);
-      for (const r of prepared.validRecords) if (!older.has(r) && staleKeys.has(batchKey(prepared.table, r))) positions.push(metaOf(r)?.position ?? 0);
+      for (const r of prepared.validRecords) {
+        if (!older.has(r) && staleKeys.has(batchKey(prepared.table, r))) {
+          positions.push(metaOf(r)?.position ?? 0);
+          result.itemized?.stale.push(r);
+        }
+      }
     }
     result.stale = positions.length;
     result.stalePositions = positions.sort((a, b) => a - b);
@@ -377,6 +390,7 @@ export class LoadTransaction {
       stalePositions: [],
       released: 0,
       rejects: rejects.map((r) => ({ position: r.position, errors: r.errors })),
+      ...(input.itemize ? { itemized: { waiting: [], stale: [] } } : {}),
     };
     const arrived: string[] = [];
 
@@ -431,7 +445,9 @@ export class LoadTransaction {
       if (parked.length > 0) this.noneParked.delete(parkedKey);
       const parkedCustomers = new Set(parked.map((p) => p.customerId));
       const older = new Set(prepared.olderInBatch);
-      result.waiting = parked.length === 0 ? 0 : prepared.validRecords.filter((r) => !older.has(r) && parkedCustomers.has(r.customer_id as string) && !staleKeys.has(batchKey(table, r))).length;
+      const waiting = parked.length === 0 ? [] : prepared.validRecords.filter((r) => !older.has(r) && parkedCustomers.has(r.customer_id as string) && !staleKeys.has(batchKey(table, r)));
+      result.waiting = waiting.length;
+      result.itemized?.waiting.push(...waiting);
     }
     this.countStale(result, prepared, staleKeys);
     result.loaded = prepared.valid - result.waiting - result.stale;

@@ -7,8 +7,11 @@
  *
  * Rules kept:
  * - A request's records are never split over two transactions (all-or-nothing per request).
- * - Requests are written in arrival order inside the transaction, each as its own batch: a key
+ * - The grouped requests are ONE batch of the load path, their records in arrival order: a key
  *   sent by two grouped requests ends as the later one left it, as if they had come one by one.
+ *   Each request's counts come from the records that are its own (accepted = loaded + waiting +
+ *   stale; a record superseded by a newer version of its key, in the store or in a later request
+ *   of the same group, is stale).
  * - While a group's transaction runs, new arrivals gather for the next one; an idle group waits
  *   `maxWaitMs` for company, and flushes at once when `maxRecords` records are waiting.
  * - If a grouped transaction fails, each of its requests is retried alone, so one request's
@@ -17,7 +20,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { AfterCommitError, type BatchResult, type Loader } from '../pipeline/load.js';
+import { AfterCommitError, type Loader } from '../pipeline/load.js';
 import type { Logger } from '../log.js';
 import type { Entity, Variant } from '../types.js';
 import { purgeExpiredAnswers, saveAnswer, touchPushStream } from './store.js';
@@ -150,33 +153,52 @@ export class GroupCommitQueue {
     const answers: PushAnswer[] = [];
     this.transactions++;
     const work = async (tx: Parameters<Parameters<Loader['transaction']>[0]>[0]): Promise<void> => {
-      let records = 0;
-      let lastDay: string | undefined;
-      for (const request of requests) {
-        const result = await tx.load({
-          partner: request.partner,
-          variant: request.variant,
-          entity: request.entity,
-          runId: `push-${request.requestId}`,
-          records: request.records.map((value, i) => ({ position: i + 1, value })),
-        });
-        // Validated before queueing with the same validator: a reject here means the check was bypassed.
-        if (result.rejected > 0) throw new Error(`push ${request.requestId}: ${result.rejected} record(s) failed validation in the load`);
-        const answer = answerOf(request, result);
-        answers.push(answer);
-        if (request.idempotency) {
-          const { key, requestHash } = request.idempotency;
-          await tx.run((trx: Knex.Transaction) => saveAnswer(trx, request.clientId, key, { requestHash, status: answer.status, body: answer.body }, store.now()));
+      // One batch of every request's records in arrival order: the load path's rule "the last
+      // version of a key wins, as if the records had been sent one by one" spans the requests.
+      const owner = new Map<unknown, number>();
+      const records: unknown[] = [];
+      requests.forEach((request, i) => {
+        for (const record of request.records) {
+          owner.set(record, i);
+          records.push(record);
         }
-        records += request.records.length;
-        if (request.entity === 'activity') {
-          for (const r of request.records) {
+      });
+      const result = await tx.load({
+        partner: first.partner,
+        variant: first.variant,
+        entity: first.entity,
+        runId: `push-${first.requestId}`,
+        records: records.map((value, i) => ({ position: i + 1, value })),
+        itemize: true,
+      });
+      // Validated before queueing with the same validator: a reject here means the check was bypassed.
+      if (result.rejected > 0) throw new Error(`push ${first.requestId}: ${result.rejected} record(s) failed validation in the load`);
+      const waiting = new Array<number>(requests.length).fill(0);
+      const stale = new Array<number>(requests.length).fill(0);
+      const tally = (counts: number[], r: unknown) => { const i = owner.get(r) ?? 0; counts[i] = (counts[i] ?? 0) + 1; };
+      for (const r of result.itemized?.waiting ?? []) tally(waiting, r);
+      for (const r of result.itemized?.stale ?? []) tally(stale, r);
+      requests.forEach((request, i) => {
+        const accepted = request.records.length;
+        const w = waiting[i] ?? 0;
+        answers.push({ status: 200, body: { accepted, loaded: accepted - w - (stale[i] ?? 0), waiting: w, request_id: request.requestId } });
+      });
+      await tx.run(async (trx: Knex.Transaction) => {
+        const now = store.now();
+        for (const [i, request] of requests.entries()) {
+          if (!request.idempotency) continue;
+          const answer = answers[i] as PushAnswer;
+          await saveAnswer(trx, request.clientId, request.idempotency.key, { requestHash: request.idempotency.requestHash, status: answer.status, body: answer.body }, now);
+        }
+        let lastDay: string | undefined;
+        if (first.entity === 'activity') {
+          for (const r of records) {
             const day = (r as { date?: unknown }).date;
             if (typeof day === 'string' && (lastDay === undefined || day > lastDay)) lastDay = day;
           }
         }
-      }
-      await tx.run((trx) => touchPushStream(trx, first.partner, first.entity, records, store.now(), lastDay));
+        await touchPushStream(trx, first.partner, first.entity, records.length, now, lastDay);
+      });
     };
     try {
       await this.loader.transaction(work);
@@ -199,9 +221,4 @@ export class GroupCommitQueue {
       this.options.logger?.warn(`push: cannot purge expired idempotency keys: ${(error as Error).message}`);
     }
   }
-}
-
-/** accepted = loaded + waiting + stale (stale: an older version than the stored one, not applied). */
-function answerOf(request: PushRequest, result: BatchResult): PushAnswer {
-  return { status: 200, body: { accepted: request.records.length, loaded: result.loaded, waiting: result.waiting, request_id: request.requestId } };
 }

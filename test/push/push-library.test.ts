@@ -72,8 +72,14 @@ for (const backend of STORES) {
       assert.deepEqual([first.status, first.body.accepted, first.body.loaded, first.body.waiting], [200, 2, 0, 2]);
       assert.equal(await count(t, 'transactions'), 0);
       assert.equal(await count(t, 'waiting_records'), 2);
+      // grouped with a request whose customer is known: each gets its own counts
+      await push('customers', customer('c1'));
+      const before = service.queue.transactions;
+      const grouped = await Promise.all([push('transactions', deposit('t3', 'c9')), push('transactions', [deposit('t4', 'c1'), deposit('t5', 'c9')], { bulk: true })]);
+      assert.equal(service.queue.transactions, before + 1);
+      assert.deepEqual(grouped.map((g) => [g.body.accepted, g.body.loaded, g.body.waiting]), [[1, 0, 1], [2, 1, 1]]);
       await push('customers', customer('c9'));
-      assert.deepEqual((await stored(t.store, 'casino', 'igaming', 'transactions')).map((r) => r.transaction_id), ['t1', 't2']);
+      assert.deepEqual((await stored(t.store, 'casino', 'igaming', 'transactions')).map((r) => r.transaction_id), ['t1', 't2', 't3', 't4', 't5']);
       assert.equal(await count(t, 'waiting_records'), 0);
     });
 

@@ -6,8 +6,10 @@
 import type { RouteModule } from '../types.js';
 import { docsRoutes } from './docs.js';
 import { metricsRoutes } from './metrics.js';
+import { recordRoutes } from './records.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   metricsRoutes,
   docsRoutes,
+  recordRoutes,
 ];

@@ -1,0 +1,67 @@
+/**
+ * The record routes (spec §4, §7, §8): push one record or a bulk array of records, and list a
+ * partner's own records. Pushed records take the load path every source takes (the process's one
+ * Loader, so the after-load jobs run after each committed push exactly as after a pull), through
+ * the group-commit queue (src/push/). Answers come after the commit.
+ *
+ *   POST /api/v1/{variant}/{entity}        one record (a JSON object)       write scope
+ *   POST /api/v1/{variant}/{entity}/bulk   a JSON array of 1 to 1000        write scope
+ *   GET  /api/v1/{variant}/{entity}        page, per_page, cursor, modified_since   read scope
+ *
+ * The path's variant must be the token's (403 otherwise); a token only ever reads and writes the
+ * records of its own partner. 200 `{accepted, loaded, waiting, request_id}`: accepted = loaded +
+ * waiting + stale (a record older than the stored version of its key is accepted, not applied).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { listRecords, parseListQuery } from '../../push/list.js';
+import { PushService } from '../../push/service.js';
+import { entityTable } from '../../store/tables.js';
+import { ENTITIES, VARIANTS, type Entity, type Variant } from '../../types.js';
+import type { Principal, RouteModule } from '../types.js';
+import { requirePartnerAccess } from '../auth.js';
+
+export const recordRoutes: RouteModule = (app, deps) => {
+  const service = new PushService(deps.loader, { logger: deps.logger });
+  app.decorate('push', service);
+  // A stopping server commits what is queued before the store closes.
+  app.addHook('onClose', async () => service.close());
+
+  for (const variant of VARIANTS) {
+    for (const entity of ENTITIES) {
+      const path = `/api/v1/${variant}/${entity}`;
+      const push = (bulk: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
+        const principal = request.principal as Principal;
+        const header = request.headers['idempotency-key'];
+        const answer = await service.push({
+          partner: principal.partner,
+          variant,
+          entity,
+          clientId: principal.clientId,
+          body: request.body,
+          bulk,
+          idempotencyKey: Array.isArray(header) ? header.join(',') : header,
+        });
+        return reply.code(answer.status).send(answer.body);
+      };
+      app.post(path, { preHandler: requirePartnerAccess('write', variant) }, push(false));
+      app.post(`${path}/bulk`, { preHandler: requirePartnerAccess('write', variant) }, push(true));
+      app.get(path, { preHandler: requirePartnerAccess('read', variant) }, async (request, reply) => list(request, reply, variant, entity));
+    }
+  }
+
+  async function list(request: FastifyRequest, reply: FastifyReply, variant: Variant, entity: Entity) {
+    const principal = request.principal as Principal;
+    const parsed = parseListQuery((request.query ?? {}) as Record<string, unknown>, entityTable(variant, entity));
+    if ('errors' in parsed) {
+      return reply.code(422).send({ error: 'invalid_parameter', message: parsed.errors.map((e) => e.message).join('; '), errors: parsed.errors });
+    }
+    return reply.send(await listRecords(deps.store.knex, principal.partner, variant, entity, parsed.query));
+  }
+};
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The push service of this server (its group-commit queue): for figures and tests. */
+    push: PushService;
+  }
+}
