@@ -100,7 +100,7 @@ const ERROR_RESPONSES: Record<string, { description: string; schema: string; hea
   },
   InvalidQuery: {
     description: 'A query parameter is invalid (per_page outside 1..500, page not a positive integer, an unknown cursor, modified_since not a date-time); errors name the parameter.',
-    schema: 'ValidationError',
+    schema: 'ParameterError',
   },
   TooManyRequests: {
     description: `More than ${RATE_LIMIT_PER_MINUTE} requests in a rolling minute with this token (spec §8).`,
@@ -147,12 +147,29 @@ function commonSchemas(): JsonObject {
         },
       },
     },
+    ParameterError: {
+      type: 'object',
+      required: ['error', 'message', 'errors'],
+      properties: {
+        error: { const: 'invalid_parameter' },
+        message: { type: 'string' },
+        errors: {
+          type: 'array',
+          minItems: 1,
+          items: {
+            type: 'object',
+            required: ['field', 'rule', 'message'],
+            properties: { field: { type: 'string', description: 'The query parameter.' }, rule: { type: 'string' }, message: { type: 'string' } },
+          },
+        },
+      },
+    },
     PushResult: {
       type: 'object',
       description: 'Sent only after the records are committed.',
       required: ['accepted', 'loaded', 'waiting', 'request_id'],
       properties: {
-        accepted: { type: 'integer', minimum: 0, description: 'Records of the request (all valid).' },
+        accepted: { type: 'integer', minimum: 0, description: 'Records of the request (all valid): loaded + waiting + stale (a record older than the stored version of its key is accepted, not applied).' },
         loaded: { type: 'integer', minimum: 0, description: 'Records written to the store.' },
         waiting: { type: 'integer', minimum: 0, description: 'Records parked until their customer arrives (loaded then).' },
         request_id: { type: 'string' },

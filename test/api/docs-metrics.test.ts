@@ -4,6 +4,8 @@
  * route pattern and status with a latency histogram and the process metrics.
  */
 import assert from 'node:assert/strict';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import ajvFormats from 'ajv-formats';
 import type { RouteOptions } from 'fastify';
 import { buildApi } from '../../src/api/server.js';
 import type { ApiDeps } from '../../src/api/types.js';
@@ -94,7 +96,18 @@ describe('API self-description: /openapi.json, /docs, /metrics', () => {
     await fetch(`${api.url}/healthz?probe=2`);
     await fetch(`${api.url}/no/such/route/123`);
     await fetch(`${api.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=password' });
-    assert.ok(token.length > 20);
+    const bulk = await fetch(`${api.url}/api/v1/igaming/customers/bulk`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify([1, 2, 3].map((i) => ({ customer_id: `m${i}`, signup_date: '2026-11-01T00:00:00Z', affiliate_id: 'a1' }))),
+    });
+    assert.equal(bulk.status, 200, await bulk.clone().text());
+    const deposit = await fetch(`${api.url}/api/v1/igaming/transactions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ transaction_id: 'd1', customer_id: 'not-yet', transaction_type: 'deposit', amount_currency: 10, currency: 'EUR', transaction_date: '2026-11-02T00:00:00Z', status: 'approved' }),
+    });
+    assert.deepEqual({ ...((await deposit.json()) as object), request_id: '' }, { accepted: 1, loaded: 0, waiting: 1, request_id: '' });
     const res = await fetch(`${api.url}/metrics`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
@@ -106,9 +119,57 @@ describe('API self-description: /openapi.json, /docs, /metrics', () => {
       'partner_sync_api_requests_total{method="POST",route="/oauth/token",status="400"} 1',
       'partner_sync_api_request_duration_seconds_count{method="GET",route="/healthz",status="200"} 2',
       'partner_sync_api_request_duration_seconds_bucket{le="+Inf",method="GET",route="/healthz",status="200"} 2',
+      'partner_sync_api_requests_total{method="POST",route="/api/v1/igaming/customers/bulk",status="200"} 1',
+      'partner_sync_api_records_total{partner="metrics-partner",variant="igaming",entity="customers",outcome="accepted"} 3',
+      'partner_sync_api_records_total{partner="metrics-partner",variant="igaming",entity="customers",outcome="loaded"} 3',
+      'partner_sync_api_records_total{partner="metrics-partner",variant="igaming",entity="transactions",outcome="accepted"} 1',
+      'partner_sync_api_records_total{partner="metrics-partner",variant="igaming",entity="transactions",outcome="waiting"} 1',
     ]) assert.ok(text.includes(`\n${line}\n`), `missing ${line} in\n${text}`);
     // The raw URL (with its query or unknown path) is never a label.
     assert.doesNotMatch(text, /probe=|no\/such/);
     for (const name of ['process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'process_cpu_seconds_total']) assert.ok(text.includes(`\n# TYPE ${name} `), name);
+  });
+
+  it('answers as documented: a push, a 422, a list page, a 401 and a token match the document\'s schemas and headers', async () => {
+    const doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as Doc & { components: { responses: Record<string, { headers?: Record<string, unknown> }> } };
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    ajvFormats.default(ajv, ['date-time', 'email', 'date']);
+    ajv.addSchema({ $id: 'doc', components: doc.components }, 'doc');
+    const conforms = (name: string, body: unknown) => {
+      const check = ajv.getSchema(`doc#/components/schemas/${name}`);
+      assert.ok(check, name);
+      assert.ok(check(body), `${name}: ${JSON.stringify(check.errors)} in ${JSON.stringify(body)}`);
+    };
+    const client = await api.addClient('conform-partner', 'prop-trading', ['read', 'write']);
+    const token = await api.token(client);
+    const tokenRes = await fetch(`${api.url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret }),
+    });
+    conforms('TokenResponse', await tokenRes.json());
+    const post = (path: string, body: unknown, auth = `Bearer ${token}`) =>
+      fetch(`${api.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: auth }, body: JSON.stringify(body) });
+    const ok = await post('/api/v1/prop-trading/customers/bulk', [{ customer_id: 'p1', signup_date: '2026-11-01T00:00:00Z', affiliate_id: 'a1', phase: 'phase_1' }]);
+    assert.equal(ok.status, 200);
+    conforms('PushResult', await ok.json());
+    const bad = await post('/api/v1/prop-trading/customers/bulk', [{ customer_id: '', signup_date: 'yesterday' }, { __proto__: 1 }]);
+    assert.equal(bad.status, 422);
+    conforms('ValidationError', await bad.json());
+    const page = await fetch(`${api.url}/api/v1/prop-trading/customers?per_page=1`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(page.status, 200);
+    const body = (await page.json()) as { data: unknown[]; meta: unknown };
+    conforms('PageMeta', body.meta);
+    for (const record of body.data) conforms('PropTradingCustomer', record);
+    const badQuery = await fetch(`${api.url}/api/v1/prop-trading/customers?per_page=501`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(badQuery.status, 422);
+    conforms('ParameterError', await badQuery.json());
+    const denied = await post('/api/v1/prop-trading/customers', {}, 'Bearer not-a-token');
+    assert.equal(denied.status, 401);
+    conforms('Error', await denied.json());
+    for (const header of Object.keys(doc.components.responses.Unauthorized?.headers ?? {})) assert.ok(denied.headers.get(header), header);
+    const forbidden = await post('/api/v1/igaming/customers', {});
+    assert.equal(forbidden.status, 403);
+    conforms('Error', await forbidden.json());
   });
 });
