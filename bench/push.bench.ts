@@ -7,7 +7,9 @@
  *    - a raw COPY of the same records, rendered as store rows, into an identical table (target: the
  *      API at 0.5 x COPY or better);
  *    - the pull load path: Loader.load of the same records in this process, 1000 per batch, with
- *      the same after-load composition (jobs/load-hooks.ts), into another fresh schema.
+ *      the same after-load composition (jobs/load-hooks.ts), into another fresh schema;
+ *    - the push service in this process (src/push/service.ts: validation, group commit,
+ *      bookkeeping, the same load path) without HTTP, to tell the HTTP share from the rest.
  * 2. Single records: N POSTs of one customer each to /api/v1/igaming/customers over 50 connections,
  *    as fast as they go (throughput, p50, p99), then at a fixed 1000 requests/s (target: p99 under
  *    50 ms); beside the same two runs against a bare fastify route in its own child process that
@@ -38,6 +40,7 @@ import { createLoadHooks } from '../jobs/load-hooks.js';
 import { silentLogger } from '../src/log.js';
 import { packageRoot } from '../src/paths.js';
 import { Loader } from '../src/pipeline/load.js';
+import { PushService } from '../src/push/service.js';
 import { specValidator } from '../src/spec/validator.js';
 import { recordToRow } from '../src/store/rows.js';
 import { openStore, type Store } from '../src/store/store.js';
@@ -274,6 +277,7 @@ const newLoader = (store: Store) => new Loader({ store, validator: specValidator
 async function main(): Promise<void> {
   const api = `bench_push_api_${process.pid}`;
   const pull = `bench_push_pull_${process.pid}`;
+  const lib = `bench_push_lib_${process.pid}`;
   const configDir = mkdtempSync(join(tmpdir(), 'partner-sync-push-bench-'));
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
@@ -282,6 +286,7 @@ async function main(): Promise<void> {
   try {
     await admin.query(`CREATE SCHEMA ${api}`);
     await admin.query(`CREATE SCHEMA ${pull}`);
+    await admin.query(`CREATE SCHEMA ${lib}`);
     const records = BULK_REQUESTS * BULK_SIZE;
     const customersN = Math.max(1, Math.ceil(records / 20));
     const deposits: SpecRecord[] = Array.from({ length: records }, (_, i) => deposit(i, customersN));
@@ -296,6 +301,10 @@ async function main(): Promise<void> {
     await preloadCustomers(newLoader(apiStore), customersN);
     const pullLoader = newLoader(pullStore);
     await preloadCustomers(pullLoader, customersN);
+    const libStore = await openStore({ url: storeUrl(lib) });
+    stores.push(libStore);
+    const libLoader = newLoader(libStore);
+    await preloadCustomers(libLoader, customersN);
 
     // Baseline 1: raw COPY of the same deposits, rendered as store rows, into an identical table.
     const table = entityTable('igaming', 'transactions');
@@ -313,6 +322,23 @@ async function main(): Promise<void> {
       await pullLoader.load({ partner: PARTNER, variant: 'igaming', entity: 'transactions', runId: 'bench-pull', records: batch });
     }
     const pullMs = performance.now() - t0;
+
+    // Where the API's time goes: the push service (validation, group commit, Idempotency and push
+    // bookkeeping, the same load path) in this process, without HTTP, JSON parsing or tokens.
+    const service = new PushService(libLoader, { logger: silentLogger() });
+    const libCounts = newCounts();
+    let nextLib = 0;
+    t0 = performance.now();
+    await Promise.all(Array.from({ length: BULK_CONCURRENCY }, async () => {
+      while (nextLib < BULK_REQUESTS) {
+        const r = nextLib++;
+        const answer = await service.push({ partner: PARTNER, variant: 'igaming', entity: 'transactions', clientId: 'bench', bulk: true,
+          body: JSON.parse(bodies[r] as string) as unknown });
+        count(libCounts, answer.status, JSON.stringify(answer.body));
+      }
+    }));
+    const libMs = performance.now() - t0;
+    await service.close();
 
     // The API: a client, tokens, the bulk requests.
     const added = JSON.parse(cli(configDir, api, ['clients', 'add', PARTNER, '--variant', 'igaming', '--scope', 'read,write', '--json'])) as { client_id: string; client_secret: string };
@@ -357,6 +383,7 @@ async function main(): Promise<void> {
     console.log(`\nbulk: ${BULK_REQUESTS} requests x ${BULK_SIZE} iGaming deposits, ${BULK_CONCURRENCY} at a time`);
     console.log(bulkLine('baseline: raw COPY into an identical table', records, copyMs));
     console.log(bulkLine('baseline: pull load path (Loader.load, 1000)', records, pullMs));
+    console.log(bulkLine('push service in-process (no HTTP)', libCounts.loaded, libMs) + `   ${(pullMs / libMs).toFixed(2)} x pull path`);
     console.log(bulkLine('API: POST .../transactions/bulk', bulkCounts.loaded, bulkMs) + `   ${(pullMs / bulkMs).toFixed(2)} x pull path`);
     console.log(`  answers ${statusText(bulkCounts)}; accepted ${bulkCounts.accepted}, loaded ${bulkCounts.loaded}, waiting ${bulkCounts.waiting}; target >= 0.50 x COPY: ${rate(bulkCounts.loaded, bulkMs) / copyRate >= 0.5 ? 'met' : 'MISSED'}`);
     console.log(`\nsingle records: POST /api/v1/igaming/customers, ${CONNECTIONS} connections, ${SINGLE_REQUESTS} requests per run`);
@@ -375,6 +402,7 @@ async function main(): Promise<void> {
     for (const s of stores) await s.close();
     await admin.query(`DROP SCHEMA IF EXISTS ${api} CASCADE`);
     await admin.query(`DROP SCHEMA IF EXISTS ${pull} CASCADE`);
+    await admin.query(`DROP SCHEMA IF EXISTS ${lib} CASCADE`);
     await admin.end();
     rmSync(configDir, { recursive: true, force: true });
   }
