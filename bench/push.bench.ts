@@ -278,6 +278,7 @@ async function main(): Promise<void> {
   const api = `bench_push_api_${process.pid}`;
   const pull = `bench_push_pull_${process.pid}`;
   const lib = `bench_push_lib_${process.pid}`;
+  const big = `bench_push_big_${process.pid}`;
   const configDir = mkdtempSync(join(tmpdir(), 'partner-sync-push-bench-'));
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
@@ -287,6 +288,7 @@ async function main(): Promise<void> {
     await admin.query(`CREATE SCHEMA ${api}`);
     await admin.query(`CREATE SCHEMA ${pull}`);
     await admin.query(`CREATE SCHEMA ${lib}`);
+    await admin.query(`CREATE SCHEMA ${big}`);
     const records = BULK_REQUESTS * BULK_SIZE;
     const customersN = Math.max(1, Math.ceil(records / 20));
     const deposits: SpecRecord[] = Array.from({ length: records }, (_, i) => deposit(i, customersN));
@@ -305,6 +307,10 @@ async function main(): Promise<void> {
     stores.push(libStore);
     const libLoader = newLoader(libStore);
     await preloadCustomers(libLoader, customersN);
+    const bigStore = await openStore({ url: storeUrl(big) });
+    stores.push(bigStore);
+    const bigLoader = newLoader(bigStore);
+    await preloadCustomers(bigLoader, customersN);
 
     // Baseline 1: raw COPY of the same deposits, rendered as store rows, into an identical table.
     const table = entityTable('igaming', 'transactions');
@@ -324,21 +330,30 @@ async function main(): Promise<void> {
     const pullMs = performance.now() - t0;
 
     // Where the API's time goes: the push service (validation, group commit, Idempotency and push
-    // bookkeeping, the same load path) in this process, without HTTP, JSON parsing or tokens.
-    const service = new PushService(libLoader, { logger: silentLogger() });
-    const libCounts = newCounts();
-    let nextLib = 0;
-    t0 = performance.now();
-    await Promise.all(Array.from({ length: BULK_CONCURRENCY }, async () => {
-      while (nextLib < BULK_REQUESTS) {
-        const r = nextLib++;
-        const answer = await service.push({ partner: PARTNER, variant: 'igaming', entity: 'transactions', clientId: 'bench', bulk: true,
-          body: JSON.parse(bodies[r] as string) as unknown });
-        count(libCounts, answer.status, JSON.stringify(answer.body));
-      }
-    }));
-    const libMs = performance.now() - t0;
-    await service.close();
+    // bookkeeping, the same load path) in this process, without HTTP, JSON parsing or tokens; once as
+    // configured in the server (a group takes at most 1000 records: one bulk request per
+    // transaction), once with groups of up to BULK_CONCURRENCY requests (what bigger groups would give).
+    const inProcess = async (loader: Loader, maxRecords?: number) => {
+      const service = new PushService(loader, { logger: silentLogger(), ...(maxRecords ? { maxRecords } : {}) });
+      const c = newCounts();
+      let next = 0;
+      const start = performance.now();
+      await Promise.all(Array.from({ length: BULK_CONCURRENCY }, async () => {
+        while (next < BULK_REQUESTS) {
+          const r = next++;
+          const answer = await service.push({ partner: PARTNER, variant: 'igaming', entity: 'transactions', clientId: 'bench', bulk: true,
+            body: JSON.parse(bodies[r] as string) as unknown });
+          count(c, answer.status, JSON.stringify(answer.body));
+        }
+      }));
+      const ms = performance.now() - start;
+      await service.close();
+      return { ms, counts: c, transactions: service.queue.transactions };
+    };
+    const libRun = await inProcess(libLoader);
+    const libCounts = libRun.counts;
+    const libMs = libRun.ms;
+    const bigRun = await inProcess(bigLoader, BULK_CONCURRENCY * BULK_SIZE);
 
     // The API: a client, tokens, the bulk requests.
     const added = JSON.parse(cli(configDir, api, ['clients', 'add', PARTNER, '--variant', 'igaming', '--scope', 'read,write', '--json'])) as { client_id: string; client_secret: string };
@@ -383,7 +398,8 @@ async function main(): Promise<void> {
     console.log(`\nbulk: ${BULK_REQUESTS} requests x ${BULK_SIZE} iGaming deposits, ${BULK_CONCURRENCY} at a time`);
     console.log(bulkLine('baseline: raw COPY into an identical table', records, copyMs));
     console.log(bulkLine('baseline: pull load path (Loader.load, 1000)', records, pullMs));
-    console.log(bulkLine('push service in-process (no HTTP)', libCounts.loaded, libMs) + `   ${(pullMs / libMs).toFixed(2)} x pull path`);
+    console.log(bulkLine('push service in-process (no HTTP)', libCounts.loaded, libMs) + `   ${(pullMs / libMs).toFixed(2)} x pull path   ${libRun.transactions} transactions`);
+    console.log(bulkLine(`  the same, groups up to ${BULK_CONCURRENCY * BULK_SIZE} records`, bigRun.counts.loaded, bigRun.ms) + `   ${(pullMs / bigRun.ms).toFixed(2)} x pull path   ${bigRun.transactions} transactions`);
     console.log(bulkLine('API: POST .../transactions/bulk', bulkCounts.loaded, bulkMs) + `   ${(pullMs / bulkMs).toFixed(2)} x pull path`);
     console.log(`  answers ${statusText(bulkCounts)}; accepted ${bulkCounts.accepted}, loaded ${bulkCounts.loaded}, waiting ${bulkCounts.waiting}; target >= 0.50 x COPY: ${rate(bulkCounts.loaded, bulkMs) / copyRate >= 0.5 ? 'met' : 'MISSED'}`);
     console.log(`\nsingle records: POST /api/v1/igaming/customers, ${CONNECTIONS} connections, ${SINGLE_REQUESTS} requests per run`);
@@ -403,6 +419,7 @@ async function main(): Promise<void> {
     await admin.query(`DROP SCHEMA IF EXISTS ${api} CASCADE`);
     await admin.query(`DROP SCHEMA IF EXISTS ${pull} CASCADE`);
     await admin.query(`DROP SCHEMA IF EXISTS ${lib} CASCADE`);
+    await admin.query(`DROP SCHEMA IF EXISTS ${big} CASCADE`);
     await admin.end();
     rmSync(configDir, { recursive: true, force: true });
   }
