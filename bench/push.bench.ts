@@ -329,6 +329,19 @@ async function main(): Promise<void> {
     }
     const pullMs = performance.now() - t0;
 
+    // The fixed cost of one load transaction: 1-record loads of the pull path (new deposits), with
+    // the SQL statements each runs (what a group commit of a few single POSTs pays at least).
+    const ONE = 50;
+    let statements = 0;
+    const onQuery = () => statements++;
+    pullStore.knex.on('query', onQuery);
+    t0 = performance.now();
+    for (let k = 0; k < ONE; k++) {
+      await pullLoader.load({ partner: PARTNER, variant: 'igaming', entity: 'transactions', runId: 'bench-one', records: [{ position: 1, value: deposit(records + k, customersN) }] });
+    }
+    const oneMs = (performance.now() - t0) / ONE;
+    pullStore.knex.removeListener('query', onQuery);
+
     // Where the API's time goes: the push service (validation, group commit, Idempotency and push
     // bookkeeping, the same load path) in this process, without HTTP, JSON parsing or tokens; once as
     // configured in the server (a group takes at most 1000 records: one bulk request per
@@ -401,6 +414,7 @@ async function main(): Promise<void> {
     console.log(bulkLine('push service in-process (no HTTP)', libCounts.loaded, libMs) + `   ${(pullMs / libMs).toFixed(2)} x pull path   ${libRun.transactions} transactions`);
     console.log(bulkLine(`  the same, groups up to ${BULK_CONCURRENCY * BULK_SIZE} records`, bigRun.counts.loaded, bigRun.ms) + `   ${(pullMs / bigRun.ms).toFixed(2)} x pull path   ${bigRun.transactions} transactions`);
     console.log(bulkLine('API: POST .../transactions/bulk', bulkCounts.loaded, bulkMs) + `   ${(pullMs / bulkMs).toFixed(2)} x pull path`);
+    console.log(`  one load transaction of 1 record (pull path): ${oneMs.toFixed(1)} ms, ${(statements / ONE).toFixed(0)} SQL statements`);
     console.log(`  answers ${statusText(bulkCounts)}; accepted ${bulkCounts.accepted}, loaded ${bulkCounts.loaded}, waiting ${bulkCounts.waiting}; target >= 0.50 x COPY: ${rate(bulkCounts.loaded, bulkMs) / copyRate >= 0.5 ? 'met' : 'MISSED'}`);
     console.log(`\nsingle records: POST /api/v1/igaming/customers, ${CONNECTIONS} connections, ${SINGLE_REQUESTS} requests per run`);
     console.log(runLine('baseline: bare fastify route, max rate', bareMax));
@@ -411,7 +425,7 @@ async function main(): Promise<void> {
     console.log('\nnothing lost:');
     console.log(`  deposits accepted (load generator) ${bulkCounts.accepted} = rows in the store ${storedDeposits}: ${bulkCounts.accepted === storedDeposits ? 'yes' : 'NO'}`);
     console.log(`  customers accepted (load generator) ${singleCounts.accepted} = rows in the store ${storedCustomers}: ${singleCounts.accepted === storedCustomers ? 'yes' : 'NO'}`);
-    console.log(`  pull path rows ${pulled} of ${records}`);
+    console.log(`  pull path rows ${pulled} of ${records + ONE}`);
     console.log(`peak RSS: API server ${serverRss} MB; bare fastify server ${bareRss} MB; this process (load generator, baselines) ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`);
   } finally {
     for (const s of servers) await s.stop().catch(() => 0);
