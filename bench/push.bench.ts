@@ -341,6 +341,15 @@ async function main(): Promise<void> {
     }
     const oneMs = (performance.now() - t0) / ONE;
     pullStore.knex.removeListener('query', onQuery);
+    // Beside it, PostgreSQL's own floor: BEGIN, one INSERT, COMMIT (the commit waits for the WAL flush).
+    await admin.query(`CREATE TABLE ${pull}.commit_probe (id int PRIMARY KEY)`);
+    t0 = performance.now();
+    for (let k = 0; k < ONE; k++) {
+      await admin.query('BEGIN');
+      await admin.query(`INSERT INTO ${pull}.commit_probe VALUES ($1)`, [k]);
+      await admin.query('COMMIT');
+    }
+    const bareTxMs = (performance.now() - t0) / ONE;
 
     // Where the API's time goes: the push service (validation, group commit, Idempotency and push
     // bookkeeping, the same load path) in this process, without HTTP, JSON parsing or tokens; once as
@@ -414,7 +423,7 @@ async function main(): Promise<void> {
     console.log(bulkLine('push service in-process (no HTTP)', libCounts.loaded, libMs) + `   ${(pullMs / libMs).toFixed(2)} x pull path   ${libRun.transactions} transactions`);
     console.log(bulkLine(`  the same, groups up to ${BULK_CONCURRENCY * BULK_SIZE} records`, bigRun.counts.loaded, bigRun.ms) + `   ${(pullMs / bigRun.ms).toFixed(2)} x pull path   ${bigRun.transactions} transactions`);
     console.log(bulkLine('API: POST .../transactions/bulk', bulkCounts.loaded, bulkMs) + `   ${(pullMs / bulkMs).toFixed(2)} x pull path`);
-    console.log(`  one load transaction of 1 record (pull path): ${oneMs.toFixed(1)} ms, ${(statements / ONE).toFixed(0)} SQL statements`);
+    console.log(`  one load transaction of 1 record (pull path): ${oneMs.toFixed(1)} ms, ${(statements / ONE).toFixed(0)} SQL statements; a bare BEGIN/INSERT/COMMIT: ${bareTxMs.toFixed(1)} ms`);
     console.log(`  answers ${statusText(bulkCounts)}; accepted ${bulkCounts.accepted}, loaded ${bulkCounts.loaded}, waiting ${bulkCounts.waiting}; target >= 0.50 x COPY: ${rate(bulkCounts.loaded, bulkMs) / copyRate >= 0.5 ? 'met' : 'MISSED'}`);
     console.log(`\nsingle records: POST /api/v1/igaming/customers, ${CONNECTIONS} connections, ${SINGLE_REQUESTS} requests per run`);
     console.log(runLine('baseline: bare fastify route, max rate', bareMax));
