@@ -7,6 +7,9 @@
  * `request.principal`. `requireVariant()` then refuses a token of the other variant on a
  * `/api/v1/{variant}/...` path. Answers: 401 `{error:"invalid_token"}` with WWW-Authenticate,
  * 403 `{error:"insufficient_scope" | "wrong_variant"}`, 429 with Retry-After.
+ * They work as `onRequest` hooks (preferred: the caller is refused before its body is read and
+ * parsed) or as `preHandler` hooks:
+ *   app.post('/api/v1/:variant/customers', { onRequest: requirePartnerAccess('write') }, handler)
  */
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Clock, Store } from '../store/store.js';
@@ -98,30 +101,39 @@ export function forbidden(reply: FastifyReply, error: 'insufficient_scope' | 'wr
 /** Pre-handler: a valid, unrevoked, unexpired token with `scope`, within its rate limit; sets request.principal. */
 export function requireToken(scope: Scope): preHandlerAsyncHookHandler {
   return async function requireTokenHandler(request: FastifyRequest, reply: FastifyReply) {
-    const token = bearerToken(request.headers.authorization);
-    if (token === undefined) return invalidToken(reply, 'no access token: send the header Authorization: Bearer <access_token> (POST /oauth/token gives one)', true);
-    if (token === '') return invalidToken(reply, 'the Authorization header is not a Bearer token');
-    const auth = request.server.apiAuth;
-    let verified: VerifiedToken;
-    try {
-      verified = await auth.authenticate(token);
-    } catch (error) {
-      if (error instanceof InvalidTokenError) return invalidToken(reply, error.message);
-      throw error;
-    }
-    const { tokenId } = verified;
-    request.principal = { clientId: verified.clientId, partner: verified.partner, variant: verified.variant, scopes: verified.scopes, tokenId, ...(verified.affiliate !== undefined ? { affiliate: verified.affiliate } : {}) };
-    const taken = auth.limiter.take(tokenId);
-    const decision = taken instanceof Promise ? await taken : taken;
-    if (!decision.allowed) {
-      reply.header('retry-after', String(decision.retryAfterS));
-      return reply.code(429).send({ error: 'rate_limited', message: `more than ${auth.limiter.limit} requests in one minute with this access token; retry after ${decision.retryAfterS} s` });
-    }
-    if (!verified.scopes.includes(scope)) {
-      return forbidden(reply, 'insufficient_scope', `this access token lacks the ${scope} scope (it has: ${verified.scopes.join(' ') || 'none'})`, scope);
-    }
-    return undefined;
+    return checkToken(request, reply, scope);
   };
+}
+
+/** Any valid token, counted against its rate limit (paths under /api/ that are not routes: 401 before 404). */
+export const requireAnyToken: preHandlerAsyncHookHandler = async function requireAnyTokenHandler(request, reply) {
+  return checkToken(request, reply, undefined);
+};
+
+async function checkToken(request: FastifyRequest, reply: FastifyReply, scope: Scope | undefined): Promise<FastifyReply | undefined> {
+  const token = bearerToken(request.headers.authorization);
+  if (token === undefined) return invalidToken(reply, 'no access token: send the header Authorization: Bearer <access_token> (POST /oauth/token gives one)', true);
+  if (token === '') return invalidToken(reply, 'the Authorization header is not a Bearer token');
+  const auth = request.server.apiAuth;
+  let verified: VerifiedToken;
+  try {
+    verified = await auth.authenticate(token);
+  } catch (error) {
+    if (error instanceof InvalidTokenError) return invalidToken(reply, error.message);
+    throw error;
+  }
+  const { tokenId } = verified;
+  request.principal = { clientId: verified.clientId, partner: verified.partner, variant: verified.variant, scopes: verified.scopes, tokenId, ...(verified.affiliate !== undefined ? { affiliate: verified.affiliate } : {}) };
+  const taken = auth.limiter.take(tokenId);
+  const decision = taken instanceof Promise ? await taken : taken;
+  if (!decision.allowed) {
+    reply.header('retry-after', String(decision.retryAfterS));
+    return reply.code(429).send({ error: 'rate_limited', message: `more than ${auth.limiter.limit} requests in one minute with this access token; retry after ${decision.retryAfterS} s` });
+  }
+  if (scope !== undefined && !verified.scopes.includes(scope)) {
+    return forbidden(reply, 'insufficient_scope', `this access token lacks the ${scope} scope (it has: ${verified.scopes.join(' ') || 'none'})`, scope);
+  }
+  return undefined;
 }
 
 /**
@@ -143,7 +155,7 @@ export function requireVariant(variant?: Variant): preHandlerAsyncHookHandler {
   };
 }
 
-/** Both checks of a `/api/v1/{variant}/...` route, in order: `preHandler: requirePartnerAccess('write')`. */
+/** Both checks of a `/api/v1/{variant}/...` route, in order: `onRequest: requirePartnerAccess('write')`. */
 export function requirePartnerAccess(scope: Scope, variant?: Variant): preHandlerAsyncHookHandler[] {
   return [requireToken(scope), requireVariant(variant)];
 }

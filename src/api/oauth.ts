@@ -14,7 +14,7 @@ import type { Scope } from './types.js';
 
 export const TOKEN_PATH = '/oauth/token';
 
-type OAuthError = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type' | 'invalid_scope';
+type OAuthError = 'temporarily_unavailable' | 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type' | 'invalid_scope';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -57,9 +57,15 @@ export interface OAuthRouteOptions {
   store: Store;
   key: Uint8Array;
   clock: Clock;
+  /** Secret verifications (scrypt, ~50 ms of a libuv thread each) at once; more are answered 503 (default 16). */
+  maxConcurrentHashes?: number;
 }
 
+export const DEFAULT_MAX_CONCURRENT_HASHES = 16;
+
 export async function oauthRoutes(app: FastifyInstance, options: OAuthRouteOptions): Promise<void> {
+  const maxHashes = options.maxConcurrentHashes ?? DEFAULT_MAX_CONCURRENT_HASHES;
+  let hashing = 0;
   await app.register(async (scope) => {
     // Only form bodies here (RFC 6749 §4.4.2); the API's JSON parser does not apply.
     scope.removeAllContentTypeParsers();
@@ -116,7 +122,19 @@ export async function oauthRoutes(app: FastifyInstance, options: OAuthRouteOptio
         }
       }
 
-      const client = await authenticateClient(options.store, id, secret);
+      // Each check costs a slow hash on purpose: a flood of token requests must not queue
+      // without bound (and starve the threads the rest of the process shares).
+      if (hashing >= maxHashes) {
+        reply.header('retry-after', '1');
+        return oauthError(reply, 503, 'temporarily_unavailable', 'too many token requests at once; retry in a second', usedBasic);
+      }
+      hashing++;
+      let client;
+      try {
+        client = await authenticateClient(options.store, id, secret);
+      } finally {
+        hashing--;
+      }
       if (!client) return oauthError(reply, 401, 'invalid_client', 'client authentication failed (unknown client, wrong secret or revoked)', usedBasic);
       request.oauthClientId = client.clientId;
       if (requested && requested.some((s) => !client.scopes.includes(s))) {

@@ -85,11 +85,20 @@ export function exampleRecord(variant: Variant, entity: Entity): JsonObject {
 const ERROR_RESPONSES: Record<string, { description: string; schema: string; headers?: JsonObject }> = {
   BadRequest: { description: 'Malformed JSON, an empty body, or JSON nested too deeply.', schema: 'Error' },
   Unauthorized: {
-    description: 'Missing, malformed, expired or revoked bearer token (spec §5, §7).',
+    description: 'invalid_token: a missing, malformed, forged, expired or revoked bearer token (spec §5, §7).',
     schema: 'Error',
-    headers: { 'WWW-Authenticate': { description: 'Bearer error="invalid_token" (RFC 6750 §3).', schema: { type: 'string' }, required: true } },
+    headers: {
+      'WWW-Authenticate': {
+        description: 'Bearer error="invalid_token" for a token that is refused; Bearer realm="partner-sync" when there is none (RFC 6750 §3).',
+        schema: { type: 'string' },
+        required: true,
+      },
+    },
   },
-  Forbidden: { description: "The token is for another variant, or lacks the route's scope (read for GET, write for POST).", schema: 'Error' },
+  Forbidden: {
+    description: "wrong_variant: the token's partner is of the other variant; insufficient_scope: the token lacks the route's scope (read for GET, write for POST).",
+    schema: 'Error',
+  },
   PayloadTooLarge: { description: 'The request body is larger than the server accepts; nothing is parsed or stored.', schema: 'Error' },
   UnsupportedMediaType: { description: 'The Content-Type is not application/json.', schema: 'Error' },
   ValidationFailed: {
@@ -201,7 +210,9 @@ function commonSchemas(): JsonObject {
       description: 'RFC 6749 §5.2.',
       required: ['error'],
       properties: {
-        error: { enum: ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope'] },
+        error: {
+          enum: ['invalid_request', 'invalid_client', 'invalid_grant', 'unauthorized_client', 'unsupported_grant_type', 'invalid_scope', 'temporarily_unavailable'],
+        },
         error_description: { type: 'string' },
       },
     },
@@ -332,6 +343,11 @@ function servicePaths(): JsonObject {
             content: json(ref('OAuthError')),
           },
           '413': { description: 'invalid_request: the form body is too large.', content: json(ref('OAuthError')) },
+          '503': {
+            description: 'temporarily_unavailable: too many secret checks under way at once; retry after the given seconds.',
+            headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer', minimum: 0 }, required: true } },
+            content: json(ref('OAuthError')),
+          },
         },
       },
     },

@@ -9,12 +9,12 @@
  *   never logged, so neither bearer tokens nor client secrets reach a log line.
  */
 import { randomUUID } from 'node:crypto';
-import fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Clock } from '../store/store.js';
-import { Authenticator } from './auth.js';
+import { Authenticator, requireAnyToken } from './auth.js';
 import { BodyError, MAX_JSON_DEPTH, parseJsonBody } from './json-body.js';
 import { oauthRoutes } from './oauth.js';
-import { MemoryRateLimiter, RATE_LIMIT_PER_MINUTE, type RateLimiter } from './rate-limit.js';
+import { MemoryRateLimiter, RATE_LIMIT_PER_MINUTE, StoreRateLimiter, type RateLimiter } from './rate-limit.js';
 import { ROUTE_MODULES } from './routes/index.js';
 import { signingKey } from './tokens.js';
 import type { ApiDeps, RouteModule } from './types.js';
@@ -37,6 +37,8 @@ export interface ApiOptions {
   https?: { key: string | Buffer; cert: string | Buffer };
   /** Environment for PARTNER_SYNC_JWT_SECRET (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Client secret verifications at once on /oauth/token; more are answered 503 with Retry-After (default 16). */
+  maxConcurrentHashes?: number;
   /** Route modules (default ROUTE_MODULES). */
   routes?: readonly RouteModule[];
 }
@@ -60,6 +62,16 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
   app.decorateRequest('principal', undefined);
   app.decorateRequest('oauthClientId', undefined);
   app.addHook('onClose', async () => limiter.close());
+  // Once closing, answers in flight end their connection: a kept-alive socket would hold the
+  // close (and the process) until its idle timeout.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
 
   // JSON only: no text/plain fallback, and our own parser (keeps __proto__ keys, limits depth).
   app.removeAllContentTypeParsers();
@@ -97,9 +109,12 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
     return reply.code(500).send({ error: 'internal_error', message: `internal error (request ${request.id})` });
   });
 
-  app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` }));
+  // Under /api/ the caller authenticates first (401 before 404, and the request counts against
+  // the token's rate limit): paths do not reveal themselves to callers without a token.
+  const apiPrefix = async (request: FastifyRequest, reply: FastifyReply) => (request.url.startsWith('/api/') ? requireAnyToken.call(app, request, reply) : undefined);
+  app.setNotFoundHandler({ preHandler: apiPrefix }, (request, reply) => reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` }));
 
-  await oauthRoutes(app, { store, key, clock });
+  await oauthRoutes(app, { store, key, clock, maxConcurrentHashes: options.maxConcurrentHashes });
 
   app.get('/healthz', async (_request, reply) => {
     try {
@@ -115,6 +130,11 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
   return app;
 }
 
-async function defaultLimiter(_deps: ApiDeps, perMinute: number): Promise<RateLimiter> {
-  return new MemoryRateLimiter(perMinute);
+/** Counted in the store when several processes may share it (PostgreSQL), else in this process. */
+async function defaultLimiter(deps: ApiDeps, perMinute: number): Promise<RateLimiter> {
+  if (deps.store.profile.locking === 'single-process') return new MemoryRateLimiter(perMinute);
+  return new StoreRateLimiter(deps.store, {
+    limit: perMinute,
+    onError: (error) => deps.logger.warn(`rate limit: the store's counter failed, deciding locally: ${error.message}`, { event: 'rate_limit_store_error' }),
+  });
 }

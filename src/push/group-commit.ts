@@ -43,7 +43,7 @@ export interface PushAnswer {
 }
 
 export interface GroupCommitOptions {
-  /** How long the first request of an idle group waits for others (default 2 ms). */
+  /** How long the first request of an idle group waits for others (default 5 ms). */
   maxWaitMs?: number;
   /** Records that trigger a flush at once; a group never takes more, unless one request alone has more (default 1000). */
   maxRecords?: number;
@@ -88,7 +88,7 @@ export class GroupCommitQueue {
       group.records += request.records.length;
       if (group.running) return; // gathered for the next transaction
       if (group.records >= (this.options.maxRecords ?? 1000)) this.flush(group);
-      else group.timer ??= setTimeout(() => this.flush(group), this.options.maxWaitMs ?? 2);
+      else group.timer ??= setTimeout(() => this.flush(group), this.options.maxWaitMs ?? 5);
     });
   }
 

@@ -115,7 +115,7 @@ describe('OpenAPI document', () => {
     const paths = doc.paths as Record<string, Record<string, JsonObject>>;
     const token = paths['/oauth/token']?.post as JsonObject;
     assert.ok(((token.requestBody as JsonObject).content as JsonObject)['application/x-www-form-urlencoded']);
-    assert.deepEqual(Object.keys(token.responses as JsonObject), ['200', '400', '401', '413']);
+    assert.deepEqual(Object.keys(token.responses as JsonObject), ['200', '400', '401', '413', '503']);
     assert.deepEqual((schemas.TokenResponse as JsonObject).required, ['access_token', 'token_type', 'expires_in', 'scope']);
 
     const list = paths['/api/v1/prop-trading/activity']?.get as JsonObject;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { revokeClient } from '../../src/api/clients.js';
+import { createClient, revokeClient } from '../../src/api/clients.js';
 import { requirePartnerAccess, requireToken } from '../../src/api/auth.js';
 import type { RouteModule } from '../../src/api/types.js';
 import { startApi, type StartedApi } from '../support/api.js';
@@ -10,6 +10,7 @@ const probe: RouteModule = (app) => {
   app.get('/probe/read', { preHandler: requireToken('read') }, async (request) => ({ principal: request.principal }));
   app.post('/probe/write', { preHandler: requireToken('write') }, async (request) => ({ keys: Object.keys(request.body as object) }));
   app.get('/api/v1/:variant/probe', { preHandler: requirePartnerAccess('read') }, async (request) => ({ partner: request.principal?.partner }));
+  app.post('/api/v1/:variant/early', { onRequest: requirePartnerAccess('write') }, async (request) => ({ partner: request.principal?.partner }));
 };
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields);
@@ -35,6 +36,8 @@ for (const backend of STORES) {
       await api.close();
       await t.drop();
     });
+    // Request handling does not depend on the store: those tests run on the first backend only.
+    const once = backend === STORES[0] ? it : () => undefined;
 
     it('issues a spec §2.6 token for body credentials and for HTTP Basic; the token opens a protected route', async () => {
       const client = await api.addClient('acme', 'igaming');
@@ -61,7 +64,7 @@ for (const backend of STORES) {
       assert.deepEqual({ ...principal, tokenId: undefined }, { clientId: client.client_id, partner: 'acme', variant: 'igaming', scopes: ['read', 'write'], tokenId: undefined });
     });
 
-    it('answers every RFC 6749 §5.2 error as JSON', async () => {
+    once('answers every RFC 6749 §5.2 error as JSON', async () => {
       const client = await api.addClient('acme', 'igaming', ['read']);
       const ok = { grant_type: 'client_credentials', client_id: client.client_id, client_secret: client.client_secret };
       const cases: [string, Promise<Awaited<ReturnType<typeof postToken>>>, number, string][] = [
@@ -87,6 +90,20 @@ for (const backend of STORES) {
       assert.equal(basicWrong.status, 401);
       assert.equal(basicWrong.body.error, 'invalid_client');
       assert.match(basicWrong.headers.get('www-authenticate') ?? '', /^Basic realm=/);
+    });
+
+    once('answers 503 temporarily_unavailable with Retry-After when too many secrets are being checked at once', async () => {
+      await api.close();
+      api = await startApi(t.store, { routes: [probe], maxConcurrentHashes: 1 });
+      // The production hash parameters: each check takes long enough for the others to arrive.
+      const c = await createClient(t.store, { partner: 'acme', variant: 'igaming' });
+      const answers = await Promise.all(Array.from({ length: 4 }, () => postToken(api, form({ grant_type: 'client_credentials', client_id: c.clientId, client_secret: c.clientSecret }))));
+      const statuses = answers.map((a) => a.status).sort();
+      assert.equal(statuses[0], 200);
+      const busy = answers.filter((a) => a.status === 503);
+      assert.ok(busy.length >= 1, `statuses ${statuses.join(',')}`);
+      assert.equal(busy[0]!.body.error, 'temporarily_unavailable');
+      assert.equal(busy[0]!.headers.get('retry-after'), '1');
     });
 
     it('refuses missing, malformed, forged and expired tokens with 401 invalid_token', async () => {
@@ -123,7 +140,7 @@ for (const backend of STORES) {
       assert.deepEqual(await expired.json(), { error: 'invalid_token', message: 'the access token has expired' });
     });
 
-    it('refuses a token without the scope (403) and a token of the other variant on /api/v1/{variant} (403)', async () => {
+    once('refuses a token without the scope (403) and a token of the other variant on /api/v1/{variant} (403)', async () => {
       const reader = await api.token(await api.addClient('acme', 'igaming', ['read']));
       const write = await fetch(`${api.url}/probe/write`, { method: 'POST', headers: { authorization: `Bearer ${reader}`, 'content-type': 'application/json' }, body: '{}' });
       assert.equal(write.status, 403);
@@ -135,6 +152,14 @@ for (const backend of STORES) {
       const other = await fetch(`${api.url}/api/v1/prop-trading/probe`, { headers: { authorization: `Bearer ${reader}` } });
       assert.equal(other.status, 403);
       assert.equal(((await other.json()) as { error: string }).error, 'wrong_variant');
+
+      // As onRequest hooks: refused before the body is read (a malformed body does not matter).
+      const writer = await api.token(await api.addClient('prop', 'prop-trading', ['write']));
+      const early = (variant: string, token: string) => fetch(`${api.url}/api/v1/${variant}/early`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"broken":' });
+      assert.equal((await early('igaming', writer)).status, 403);
+      assert.equal((await early('prop-trading', reader)).status, 403);
+      assert.equal((await early('casino', writer)).status, 404);
+      assert.equal((await early('prop-trading', writer)).status, 400, 'the right token gets as far as the body');
     });
 
     it("refuses a revoked client's existing token once the revocation cache expires", async () => {

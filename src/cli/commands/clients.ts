@@ -4,6 +4,8 @@
  * or from --variant for a partner that only pushes. `revoke`: the client's tokens stop working
  * within a few seconds on every `serve` process sharing the store.
  */
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { createClient, listClients, parseScopes, revokeClient, type ApiClient } from '../../api/clients.js';
 import { DEFAULT_REVOCATION_CACHE_MS } from '../../api/auth.js';
 import type { Scope } from '../../api/types.js';
@@ -33,12 +35,31 @@ async function resolveVariant(globals: GlobalOptions, partner: string, given: st
     }
     return def.variant;
   }
-  if (given !== undefined) return given as Variant;
   const own = config.errors.filter((e) => fileStem(e.file) === partner);
   if (own.length > 0) {
-    throw new CliError(`the definition of partner ${partner} is invalid (give --variant for a partner that only pushes):\n` + own.map((e) => '  ' + formatDefinitionError(e)).join('\n'), EXIT_USAGE);
+    // A definition that does not load here (often: its secrets live only in the worker's
+    // environment) still names its variant.
+    const declared = declaredVariant(own[0]!.file);
+    if (declared && given !== undefined && given !== declared) {
+      throw new CliError(`partner ${partner} is ${declared} in its connector definition; --variant ${given} contradicts it`, EXIT_USAGE);
+    }
+    if (declared) return declared;
+    if (given === undefined) {
+      throw new CliError(`the definition of partner ${partner} is invalid and names no variant (give --variant):\n` + own.map((e) => '  ' + formatDefinitionError(e)).join('\n'), EXIT_USAGE);
+    }
   }
+  if (given !== undefined) return given as Variant;
   throw new CliError(`partner ${partner} has no connector definition in ${config.dir}: give --variant ${VARIANTS.join('|')} for a partner that only pushes`, EXIT_USAGE);
+}
+
+/** The `variant:` of a definition file, read as plain YAML; undefined when unreadable or not a variant. */
+function declaredVariant(file: string): Variant | undefined {
+  try {
+    const doc = parseYaml(readFileSync(file, 'utf8')) as { variant?: unknown } | null;
+    return isVariant(doc?.variant) ? doc.variant : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function clientsAddCommand(globals: GlobalOptions, opts: ClientsAddOptions, io: Io): Promise<number> {

@@ -49,6 +49,18 @@ function portFrom(env: NodeJS.ProcessEnv): number {
   return n;
 }
 
+/**
+ * PARTNER_SYNC_RATE_LIMIT_PER_MINUTE: a lower limit for tests of several processes (the spec's
+ * limit, 1000, is the default and what production runs with).
+ */
+function rateLimitFrom(env: NodeJS.ProcessEnv): number | undefined {
+  const text = env.PARTNER_SYNC_RATE_LIMIT_PER_MINUTE;
+  if (text === undefined || text === '') return undefined;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new CliError(`PARTNER_SYNC_RATE_LIMIT_PER_MINUTE must be a whole number of at least 1, got ${JSON.stringify(text)}`, EXIT_USAGE);
+  return n;
+}
+
 function readPem(file: string, what: string): Buffer {
   try {
     return readFileSync(file);
@@ -75,7 +87,7 @@ export async function serveCommand(globals: GlobalOptions, opts: ServeOptions, i
     const loader = await cliLoader(globals, io, store, logger);
     let app;
     try {
-      app = await buildApi({ store, loader, logger }, { https, trustProxy: opts.trustProxy, env });
+      app = await buildApi({ store, loader, logger }, { https, trustProxy: opts.trustProxy, env, rateLimitPerMinute: rateLimitFrom(env) });
     } catch (error) {
       throw new CliError(`cannot start the API: ${(error as Error).message}`, EXIT_USAGE, { cause: error });
     }

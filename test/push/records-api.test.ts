@@ -1,0 +1,200 @@
+/**
+ * The record routes over real HTTP against a real server (test/support/api.ts), on every store:
+ * push single and bulk, 422 listing every error, list pages by cursor, waiting and release,
+ * commission lines after a pushed FTD, partner isolation, idempotency, group commit.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createLoadHooks } from '../../jobs/load-hooks.js';
+import { toLedgerLine } from '../../src/commission/ledger.js';
+import { silentLogger } from '../../src/log.js';
+import { Loader } from '../../src/pipeline/load.js';
+import { specValidator } from '../../src/spec/validator.js';
+import { ENTITIES, type Entity } from '../../src/types.js';
+import { plansFrom } from '../commission/harness.js';
+import { startApi, type StartedApi } from '../support/api.js';
+import { customer, deposit, gaming, stored } from '../support/records.js';
+import { STORES, type TestStore } from '../support/stores.js';
+
+const execFileAsync = promisify(execFile);
+
+const PLANS = `
+plans:
+  - id: pusher-cpa
+    kind: cpa_ftd
+    partner: pusher
+    affiliates: all
+    effective: { from: 2026-01-01 }
+    qualification: { window_days: 30, min_first_deposit_usd: 20 }
+    amount_usd: { default: 100, by_country: { DE: 150 } }
+`;
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Headers;
+}
+
+for (const backend of STORES) {
+  describe(`record routes over HTTP (${backend.name})`, function () {
+    this.timeout(30_000);
+    let t: TestStore;
+    let api: StartedApi;
+    let token: string;
+    const count = async (table: string, partner = 'pusher'): Promise<number> => Number(((await t.store.knex(table).where('partner_id', partner).count({ n: '*' })) as { n: number }[])[0]?.n);
+    const call = async (method: 'GET' | 'POST', path: string, body?: unknown, options: { token?: string; headers?: Record<string, string> } = {}): Promise<Answer> => {
+      const res = await fetch(`${api.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${options.token ?? token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...options.headers },
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
+    };
+
+    beforeEach(async () => {
+      t = await backend.create();
+      const loader = new Loader({ store: t.store, validator: specValidator(), ...createLoadHooks(t.store, { plans: plansFrom(PLANS), logger: silentLogger() }) });
+      api = await startApi(t.store, { loader });
+      token = await api.token(await api.addClient('pusher', 'igaming'));
+    });
+    afterEach(async () => {
+      await api.close();
+      await t.drop();
+    });
+
+    it('the whole flow: push single and bulk, a 422 listing every error stores nothing, a deposit waits for its customer, the FTD books its CPA line', async () => {
+      const single = await call('POST', '/api/v1/igaming/customers', customer('c2', { country_code: 'GB' }));
+      assert.equal(single.status, 200);
+      assert.deepEqual(Object.keys(single.body), ['accepted', 'loaded', 'waiting', 'request_id']);
+      assert.deepEqual([single.body.accepted, single.body.loaded, single.body.waiting], [1, 1, 0]);
+      assert.match(String(single.body.request_id), /^[0-9a-f-]{36}$/);
+
+      // every error of every record; nothing stored, no rejects either
+      const bad = await call('POST', '/api/v1/igaming/transactions/bulk', [
+        deposit('t9', 'c2'),
+        deposit('t10', 'c2', { currency: 'usd', status: undefined }),
+        { ...deposit('t11', 'c2'), amount_currency: 1.234, constructor: 'x' },
+      ]);
+      assert.equal(bad.status, 422);
+      assert.deepEqual(bad.body, {
+        error: 'validation_failed',
+        message: '2 of 3 record(s) failed validation; nothing was stored',
+        errors: (bad.body.errors as unknown[]),
+      });
+      assert.deepEqual((bad.body.errors as { index: number; field: string; rule: string }[]).map((e) => [e.index, e.field, e.rule]), [
+        [1, 'status', 'required'], [1, 'currency', 'pattern'], [2, 'constructor', 'additionalProperties'], [2, 'amount_currency', 'maxDecimalPlaces'],
+      ].sort((a, b) => (a[0] as number) - (b[0] as number)) as unknown[]);
+      for (const table of ['transactions', 'waiting_records', 'rejects']) assert.equal(await count(table), 0, table);
+
+      // a single record that is not an object, and __proto__
+      const proto = await call('POST', '/api/v1/igaming/customers', '{"customer_id":"c5","signup_date":"2026-11-01T00:00:00Z","affiliate_id":"a","__proto__":{"x":1}}');
+      assert.equal(proto.status, 422);
+      assert.deepEqual((proto.body.errors as { index: number; field: string; rule: string }[]).map((e) => [e.index, e.field, e.rule]), [[0, '__proto__', 'additionalProperties']]);
+
+      // the FTD arrives before its customer: it waits
+      const early = await call('POST', '/api/v1/igaming/transactions/bulk', [deposit('t1', 'c1', { currency: 'USD', amount_currency: 50 }), deposit('t2', 'c2', { currency: 'USD', amount_currency: 19.99 })]);
+      assert.deepEqual([early.status, early.body.accepted, early.body.loaded, early.body.waiting], [200, 2, 1, 1]);
+      assert.equal(await count('waiting_records'), 1);
+      const arrived = await call('POST', '/api/v1/igaming/customers/bulk', [customer('c1', { country_code: 'DE' })]);
+      assert.deepEqual([arrived.status, arrived.body.loaded], [200, 1]);
+      assert.deepEqual((await stored(t.store, 'pusher', 'igaming', 'transactions')).map((r) => r.transaction_id), ['t1', 't2']);
+      assert.equal(await count('waiting_records'), 0);
+      // CPA: c1 (DE) first deposit 50 USD >= 20 within 30 days of signup: 150.00; c2's 19.99 is below the baseline.
+      const lines = ((await t.store.knex('commission_ledger').select('*').orderBy('id')) as Record<string, unknown>[]).map(toLedgerLine);
+      assert.deepEqual(lines.map((l) => [l.plan_id, l.customer_id, l.reason, l.amount_usd, l.period, l.ref_id]), [['pusher-cpa', 'c1', 'cpa_ftd', '150.00', '2026-11', 't1']]);
+    });
+
+    it('list: the spec envelope, pages walked by next_cursor see every record once; parameters are checked', async () => {
+      const bulk = await call('POST', '/api/v1/igaming/customers/bulk', Array.from({ length: 23 }, (_, i) => customer(`c${String(i).padStart(2, '0')}`)));
+      assert.equal(bulk.status, 200);
+      const seen: string[] = [];
+      let path = '/api/v1/igaming/customers?per_page=10';
+      let pages = 0;
+      for (;;) {
+        const page = await call('GET', path);
+        assert.equal(page.status, 200);
+        const meta = page.body.meta as { total: number; page: number; per_page: number; next_cursor: string | null };
+        pages++;
+        assert.deepEqual([meta.total, meta.page, meta.per_page], [23, pages, 10]);
+        seen.push(...(page.body.data as { customer_id: string }[]).map((r) => r.customer_id));
+        if (!meta.next_cursor) break;
+        path = `/api/v1/igaming/customers?per_page=10&cursor=${encodeURIComponent(meta.next_cursor)}`;
+      }
+      assert.equal(pages, 3);
+      assert.deepEqual(seen, Array.from({ length: 23 }, (_, i) => `c${String(i).padStart(2, '0')}`));
+      const first = await call('GET', '/api/v1/igaming/customers?per_page=1');
+      assert.deepEqual(first.body.data, [{ customer_id: 'c00', signup_date: '2026-11-01T09:30:00.000000Z', affiliate_id: 'aff-1' }]);
+      const defaults = await call('GET', '/api/v1/igaming/customers');
+      assert.equal((defaults.body.meta as { per_page: number }).per_page, 50);
+      const tooMany = await call('GET', '/api/v1/igaming/customers?per_page=501');
+      assert.equal(tooMany.status, 422);
+      assert.deepEqual((tooMany.body.errors as { field: string }[]).map((e) => e.field), ['per_page']);
+      const since = await call('GET', '/api/v1/igaming/customers?modified_since=not-a-date');
+      assert.deepEqual([since.status, (since.body.errors as { field: string }[])[0]?.field], [422, 'modified_since']);
+    });
+
+    it('a token of partner A can neither read nor write partner B\'s records, on every record route; the other variant is 403', async () => {
+      const other = await api.token(await api.addClient('other', 'igaming'));
+      const records: Record<Entity, unknown> = { customers: customer('shared'), transactions: deposit('t-shared', 'shared'), activity: gaming('2026-11-20', 'shared', { total_bets: 5 }) };
+      for (const entity of ENTITIES) assert.equal((await call('POST', `/api/v1/igaming/${entity}`, records[entity], { token: other })).status, 200);
+      const before = await Promise.all(ENTITIES.map((e) => stored(t.store, 'other', 'igaming', e)));
+      for (const entity of ENTITIES) {
+        const listed = await call('GET', `/api/v1/igaming/${entity}`);
+        assert.deepEqual([listed.status, listed.body.data, (listed.body.meta as { total: number }).total], [200, [], 0], entity);
+        const changed = entity === 'customers' ? customer('shared', { affiliate_id: 'hijack' }) : entity === 'transactions' ? deposit('t-shared', 'shared', { amount_currency: 1 }) : gaming('2026-11-20', 'shared', { total_bets: 999 });
+        assert.equal((await call('POST', `/api/v1/igaming/${entity}`, changed)).status, 200);
+        assert.equal((await call('POST', `/api/v1/igaming/${entity}/bulk`, [changed])).status, 200);
+      }
+      assert.deepEqual(await Promise.all(ENTITIES.map((e) => stored(t.store, 'other', 'igaming', e))), before, 'B untouched');
+      assert.equal(await count('customers'), 1, 'A wrote its own records');
+      for (const entity of ENTITIES) {
+        for (const [method, path, body] of [['GET', `/api/v1/prop-trading/${entity}`], ['POST', `/api/v1/prop-trading/${entity}`, {}], ['POST', `/api/v1/prop-trading/${entity}/bulk`, [{}]]] as const) {
+          const res = await call(method, path, body);
+          assert.deepEqual([res.status, res.body.error], [403, 'wrong_variant'], `${method} ${path}`);
+        }
+      }
+      const readOnly = await api.token(await api.addClient('pusher', 'igaming', ['read']));
+      assert.equal((await call('POST', '/api/v1/igaming/customers', customer('x'), { token: readOnly })).status, 403);
+      const writeOnly = await api.token(await api.addClient('pusher', 'igaming', ['write']));
+      assert.equal((await call('GET', '/api/v1/igaming/customers', undefined, { token: writeOnly })).status, 403);
+    });
+
+    it('SQL-looking strings are stored verbatim', async () => {
+      const nasty = ["x'); DROP TABLE customers; --", 'Robert"; DELETE FROM transactions WHERE 1=1; --', '1 OR 1=1', '\\x00 %s $1 ?'];
+      const res = await call('POST', '/api/v1/igaming/customers/bulk', nasty.map((v, i) => customer(`${v}${i}`, { first_name: v, email: undefined })));
+      assert.equal(res.status, 200);
+      const rows = await stored(t.store, 'pusher', 'igaming', 'customers');
+      assert.deepEqual(rows.map((r) => r.first_name).sort(), [...nasty].sort());
+      const listed = await call('GET', '/api/v1/igaming/customers');
+      assert.deepEqual((listed.body.data as { customer_id: string }[]).map((r) => r.customer_id).sort(), nasty.map((v, i) => `${v}${i}`).sort());
+    });
+
+    it('Idempotency-Key: a repeat gets the first answer and writes nothing; the key with another body is 422', async () => {
+      const headers = { 'idempotency-key': 'order-42' };
+      const first = await call('POST', '/api/v1/igaming/customers/bulk', [customer('c1'), customer('c2')], { headers });
+      assert.equal(first.status, 200);
+      const transactions = api.app.push.queue.transactions;
+      const again = await call('POST', '/api/v1/igaming/customers/bulk', [customer('c1'), customer('c2')], { headers });
+      assert.deepEqual([again.status, again.body], [200, first.body]);
+      assert.equal(api.app.push.queue.transactions, transactions, 'no load for the repeat');
+      assert.equal(await count('customers'), 2);
+      const reused = await call('POST', '/api/v1/igaming/customers/bulk', [customer('c3')], { headers });
+      assert.deepEqual([reused.status, reused.body.error], [422, 'idempotency_key_reused']);
+      assert.equal(await count('customers'), 2);
+    });
+
+    it('group commit: many concurrent single POSTs take far fewer transactions than requests', async () => {
+      const before = api.app.push.queue.transactions;
+      // The client in its own process, as partners are: it does not slow the server's event loop.
+      const fire = await execFileAsync(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), 'support', 'fire.js'), `${api.url}/api/v1/igaming/customers`, token, '200', 'g']);
+      const statuses = JSON.parse(fire.stdout) as number[];
+      assert.deepEqual(new Set(statuses), new Set([200]));
+      const used = api.app.push.queue.transactions - before;
+      assert.ok(used <= 50, `200 requests in ${used} transactions`);
+      assert.equal(await count('customers'), 200);
+    });
+  });
+}
