@@ -34,6 +34,11 @@ export interface SpecValidator {
   validateBulk(records: unknown[]): Violation[];
   /** The schema file a (variant, entity) is checked against. */
   schemaFile(variant: Variant, entity: Entity): string;
+  /**
+   * The very schema object a (variant, entity) is compiled from (the API's OpenAPI document is
+   * built from it). Frozen, deeply: read it, do not change it.
+   */
+  schema(variant: Variant, entity: Entity): Readonly<AnySchemaObject>;
 }
 
 export interface SpecValidatorOptions {
@@ -42,6 +47,7 @@ export interface SpecValidatorOptions {
 }
 
 interface Compiled {
+  schema: AnySchemaObject;
   check: ValidateFunction;
   facts: SchemaFacts;
   storable: StorableFacts;
@@ -68,7 +74,7 @@ export function createSpecValidator(options: SpecValidatorOptions = {}): SpecVal
     compiled.set(variant, byEntity);
     for (const entity of ENTITIES) {
       const file = join(schemaDir, variant, `${entity}.schema.json`);
-      const schema = readSchema(file);
+      const schema = deepFreeze(readSchema(file));
       let check: ValidateFunction;
       try {
         check = ajv.compile(schema);
@@ -78,7 +84,7 @@ export function createSpecValidator(options: SpecValidatorOptions = {}): SpecVal
       const propertySchemas = (schema.properties ?? {}) as Record<string, unknown>;
       const properties = Object.keys(propertySchemas);
       const required = new Set((schema.required ?? []) as string[]);
-      byEntity.set(entity, { check, facts: { properties, required }, storable: storableFacts(propertySchemas), file });
+      byEntity.set(entity, { schema, check, facts: { properties, required }, storable: storableFacts(propertySchemas), file });
     }
   }
 
@@ -116,6 +122,9 @@ export function createSpecValidator(options: SpecValidatorOptions = {}): SpecVal
     schemaFile(variant, entity) {
       return lookup(variant, entity).file;
     },
+    schema(variant, entity) {
+      return lookup(variant, entity).schema;
+    },
   };
 }
 
@@ -131,6 +140,14 @@ function readSchema(file: string): AnySchemaObject {
   } catch (error) {
     throw new Error(`cannot parse schema ${file}: ${(error as Error).message}`, { cause: error });
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 let shared: SpecValidator | undefined;

@@ -1,5 +1,5 @@
 /**
- * The worker's HTTP endpoint (node:http): `/metrics` in the Prometheus text format, `/healthz`
+ * The worker's HTTP endpoint (node:http): `/metrics` in the Prometheus text format (src/metrics.ts), `/healthz`
  * for the container health check (200 while the scheduler loop is alive, 503 while stopping or
  * when the loop has stalled).
  */
@@ -14,7 +14,10 @@ export interface Health {
 export interface MetricsServerOptions {
   port: number;
   host: string;
-  render(): string;
+  /** The exposition (src/metrics.ts MetricsRegistry.render). */
+  render(): Promise<string> | string;
+  /** Its Content-Type; the Prometheus text format 0.0.4 when absent. */
+  contentType?: string;
   health(): Health;
 }
 
@@ -32,7 +35,13 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
       return;
     }
     if (path === '/metrics') {
-      res.writeHead(200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' }).end(req.method === 'HEAD' ? undefined : options.render());
+      const type = options.contentType ?? 'text/plain; version=0.0.4; charset=utf-8';
+      Promise.resolve()
+        .then(() => options.render())
+        .then(
+          (text) => res.writeHead(200, { 'Content-Type': type }).end(req.method === 'HEAD' ? undefined : text),
+          (error: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`cannot render metrics: ${(error as Error).message}\n`),
+        );
       return;
     }
     if (path === '/healthz') {

@@ -111,9 +111,9 @@ for (const backend of STORES) {
         ['info', 'freshness_recovered', 'sandbox-prop', 'activity', 'ok'],
       ]);
       assert.match(events[0]?.message ?? '', /freshness breach: sandbox-prop\/activity: 2026-11-21 not loaded, 0s past 06:00 UTC/); // at 06:00, after the failed retry
-      assert.equal(worker.metrics.breach.get({ partner: 'sandbox-prop', stream: 'activity' }), 0);
+      assert.equal(await worker.metrics.breach.get({ partner: 'sandbox-prop', stream: 'activity' }), 0);
       // 28 failures on the day and the catch-up at 23:57 the day before
-      assert.equal(worker.metrics.runs.get({ partner: 'sandbox-prop', stream: 'activity', status: 'failed' }), 29);
+      assert.equal(await worker.metrics.runs.get({ partner: 'sandbox-prop', stream: 'activity', status: 'failed' }), 29);
 
       // Nothing lost over the day: every customer changed before the last delta run is stored.
       const lastWatermark = '2026-11-22T23:55:00.000Z';

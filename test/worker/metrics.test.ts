@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { noRedaction } from '../../src/log.js';
 import { openStore } from '../../src/store/store.js';
 import { startMetricsServer } from '../../src/worker/http.js';
-import { MetricsRegistry } from '../../src/worker/metrics.js';
+import { MetricsRegistry } from '../../src/metrics.js';
 import { startWorker } from '../../src/worker/worker.js';
 import type { PartnerDefinition } from '../../src/config/definition.js';
 import { FakeTimers, flushIo } from './support/fake-timers.js';
@@ -14,18 +14,22 @@ import { FakeWorld } from './support/fake-world.js';
 import { captureLogger } from './support/log-capture.js';
 
 describe('worker metrics', () => {
-  it('renders counters, gauges and histograms in the text exposition format', () => {
+  it('renders counters, gauges and histograms in the text exposition format, with the default process metrics', async () => {
     const r = new MetricsRegistry();
-    r.counter('x_total', 'Things.').inc({ partner: 'a"b', stream: 'customers' }, 2);
+    r.counter('x_total', 'Things.', ['partner', 'stream']).inc({ partner: 'a"b', stream: 'customers' }, 2);
     r.gauge('y', 'Level.').set({}, 1.5);
-    r.histogram('d_seconds', 'Durations.', [1, 5]).observe({ s: 'c' }, 2);
-    assert.equal(r.render(), [
-      '# HELP x_total Things.', '# TYPE x_total counter', 'x_total{partner="a\\"b",stream="customers"} 2',
-      '# HELP y Level.', '# TYPE y gauge', 'y 1.5',
-      '# HELP d_seconds Durations.', '# TYPE d_seconds histogram',
-      'd_seconds_bucket{s="c",le="1"} 0', 'd_seconds_bucket{s="c",le="5"} 1', 'd_seconds_bucket{s="c",le="+Inf"} 1', 'd_seconds_sum{s="c"} 2', 'd_seconds_count{s="c"} 1',
-      '',
-    ].join('\n'));
+    r.histogram('d_seconds', 'Durations.', ['s'], [1, 5]).observe({ s: 'c' }, 2);
+    const text = await r.render();
+    const samples = parseExposition(text);
+    for (const [series, value] of [
+      ['x_total{partner="a\\"b",stream="customers"}', 2], ['y', 1.5],
+      ['d_seconds_bucket{le="1",s="c"}', 0], ['d_seconds_bucket{le="5",s="c"}', 1], ['d_seconds_bucket{le="+Inf",s="c"}', 1], ['d_seconds_sum{s="c"}', 2], ['d_seconds_count{s="c"}', 1],
+    ] as const) assert.equal(samples.get(series), value, `${series} in\n${text}`);
+    for (const help of ['# HELP x_total Things.', '# TYPE x_total counter', '# TYPE y gauge', '# TYPE d_seconds histogram']) assert.ok(text.includes(`${help}\n`), help);
+    // Process metrics of prom-client's default set.
+    for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes']) {
+      assert.ok(text.includes(`\n# TYPE ${name} `), `missing ${name}`);
+    }
   });
 
   it('a worker serves rows loaded and rejected, run durations, lag per stream, 429s and retries on /metrics; /healthz', async () => {
@@ -47,7 +51,10 @@ describe('worker metrics', () => {
     try {
       await timers.advanceTo('2026-11-22T10:00:10Z', async () => { await flushIo(); await worker.scheduler.idle(); });
       await worker.monitor.check();
-      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const response = await fetch(`${server.url}/metrics`);
+      assert.match(response.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/);
+      const text = await response.text();
+      const samples = parseExposition(text);
       const labels = 'partner="casino",stream="customers"';
       for (const line of [
         `partner_sync_runs_total{${labels},status="succeeded"} 1`,
@@ -61,7 +68,11 @@ describe('worker metrics', () => {
         `partner_sync_freshness_lag_seconds{${labels}} 610`,
         `partner_sync_freshness_breach{${labels}} 1`,
         'partner_sync_worker_up 1',
-      ]) assert.ok(text.includes(`\n${line}\n`), `missing ${line} in\n${text}`);
+      ]) {
+        const [series, value] = parseSample(line);
+        assert.equal(samples.get(series), value, `missing ${line} in\n${text}`);
+      }
+      assert.ok(samples.has('process_resident_memory_bytes'), 'default process metrics');
       const health = await fetch(`${server.url}/healthz`);
       assert.equal(health.status, 200);
       assert.equal(((await health.json()) as { status: string }).status, 'ok');
@@ -76,3 +87,18 @@ describe('worker metrics', () => {
     }
   });
 });
+
+/** `name{b="2",a="1"} 3` as [`name{a="1",b="2"}`, 3]: label order is not meaningful in the format. */
+function parseSample(line: string): [string, number] {
+  const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+  if (!m) throw new Error(`not a sample line: ${line}`);
+  const labels = (m[2] ?? '').match(/[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*"/g) ?? [];
+  const series = labels.length === 0 ? (m[1] as string) : `${m[1] as string}{${[...labels].sort().join(',')}}`;
+  return [series, m[3] === '+Inf' ? Infinity : Number(m[3])];
+}
+
+function parseExposition(text: string): Map<string, number> {
+  const samples = new Map<string, number>();
+  for (const line of text.split('\n')) if (line !== '' && !line.startsWith('#')) samples.set(...parseSample(line));
+  return samples;
+}

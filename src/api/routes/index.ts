@@ -4,8 +4,12 @@
  * content-type parsers, hooks or error handler registers a child plugin inside. One line each.
  */
 import type { RouteModule } from '../types.js';
+import { docsRoutes } from './docs.js';
+import { metricsRoutes } from './metrics.js';
 import { recordRoutes } from './records.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
+  metricsRoutes,
+  docsRoutes,
   recordRoutes,
 ];

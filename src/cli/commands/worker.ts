@@ -191,6 +191,7 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
           port: opts.metricsPort,
           host: opts.metricsHost ?? '127.0.0.1',
           render: () => worker.metrics.registry.render(),
+          contentType: worker.metrics.registry.contentType,
           health: () => worker.health(),
         });
         logger.info(`metrics on ${server.url}/metrics, health on ${server.url}/healthz`, { event: 'metrics_listening', port: server.port });

@@ -1,0 +1,452 @@
+/**
+ * Push benchmark: the HTTP API (`partner-sync serve`, a child process on loopback) loading into a
+ * fresh PostgreSQL store schema, each figure beside a baseline measured in the same run.
+ *
+ * 1. Bulk: R requests of 1000 iGaming deposits each (C at a time) to /api/v1/igaming/transactions/bulk,
+ *    records/s loaded, beside
+ *    - a raw COPY of the same records, rendered as store rows, into an identical table (target: the
+ *      API at 0.5 x COPY or better);
+ *    - the pull load path: Loader.load of the same records in this process, 1000 per batch, with
+ *      the same after-load composition (jobs/load-hooks.ts), into another fresh schema;
+ *    - the push service in this process (src/push/service.ts: validation, group commit,
+ *      bookkeeping, the same load path) without HTTP, to tell the HTTP share from the rest.
+ * 2. Single records: N POSTs of one customer each to /api/v1/igaming/customers over 50 connections,
+ *    as fast as they go (throughput, p50, p99), then at a fixed 1000 requests/s (target: p99 under
+ *    50 ms); beside the same two runs against a bare fastify route in its own child process that
+ *    parses the JSON body and answers 200.
+ * 3. Nothing lost: records the load generator saw accepted = rows in the store; peak RSS (VmHWM)
+ *    of the server process.
+ *
+ * The rate limit (1000 requests per minute per token) is not lifted: the load generator spreads
+ * its requests over enough tokens of one client, as a busy partner's processes would.
+ *
+ *   npm run build && node dist/bench/push.bench.js [bulk_requests] [single_requests]
+ *     (defaults 100 and 20000; TEST_PG_URL overrides the server; BENCH_BULK_CONCURRENCY (4);
+ *      BENCH_SERVER_NODE_ARGS adds node flags to the server, e.g. "--cpu-prof --cpu-prof-dir=prof")
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import Fastify from 'fastify';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { createLoadHooks } from '../jobs/load-hooks.js';
+import { silentLogger } from '../src/log.js';
+import { packageRoot } from '../src/paths.js';
+import { Loader } from '../src/pipeline/load.js';
+import { PushService } from '../src/push/service.js';
+import { specValidator } from '../src/spec/validator.js';
+import { recordToRow } from '../src/store/rows.js';
+import { openStore, type Store } from '../src/store/store.js';
+import { entityTable } from '../src/store/tables.js';
+import type { RawRecord, SpecRecord } from '../src/types.js';
+
+const PG_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const BULK_REQUESTS = Number(process.argv[2] ?? 100);
+const SINGLE_REQUESTS = Number(process.argv[3] ?? 20_000);
+const BULK_SIZE = 1000;
+const BULK_CONCURRENCY = Number(process.env.BENCH_BULK_CONCURRENCY ?? 4);
+const CONNECTIONS = 50;
+const FIXED_RATE = 1000;
+/** Requests per token, below the limit of 1000 per rolling minute. */
+const PER_TOKEN = 900;
+const PARTNER = 'bench-push';
+const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+const CLI = join(packageRoot(), 'bin', 'partner-sync.js');
+
+const storeUrl = (schema: string) => `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+const rate = (n: number, ms: number) => Math.round(n / (ms / 1000));
+
+const customer = (i: number): SpecRecord => ({ customer_id: `c${i}`, signup_date: '2026-11-01T00:00:00Z', affiliate_id: `a${i % 20}` });
+const deposit = (i: number, customers: number): SpecRecord => ({
+  transaction_id: `t${i}`,
+  customer_id: `c${i % customers}`,
+  transaction_type: 'deposit',
+  amount_currency: Math.round(((i * 7919) % 100_000) + 100) / 100,
+  currency: 'EUR',
+  transaction_date: `2026-11-${String(1 + (i % 22)).padStart(2, '0')}T12:00:00Z`,
+  status: 'approved',
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(url: string, child: ChildProcess, output: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output()}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`server did not answer ${url} within 30 s:\n${output()}`);
+}
+
+/** Peak resident set of a live process (Linux /proc VmHWM), in MB. */
+function peakRssMb(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : NaN;
+}
+
+interface Server {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<number>;
+}
+
+async function startChild(args: string[], port: number, health: string): Promise<Server> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  child.stderr?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(url + health, child, () => out);
+  return {
+    url,
+    child,
+    async stop() {
+      const rss = peakRssMb(child.pid as number);
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      await exited;
+      if (child.exitCode !== 0 && child.signalCode === null) process.stderr.write(`server exit ${child.exitCode}:\n${out}\n`);
+      return rss;
+    },
+  };
+}
+
+/** `partner-sync serve` on a free loopback port, over the store schema. */
+async function startApi(schema: string, configDir: string): Promise<Server> {
+  const port = await freePort();
+  return startChild([...SERVER_NODE_ARGS, CLI, '--config', configDir, '--store', storeUrl(schema), 'serve', '--host', '127.0.0.1', '--port', String(port)], port, '/healthz');
+}
+
+/** The bare baseline: fastify, JSON body parsed, 200, nothing else (this file, in --bare mode). */
+async function startBare(): Promise<Server> {
+  const port = await freePort();
+  return startChild([fileURLToPath(import.meta.url), '--bare', String(port)], port, '/healthz');
+}
+
+async function bare(port: number): Promise<void> {
+  const app = Fastify({ logger: false });
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.post('/api/v1/igaming/customers', async (request) => ({ accepted: request.body === undefined ? 0 : 1 }));
+  await app.listen({ host: '127.0.0.1', port });
+  process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
+}
+
+function cli(configDir: string, schema: string, args: string[]): string {
+  const r = spawnSync(process.execPath, [CLI, '--config', configDir, '--store', storeUrl(schema), ...args], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`partner-sync ${args.join(' ')}: exit ${r.status}\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+async function tokens(url: string, clientId: string, secret: string, n: number): Promise<string[]> {
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const res = await fetch(`${url}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret, scope: 'write' }).toString(),
+    });
+    if (res.status !== 200) throw new Error(`token: ${res.status} ${await res.text()}`);
+    out.push(((await res.json()) as { access_token: string }).access_token);
+  }
+  return out;
+}
+
+interface Counts {
+  accepted: number;
+  loaded: number;
+  waiting: number;
+  statuses: Map<number, number>;
+}
+const newCounts = (): Counts => ({ accepted: 0, loaded: 0, waiting: 0, statuses: new Map() });
+function count(c: Counts, status: number, body: string): void {
+  c.statuses.set(status, (c.statuses.get(status) ?? 0) + 1);
+  if (status !== 200) return;
+  try {
+    const b = JSON.parse(body) as { accepted?: number; loaded?: number; waiting?: number };
+    c.accepted += b.accepted ?? 0;
+    c.loaded += b.loaded ?? 0;
+    c.waiting += b.waiting ?? 0;
+  } catch {
+    // a non-JSON 200 (the bare route answers JSON too)
+  }
+}
+const statusText = (c: Counts) => [...c.statuses].map(([s, n]) => `${s}: ${n}`).join(', ');
+
+/** R bulk requests, BULK_CONCURRENCY at a time; returns elapsed ms. */
+async function pushBulk(url: string, bodies: string[], tokenList: string[], c: Counts): Promise<number> {
+  let next = 0;
+  const t0 = performance.now();
+  const lane = async () => {
+    while (next < bodies.length) {
+      const i = next++;
+      const res = await fetch(`${url}/api/v1/igaming/transactions/bulk`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${tokenList[i % tokenList.length] as string}` },
+        body: bodies[i],
+      });
+      count(c, res.status, await res.text());
+    }
+  };
+  await Promise.all(Array.from({ length: BULK_CONCURRENCY }, lane));
+  return performance.now() - t0;
+}
+
+interface Run {
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  errors: number;
+  non2xx: number;
+  seconds: number;
+}
+
+/** N single-record POSTs over 50 connections, each a new customer; overallRate when given. */
+async function singles(url: string, first: number, n: number, tokenList: string[], c: Counts, overallRate?: number): Promise<Run> {
+  let i = first;
+  const result = await autocannon({
+    url: `${url}/api/v1/igaming/customers`,
+    connections: CONNECTIONS,
+    amount: n,
+    ...(overallRate ? { overallRate } : {}),
+    timeout: 30,
+    requests: [
+      {
+        method: 'POST',
+        setupRequest: (req: autocannon.Request) => {
+          const k = i++;
+          return {
+            ...req,
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${tokenList[k % Math.max(tokenList.length, 1)] ?? ''}` },
+            body: JSON.stringify(customer(k)),
+          };
+        },
+        onResponse: (status: number, body: string) => count(c, status, body),
+      },
+    ],
+  });
+  return {
+    rps: Math.round(result.requests.total / (result.duration || 1)),
+    p50: result.latency.p50,
+    p90: result.latency.p90,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    seconds: result.duration,
+  };
+}
+
+const runLine = (name: string, r: Run, base?: Run) =>
+  `${name.padEnd(46)} ${String(r.rps).padStart(6)} req/s  p50 ${String(r.p50).padStart(3)} ms  p90 ${String(r.p90).padStart(3)} ms  p99 ${String(r.p99).padStart(4)} ms  max ${String(r.max).padStart(5)} ms` +
+  `  errors ${r.errors} non-2xx ${r.non2xx}` +
+  (base ? `   ${(r.rps / base.rps).toFixed(2)} x bare req/s, p99 ${(r.p99 / Math.max(base.p99, 1)).toFixed(1)} x bare` : '');
+
+async function preloadCustomers(loader: Loader, n: number): Promise<void> {
+  for (let start = 0; start < n; start += BULK_SIZE) {
+    const records: RawRecord[] = [];
+    for (let k = start; k < Math.min(n, start + BULK_SIZE); k++) records.push({ position: k - start + 1, value: customer(k) });
+    await loader.load({ partner: PARTNER, variant: 'igaming', entity: 'customers', runId: 'bench-preload', records });
+  }
+}
+
+const newLoader = (store: Store) => new Loader({ store, validator: specValidator(), ...createLoadHooks(store, { plans: [], logger: silentLogger() }) });
+
+async function main(): Promise<void> {
+  const api = `bench_push_api_${process.pid}`;
+  const pull = `bench_push_pull_${process.pid}`;
+  const lib = `bench_push_lib_${process.pid}`;
+  const big = `bench_push_big_${process.pid}`;
+  const configDir = mkdtempSync(join(tmpdir(), 'partner-sync-push-bench-'));
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  const servers: Server[] = [];
+  const stores: Store[] = [];
+  try {
+    await admin.query(`CREATE SCHEMA ${api}`);
+    await admin.query(`CREATE SCHEMA ${pull}`);
+    await admin.query(`CREATE SCHEMA ${lib}`);
+    await admin.query(`CREATE SCHEMA ${big}`);
+    const records = BULK_REQUESTS * BULK_SIZE;
+    const customersN = Math.max(1, Math.ceil(records / 20));
+    const deposits: SpecRecord[] = Array.from({ length: records }, (_, i) => deposit(i, customersN));
+    const bodies: string[] = [];
+    for (let r = 0; r < BULK_REQUESTS; r++) bodies.push(JSON.stringify(deposits.slice(r * BULK_SIZE, (r + 1) * BULK_SIZE)));
+
+    // Both schemas: migrated, the deposits' customers loaded (untimed).
+    const apiStore = await openStore({ url: storeUrl(api) });
+    stores.push(apiStore);
+    const pullStore = await openStore({ url: storeUrl(pull) });
+    stores.push(pullStore);
+    await preloadCustomers(newLoader(apiStore), customersN);
+    const pullLoader = newLoader(pullStore);
+    await preloadCustomers(pullLoader, customersN);
+    const libStore = await openStore({ url: storeUrl(lib) });
+    stores.push(libStore);
+    const libLoader = newLoader(libStore);
+    await preloadCustomers(libLoader, customersN);
+    const bigStore = await openStore({ url: storeUrl(big) });
+    stores.push(bigStore);
+    const bigLoader = newLoader(bigStore);
+    await preloadCustomers(bigLoader, customersN);
+
+    // Baseline 1: raw COPY of the same deposits, rendered as store rows, into an identical table.
+    const table = entityTable('igaming', 'transactions');
+    const now = apiStore.now();
+    const text = deposits.map((d) => recordToRow(table, PARTNER, d, 'bench', now).map((v) => (v === null ? '\\N' : String(v))).join('\t')).join('\n') + '\n';
+    await admin.query(`CREATE TABLE ${pull}.baseline (LIKE ${pull}.${table.name} INCLUDING ALL)`);
+    let t0 = performance.now();
+    await pipeline(Readable.from([text]), admin.query(copyFrom(`COPY ${pull}.baseline FROM STDIN`)));
+    const copyMs = performance.now() - t0;
+
+    // Baseline 2: the pull load path, in-process, 1000 records per batch.
+    t0 = performance.now();
+    for (let r = 0; r < BULK_REQUESTS; r++) {
+      const batch: RawRecord[] = deposits.slice(r * BULK_SIZE, (r + 1) * BULK_SIZE).map((value, k) => ({ position: k + 1, value }));
+      await pullLoader.load({ partner: PARTNER, variant: 'igaming', entity: 'transactions', runId: 'bench-pull', records: batch });
+    }
+    const pullMs = performance.now() - t0;
+
+    // The fixed cost of one load transaction: 1-record loads of the pull path (new deposits), with
+    // the SQL statements each runs (what a group commit of a few single POSTs pays at least).
+    const ONE = 50;
+    let statements = 0;
+    const onQuery = () => statements++;
+    pullStore.knex.on('query', onQuery);
+    t0 = performance.now();
+    for (let k = 0; k < ONE; k++) {
+      await pullLoader.load({ partner: PARTNER, variant: 'igaming', entity: 'transactions', runId: 'bench-one', records: [{ position: 1, value: deposit(records + k, customersN) }] });
+    }
+    const oneMs = (performance.now() - t0) / ONE;
+    pullStore.knex.removeListener('query', onQuery);
+    // Beside it, PostgreSQL's own floor: BEGIN, one INSERT, COMMIT (the commit waits for the WAL flush).
+    await admin.query(`CREATE TABLE ${pull}.commit_probe (id int PRIMARY KEY)`);
+    t0 = performance.now();
+    for (let k = 0; k < ONE; k++) {
+      await admin.query('BEGIN');
+      await admin.query(`INSERT INTO ${pull}.commit_probe VALUES ($1)`, [k]);
+      await admin.query('COMMIT');
+    }
+    const bareTxMs = (performance.now() - t0) / ONE;
+
+    // Where the API's time goes: the push service (validation, group commit, Idempotency and push
+    // bookkeeping, the same load path) in this process, without HTTP, JSON parsing or tokens; once as
+    // configured in the server (a group takes at most 1000 records: one bulk request per
+    // transaction), once with groups of up to BULK_CONCURRENCY requests (what bigger groups would give).
+    const inProcess = async (loader: Loader, maxRecords?: number) => {
+      const service = new PushService(loader, { logger: silentLogger(), ...(maxRecords ? { maxRecords } : {}) });
+      const c = newCounts();
+      let next = 0;
+      const start = performance.now();
+      await Promise.all(Array.from({ length: BULK_CONCURRENCY }, async () => {
+        while (next < BULK_REQUESTS) {
+          const r = next++;
+          const answer = await service.push({ partner: PARTNER, variant: 'igaming', entity: 'transactions', clientId: 'bench', bulk: true,
+            body: JSON.parse(bodies[r] as string) as unknown });
+          count(c, answer.status, JSON.stringify(answer.body));
+        }
+      }));
+      const ms = performance.now() - start;
+      await service.close();
+      return { ms, counts: c, transactions: service.queue.transactions };
+    };
+    const libRun = await inProcess(libLoader);
+    const libCounts = libRun.counts;
+    const libMs = libRun.ms;
+    const bigRun = await inProcess(bigLoader, BULK_CONCURRENCY * BULK_SIZE);
+
+    // The API: a client, tokens, the bulk requests.
+    const added = JSON.parse(cli(configDir, api, ['clients', 'add', PARTNER, '--variant', 'igaming', '--scope', 'read,write', '--json'])) as { client_id: string; client_secret: string };
+    const server = await startApi(api, configDir);
+    servers.push(server);
+    const singlesTotal = 2 * SINGLE_REQUESTS + 2 * CONNECTIONS;
+    const tokenList = await tokens(server.url, added.client_id, added.client_secret, Math.ceil((BULK_REQUESTS + singlesTotal) / PER_TOKEN) + 1);
+    const bulkCounts = newCounts();
+    const bulkMs = await pushBulk(server.url, bodies, tokenList, bulkCounts);
+
+    // Single records: warm-up, as fast as they go, then at a fixed rate.
+    const singleCounts = newCounts();
+    let first = customersN;
+    await singles(server.url, first, CONNECTIONS, tokenList, singleCounts);
+    first += CONNECTIONS;
+    const apiMax = await singles(server.url, first, SINGLE_REQUESTS, tokenList, singleCounts);
+    first += SINGLE_REQUESTS;
+    const apiFixed = await singles(server.url, first, SINGLE_REQUESTS, tokenList, singleCounts, FIXED_RATE);
+    first += SINGLE_REQUESTS;
+    const serverRss = await server.stop();
+    servers.pop();
+
+    const bareServer = await startBare();
+    servers.push(bareServer);
+    const bareCounts = newCounts();
+    await singles(bareServer.url, 0, CONNECTIONS, [], bareCounts);
+    const bareMax = await singles(bareServer.url, 0, SINGLE_REQUESTS, [], bareCounts);
+    const bareFixed = await singles(bareServer.url, 0, SINGLE_REQUESTS, [], bareCounts, FIXED_RATE);
+    const bareRss = await bareServer.stop();
+    servers.pop();
+
+    const rows = async (entity: string) =>
+      Number((await admin.query(`SELECT count(*)::int AS n FROM ${api}.${entity === 'transactions' ? table.name : entityTable('igaming', 'customers').name} WHERE partner_id = $1`, [PARTNER])).rows[0].n);
+    const storedDeposits = await rows('transactions');
+    const storedCustomers = (await rows('customers')) - customersN;
+    const pulled = Number((await admin.query(`SELECT count(*)::int AS n FROM ${pull}.${table.name}`)).rows[0].n);
+
+    const copyRate = rate(records, copyMs);
+    const bulkLine = (name: string, n: number, ms: number) =>
+      `${name.padEnd(46)} ${String(rate(n, ms)).padStart(9)} records/s   ${(rate(n, ms) / copyRate).toFixed(2)} x COPY   ${(ms / 1000).toFixed(2).padStart(6)} s`;
+    console.log(`push benchmark: PostgreSQL store, server and load generator on this machine (loopback), ${new Date().toISOString()}`);
+    console.log(`\nbulk: ${BULK_REQUESTS} requests x ${BULK_SIZE} iGaming deposits, ${BULK_CONCURRENCY} at a time`);
+    console.log(bulkLine('baseline: raw COPY into an identical table', records, copyMs));
+    console.log(bulkLine('baseline: pull load path (Loader.load, 1000)', records, pullMs));
+    console.log(bulkLine('push service in-process (no HTTP)', libCounts.loaded, libMs) + `   ${(pullMs / libMs).toFixed(2)} x pull path   ${libRun.transactions} transactions`);
+    console.log(bulkLine(`  the same, groups up to ${BULK_CONCURRENCY * BULK_SIZE} records`, bigRun.counts.loaded, bigRun.ms) + `   ${(pullMs / bigRun.ms).toFixed(2)} x pull path   ${bigRun.transactions} transactions`);
+    console.log(bulkLine('API: POST .../transactions/bulk', bulkCounts.loaded, bulkMs) + `   ${(pullMs / bulkMs).toFixed(2)} x pull path`);
+    console.log(`  one load transaction of 1 record (pull path): ${oneMs.toFixed(1)} ms, ${(statements / ONE).toFixed(0)} SQL statements; a bare BEGIN/INSERT/COMMIT: ${bareTxMs.toFixed(1)} ms`);
+    console.log(`  answers ${statusText(bulkCounts)}; accepted ${bulkCounts.accepted}, loaded ${bulkCounts.loaded}, waiting ${bulkCounts.waiting}; target >= 0.50 x COPY: ${rate(bulkCounts.loaded, bulkMs) / copyRate >= 0.5 ? 'met' : 'MISSED'}`);
+    console.log(`\nsingle records: POST /api/v1/igaming/customers, ${CONNECTIONS} connections, ${SINGLE_REQUESTS} requests per run`);
+    console.log(runLine('baseline: bare fastify route, max rate', bareMax));
+    console.log(runLine('API, max rate', apiMax, bareMax));
+    console.log(runLine(`baseline: bare fastify route, ${FIXED_RATE} req/s`, bareFixed));
+    console.log(runLine(`API, ${FIXED_RATE} req/s`, apiFixed, bareFixed));
+    console.log(`  answers ${statusText(singleCounts)}; target p99 < 50 ms at ${FIXED_RATE} req/s: ${apiFixed.p99 < 50 && apiFixed.rps >= FIXED_RATE * 0.95 ? 'met' : 'MISSED'}`);
+    console.log('\nnothing lost:');
+    console.log(`  deposits accepted (load generator) ${bulkCounts.accepted} = rows in the store ${storedDeposits}: ${bulkCounts.accepted === storedDeposits ? 'yes' : 'NO'}`);
+    console.log(`  customers accepted (load generator) ${singleCounts.accepted} = rows in the store ${storedCustomers}: ${singleCounts.accepted === storedCustomers ? 'yes' : 'NO'}`);
+    console.log(`  pull path rows ${pulled} of ${records + ONE}`);
+    console.log(`peak RSS: API server ${serverRss} MB; bare fastify server ${bareRss} MB; this process (load generator, baselines) ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`);
+  } finally {
+    for (const s of servers) await s.stop().catch(() => 0);
+    for (const s of stores) await s.close();
+    await admin.query(`DROP SCHEMA IF EXISTS ${api} CASCADE`);
+    await admin.query(`DROP SCHEMA IF EXISTS ${pull} CASCADE`);
+    await admin.query(`DROP SCHEMA IF EXISTS ${lib} CASCADE`);
+    await admin.query(`DROP SCHEMA IF EXISTS ${big} CASCADE`);
+    await admin.end();
+    rmSync(configDir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--bare') await bare(Number(process.argv[3]));
+else await main();
