@@ -11,6 +11,7 @@ import { fxImportCommand } from './commands/fx.js';
 import { importCommand } from './commands/import.js';
 import { migrateCommand } from './commands/migrate.js';
 import { rejectsCommand } from './commands/rejects.js';
+import { affiliatesReportCommand, type AffiliatesReportArgs } from './commands/report.js';
 import { runCommand } from './commands/run.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { statusCommand } from './commands/status.js';
@@ -166,6 +167,24 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .argument('<file>', 'CSV file')
     .addOption(json())
     .action((file: string, _opts: unknown, cmd: Command) => run(fxImportCommand(globals(cmd), { file }, io)));
+
+  // `report <name>`: one subcommand per report, each in its own command file.
+  const report = program.command('report').description('reports on the store and the commission ledger (tables, --json, --csv)');
+  report
+    .command('affiliates')
+    .description('per affiliate and day, month or campaign: registrations, FTDs, deposits, GGR/NGR, challenge purchases, fees, payouts, commissions')
+    .option('--partner <partner>', 'only this partner')
+    .option('--affiliate <affiliate>', 'only this affiliate')
+    .option('--from <YYYY-MM-DD>', 'first UTC day')
+    .option('--to <YYYY-MM-DD>', 'last UTC day (inclusive)')
+    .addOption(new Option('--by <grain>', 'one row per affiliate and').choices(['day', 'month', 'campaign']).default('month'))
+    .option('--campaign <campaign>', 'only this campaign (with --explain: the cell of this campaign)')
+    .option('--day <YYYY-MM-DD>', 'with --explain: the cell of this UTC day')
+    .option('--month <YYYY-MM>', 'with --explain: the cell of this month')
+    .option('--explain <column>', 'list the source records (or ledger lines) behind one cell of this column')
+    .option('--csv', 'CSV with a header row')
+    .addOption(json())
+    .action((opts: AffiliatesReportArgs, cmd: Command) => run(affiliatesReportCommand(globals(cmd), opts, io)));
 
   program
     .command('sandbox')
