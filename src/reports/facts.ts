@@ -437,3 +437,27 @@ export async function rebuildFacts(knex: Knex, partner: string, variant: Variant
   }
   return cells;
 }
+
+/**
+ * After an FX import: the facts of every day a saved rate covers are recomputed (amounts that
+ * waited for the rate convert; a changed rate moves what used it), in the import's transaction.
+ */
+export async function refreshFactsForRates(trx: Knex.Transaction, rates: readonly { currency: string; date: string }[]): Promise<number> {
+  if (rates.length === 0) return 0;
+  const byDay = new Map<string, Set<string>>();
+  for (const r of rates) {
+    let s = byDay.get(r.date);
+    if (!s) byDay.set(r.date, (s = new Set()));
+    s.add(r.currency);
+  }
+  const partners: { partner_id: string; variant: Variant }[] = await trx('partners').select('partner_id', 'variant');
+  let cells = 0;
+  for (const { partner_id: partner, variant } of partners) {
+    for (const [day, currencies] of byDay) {
+      const ftd: string[] = (await trx('report_ftd').where('partner_id', partner).where('day', day).whereIn('currency', [...currencies]).pluck('customer_id')).map(String);
+      if (ftd.length > 0) await recomputeFtd(trx, partner, ftd);
+      cells += await recomputeDay(trx, partner, variant, day, 'all');
+    }
+  }
+  return cells;
+}
