@@ -171,7 +171,8 @@ async function scenario(w: ReportWorld, seed: number, steps: number, check: (ste
       if (mine.length === 0) continue;
       const batch: SpecRecord[] = [];
       for (let i = 0; i < 1 + Math.floor(rnd() * 3); i++) {
-        const { partner: _partner, ...old } = pick(mine);
+        const old = { ...pick(mine) };
+        delete old.partner;
         const change = pick(['same', 'status', 'status', 'date', 'customer'] as const);
         const next = { ...old };
         if (change === 'status') next.status = pick(['approved', 'reversed', 'declined']);
