@@ -8,7 +8,7 @@ import { ledgerReport } from '../commission/report.js';
 import { money, ZERO, type Money } from '../commission/money.js';
 import type { StoreKind } from '../store/dialects.js';
 import type { Store } from '../store/store.js';
-import { COUNT_COLUMNS, MONEY_COLUMNS, type CountColumn, type MoneyColumn } from './facts.js';
+import { COUNT_COLUMNS, MONEY_COLUMNS, type MoneyColumn } from './facts.js';
 
 export type Grain = 'day' | 'month' | 'campaign';
 
@@ -157,9 +157,12 @@ function setGroup(row: AffiliateRow, grain: Grain, group: string): void {
 
 /** The affiliate report rows, ordered by partner, affiliate, then day, month or campaign. */
 export async function affiliateReport(store: Store, filter: ReportFilter, grain: Grain): Promise<AffiliateReport> {
-  const cells = await groupedSums(store, 'report_cells', filter, grain, COUNT_COLUMNS.filter((c) => c !== 'depositors'), MONEY_COLUMNS);
-  const depositors = await depositorCounts(store, filter, grain);
-  const products = await groupedSums(store, 'report_purchase_cells', filter, grain, ['purchases'], ['fees_usd'], ['challenge_type', 'account_size']);
+  // Three independent reads: side by side on a pooled store.
+  const [cells, depositors, products] = await Promise.all([
+    groupedSums(store, 'report_cells', filter, grain, COUNT_COLUMNS.filter((c) => c !== 'depositors'), MONEY_COLUMNS),
+    depositorCounts(store, filter, grain),
+    groupedSums(store, 'report_purchase_cells', filter, grain, ['purchases'], ['fees_usd'], ['challenge_type', 'account_size']),
+  ]);
   const rows = new Map<string, AffiliateRow>();
   const rowAt = (partner: string, affiliate: string, group: string): AffiliateRow => {
     const key = groupKey(partner, affiliate, group);
@@ -172,7 +175,8 @@ export async function affiliateReport(store: Store, filter: ReportFilter, grain:
   };
   for (const s of cells.values()) {
     const row = rowAt(s.partner, s.affiliate, s.group);
-    for (const c of COUNT_COLUMNS) if (c !== 'depositors') row[c as Exclude<CountColumn, 'depositors'>] = s.counts[c] as number;
+    for (const c of ['registrations', 'ftd_count', 'deposit_count', 'challenge_purchases'] as const) row[c] = s.counts[c] as number;
+    row.unconverted = (s.counts.unconverted_tx as number) + (s.counts.unconverted_activity as number) + (s.counts.unconverted_ftd as number);
     for (const c of MONEY_COLUMNS) row[c as MoneyColumn] = moneyText(s.sums[c] as Money);
     row.net_deposits_usd = moneyText((s.sums.deposits_usd as Money).minus(s.sums.withdrawals_usd as Money));
   }

@@ -22,7 +22,20 @@ export const REPORT_TX_TYPES = ['deposit', 'withdrawal', 'bonus', 'challenge_fee
 /** Decimal columns of report_cells, and the transaction type each sums (activity columns: none). */
 export const MONEY_COLUMNS = ['ftd_usd', 'deposits_usd', 'withdrawals_usd', 'bonuses_usd', 'bets_usd', 'ggr_usd', 'ngr_usd',
   'challenge_fees_usd', 'reset_fees_usd', 'refunds_usd', 'payouts_usd'] as const;
-export const COUNT_COLUMNS = ['registrations', 'ftd_count', 'depositors', 'deposit_count', 'challenge_purchases', 'unconverted'] as const;
+export const COUNT_COLUMNS = ['registrations', 'ftd_count', 'depositors', 'deposit_count', 'challenge_purchases', 'unconverted_tx', 'unconverted_activity', 'unconverted_ftd'] as const;
+
+/**
+ * The sources of a cell, recomputed separately: a transactions batch re-reads the day's
+ * transactions and keeps the cell's activity sums, an activity batch the reverse.
+ */
+export type Part = 'reg' | 'tx' | 'act' | 'ftd';
+export const ALL_PARTS: ReadonlySet<Part> = new Set<Part>(['reg', 'tx', 'act', 'ftd']);
+const PART_COLUMNS: Record<Part, readonly string[]> = {
+  reg: ['registrations'],
+  tx: ['depositors', 'deposit_count', 'challenge_purchases', 'unconverted_tx', 'deposits_usd', 'withdrawals_usd', 'bonuses_usd', 'challenge_fees_usd', 'reset_fees_usd', 'refunds_usd', 'payouts_usd'],
+  act: ['unconverted_activity', 'bets_usd', 'ggr_usd', 'ngr_usd'],
+  ftd: ['ftd_count', 'unconverted_ftd', 'ftd_usd'],
+};
 export type MoneyColumn = (typeof MONEY_COLUMNS)[number];
 export type CountColumn = (typeof COUNT_COLUMNS)[number];
 
@@ -39,6 +52,8 @@ export interface Cell {
   /** challenge_type \0 account_size → purchases, fees, unconverted */
   products: Map<string, { purchases: number; fees: Money; unconverted: number }>;
   depositors: Set<string>;
+  /** The stored depositor count, when the transactions part is not recomputed. */
+  keepDepositors?: number;
 }
 
 const CHUNK = 500;
@@ -86,7 +101,7 @@ export function activityGgr(row: { ggr: unknown; total_bets: unknown; wins: unkn
  * Computes every cell of (partner, day) whose pair is in `pairs` ('all': every pair of the day) from
  * the raw rows, and replaces the stored cells of those pairs. Returns how many cells it wrote.
  */
-export async function recomputeDay(trx: Knex.Transaction, partner: string, variant: Variant, day: string, pairs: ReadonlySet<string> | 'all'): Promise<number> {
+export async function recomputeDay(trx: Knex.Transaction, partner: string, variant: Variant, day: string, pairs: ReadonlySet<string> | 'all', parts: ReadonlySet<Part> = ALL_PARTS): Promise<number> {
   const affiliates = pairs === 'all' ? null : [...new Set([...pairs].map((p) => splitPair(p)[0]))];
   if (affiliates !== null && affiliates.length === 0) return 0;
   const cells = new Map<string, Cell>();
@@ -107,7 +122,7 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
     const regs = trx('customers').where('partner_id', partner).where('signup_date', '>=', start).where('signup_date', '<', end)
       .groupBy('affiliate_id', 'campaign_id').select('affiliate_id', 'campaign_id').count({ n: '*' });
     if (affs) regs.whereIn('affiliate_id', affs);
-    for (const r of (await regs) as Record<string, unknown>[]) cellOf(r.affiliate_id, r.campaign_id).counts.registrations += Number(r.n);
+    for (const r of parts.has('reg') ? ((await regs) as Record<string, unknown>[]) : []) cellOf(r.affiliate_id, r.campaign_id).counts.registrations += Number(r.n);
 
     const txs = trx('transactions as t')
       .join('customers as c', (j) => { j.on('c.partner_id', 't.partner_id').andOn('c.customer_id', 't.customer_id'); })
@@ -115,9 +130,9 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
       .where('t.status', 'approved').whereIn('t.transaction_type', [...REPORT_TX_TYPES])
       .select('t.customer_id', 't.transaction_type', 't.amount_currency', 't.currency', 't.amount_usd', 'c.affiliate_id', 'c.campaign_id', 'c.challenge_type', 'c.account_size');
     if (affs) txs.whereIn('c.affiliate_id', affs);
-    const txRows = (await txs) as Record<string, unknown>[];
+    const txRows = parts.has('tx') ? ((await txs) as Record<string, unknown>[]) : [];
 
-    const acts = variant === 'igaming'
+    const acts = variant === 'igaming' && parts.has('act')
       ? trx('gaming_activity as a')
         .join('customers as c', (j) => { j.on('c.partner_id', 'a.partner_id').andOn('c.customer_id', 'a.customer_id'); })
         .where('a.partner_id', partner).where('a.date', day)
@@ -130,7 +145,7 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
       .join('customers as c', (j) => { j.on('c.partner_id', 'f.partner_id').andOn('c.customer_id', 'f.customer_id'); })
       .where('f.partner_id', partner).where('f.day', day).select('f.amount_usd', 'c.affiliate_id', 'c.campaign_id');
     if (affs) ftds.whereIn('c.affiliate_id', affs);
-    const ftdRows = (await ftds) as Record<string, unknown>[];
+    const ftdRows = parts.has('ftd') ? ((await ftds) as Record<string, unknown>[]) : [];
 
     const currencies = new Set<string>();
     for (const r of txRows) if (r.amount_usd === null || r.amount_usd === undefined) currencies.add(String(r.currency));
@@ -141,7 +156,7 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
       const cell = cellOf(r.affiliate_id, r.campaign_id);
       const type = String(r.transaction_type);
       const usd = toUsd(fx, r.amount_currency, String(r.currency), r.amount_usd, day);
-      if (usd === undefined) cell.counts.unconverted += 1;
+      if (usd === undefined) cell.counts.unconverted_tx += 1;
       else cell.sums[TYPE_COLUMN[type] as MoneyColumn] = cell.sums[TYPE_COLUMN[type] as MoneyColumn].plus(usd);
       if (type === 'deposit') {
         cell.counts.deposit_count += 1;
@@ -160,7 +175,7 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
       const cell = cellOf(r.affiliate_id, r.campaign_id);
       const rate = fx.rate(String(r.currency), day);
       if (rate === undefined) {
-        cell.counts.unconverted += 1;
+        cell.counts.unconverted_activity += 1;
         continue;
       }
       const bets = moneyOrNull(r.total_bets);
@@ -172,26 +187,40 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
     for (const r of ftdRows) {
       const cell = cellOf(r.affiliate_id, r.campaign_id);
       cell.counts.ftd_count += 1;
-      if (r.amount_usd === null || r.amount_usd === undefined) cell.counts.unconverted += 1;
+      if (r.amount_usd === null || r.amount_usd === undefined) cell.counts.unconverted_ftd += 1;
       else cell.sums.ftd_usd = cell.sums.ftd_usd.plus(money(r.amount_usd));
     }
   }
 
-  // Replace the named cells: what the rows no longer support disappears.
+  // Columns of the parts not recomputed are kept from the stored cells.
+  const kept = [...ALL_PARTS].filter((p) => !parts.has(p)).flatMap((p) => PART_COLUMNS[p]);
   const base = (table: string) => trx(table).where('partner_id', partner).where('day', day);
-  if (pairs === 'all') {
-    for (const table of ['report_cells', 'report_purchase_cells', 'report_depositors']) await base(table).delete();
-  } else {
-    for (const part of chunks([...pairs].map(splitPair))) {
-      for (const table of ['report_cells', 'report_purchase_cells', 'report_depositors']) await base(table).whereIn(['affiliate_id', 'campaign_id'], part).delete();
+  const pairList = pairs === 'all' ? null : [...pairs].map(splitPair);
+  const named = (q: Knex.QueryBuilder, part: [string, string][] | null) => (part === null ? q : q.whereIn(['affiliate_id', 'campaign_id'], part));
+  const pairChunks: ([string, string][] | null)[] = pairList === null ? [null] : chunks(pairList);
+  if (kept.length > 0) {
+    for (const part of pairChunks) {
+      const stored: Record<string, unknown>[] = await named(base('report_cells'), part).select('affiliate_id', 'campaign_id', ...kept);
+      for (const r of stored) {
+        const cell = cellOf(r.affiliate_id, r.campaign_id);
+        for (const c of kept) {
+          if ((COUNT_COLUMNS as readonly string[]).includes(c)) cell.counts[c as CountColumn] = Number(r[c]);
+          else cell.sums[c as MoneyColumn] = money(r[c]);
+        }
+        if (!parts.has('tx')) cell.keepDepositors = Number(r.depositors);
+      }
     }
   }
+  // Replace the named cells: what the rows no longer support disappears.
+  const tables = ['report_cells', ...(parts.has('tx') ? ['report_purchase_cells', 'report_depositors'] : [])];
+  for (const part of pairChunks) for (const table of tables) await named(base(table), part).delete();
   const cellRows: Record<string, unknown>[] = [];
   const productRows: Record<string, unknown>[] = [];
   const depositorRows: Record<string, unknown>[] = [];
   for (const [key, cell] of cells) {
     if (pairs !== 'all' && !pairs.has(key)) continue;
-    cell.counts.depositors = cell.depositors.size;
+    cell.counts.depositors = cell.keepDepositors ?? cell.depositors.size;
+    if (COUNT_COLUMNS.every((c) => cell.counts[c] === 0) && MONEY_COLUMNS.every((c) => cell.sums[c].isZero()) && cell.products.size === 0) continue;
     const keyCols = { partner_id: partner, affiliate_id: cell.affiliate, campaign_id: cell.campaign, day };
     cellRows.push({ ...keyCols, ...cell.counts, ...Object.fromEntries(MONEY_COLUMNS.map((c) => [c, cell.sums[c].toFixed()])) });
     for (const [product, p] of cell.products) {
@@ -289,19 +318,26 @@ async function customerDays(trx: Knex.Transaction, partner: string, variant: Var
   return out;
 }
 
-/** Cells named for recomputation: day → pairs, or 'all' for a replaced day. */
+/** Cells named for recomputation: day → its pairs ('all' for a replaced day) and the parts to re-read. */
 export class DirtyCells {
-  readonly days = new Map<string, Set<string> | 'all'>();
+  readonly days = new Map<string, { pairs: Set<string> | 'all'; parts: Set<Part> }>();
 
-  add(day: string, pair: string): void {
-    const cur = this.days.get(day);
-    if (cur === 'all') return;
-    if (cur) cur.add(pair);
-    else this.days.set(day, new Set([pair]));
+  private at(day: string) {
+    let d = this.days.get(day);
+    if (!d) this.days.set(day, (d = { pairs: new Set(), parts: new Set() }));
+    return d;
   }
 
-  allOf(day: string): void {
-    this.days.set(day, 'all');
+  add(day: string, pair: string, part: Part): void {
+    const d = this.at(day);
+    d.parts.add(part);
+    if (d.pairs !== 'all') d.pairs.add(pair);
+  }
+
+  allOf(day: string, part: Part): void {
+    const d = this.at(day);
+    d.parts.add(part);
+    d.pairs = 'all';
   }
 }
 
@@ -357,7 +393,7 @@ export interface FactsUpdate {
 export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, priors: PriorVersions): Promise<FactsUpdate> {
   const { partner, variant } = change;
   const dirty = new DirtyCells();
-  for (const d of change.replacedDays) dirty.allOf(d);
+  for (const d of change.replacedDays) dirty.allOf(d, 'act');
 
   // Customers: a new one counts on its signup day; a moved one (attribution, signup day, product) in every cell of its history.
   const moved: { id: string; pairs: string[]; days: string[] }[] = [];
@@ -367,38 +403,38 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
     const signupDay = utcDay(String(c.signup_date));
     const product = `${campaignKey(c.challenge_type)}\u0000${sizeKey(c.account_size)}`;
     const old = priors.customers.get(id);
-    if (!old) dirty.add(signupDay, pair);
+    if (!old) dirty.add(signupDay, pair, 'reg');
     else if (old.pair !== pair || old.signupDay !== signupDay || old.product !== product) moved.push({ id, pairs: [old.pair, pair], days: [old.signupDay, signupDay] });
   }
   if (moved.length > 0) {
     const history = await customerDays(trx, partner, variant, moved.map((m) => m.id));
-    for (const m of moved) for (const day of [...m.days, ...(history.get(m.id) ?? [])]) for (const pair of m.pairs) dirty.add(day, pair);
+    for (const m of moved) for (const day of [...m.days, ...(history.get(m.id) ?? [])]) for (const pair of m.pairs) for (const part of ALL_PARTS) dirty.add(day, pair, part);
   }
 
   // Transactions and activity: their customer's current cell on their day, and where the old version counted.
-  const touchedDays: [string, string][] = [];
+  const touchedDays: [string, string, Part][] = [];
   const ftdCustomers = new Set<string>();
   for (const t of change.transactions) {
-    touchedDays.push([String(t.customer_id), utcDay(String(t.transaction_date))]);
+    touchedDays.push([String(t.customer_id), utcDay(String(t.transaction_date)), 'tx']);
     if (t.transaction_type === 'deposit') ftdCustomers.add(String(t.customer_id));
   }
   for (const t of priors.transactions) {
-    touchedDays.push([t.customer, t.day]);
+    touchedDays.push([t.customer, t.day, 'tx']);
     if (t.deposit) ftdCustomers.add(t.customer);
   }
-  for (const a of change.activity) touchedDays.push([String(a.customer_id), String(a.date)]);
+  for (const a of change.activity) touchedDays.push([String(a.customer_id), String(a.date), 'act']);
   const ftdMoves = ftdCustomers.size > 0 ? await recomputeFtd(trx, partner, [...ftdCustomers]) : new Map<string, Set<string>>();
-  for (const [customer, days] of ftdMoves) for (const day of days) touchedDays.push([customer, day]);
+  for (const [customer, days] of ftdMoves) for (const day of days) touchedDays.push([customer, day, 'ftd']);
   if (touchedDays.length > 0) {
     const attribution = await attributions(trx, partner, touchedDays.map(([c]) => c));
-    for (const [customer, day] of touchedDays) {
+    for (const [customer, day, part] of touchedDays) {
       const pair = attribution.get(customer);
-      if (pair !== undefined) dirty.add(day, pair);
+      if (pair !== undefined) dirty.add(day, pair, part);
     }
   }
 
   let cells = 0;
-  for (const [day, pairs] of dirty.days) cells += await recomputeDay(trx, partner, variant, day, pairs);
+  for (const [day, { pairs, parts }] of dirty.days) cells += await recomputeDay(trx, partner, variant, day, pairs, parts);
   return { days: dirty.days.size, cells, ftdCustomers: ftdCustomers.size };
 }
 

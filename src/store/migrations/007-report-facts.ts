@@ -43,7 +43,8 @@ export const reportFacts: StoreMigration = {
 
     await knex.schema.createTable('report_cells', (t) => {
       cellKey(t);
-      for (const c of ['registrations', 'ftd_count', 'depositors', 'deposit_count', 'challenge_purchases', 'unconverted']) t.bigInteger(c).notNullable();
+      // unconverted_*: source records left out of the USD sums (no amount_usd, no rate), per source.
+      for (const c of ['registrations', 'ftd_count', 'depositors', 'deposit_count', 'challenge_purchases', 'unconverted_tx', 'unconverted_activity', 'unconverted_ftd']) t.bigInteger(c).notNullable();
       for (const c of ['ftd_usd', 'deposits_usd', 'withdrawals_usd', 'bonuses_usd', 'bets_usd', 'ggr_usd', 'ngr_usd',
         'challenge_fees_usd', 'reset_fees_usd', 'refunds_usd', 'payouts_usd']) dec(t, c);
       t.primary(['partner_id', 'day', 'affiliate_id', 'campaign_id']);
