@@ -14,7 +14,13 @@ import { addDays, utcDay } from '../commission/dates.js';
 import { RateBook } from '../commission/fx.js';
 import { money, moneyOrNull, ZERO, type Money } from '../commission/money.js';
 import { fromStoreTimestamp } from '../store/values.js';
+import type { StoreKind } from '../store/dialects.js';
+import type { Store } from '../store/store.js';
 import type { SpecRecord, Variant } from '../types.js';
+import { rebuildFactsSql } from './rebuild-sql.js';
+
+/** Whether a whole partner is rebuilt by set-based SQL (exact NUMERIC sums) or day by day here. */
+const SET_BASED_REBUILD: Record<StoreKind, boolean> = { postgres: true, sqlite: false };
 
 /** Transaction types the report sums (approved ones only). */
 export const REPORT_TX_TYPES = ['deposit', 'withdrawal', 'bonus', 'challenge_fee', 'reset_fee', 'refund', 'payout'] as const;
@@ -229,9 +235,9 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
     }
     for (const customer of cell.depositors) depositorRows.push({ partner_id: partner, day, customer_id: customer, affiliate_id: cell.affiliate, campaign_id: cell.campaign });
   }
-  for (const part of chunks(cellRows, 100)) await trx('report_cells').insert(part);
-  for (const part of chunks(productRows, 200)) await trx('report_purchase_cells').insert(part);
-  for (const part of chunks(depositorRows, 500)) await trx('report_depositors').insert(part);
+  for (const part of chunks(cellRows, 1000)) await trx('report_cells').insert(part);
+  for (const part of chunks(productRows, 1000)) await trx('report_purchase_cells').insert(part);
+  for (const part of chunks(depositorRows, 1000)) await trx('report_depositors').insert(part);
   return cellRows.length;
 }
 
@@ -284,7 +290,7 @@ export async function recomputeFtd(trx: Knex.Transaction, partner: string, custo
       }
     }
     for (const ids of chunks(deletes)) await trx('report_ftd').where('partner_id', partner).whereIn('customer_id', ids).delete();
-    for (const rows of chunks(inserts, 200)) await trx('report_ftd').insert(rows);
+    for (const rows of chunks(inserts, 1000)) await trx('report_ftd').insert(rows);
   }
   return touched;
 }
@@ -442,7 +448,9 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
  * Rebuilds a partner's facts from the raw tables (after a bulk load that bypassed the Loader, or
  * to check the incremental facts): every FTD, then every day that has data. Returns cells written.
  */
-export async function rebuildFacts(knex: Knex, partner: string, variant: Variant, options: { pageSize?: number; onProgress?: (what: string) => void } = {}): Promise<number> {
+export async function rebuildFacts(store: Store, partner: string, variant: Variant, options: { pageSize?: number; onProgress?: (what: string) => void } = {}): Promise<number> {
+  if (SET_BASED_REBUILD[store.profile.kind]) return rebuildFactsSql(store.knex, partner, variant);
+  const knex = store.knex;
   const pageSize = options.pageSize ?? 5000;
   await knex.transaction(async (trx) => {
     for (const table of ['report_ftd', 'report_cells', 'report_purchase_cells', 'report_depositors']) await trx(table).where('partner_id', partner).delete();
