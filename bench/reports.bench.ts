@@ -200,7 +200,7 @@ async function main(): Promise<void> {
     // Load cost: 1000-record batches, the Loader without and with the report-facts hook.
     const validator = createSpecValidator();
     const plain = new Loader({ store, validator });
-    const withFacts = new Loader({ store, validator, ...createReportFactsHook() });
+    const withFacts = new Loader({ store, validator, ...createReportFactsHook(store) });
     const rawRecords = (records: SpecRecord[]): RawRecord[] => records.map((value, i) => ({ position: i + 1, value }));
     const txBatch = (k: number): SpecRecord[] => Array.from({ length: BATCH }, (_, i) => ({
       transaction_id: `new-${k}-${i}`, customer_id: customerId((k * 104729 + i * 7907) % N), transaction_type: i % 3 === 0 ? 'withdrawal' : 'deposit',

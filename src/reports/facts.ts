@@ -17,18 +17,14 @@ import { fromStoreTimestamp } from '../store/values.js';
 import type { StoreKind } from '../store/dialects.js';
 import type { Store } from '../store/store.js';
 import type { SpecRecord, Variant } from '../types.js';
+import { COUNT_COLUMNS, MONEY_COLUMNS, REPORT_TX_TYPES, type CountColumn, type MoneyColumn } from './facts-columns.js';
+import { recomputeMonth } from './month-cells.js';
 import { rebuildFactsSql } from './rebuild-sql.js';
 
 /** Whether a whole partner is rebuilt by set-based SQL (exact NUMERIC sums) or day by day here. */
 const SET_BASED_REBUILD: Record<StoreKind, boolean> = { postgres: true, sqlite: false };
 
-/** Transaction types the report sums (approved ones only). */
-export const REPORT_TX_TYPES = ['deposit', 'withdrawal', 'bonus', 'challenge_fee', 'reset_fee', 'refund', 'payout'] as const;
-
-/** Decimal columns of report_cells, and the transaction type each sums (activity columns: none). */
-export const MONEY_COLUMNS = ['ftd_usd', 'deposits_usd', 'withdrawals_usd', 'bonuses_usd', 'bets_usd', 'ggr_usd', 'ngr_usd',
-  'challenge_fees_usd', 'reset_fees_usd', 'refunds_usd', 'payouts_usd'] as const;
-export const COUNT_COLUMNS = ['registrations', 'ftd_count', 'depositors', 'deposit_count', 'challenge_purchases', 'unconverted_tx', 'unconverted_activity', 'unconverted_ftd'] as const;
+export { COUNT_COLUMNS, MONEY_COLUMNS, REPORT_TX_TYPES } from './facts-columns.js';
 
 /**
  * The sources of a cell, recomputed separately: a transactions batch re-reads the day's
@@ -42,8 +38,7 @@ const PART_COLUMNS: Record<Part, readonly string[]> = {
   act: ['unconverted_activity', 'bets_usd', 'ggr_usd', 'ngr_usd'],
   ftd: ['ftd_count', 'unconverted_ftd', 'ftd_usd'],
 };
-export type MoneyColumn = (typeof MONEY_COLUMNS)[number];
-export type CountColumn = (typeof COUNT_COLUMNS)[number];
+export type { CountColumn, MoneyColumn } from './facts-columns.js';
 
 const TYPE_COLUMN: Record<string, MoneyColumn> = {
   deposit: 'deposits_usd', withdrawal: 'withdrawals_usd', bonus: 'bonuses_usd',
@@ -381,6 +376,8 @@ export async function readPriors(trx: Knex.Transaction, partner: string, entity:
 }
 
 export interface WrittenChange {
+  /** The store's backend (month cells are summed in SQL on PostgreSQL). */
+  kind: StoreKind;
   partner: string;
   variant: Variant;
   customers: readonly SpecRecord[];
@@ -441,7 +438,22 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
 
   let cells = 0;
   for (const [day, { pairs, parts }] of dirty.days) cells += await recomputeDay(trx, partner, variant, day, pairs, parts);
+  await recomputeMonths(trx, change.kind, partner, [...dirty.days].map(([day, d]) => [day, d.pairs]));
   return { days: dirty.days.size, cells, ftdCustomers: ftdCustomers.size };
+}
+
+/** The month cells of the days recomputed (their pairs, or every pair). */
+async function recomputeMonths(trx: Knex.Transaction, kind: StoreKind, partner: string, days: [string, ReadonlySet<string> | 'all'][]): Promise<void> {
+  const months = new Map<string, Set<string> | 'all'>();
+  for (const [day, pairs] of days) {
+    const month = day.slice(0, 7);
+    const cur = months.get(month);
+    if (cur === 'all') continue;
+    if (pairs === 'all') months.set(month, 'all');
+    else if (cur) for (const p of pairs) cur.add(p);
+    else months.set(month, new Set(pairs));
+  }
+  for (const [month, pairs] of months) await recomputeMonth(trx, kind, partner, month, pairs);
 }
 
 /**
@@ -453,7 +465,7 @@ export async function rebuildFacts(store: Store, partner: string, variant: Varia
   const knex = store.knex;
   const pageSize = options.pageSize ?? 5000;
   await knex.transaction(async (trx) => {
-    for (const table of ['report_ftd', 'report_cells', 'report_purchase_cells', 'report_depositors']) await trx(table).where('partner_id', partner).delete();
+    for (const table of ['report_ftd', 'report_cells', 'report_month_cells', 'report_purchase_cells', 'report_depositors']) await trx(table).where('partner_id', partner).delete();
   });
   let after = '';
   for (;;) {
@@ -479,6 +491,10 @@ export async function rebuildFacts(store: Store, partner: string, variant: Varia
     cells += await knex.transaction((trx) => recomputeDay(trx, partner, variant, day, 'all'));
     options.onProgress?.(`day ${day}`);
   }
+  await knex.transaction(async (trx) => {
+    await trx('report_month_cells').where('partner_id', partner).delete();
+    await recomputeMonths(trx, store.profile.kind, partner, [...days].map((d) => [d, 'all']));
+  });
   return cells;
 }
 
@@ -486,7 +502,7 @@ export async function rebuildFacts(store: Store, partner: string, variant: Varia
  * After an FX import: the facts of every day a saved rate covers are recomputed (amounts that
  * waited for the rate convert; a changed rate moves what used it), in the import's transaction.
  */
-export async function refreshFactsForRates(trx: Knex.Transaction, rates: readonly { currency: string; date: string }[]): Promise<number> {
+export async function refreshFactsForRates(trx: Knex.Transaction, kind: StoreKind, rates: readonly { currency: string; date: string }[]): Promise<number> {
   if (rates.length === 0) return 0;
   const byDay = new Map<string, Set<string>>();
   for (const r of rates) {
@@ -502,6 +518,7 @@ export async function refreshFactsForRates(trx: Knex.Transaction, rates: readonl
       if (ftd.length > 0) await recomputeFtd(trx, partner, ftd);
       cells += await recomputeDay(trx, partner, variant, day, 'all');
     }
+    await recomputeMonths(trx, kind, partner, [...byDay.keys()].map((d) => [d, 'all']));
   }
   return cells;
 }

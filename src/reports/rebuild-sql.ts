@@ -5,7 +5,7 @@
  * test compares the two); SQLite, whose SQL sums decimal text as floating point, uses that one.
  */
 import type { Knex } from 'knex';
-import { COUNT_COLUMNS, MONEY_COLUMNS, REPORT_TX_TYPES } from './facts.js';
+import { COUNT_COLUMNS, MONEY_COLUMNS, REPORT_TX_TYPES } from './facts-columns.js';
 
 const USD = "COALESCE(t.amount_usd, t.amount_currency * (CASE WHEN t.currency = 'USD' THEN 1 ELSE r.rate END))";
 const TX_DAY = "(t.transaction_date AT TIME ZONE 'UTC')::date";
@@ -20,10 +20,9 @@ function columns(given: Record<string, string>): string {
 const sumOf = (type: string) => `COALESCE(SUM(CASE WHEN t.transaction_type = '${type}' THEN ${USD} END), 0)`;
 
 export async function rebuildFactsSql(knex: Knex, partner: string, variant: string): Promise<number> {
-  // Read at call time: facts.ts imports this module.
   const TYPES = REPORT_TX_TYPES.map((t) => `'${t}'`).join(', ');
   return knex.transaction(async (trx) => {
-    for (const table of ['report_ftd', 'report_cells', 'report_purchase_cells', 'report_depositors']) await trx(table).where('partner_id', partner).delete();
+    for (const table of ['report_ftd', 'report_cells', 'report_month_cells', 'report_purchase_cells', 'report_depositors']) await trx(table).where('partner_id', partner).delete();
     await trx.raw(`INSERT INTO report_ftd (partner_id, customer_id, transaction_id, transaction_date, day, amount_currency, currency, amount_usd)
       SELECT DISTINCT ON (t.customer_id) t.partner_id, t.customer_id, t.transaction_id, t.transaction_date, ${TX_DAY}, t.amount_currency, t.currency, ${USD}
       FROM transactions t LEFT JOIN fx_rates r ON r.currency = t.currency AND r.date = ${TX_DAY}
@@ -68,6 +67,12 @@ export async function rebuildFactsSql(knex: Knex, partner: string, variant: stri
     await trx.raw(`INSERT INTO report_depositors (partner_id, day, customer_id, affiliate_id, campaign_id)
       SELECT DISTINCT t.partner_id, ${TX_DAY}, t.customer_id, c.affiliate_id, COALESCE(c.campaign_id, '')
       ${TX_FROM} WHERE t.partner_id = ? AND t.status = 'approved' AND t.transaction_type = 'deposit'`, [partner]);
+    const summed = [...COUNT_COLUMNS, ...MONEY_COLUMNS].filter((c) => c !== 'depositors');
+    await trx.raw(`INSERT INTO report_month_cells (partner_id, affiliate_id, campaign_id, month, depositors, ${summed.join(', ')})
+      SELECT c.partner_id, c.affiliate_id, c.campaign_id, to_char(c.day, 'YYYY-MM'), COALESCE(d.n, 0), ${summed.map((x) => `SUM(c.${x})`).join(', ')}
+      FROM report_cells c LEFT JOIN (SELECT affiliate_id, campaign_id, to_char(day, 'YYYY-MM') AS month, COUNT(DISTINCT customer_id) AS n FROM report_depositors
+        WHERE partner_id = ? GROUP BY 1, 2, 3) d ON d.affiliate_id = c.affiliate_id AND d.campaign_id = c.campaign_id AND d.month = to_char(c.day, 'YYYY-MM')
+      WHERE c.partner_id = ? GROUP BY c.partner_id, c.affiliate_id, c.campaign_id, to_char(c.day, 'YYYY-MM'), d.n`, [partner, partner]);
     return Number((result as { rowCount?: number }).rowCount ?? 0);
   });
 }
