@@ -196,9 +196,9 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
   // Columns of the parts not recomputed are kept from the stored cells.
   const kept = [...ALL_PARTS].filter((p) => !parts.has(p)).flatMap((p) => PART_COLUMNS[p]);
   const base = (table: string) => trx(table).where('partner_id', partner).where('day', day);
-  const pairList = pairs === 'all' ? null : [...pairs].map(splitPair);
-  const named = (q: Knex.QueryBuilder, part: [string, string][] | null) => (part === null ? q : q.whereIn(['affiliate_id', 'campaign_id'], part));
-  const pairChunks: ([string, string][] | null)[] = pairList === null ? [null] : chunks(pairList);
+  // Every campaign of the named affiliates is recomputed (a superset of the named pairs: exact all the same).
+  const named = (q: Knex.QueryBuilder, part: string[] | null) => (part === null ? q : q.whereIn('affiliate_id', part));
+  const pairChunks = affiliateChunks;
   if (kept.length > 0) {
     for (const part of pairChunks) {
       const stored: Record<string, unknown>[] = await named(base('report_cells'), part).select('affiliate_id', 'campaign_id', ...kept);
@@ -218,8 +218,7 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
   const cellRows: Record<string, unknown>[] = [];
   const productRows: Record<string, unknown>[] = [];
   const depositorRows: Record<string, unknown>[] = [];
-  for (const [key, cell] of cells) {
-    if (pairs !== 'all' && !pairs.has(key)) continue;
+  for (const cell of cells.values()) {
     cell.counts.depositors = cell.keepDepositors ?? cell.depositors.size;
     if (COUNT_COLUMNS.every((c) => cell.counts[c] === 0) && MONEY_COLUMNS.every((c) => cell.sums[c].isZero()) && cell.products.size === 0) continue;
     const keyCols = { partner_id: partner, affiliate_id: cell.affiliate, campaign_id: cell.campaign, day };
@@ -450,8 +449,11 @@ async function recomputeMonths(trx: Knex.Transaction, kind: StoreKind, partner: 
     const cur = months.get(month);
     if (cur === 'all') continue;
     if (pairs === 'all') months.set(month, 'all');
-    else if (cur) for (const p of pairs) cur.add(p);
-    else months.set(month, new Set(pairs));
+    else {
+      const affiliates = cur ?? new Set<string>();
+      for (const p of pairs) affiliates.add(splitPair(p)[0]);
+      months.set(month, affiliates);
+    }
   }
   for (const [month, pairs] of months) await recomputeMonth(trx, kind, partner, month, pairs);
 }

@@ -13,22 +13,22 @@ import { COUNT_COLUMNS, MONEY_COLUMNS } from './facts-columns.js';
 const SUMMED_COUNTS = COUNT_COLUMNS.filter((c) => c !== 'depositors');
 const CHUNK = 500;
 
-/** The pairs (affiliate, campaign) of a month to recompute, or every pair of the partner's month. */
-export type MonthPairs = ReadonlySet<string> | 'all';
+/** The affiliates of a month to recompute (every campaign of each), or every affiliate of the partner's month. */
+export type MonthAffiliates = ReadonlySet<string> | 'all';
 
 const split = (pair: string): [string, string] => pair.split('\u0000') as [string, string];
 
-export async function recomputeMonth(trx: Knex.Transaction, kind: StoreKind, partner: string, month: string, pairs: MonthPairs): Promise<void> {
+export async function recomputeMonth(trx: Knex.Transaction, kind: StoreKind, partner: string, month: string, affiliates: MonthAffiliates): Promise<void> {
   const from = `${month}-01`;
   const to = lastDayOf(month);
-  const pairChunks: ([string, string][] | null)[] = [];
-  if (pairs === 'all') pairChunks.push(null);
+  const affiliateChunks: (string[] | null)[] = [];
+  if (affiliates === 'all') affiliateChunks.push(null);
   else {
-    const list = [...pairs].map(split);
-    for (let i = 0; i < list.length; i += CHUNK) pairChunks.push(list.slice(i, i + CHUNK));
+    const list = [...affiliates];
+    for (let i = 0; i < list.length; i += CHUNK) affiliateChunks.push(list.slice(i, i + CHUNK));
   }
-  for (const part of pairChunks) {
-    const named = (q: Knex.QueryBuilder, prefix = '') => (part === null ? q : q.whereIn([`${prefix}affiliate_id`, `${prefix}campaign_id`], part));
+  for (const part of affiliateChunks) {
+    const named = (q: Knex.QueryBuilder, prefix = '') => (part === null ? q : q.whereIn(`${prefix}affiliate_id`, part));
     await named(trx('report_month_cells').where('partner_id', partner).where('month', month)).delete();
     if (kind === 'postgres') {
       const depositors = named(trx('report_depositors').where('partner_id', partner).whereBetween('day', [from, to]))
