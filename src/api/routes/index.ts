@@ -4,6 +4,8 @@
  * content-type parsers, hooks or error handler registers a child plugin inside. One line each.
  */
 import type { RouteModule } from '../types.js';
+import { reportRoutes } from './reports.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
+  reportRoutes,
 ];
