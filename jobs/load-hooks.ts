@@ -9,7 +9,9 @@
 import type { Logger } from '../src/log.js';
 import type { LoaderDeps } from '../src/pipeline/load.js';
 import type { Store } from '../src/store/store.js';
+import { createReportFactsHook } from '../src/reports/hook.js';
 import { createCommissionHook, type PlanSource } from './commission.js';
+import { createPhaseHistoryHook } from './phase-history.js';
 
 export type LoaderHooks = Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'afterCommit'>;
 
@@ -21,7 +23,11 @@ export interface LoadHookOptions {
 
 /** Every after-load job's hooks, composed. */
 export function createLoadHooks(store: Store, options: LoadHookOptions): LoaderHooks {
-  const parts: LoaderHooks[] = [createCommissionHook(store, options.plans, options.logger)];
+  const parts: LoaderHooks[] = [
+    createCommissionHook(store, options.plans, options.logger),
+    createPhaseHistoryHook(store),
+    createReportFactsHook(store),
+  ];
   return combineHooks(parts);
 }
 

@@ -7,9 +7,11 @@ import type { RouteModule } from '../types.js';
 import { docsRoutes } from './docs.js';
 import { metricsRoutes } from './metrics.js';
 import { recordRoutes } from './records.js';
+import { reportRoutes } from './reports.js';
 
 export const ROUTE_MODULES: readonly RouteModule[] = [
   metricsRoutes,
   docsRoutes,
   recordRoutes,
+  reportRoutes,
 ];

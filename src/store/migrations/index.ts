@@ -6,6 +6,8 @@ import { commissions } from './003-commissions.js';
 import { versionsAndRejectLifecycle } from './004-versions-and-reject-lifecycle.js';
 import { apiClients } from './005-api-clients.js';
 import { push } from './006-push.js';
+import { reportFacts } from './007-report-facts.js';
+import { phaseHistory } from './008-phase-history.js';
 
 export interface StoreMigration {
   name: string;
@@ -13,4 +15,4 @@ export interface StoreMigration {
 }
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory];
