@@ -58,7 +58,11 @@ export function createCommissionHook(store: Store, plans: PlanSource, logger: Lo
   };
 }
 
-async function evaluatePartner(store: Store, plans: readonly Plan[], partner: string, variant: Variant, runId: string, logger: Logger): Promise<Evaluation | undefined> {
+/**
+ * Evaluates one partner's pending scope now: what a command that changed it outside a load (a
+ * fraud decision, through markForReview) calls after its commit. Nothing when no plan applies.
+ */
+export async function evaluatePartner(store: Store, plans: readonly Plan[], partner: string, variant: Variant, runId: string, logger: Logger): Promise<Evaluation | undefined> {
   if (plansFor(plans, partner, variant).length === 0) return undefined;
   const started = performance.now();
   const result = await evaluateScope(store, plans, emptyScope(partner, variant, runId));

@@ -39,10 +39,12 @@ export interface Scope {
   replacedDays: Set<string>;
   /** Transactions that were fees in their stored version (transaction id → its customer then): their keys are evaluated even if no fee produces them now. */
   formerFees: Map<string, string>;
+  /** Customers whose fraud flags changed (src/commission/review-holds.ts): the RevShare months of their activity are evaluated too. */
+  reviewed: Set<string>;
 }
 
 export function emptyScope(partner: string, variant: Variant, runId: string): Scope {
-  return { partner, variant, runId, customers: new Set(), customerRecords: new Set(), days: new Map(), replacedDays: new Set(), formerFees: new Map() };
+  return { partner, variant, runId, customers: new Set(), customerRecords: new Set(), days: new Map(), replacedDays: new Set(), formerFees: new Map(), reviewed: new Set() };
 }
 
 export function addDay(scope: Scope, customer: string, day: string): void {
@@ -54,7 +56,7 @@ export function addDay(scope: Scope, customer: string, day: string): void {
 export function scopeSize(scope: Scope): number {
   let days = 0;
   for (const d of scope.days.values()) days += d.size;
-  return scope.customers.size + scope.customerRecords.size + days + scope.replacedDays.size + scope.formerFees.size;
+  return scope.customers.size + scope.customerRecords.size + days + scope.replacedDays.size + scope.formerFees.size + scope.reviewed.size;
 }
 
 export interface Evaluation {
@@ -89,7 +91,7 @@ export function plansFor(plans: readonly Plan[], partner: string, variant: Varia
   return plans.filter((p) => p.partner === partner && PLAN_VARIANT[p.kind] === variant);
 }
 
-type PendingKind = 'customer' | 'record' | 'day' | 'replaced' | 'former_fee';
+type PendingKind = 'customer' | 'record' | 'day' | 'replaced' | 'former_fee' | 'review';
 type PendingRow = { kind: string; value: string };
 
 /**
@@ -106,6 +108,7 @@ export async function writePending(trx: Knex.Transaction, scope: Scope, now: str
   for (const [c, days] of scope.days) for (const d of days) add('day', JSON.stringify([c, d]));
   for (const d of scope.replacedDays) add('replaced', d);
   for (const [id, customer] of scope.formerFees) add('former_fee', JSON.stringify([id, customer]));
+  for (const c of scope.reviewed) add('review', c);
   for (let i = 0; i < rows.length; i += 200) {
     await trx('commission_pending').insert(rows.slice(i, i + 200)).onConflict(['partner_id', 'kind', 'value']).ignore();
   }
@@ -136,6 +139,7 @@ async function takePending(trx: Knex.Transaction, scope: Scope): Promise<number>
     if (r.kind === 'customer') scope.customers.add(r.value);
     else if (r.kind === 'record') scope.customerRecords.add(r.value);
     else if (r.kind === 'replaced') scope.replacedDays.add(r.value);
+    else if (r.kind === 'review') scope.reviewed.add(r.value);
     else if (r.kind === 'former_fee') {
       const [id, customer] = JSON.parse(r.value) as [string, string];
       scope.formerFees.set(id, customer);
