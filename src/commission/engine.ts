@@ -358,7 +358,7 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
     for (const d of await readFlaggedDays(trx, partner, scope.reviewed, toCachedDay)) touched.set(d.affiliateId, (touched.get(d.affiliateId) ?? new Set()).add(monthOf(d.date)));
   }
   const flagged = revsharePlans.length > 0 && touched.size > 0 ? await readReviews(trx, partner) : new Map();
-  const flaggedDays = flaggedDaysByAffiliate(flagged.size > 0 ? (await readFlaggedDays(trx, partner, flagged.keys(), toCachedDay)).filter((d) => touched.has(d.affiliateId)) : []);
+  const flaggedDays = flaggedDaysByAffiliate(flagged.size > 0 ? await readFlaggedDays(trx, partner, flagged.keys(), toCachedDay, touched.keys()) : []);
   const months = revsharePlans.length > 0 && touched.size > 0 ? await readAffiliateMonths(trx, partner, touched.keys()) : new Map();
   const missing = revsharePlans.length > 0 && touched.size > 0 ? await missingByMonth(trx, partner) : new Map<string, string[]>();
   const revshareWork: { plan: RevsharePlan; affiliate: string; evaluate: Set<string> }[] = [];

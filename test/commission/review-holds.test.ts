@@ -200,6 +200,16 @@ describe('commission review holds: reports and crashes', () => {
     await h.agrees();
   });
 
+  it('while a flag is open a clawback is still booked: nothing more is paid, less can be', async () => {
+    await h.load('customers', [igCustomer('c1')]);
+    await h.load('transactions', [tx('t1', 'c1', 'deposit', 50)]);
+    await openFlag(h, ['c1']);
+    await h.load('transactions', [tx('t1', 'c1', 'deposit', 50, { status: 'reversed' })]);
+    assert.deepEqual(brief(await h.lines()), [['cpa_ftd', '100.00'], ['cpa_clawback_reversed', '-100.00']]);
+    assert.deepEqual(await reviewRows(h), [], 'nothing left at stake');
+    await h.agrees();
+  });
+
   it('prop trading: a confirmed flag voids the trader\'s challenge fee CPA and phase bonus with reversing lines', async () => {
     await h.load('customers', [trader('p1', { phase: 'funded', last_modified_date: '2026-11-04T00:00:00Z' })], prop);
     await h.load('transactions', [tx('f1', 'p1', 'challenge_fee', 500)], prop);
