@@ -5,15 +5,11 @@
  * flag is open, released on dismiss, voided with reversing lines on confirm).
  */
 import type { Knex } from 'knex';
+import { markForReview } from '../commission/review-holds.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 
 export async function reviewCustomers(trx: Knex.Transaction, store: Store, partner: string, variant: Variant, customerIds: readonly string[]): Promise<void> {
   if (customerIds.length === 0) return;
-  // Call point of the commission side: markForReview(trx, store, partner, variant, customerIds)
-  // from src/commission/review-holds.ts.
-  void trx;
-  void store;
-  void partner;
-  void variant;
+  await markForReview(trx, store, partner, variant, customerIds);
 }

@@ -5,6 +5,7 @@ import { rejectOrigin } from './002-reject-origin.js';
 import { commissions } from './003-commissions.js';
 import { versionsAndRejectLifecycle } from './004-versions-and-reject-lifecycle.js';
 import { fraud } from './009-fraud.js';
+import { reviewHolds } from './010-review-holds.js';
 
 export interface StoreMigration {
   name: string;
@@ -12,4 +13,4 @@ export interface StoreMigration {
 }
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, fraud];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, fraud, reviewHolds];
