@@ -7,6 +7,7 @@ import { ENTITIES, VARIANTS, type Entity, type Variant } from '../types.js';
 import { backfillCommand } from './commands/backfill.js';
 import { checkCommand } from './commands/check.js';
 import { commissionsCommand, commissionsRecomputeCommand } from './commands/commissions.js';
+import { fraudDecideCommand, fraudListCommand, fraudScanCommand, fraudShowCommand } from './commands/fraud.js';
 import { fxImportCommand } from './commands/fx.js';
 import { importCommand } from './commands/import.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -166,6 +167,21 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .argument('<file>', 'CSV file')
     .addOption(json())
     .action((file: string, _opts: unknown, cmd: Command) => run(fxImportCommand(globals(cmd), { file }, io)));
+
+  const fraud = program.command('fraud').description('fraud-pattern flags (docs/fraud.md): list, show, confirm, dismiss, scan');
+  fraud.command('list').description('flags, newest last')
+    .option('--partner <partner>', 'only this partner').option('--status <status>', 'open | confirmed | dismissed').option('--rule <rule>', 'only this rule').addOption(json())
+    .action((opts: { partner?: string; status?: string; rule?: string }, cmd: Command) => run(fraudListCommand(globals(cmd), opts, io)));
+  fraud.command('show').description('one flag: customers, evidence, decisions').argument('<id>', 'flag id').addOption(json())
+    .action((id: string, _opts: unknown, cmd: Command) => run(fraudShowCommand(globals(cmd), { id }, io)));
+  for (const [name, decision] of [['confirm', 'confirmed'], ['dismiss', 'dismissed']] as const) {
+    fraud.command(name).description(`${name} an open flag (${decision === 'confirmed' ? 'its customers’ commissions are voided' : 'its customers’ held commissions are released'})`)
+      .argument('<id>', 'flag id').option('--reason <text>', 'why (required; kept for audit)').option('--by <name>', 'who decides (default: the OS user)').addOption(json())
+      .action((id: string, opts: { reason?: string; by?: string }, cmd: Command) => run(fraudDecideCommand(globals(cmd), { id, decision, ...opts }, io)));
+  }
+  fraud.command('scan').description('re-evaluate history with config/fraud.yaml (idempotent)')
+    .option('--partner <partner>', 'only this partner').option('--from <date>', 'only customers with data on or after this UTC day (YYYY-MM-DD)').addOption(json())
+    .action((opts: { partner?: string; from?: string }, cmd: Command) => run(fraudScanCommand(globals(cmd), opts, io)));
 
   program
     .command('sandbox')

@@ -8,8 +8,9 @@
  * - A finding for an existing instance replaces its evidence and severity; an open flag's
  *   customers become the finding's, a decided flag's only grow (what was decided stays covered).
  *   An unchanged finding changes nothing (a rescan of unchanged data is a no-op).
- * - An instance no longer found in the data keeps its flag and status; `unsupported_since` notes
- *   when the data stopped showing it (docs/fraud.md).
+ * - An instance no longer found in the data: an open flag is withdrawn (deleted, its customers
+ *   released); a decided one keeps its decision, and `unsupported_since` notes when the data
+ *   stopped showing it (docs/fraud.md).
  */
 import type { Knex } from 'knex';
 import { lockPartnerLoads } from '../commission/recompute-pending.js';
@@ -130,10 +131,24 @@ export async function upsertFlag(trx: Knex.Transaction, store: Store, finding: F
   return { id: row.id, created: false, changed: true, added, removed };
 }
 
-/** Notes that the data no longer shows this flag's pattern instance; the flag, its status and customers stay. */
-export async function markUnsupported(trx: Knex.Transaction, store: Store, flagId: number): Promise<boolean> {
+/**
+ * The data no longer shows this flag's pattern instance. An open flag is withdrawn (deleted; its
+ * customers go back to the commission side, which releases what the flag held): nobody decided on
+ * it, and detection often sees a pattern before the rows that clear it (the day's activity comes
+ * after the day's transactions). A decided flag stays with its decision and customers;
+ * `unsupported_since` notes when the data stopped showing it.
+ */
+export async function markUnsupported(trx: Knex.Transaction, store: Store, flagId: number): Promise<'withdrawn' | 'noted' | 'unchanged'> {
+  const flag = await getFlag(trx, flagId);
+  if (!flag) return 'unchanged';
+  if (flag.status === 'open') {
+    await trx('fraud_flag_customers').where('flag_id', flagId).delete();
+    await trx('fraud_flags').where('id', flagId).delete();
+    await reviewCustomers(trx, store, flag.partner_id, flag.variant, flag.customers);
+    return 'withdrawn';
+  }
   const n = await trx('fraud_flags').where('id', flagId).whereNull('unsupported_since').update({ unsupported_since: store.now() });
-  return Number(n) > 0;
+  return Number(n) > 0 ? 'noted' : 'unchanged';
 }
 
 export async function getFlag(db: Knex | Knex.Transaction, id: number): Promise<Flag | undefined> {

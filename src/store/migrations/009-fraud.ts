@@ -9,8 +9,12 @@ import type { StoreMigration } from './index.js';
  *   is set when a later evaluation no longer finds the pattern in the data (the flag stays).
  * - fraud_flag_customers: the customers a flag concerns (their commissions are held for review).
  * - fraud_decisions: every decision, append-only (triggers refuse UPDATE and DELETE).
- * - fraud_pending: what committed batches touched and detection has not evaluated yet, so a crash
- *   between a batch's commit and its evaluation loses nothing.
+ * - fraud_customers, fraud_customer_days, fraud_identities: what detection derives per customer
+ *   (first deposit, days to funded; per day deposits, reversals, refunds after a fee, wagering;
+ *   normalized identity keys), re-derived from the customer's rows whenever a batch touches it, so
+ *   the per-affiliate and per-identity rules read a few indexed rows instead of the history.
+ *   Detection writes these and the flags in the load's own transaction: a batch and its flags
+ *   commit together, so a crash loses neither.
  */
 const APPEND_ONLY: Record<StoreKind, string[]> = {
   sqlite: [
@@ -78,14 +82,48 @@ export const fraud: StoreMigration = {
     });
     for (const sql of APPEND_ONLY[profile.kind]) await knex.raw(sql);
 
-    await knex.schema.createTable('fraud_pending', (t) => {
+    await knex.schema.createTable('fraud_customers', (t) => {
       t.text('partner_id').notNullable();
-      t.text('variant').notNullable();
-      // customer (value: customer id) | affiliate_day (value: JSON [affiliate id, date])
+      t.text('customer_id').notNullable();
+      t.text('affiliate_id').notNullable();
+      // The first approved deposit: its UTC day, USD amount (NULL without a rate) and whether it looks farmed (0/1, NULL unknown).
+      t.text('ftd_date').nullable();
+      t.text('ftd_usd').nullable();
+      t.integer('farmed').nullable();
+      // Prop trading: days from signup to the record that shows phase funded (NULL when not funded).
+      t.double('funded_days').nullable();
+      t.primary(['partner_id', 'customer_id']);
+      t.index(['partner_id', 'affiliate_id', 'ftd_date']);
+    });
+
+    await knex.schema.createTable('fraud_customer_days', (t) => {
+      t.text('partner_id').notNullable();
+      t.text('customer_id').notNullable();
+      t.text('date').notNullable();
+      t.text('affiliate_id').notNullable();
+      t.integer('deposits').notNullable();
+      t.integer('reversals').notNullable();
+      t.integer('refunds').notNullable();
+      // 1 when the customer has activity rows on this day (a replaced day re-evaluates them).
+      t.integer('active').notNullable();
+      t.primary(['partner_id', 'customer_id', 'date']);
+      t.index(['partner_id', 'affiliate_id', 'date']);
+      t.index(['partner_id', 'date']);
+    });
+
+    await knex.schema.createTable('fraud_identities', (t) => {
+      t.text('partner_id').notNullable();
+      t.text('customer_id').notNullable();
+      // email | name | click
       t.text('kind').notNullable();
       t.text('value').notNullable();
-      t.specificType('created_at', timestamp).notNullable();
-      t.primary(['partner_id', 'kind', 'value']);
+      t.primary(['partner_id', 'customer_id', 'kind']);
+      t.index(['partner_id', 'kind', 'value']);
+    });
+
+    // Mirrored and copied trading compare accounts on one instrument and day.
+    await knex.schema.alterTable('trading_activity', (t) => {
+      t.index(['partner_id', 'instrument', 'date'], 'trading_activity_fraud_instrument_day');
     });
   },
 };
