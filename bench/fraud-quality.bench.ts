@@ -95,8 +95,8 @@ if (MODE === 'scan') {
 
 // Judge the flags against the labels.
 const patterns: InjectedPattern[] = sets.flatMap((s) => s.patterns);
-const rows: { partner_id: string; rule: string; customer_id: string }[] = await store.knex('fraud_flags as f')
-  .join('fraud_flag_customers as c', 'c.flag_id', 'f.id').select('f.partner_id', 'f.rule', 'c.customer_id');
+const rows: { partner_id: string; rule: string; instance_key: string; customer_id: string }[] = await store.knex('fraud_flags as f')
+  .join('fraud_flag_customers as c', 'c.flag_id', 'f.id').select('f.partner_id', 'f.rule', 'f.instance_key', 'c.customer_id');
 const flagCount = Number(((await store.knex('fraud_flags').count({ n: '*' })) as { n: unknown }[])[0]?.n);
 const flagged = new Map<string, Set<string>>();
 for (const r of rows) {
@@ -107,6 +107,7 @@ const patternCustomers = new Set(patterns.flatMap((p) => p.customers));
 const isClean = (id: string): boolean => !id.startsWith('fp-');
 const lines: string[] = [];
 const pad = (v: unknown, n: number) => String(v).padStart(n);
+const share = (n: number, of: number) => (of === 0 ? '-' : `${((n / of) * 100).toFixed(3)}%`);
 lines.push(`${'rule'.padEnd(20)} ${'variant'.padEnd(13)} ${pad('injected', 8)} ${pad('detected', 8)} ${pad('recall', 7)} ${pad('false-flagged clean customers', 30)} ${pad('share', 8)}`);
 const misses: string[] = [];
 const allFalse = new Map<Variant, Set<string>>([['igaming', new Set()], ['prop-trading', new Set()]]);
@@ -118,16 +119,35 @@ for (const variant of ['igaming', 'prop-trading'] as const) {
     for (const p of injected) if (!detected.includes(p)) misses.push(`  ${rule} ${p.instance}: flagged ${p.customers.filter((c) => covered.has(c)).length} of ${p.customers.length} labelled customers (${p.customers.slice(0, 4).join(', ')}${p.customers.length > 4 ? ', …' : ''})`);
     const falses = [...covered].filter(isClean);
     for (const c of falses) allFalse.get(variant)?.add(c);
-    lines.push(`${rule.padEnd(20)} ${variant.padEnd(13)} ${pad(injected.length, 8)} ${pad(detected.length, 8)} ${pad(injected.length ? (detected.length / injected.length).toFixed(3) : '-', 7)} ${pad(falses.length, 30)} ${pad(((falses.length / counts[variant]) * 100).toFixed(3) + '%', 8)}`);
+    lines.push(`${rule.padEnd(20)} ${variant.padEnd(13)} ${pad(injected.length, 8)} ${pad(detected.length, 8)} ${pad(injected.length ? (detected.length / injected.length).toFixed(3) : '-', 7)} ${pad(falses.length, 30)} ${pad(share(falses.length, counts[variant]), 8)}`);
   }
 }
 for (const variant of ['igaming', 'prop-trading'] as const) {
   const n = allFalse.get(variant)?.size ?? 0;
-  lines.push(`${'any rule'.padEnd(20)} ${variant.padEnd(13)} ${pad('', 8)} ${pad('', 8)} ${pad('', 7)} ${pad(n, 30)} ${pad(((n / counts[variant]) * 100).toFixed(3) + '%', 8)}`);
+  lines.push(`${'any rule'.padEnd(20)} ${variant.padEnd(13)} ${pad('', 8)} ${pad('', 8)} ${pad('', 7)} ${pad(n, 30)} ${pad(share(n, counts[variant]), 8)}`);
 }
+// What the false flags are made of: identity keys by kind, spike days.
+const clean = rows.filter((r) => isClean(r.customer_id));
+const byKind = new Map<string, Set<string>>();
+for (const r of clean.filter((x) => x.rule === 'duplicate_identity')) {
+  const kind = (JSON.parse(r.instance_key) as string[])[0] ?? '?';
+  byKind.set(kind, (byKind.get(kind) ?? new Set()).add(r.customer_id));
+}
+const details: string[] = [];
+for (const [kind, set] of [...byKind].sort()) details.push(`  duplicate_identity by ${kind}: ${set.size} clean customers (${share(set.size, counts.igaming)})`);
+const nameOnly = new Set(clean.filter((r) => r.rule === 'duplicate_identity' && (JSON.parse(r.instance_key) as string[])[0] === 'name').map((r) => r.customer_id));
+const otherwise = new Set(clean.filter((r) => r.partner_id === PARTNER.igaming && !(r.rule === 'duplicate_identity' && (JSON.parse(r.instance_key) as string[])[0] === 'name')).map((r) => r.customer_id));
+if (nameOnly.size > 0) details.push(`  igaming, any rule but name-key identity flags: ${otherwise.size} clean customers (${share(otherwise.size, counts.igaming)})`);
+const spikeDays = new Map<string, number>();
+for (const r of clean.filter((x) => x.rule === 'ftd_spike')) {
+  const day = (JSON.parse(r.instance_key) as string[])[1] ?? '?';
+  spikeDays.set(day, (spikeDays.get(day) ?? 0) + 1);
+}
+if (spikeDays.size > 0) details.push(`  ftd_spike clean customers by flagged day: ${[...spikeDays].sort().map(([d, n]) => `${d}: ${n}`).join(', ')}`);
 console.log(`fraud detection quality: ${CUSTOMERS} clean iGaming customers, ${PROP_CUSTOMERS} clean prop traders (${FROM}..${TO}, seed ${SEED}), ${PER_RULE} injected instances per rule (${patternCustomers.size} pattern customers); mode ${MODE}; store ${store.description}`);
 console.log(`load ${(loadedMs / 1000).toFixed(1)} s${MODE === 'scan' ? `, fraud scan ${(scanMs / 1000).toFixed(1)} s` : ' (detection in every load transaction)'}; ${flagCount} flags`);
 console.log(lines.join('\n'));
+if (details.length > 0) console.log(`false flags in detail:\n${details.join('\n')}`);
 if (misses.length > 0) console.log(`missed instances:\n${misses.slice(0, 40).join('\n')}${misses.length > 40 ? `\n  … ${misses.length - 40} more` : ''}`);
 await store.close();
 rmSync(dir, { recursive: true, force: true });

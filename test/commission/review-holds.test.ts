@@ -130,6 +130,8 @@ for (const backend of STORES) {
       // Without c2: 1000 × 25% = 250.00; c2's 400 × 25% = 100.00 is held apart.
       assert.deepEqual(brief(await h.lines({ key: RS_NOV })), [['revshare', '350.00'], ['revshare', '-100.00']]);
       assert.deepEqual(await reviewRows(h), [[RS_NOV, null, '0.00', '100.00', [flag]]]);
+      const apart = (await h.lines({ key: RS_NOV }))[1];
+      assert.deepEqual([apart?.sources, apart?.basis.held_apart_usd], [['review:c2'], '100.00']);
       // More activity of either customer while open: c1's counts, c2's waits.
       await h.load('activity', [play('2026-11-04', 'c1', { ggr: 200 }), play('2026-11-04', 'c2', { ggr: 40 })]);
       assert.equal(await keyTotal(h, RS_NOV), '300.00');
