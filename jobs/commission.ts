@@ -59,7 +59,11 @@ export function createCommissionHook(store: Store, plans: PlanSource, logger: Lo
   };
 }
 
-async function evaluatePartner(store: Store, plans: readonly Plan[], partner: string, variant: Variant, runId: string, logger: Logger): Promise<Evaluation | undefined> {
+/**
+ * Evaluates one partner's pending scope now: what a command that changed it outside a load (a
+ * fraud decision, through markForReview) calls after its commit. Nothing when no plan applies.
+ */
+export async function evaluatePartner(store: Store, plans: readonly Plan[], partner: string, variant: Variant, runId: string, logger: Logger): Promise<Evaluation | undefined> {
   if (plansFor(plans, partner, variant).length === 0) return undefined;
   const started = performance.now();
   const result = await evaluateScope(store, plans, emptyScope(partner, variant, runId));
@@ -86,8 +90,9 @@ export async function resumePending(store: Store, plans: PlanSource, logger: Log
 
 function logEvaluation(logger: Logger, r: Evaluation, runId: string, ms: number): void {
   const level = r.held > 0 ? 'warn' : 'info';
-  logger.log(level, `commissions: ${r.lines} lines (${r.net.toFixed(2)} USD) over ${r.keys} keys` + (r.held > 0 ? `, ${r.held} held waiting for FX rates` : ''), {
-    partner: r.partner, run_id: runId, keys: r.keys, lines: r.lines, net_usd: r.net.toFixed(2), held: r.held, released: r.released, customer_days: r.days, duration_ms: Math.round(ms),
+  logger.log(level, `commissions: ${r.lines} lines (${r.net.toFixed(2)} USD) over ${r.keys} keys` + (r.held > 0 ? `, ${r.held} held waiting for FX rates` : '') + (r.reviewHeld > 0 ? `, ${r.reviewHeld} held for review` : ''), {
+    partner: r.partner, run_id: runId, keys: r.keys, lines: r.lines, net_usd: r.net.toFixed(2), held: r.held, released: r.released,
+    review_held: r.reviewHeld, review_released: r.reviewReleased, customer_days: r.days, duration_ms: Math.round(ms),
   });
 }
 

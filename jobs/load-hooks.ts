@@ -12,6 +12,7 @@ import type { Store } from '../src/store/store.js';
 import { createReportFactsHook } from '../src/reports/hook.js';
 import { createCommissionHook, type PlanSource } from './commission.js';
 import { createPhaseHistoryHook } from './phase-history.js';
+import { createFraudHook, type FraudSource } from './fraud.js';
 
 export type LoaderHooks = Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'afterCommit'>;
 
@@ -19,11 +20,15 @@ export interface LoadHookOptions {
   /** The commission plans in force (a getter for a process that reloads them). */
   plans: PlanSource;
   logger: Logger;
+  /** The fraud rules in force (config/fraud.yaml); none: no fraud detection. */
+  fraud?: FraudSource;
 }
 
 /** Every after-load job's hooks, composed. */
 export function createLoadHooks(store: Store, options: LoadHookOptions): LoaderHooks {
   const parts: LoaderHooks[] = [
+    // Before the commission job: the commission evaluation after the same commit sees the batch's flags.
+    createFraudHook(store, options.fraud, options.logger),
     createCommissionHook(store, options.plans, options.logger),
     createPhaseHistoryHook(store),
     createReportFactsHook(store),

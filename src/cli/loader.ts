@@ -10,11 +10,13 @@ import { Loader } from '../pipeline/load.js';
 import { specValidator } from '../spec/validator.js';
 import type { Store } from '../store/store.js';
 import { commissionPlans } from './commands/commissions.js';
+import { fraudConfig } from './commands/fraud.js';
 import type { GlobalOptions } from './context.js';
 import type { Io } from './io.js';
 
 export async function cliLoader(globals: GlobalOptions, io: Io, store: Store, logger: Logger): Promise<Loader> {
   const plans = await commissionPlans(globals, io, { quiet: true });
+  const fraud = await fraudConfig(globals);
   if (plans.length > 0) await resumePending(store, plans, logger);
-  return new Loader({ store, validator: specValidator(), ...createLoadHooks(store, { plans, logger }) });
+  return new Loader({ store, validator: specValidator(), ...createLoadHooks(store, { plans, logger, fraud }) });
 }

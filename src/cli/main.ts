@@ -8,6 +8,7 @@ import { backfillCommand } from './commands/backfill.js';
 import { checkCommand } from './commands/check.js';
 import { clientsAddCommand, clientsListCommand, clientsRevokeCommand } from './commands/clients.js';
 import { commissionsCommand, commissionsRecomputeCommand } from './commands/commissions.js';
+import { fraudDecideCommand, fraudListCommand, fraudScanCommand, fraudShowCommand } from './commands/fraud.js';
 import { fxImportCommand } from './commands/fx.js';
 import { importCommand } from './commands/import.js';
 import { migrateCommand } from './commands/migrate.js';
@@ -188,6 +189,20 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--csv', 'CSV with a header row')
     .addOption(json())
     .action((opts: AffiliatesReportArgs, cmd: Command) => run(affiliatesReportCommand(globals(cmd), opts, io)));
+  const fraud = program.command('fraud').description('fraud-pattern flags (docs/fraud.md): list, show, confirm, dismiss, scan');
+  fraud.command('list').description('flags, newest last')
+    .option('--partner <partner>', 'only this partner').option('--status <status>', 'open | confirmed | dismissed').option('--rule <rule>', 'only this rule').addOption(json())
+    .action((opts: { partner?: string; status?: string; rule?: string }, cmd: Command) => run(fraudListCommand(globals(cmd), opts, io)));
+  fraud.command('show').description('one flag: customers, evidence, decisions').argument('<id>', 'flag id').addOption(json())
+    .action((id: string, _opts: unknown, cmd: Command) => run(fraudShowCommand(globals(cmd), { id }, io)));
+  for (const [name, decision] of [['confirm', 'confirmed'], ['dismiss', 'dismissed']] as const) {
+    fraud.command(name).description(`${name} an open flag (${decision === 'confirmed' ? 'its customers’ commissions are voided' : 'its customers’ held commissions are released'})`)
+      .argument('<id>', 'flag id').option('--reason <text>', 'why (required; kept for audit)').option('--by <name>', 'who decides (default: the OS user)').addOption(json())
+      .action((id: string, opts: { reason?: string; by?: string }, cmd: Command) => run(fraudDecideCommand(globals(cmd), { id, decision, ...opts }, io)));
+  }
+  fraud.command('scan').description('re-evaluate history with config/fraud.yaml (idempotent)')
+    .option('--partner <partner>', 'only this partner').option('--from <date>', 'only customers with data on or after this UTC day (YYYY-MM-DD)').addOption(json())
+    .action((opts: { partner?: string; from?: string }, cmd: Command) => run(fraudScanCommand(globals(cmd), opts, io)));
 
   program
     .command('sandbox')
@@ -200,7 +215,8 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--throttle-every <n>', 'every Nth request gets 429', integer('--throttle-every'))
     .option('--token-ttl <s>', 'access token lifetime in seconds', integer('--token-ttl'))
     .option('--duplicates', 'repeat the last record of each page on the next page')
-    .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean }) =>
+    .option('--fraud-patterns <n>', 'add n labelled instances of each fraud rule to the data', integer('--fraud-patterns'))
+    .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean; fraudPatterns?: number }) =>
       run(sandboxCommand({ ...opts, latencyMs: opts.latency }, io)));
 
   report

@@ -21,8 +21,9 @@ import { PLAN_VARIANT, type ChallengeCpaPlan, type CpaFtdPlan, type PhaseBonusPl
 import { CHALLENGE_REASONS, challengeTargets, FEE_TYPES, REFUND_TYPES, challengeKey } from './rules/challenge-cpa.js';
 import { cpaKey, cpaTarget } from './rules/cpa-ftd.js';
 import { phaseKey, phaseTarget } from './rules/phase-bonus.js';
-import { firstBookingReason, revshareKey, revshareTargets } from './rules/revshare.js';
+import { firstBookingReason, revshareKey } from './rules/revshare.js';
 import { transactionLock } from '../store/transaction-lock.js';
+import { applyReview, flaggedDaysByAffiliate, readFlaggedDays, readReviews, replaceReviewHolds, reviewedRevshareTargets } from './review-holds.js';
 
 /** What one evaluation looks at. */
 export interface Scope {
@@ -39,10 +40,12 @@ export interface Scope {
   replacedDays: Set<string>;
   /** Transactions that were fees in their stored version (transaction id → its customer then): their keys are evaluated even if no fee produces them now. */
   formerFees: Map<string, string>;
+  /** Customers whose fraud flags changed (src/commission/review-holds.ts): the RevShare months of their activity are evaluated too. */
+  reviewed: Set<string>;
 }
 
 export function emptyScope(partner: string, variant: Variant, runId: string): Scope {
-  return { partner, variant, runId, customers: new Set(), customerRecords: new Set(), days: new Map(), replacedDays: new Set(), formerFees: new Map() };
+  return { partner, variant, runId, customers: new Set(), customerRecords: new Set(), days: new Map(), replacedDays: new Set(), formerFees: new Map(), reviewed: new Set() };
 }
 
 export function addDay(scope: Scope, customer: string, day: string): void {
@@ -54,7 +57,7 @@ export function addDay(scope: Scope, customer: string, day: string): void {
 export function scopeSize(scope: Scope): number {
   let days = 0;
   for (const d of scope.days.values()) days += d.size;
-  return scope.customers.size + scope.customerRecords.size + days + scope.replacedDays.size + scope.formerFees.size;
+  return scope.customers.size + scope.customerRecords.size + days + scope.replacedDays.size + scope.formerFees.size + scope.reviewed.size;
 }
 
 export interface Evaluation {
@@ -67,6 +70,9 @@ export interface Evaluation {
   /** Entries held now (waiting for FX rates), and holds released by this run. */
   held: number;
   released: number;
+  /** Entries held for review (a fraud flag open), and review holds released by this run. */
+  reviewHeld: number;
+  reviewReleased: number;
   /** Customer-days re-derived (written or removed). */
   days: number;
 }
@@ -89,7 +95,7 @@ export function plansFor(plans: readonly Plan[], partner: string, variant: Varia
   return plans.filter((p) => p.partner === partner && PLAN_VARIANT[p.kind] === variant);
 }
 
-type PendingKind = 'customer' | 'record' | 'day' | 'replaced' | 'former_fee';
+type PendingKind = 'customer' | 'record' | 'day' | 'replaced' | 'former_fee' | 'review';
 type PendingRow = { kind: string; value: string };
 
 /**
@@ -106,6 +112,7 @@ export async function writePending(trx: Knex.Transaction, scope: Scope, now: str
   for (const [c, days] of scope.days) for (const d of days) add('day', JSON.stringify([c, d]));
   for (const d of scope.replacedDays) add('replaced', d);
   for (const [id, customer] of scope.formerFees) add('former_fee', JSON.stringify([id, customer]));
+  for (const c of scope.reviewed) add('review', c);
   for (let i = 0; i < rows.length; i += 200) {
     await trx('commission_pending').insert(rows.slice(i, i + 200)).onConflict(['partner_id', 'kind', 'value']).ignore();
   }
@@ -136,6 +143,7 @@ async function takePending(trx: Knex.Transaction, scope: Scope): Promise<number>
     if (r.kind === 'customer') scope.customers.add(r.value);
     else if (r.kind === 'record') scope.customerRecords.add(r.value);
     else if (r.kind === 'replaced') scope.replacedDays.add(r.value);
+    else if (r.kind === 'review') scope.reviewed.add(r.value);
     else if (r.kind === 'former_fee') {
       const [id, customer] = JSON.parse(r.value) as [string, string];
       scope.formerFees.set(id, customer);
@@ -270,7 +278,7 @@ export function completeTargets(targets: readonly Target[], lines: readonly Line
 }
 
 export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[], scope: Scope, now: string): Promise<Evaluation> {
-  const result: Evaluation = { partner: scope.partner, keys: 0, lines: 0, net: ZERO, held: 0, released: 0, days: 0 };
+  const result: Evaluation = { partner: scope.partner, keys: 0, lines: 0, net: ZERO, held: 0, released: 0, reviewHeld: 0, reviewReleased: 0, days: 0 };
   const plans = plansFor(allPlans, scope.partner, scope.variant);
   if (plans.length === 0) return result;
   const partner = scope.partner;
@@ -345,6 +353,19 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
     const [affiliate, month] = splitMonthKey(key);
     touched.set(affiliate, (touched.get(affiliate) ?? new Set()).add(month));
   }
+  const reviewSources = new Map<string, string[]>();
+  if (revsharePlans.length > 0 && scope.reviewed.size > 0) {
+    // Customers whose flags changed: every month their activity counts in.
+    for (const d of await readFlaggedDays(trx, partner, scope.reviewed, toCachedDay)) {
+      touched.set(d.affiliateId, (touched.get(d.affiliateId) ?? new Set()).add(monthOf(d.date)));
+      const k = `${d.affiliateId}\u0000${monthOf(d.date)}`;
+      const list = reviewSources.get(k) ?? [];
+      if (!list.includes(`review:${d.customerId}`)) list.push(`review:${d.customerId}`);
+      reviewSources.set(k, list);
+    }
+  }
+  const flagged = revsharePlans.length > 0 && touched.size > 0 ? await readReviews(trx, partner) : new Map();
+  const flaggedDays = flaggedDaysByAffiliate(flagged.size > 0 ? await readFlaggedDays(trx, partner, flagged.keys(), toCachedDay, touched.keys()) : []);
   const months = revsharePlans.length > 0 && touched.size > 0 ? await readAffiliateMonths(trx, partner, touched.keys()) : new Map();
   const missing = revsharePlans.length > 0 && touched.size > 0 ? await missingByMonth(trx, partner) : new Map<string, string[]>();
   const revshareWork: { plan: RevsharePlan; affiliate: string; evaluate: Set<string> }[] = [];
@@ -363,20 +384,22 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
   // 4. Targets against the ledger.
   const lines = await readKeyLines(trx, keys);
   const src: TargetSource = { plans: perCustomerPlans, customers, lines, now };
-  const targets: Target[] = [];
-  for (const c of evaluatedCustomers) targets.push(...customerTargets(src, c, txs.get(c.customerId) ?? [], wagering.get(c.customerId) ?? [], fx));
+  const reviews = await readReviews(trx, partner, evaluated);
+  const perCustomer: Target[] = [];
+  for (const c of evaluatedCustomers) perCustomer.push(...customerTargets(src, c, txs.get(c.customerId) ?? [], wagering.get(c.customerId) ?? [], fx));
+  const targets: Target[] = applyReview(perCustomer, reviews, lines, currentMonth);
   for (const w of revshareWork) {
     const sources = new Map<string, string[]>();
     const monthMissing = new Map<string, string[]>();
     for (const m of w.evaluate) {
-      sources.set(m, deltas.map.get(`${w.affiliate}\u0000${m}`)?.sources ?? [`carry:${w.affiliate}`]);
+      sources.set(m, deltas.map.get(`${w.affiliate}\u0000${m}`)?.sources ?? reviewSources.get(`${w.affiliate}\u0000${m}`) ?? [`carry:${w.affiliate}`]);
       monthMissing.set(m, missing.get(`${w.affiliate}\u0000${m}`) ?? []);
     }
     for (const [k, v] of missing) {
       const [affiliate, month] = k.split('\u0000') as [string, string];
       if (affiliate === w.affiliate) monthMissing.set(month, v);
     }
-    targets.push(...revshareTargets({ plan: w.plan, affiliate: w.affiliate, months: months.get(w.affiliate) ?? [], evaluate: w.evaluate, missing: monthMissing, sources, now }));
+    targets.push(...reviewedRevshareTargets({ plan: w.plan, affiliate: w.affiliate, months: months.get(w.affiliate) ?? [], evaluate: w.evaluate, missing: monthMissing, sources, now }, flaggedDays.get(w.affiliate) ?? [], flagged));
   }
 
   targets.push(...noLongerFees(formerFeeKeys, targets, lines, currentMonth));
@@ -410,7 +433,7 @@ export async function book(
   currentMonth: string,
   runId: string,
   now: string,
-): Promise<Pick<Evaluation, 'keys' | 'lines' | 'net' | 'held' | 'released'>> {
+): Promise<Pick<Evaluation, 'keys' | 'lines' | 'net' | 'held' | 'released' | 'reviewHeld' | 'reviewReleased'>> {
   const byKey = new Map<string, Target[]>();
   for (const t of targets) byKey.set(t.key, [...(byKey.get(t.key) ?? []), t]);
   const add: NewLine[] = [];
@@ -421,6 +444,9 @@ export async function book(
     held.push(...need.held);
   }
   await appendLines(trx, add, runId, now);
-  const released = await replaceHolds(trx, [...byKey.keys()], held, now);
-  return { keys: byKey.size, lines: add.length, net: sum(add.map((l) => l.amount)), held: held.length, released };
+  // A key held only for review is no FX hold; one missing rates too is both.
+  const fxHeld = held.filter((t) => t.review === undefined || t.missing.length > 0);
+  const released = await replaceHolds(trx, [...byKey.keys()], fxHeld, now);
+  const review = await replaceReviewHolds(trx, [...byKey.keys()], targets, now);
+  return { keys: byKey.size, lines: add.length, net: sum(add.map((l) => l.amount)), held: fxHeld.length, released, reviewHeld: review.held, reviewReleased: review.released };
 }

@@ -9,6 +9,7 @@ import { fromStoreTimestamp } from '../store/values.js';
 import { centsText, money, sum, ZERO, type Money } from './money.js';
 import type { Plan, PlanKind } from './plans.js';
 import type { MissingRate } from './fx.js';
+import type { ReviewMark } from './review-holds.js';
 
 /** What a rule says a key should total for one affiliate, or that it cannot say yet (held). */
 export interface Target {
@@ -28,6 +29,8 @@ export interface Target {
   /** The records behind the amount: `transactions:t1`, `customers:c1`, `activity:c1@2026-11-02`. */
   sources: string[];
   basis: Record<string, unknown>;
+  /** Set while a fraud flag of the customer is open (src/commission/review-holds.ts): a review hold, not an FX hold. */
+  review?: ReviewMark;
 }
 
 /** A ledger line as the rules read it back. */

@@ -19,7 +19,7 @@ import { totalsByAffiliate, type LineState, type Target } from './ledger.js';
 import { money, ZERO } from './money.js';
 import { dropPending, lockPartnerLoads, readPending } from './recompute-pending.js';
 import type { CpaFtdPlan, Plan, RevsharePlan } from './plans.js';
-import { revshareTargets } from './rules/revshare.js';
+import { applyReview, flaggedDaysByAffiliate, readReviews, reviewedRevshareTargets, type FlagRef } from './review-holds.js';
 
 export interface Difference {
   key: string;
@@ -39,7 +39,10 @@ export interface HeldKey {
   key: string;
   affiliate: string;
   ledger_usd: string;
+  /** FX rates the key waits for (empty when it is held for review only). */
   missing: string[];
+  /** The open fraud flags holding it for review, if any. */
+  review_flags?: FlagRef[];
 }
 
 export interface PartnerRecompute {
@@ -86,12 +89,14 @@ interface Rebuilt {
   attributed: Map<string, string>;
   missing: Map<string, string[]>;
   wagering: Map<string, CachedDay[]>;
+  /** The rebuilt days of flagged customers (RevShare leaves them out or holds them apart). */
+  flagged: CachedDay[];
   dayDiffs: number;
 }
 
 /** Customer-days rebuilt month by month from raw activity and bonus transactions. */
-async function rebuildDays(trx: Knex.Transaction, partner: string, customers: ReadonlyMap<string, CustomerFact>, wageringDays: number, repair: boolean, now: string): Promise<Rebuilt> {
-  const out: Rebuilt = { months: new Map(), attributed: new Map(), missing: new Map(), wagering: new Map(), dayDiffs: 0 };
+async function rebuildDays(trx: Knex.Transaction, partner: string, customers: ReadonlyMap<string, CustomerFact>, wageringDays: number, repair: boolean, now: string, flagged: ReadonlySet<string>): Promise<Rebuilt> {
+  const out: Rebuilt = { months: new Map(), attributed: new Map(), missing: new Map(), wagering: new Map(), flagged: [], dayDiffs: 0 };
   const bounds = (await trx('gaming_activity').where('partner_id', partner).min('date as lo').max('date as hi').first()) as { lo: unknown; hi: unknown } | undefined;
   const cachedBounds = (await trx('commission_customer_days').where('partner_id', partner).min('date as lo').max('date as hi').first()) as { lo: unknown; hi: unknown } | undefined;
   const los = [bounds?.lo, cachedBounds?.lo].filter((v) => v !== null && v !== undefined).map((v) => String(v).slice(0, 10)).sort();
@@ -137,6 +142,7 @@ async function rebuildDays(trx: Knex.Transaction, partner: string, customers: Re
         upserts.push(d);
       }
       out.attributed.set(d.customerId, d.affiliateId);
+      if (flagged.has(d.customerId)) out.flagged.push(d);
       const sk = monthKey(d.affiliateId, month);
       const s = sums.get(sk) ?? { affiliateId: d.affiliateId, month, ggr: ZERO, ngr: ZERO, days: 0, missingDays: 0 };
       s.days += 1;
@@ -228,15 +234,17 @@ async function recomputePartner(store: Store, trx: Knex.Transaction, allPlans: r
   // A whole-partner repair evaluates everything a pending scope names; a month's repair does not, so it leaves them.
   const taken = repair && options.month === undefined ? await readPending(trx, partner) : undefined;
 
-  let rebuilt: Rebuilt = { months: new Map(), attributed: new Map(), missing: new Map(), wagering: new Map(), dayDiffs: 0 };
+  const reviews = await readReviews(trx, partner);
+  let rebuilt: Rebuilt = { months: new Map(), attributed: new Map(), missing: new Map(), wagering: new Map(), flagged: [], dayDiffs: 0 };
   if (needDays) {
-    rebuilt = await rebuildDays(trx, partner, customers, wageringDays, repair, now);
+    rebuilt = await rebuildDays(trx, partner, customers, wageringDays, repair, now, new Set(reviews.keys()));
     report.derived.customer_days = rebuilt.dayDiffs;
     report.derived.affiliate_months = await compareMonths(trx, partner, rebuilt.months, repair, now);
     report.derived.attributions = await compareAttributions(trx, partner, rebuilt.attributed, repair, now);
   }
   const { lines, meta } = await partnerLines(trx, partner);
   const targets: Target[] = [];
+  const currentMonth = monthOf(now.slice(0, 10));
 
   const perCustomerPlans = plans.filter((p) => p.kind !== 'revshare');
   if (perCustomerPlans.length > 0) {
@@ -246,9 +254,12 @@ async function recomputePartner(store: Store, trx: Knex.Transaction, allPlans: r
       const part = ids.slice(i, i + 500);
       const txs = await readTransactions(trx, partner, part, transactionTypes(perCustomerPlans));
       const fx = await RateBook.load(trx, ratePairs([...txs.values()].flat()));
-      for (const id of part) targets.push(...customerTargets(src, customers.get(id) as CustomerFact, txs.get(id) ?? [], rebuilt.wagering.get(id) ?? [], fx));
+      const own: Target[] = [];
+      for (const id of part) own.push(...customerTargets(src, customers.get(id) as CustomerFact, txs.get(id) ?? [], rebuilt.wagering.get(id) ?? [], fx));
+      targets.push(...applyReview(own, reviews, lines, currentMonth));
     }
   }
+  const flaggedDays = flaggedDaysByAffiliate(rebuilt.flagged);
   for (const plan of revsharePlans) {
     const affiliates = new Map<string, Set<string>>();
     for (const [affiliate, months] of rebuilt.months) affiliates.set(affiliate, new Set(months.map((m) => m.month)));
@@ -262,7 +273,7 @@ async function recomputePartner(store: Store, trx: Knex.Transaction, allPlans: r
     for (const [affiliate, evaluate] of affiliates) {
       const missing = new Map<string, string[]>();
       for (const m of evaluate) missing.set(m, rebuilt.missing.get(monthKey(affiliate, m)) ?? []);
-      targets.push(...revshareTargets({ plan, affiliate, months: rebuilt.months.get(affiliate) ?? [], evaluate, missing, sources: new Map([...evaluate].map((m) => [m, ['recompute']])), now }));
+      targets.push(...reviewedRevshareTargets({ plan, affiliate, months: rebuilt.months.get(affiliate) ?? [], evaluate, missing, sources: new Map([...evaluate].map((m) => [m, ['recompute']])), now }, flaggedDays.get(affiliate) ?? [], reviews));
     }
   }
 
@@ -284,7 +295,6 @@ async function recomputePartner(store: Store, trx: Knex.Transaction, allPlans: r
 
   const byKey = new Map<string, Target[]>();
   for (const t of targets) byKey.set(t.key, [...(byKey.get(t.key) ?? []), t]);
-  const currentMonth = monthOf(now.slice(0, 10));
   const inMonth = (key: string, list: readonly Target[]): boolean =>
     options.month === undefined || list.some((t) => t.period === options.month) || (meta.get(key)?.periods.has(options.month) ?? false);
   const repairTargets: Target[] = [];
@@ -296,7 +306,7 @@ async function recomputePartner(store: Store, trx: Knex.Transaction, allPlans: r
     for (const t of completeTargets(list, lines.get(key), currentMonth)) {
       const total = totals.get(t.affiliate) ?? ZERO;
       if (t.amount === null) {
-        report.held.push({ key, affiliate: t.affiliate, ledger_usd: total.toFixed(2), missing: t.missing });
+        report.held.push({ key, affiliate: t.affiliate, ledger_usd: total.toFixed(2), missing: t.missing, ...(t.review ? { review_flags: t.review.flags } : {}) });
         continue;
       }
       if (t.amount.equals(total)) continue;

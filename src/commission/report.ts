@@ -7,6 +7,7 @@ import { listHolds, toLedgerLine, type Hold, type LedgerLine } from './ledger.js
 import { money, ZERO, type Money } from './money.js';
 import type { Plan } from './plans.js';
 import { monthClosesAt } from './rules/revshare.js';
+import { listReviewHolds, type ReviewHold } from './review-holds.js';
 
 export interface LedgerFilter {
   affiliate?: string;
@@ -34,7 +35,13 @@ export interface LedgerReport {
   totals: TotalRow[];
   total_usd: string;
   lines?: LedgerLine[];
+  /** Held for missing FX rates. */
   held: Hold[];
+  /** Held for review (open fraud flags): withheld_usd booked but not to be paid, waiting_usd not booked. */
+  review_held: ReviewHold[];
+  /** Of total_usd, what review holds withhold from payout, and what may be paid. */
+  review_withheld_usd: string;
+  payable_usd: string;
 }
 
 export async function ledgerReport(knex: Knex, filter: LedgerFilter, options: { lines: boolean; plans: readonly Plan[]; now: string }): Promise<LedgerReport> {
@@ -65,7 +72,14 @@ export async function ledgerReport(knex: Knex, filter: LedgerFilter, options: { 
     .map((g) => ({ ...g.row, amount_usd: g.amount.toFixed(2), ...splitText(g.split) }))
     .sort((a, b) => a.affiliate.localeCompare(b.affiliate) || a.month.localeCompare(b.month) || a.plan_id.localeCompare(b.plan_id) || a.partner.localeCompare(b.partner));
   const held = await listHolds(knex, { partner: filter.partner, affiliate: filter.affiliate, month: filter.month });
-  return { totals, total_usd: total.toFixed(2), ...(options.lines ? { lines } : {}), held: filter.plan ? held.filter((h) => h.plan_id === filter.plan) : held };
+  const reviewAll = await listReviewHolds(knex, { partner: filter.partner, affiliate: filter.affiliate, month: filter.month });
+  const review = filter.plan ? reviewAll.filter((h) => h.plan_id === filter.plan) : reviewAll;
+  // Withheld amounts are booked in the key's line periods; a filter by month counts the holds listed under it.
+  const withheld = review.reduce((n, h) => n.plus(money(h.withheld_usd)), ZERO);
+  return {
+    totals, total_usd: total.toFixed(2), ...(options.lines ? { lines } : {}), held: filter.plan ? held.filter((h) => h.plan_id === filter.plan) : held,
+    review_held: review, review_withheld_usd: withheld.toFixed(2), payable_usd: total.minus(withheld).toFixed(2),
+  };
 }
 
 /** What a total is made of: earned (positive lines) and taken back (negative lines). */

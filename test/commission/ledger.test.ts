@@ -183,7 +183,10 @@ for (const backend of STORES) {
       const status = captureIo();
       await statusCommand(globals(), {}, status);
       assert.deepEqual((JSON.parse(status.stdout.join('')) as { commissions: unknown }).commissions,
-        [{ partner: 'casino', held: 1, held_since: '2026-11-22T10:00:00.000000Z', missing_rates: ['EUR 2026-10-02'], pending_entries: 0 }]);
+        [{
+          partner: 'casino', held: 1, held_since: '2026-11-22T10:00:00.000000Z', missing_rates: ['EUR 2026-10-02'],
+          review_held: 0, review_held_since: null, review_withheld_usd: '0.00', review_waiting_usd: '0.00', review_flags: [], pending_entries: 0,
+        }]);
       const statusText = captureIo();
       await statusCommand(globals(false), {}, statusText);
       assert.match(statusText.stdout.join('\n'), /casino +1 +2026-11-22 10:00:00 +EUR 2026-10-02 +-/);

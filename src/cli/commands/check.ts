@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { checkPartner, type StreamCheck } from '../../../jobs/check-partner.js';
+import { formatFraudConfigError, loadFraudConfig } from '../../fraud/config.js';
 import { specValidator } from '../../spec/validator.js';
 import { systemClock } from '../../store/store.js';
 import type { GlobalOptions } from '../context.js';
@@ -19,17 +21,21 @@ export async function checkCommand(globals: GlobalOptions, args: { partner?: str
   if (args.partner && defs.length === 0 && errors.length === 0) {
     throw new CliError(`no connector definition for partner ${args.partner} in ${config.dir}`, EXIT_USAGE);
   }
+  // The fraud rules (config/fraud.yaml) are configuration too: their errors make a bad configuration.
+  const fraud = await loadFraudConfig(join(globals.config, 'fraud.yaml'));
+  const fraudErrors = fraud.errors.map(formatFraudConfigError);
   const checks: StreamCheck[] = [];
   for (const def of defs) {
     checks.push(...(await checkPartner({ clock: systemClock, logger: config.logger, redact: config.redact, validator: specValidator() }, def)));
   }
   if (globals.json) {
-    io.out(JSON.stringify({ ok: errors.length === 0 && checks.every((c) => c.ok), definition_errors: errors, streams: checks }));
+    io.out(JSON.stringify({ ok: errors.length === 0 && fraudErrors.length === 0 && checks.every((c) => c.ok), definition_errors: errors, fraud_errors: fraud.errors, streams: checks }));
   } else {
     for (const e of errors) io.out(`FAIL ${formatDefinitionError(e)}`);
+    for (const e of fraudErrors) io.out(`FAIL ${e}`);
     for (const c of checks) io.out(`${c.ok ? 'ok  ' : 'FAIL'} ${c.partner} ${c.stream}: ${c.detail}`);
     if (errors.length === 0 && checks.length === 0) io.out(`no connector definitions in ${config.dir}`);
   }
-  if (errors.length > 0) return EXIT_USAGE;
+  if (errors.length > 0 || fraudErrors.length > 0) return EXIT_USAGE;
   return checks.every((c) => c.ok) ? EXIT_OK : EXIT_FAILURE;
 }

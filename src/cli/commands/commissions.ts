@@ -27,7 +27,7 @@ function checkMonth(month: string | undefined): void {
   if (month !== undefined && !isMonth(month)) throw new CliError(`--month must be YYYY-MM, got ${JSON.stringify(month)}`, EXIT_USAGE);
 }
 
-/** `commissions [--affiliate A] [--month YYYY-MM] [--partner P] [--plan X] [--lines]`: totals per affiliate, month and plan; the lines behind them; held entries. */
+/** `commissions [--affiliate A] [--month YYYY-MM] [--partner P] [--plan X] [--lines]`: totals per affiliate, month and plan; the lines behind them; entries held for FX rates and, apart, for review. */
 export async function commissionsCommand(
   globals: GlobalOptions,
   args: { affiliate?: string; month?: string; partner?: string; plan?: string; lines?: boolean },
@@ -64,6 +64,14 @@ export async function commissionsCommand(
       io.out(`held, waiting for FX rates (${report.held.length}): nothing is booked for these until the rate arrives (partner-sync fx import FILE.csv)`);
       io.out(formatTable(['PLAN', 'AFFILIATE', 'CUSTOMER', 'PERIOD', 'SINCE', 'MISSING RATES'],
         report.held.map((h) => [h.plan_id, h.affiliate_id, h.customer_id ?? '-', h.period, h.since.slice(0, 19).replace('T', ' '), h.missing.join(', ')])));
+    }
+    if (report.review_held.length > 0) {
+      io.out('');
+      io.out(`held for review (${report.review_held.length}): open fraud flags; withheld is booked but not to be paid, waiting is not booked; a dismissal releases them, a confirmation voids them`);
+      io.out(formatTable(['PLAN', 'AFFILIATE', 'CUSTOMER', 'PERIOD', 'SINCE', 'WITHHELD USD', 'WAITING USD', 'FRAUD FLAGS'],
+        report.review_held.map((h) => [h.plan_id, h.affiliate_id, h.customer_id ?? '-', h.period, h.since.slice(0, 19).replace('T', ' '),
+          h.withheld_usd.padStart(10), (h.waiting_usd ?? 'FX rate missing').padStart(10), h.flags.map((f) => `#${f.id} ${f.rule}`).join(', ')])));
+      io.out(`payable: ${report.payable_usd} USD of ${report.total_usd} (${report.review_withheld_usd} withheld for review)`);
     }
     return EXIT_OK;
   });

@@ -2,6 +2,7 @@ import { pendingPartners } from '../../commission/engine.js';
 import { commissionHoldSummary } from '../../commission/ledger.js';
 import { pushStreams } from '../../push/store.js';
 import { streamFreshness } from '../../push/freshness.js';
+import { reviewHoldSummary } from '../../commission/review-holds.js';
 import { streamSnapshots, type StreamSnapshot } from '../../store/status.js';
 import { fromStoreTimestamp } from '../../store/values.js';
 import { ENTITIES, type Entity } from '../../types.js';
@@ -20,7 +21,8 @@ import { formatTable } from '../table.js';
  * previous UTC day's activity not loaded at 06:00 UTC, or a stream never loaded) or a definition
  * is invalid (its streams are not being pulled); each is an error event in the log.
  * Below the streams: per partner, commission entries held for missing FX rates (booked when the
- * rate arrives) and commission evaluations still pending (resumed by the next load or worker start).
+ * rate arrives), entries held for review by open fraud flags (apart from the FX holds), and
+ * commission evaluations still pending (resumed by the next load or worker start).
  */
 export async function statusCommand(globals: GlobalOptions, args: { partner?: string; check?: boolean }, io: Io): Promise<number> {
   const config = await loadConfig(globals);
@@ -111,11 +113,14 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
     }
     if (commissions.length > 0) {
       io.out('');
-      io.out(formatTable(['PARTNER', 'COMMISSIONS HELD', 'SINCE', 'WAITING FOR FX RATES', 'PENDING EVALUATION'],
+      io.out(formatTable(['PARTNER', 'HELD FX', 'SINCE', 'WAITING FOR FX RATES', 'HELD REVIEW', 'REVIEW WITHHELD USD', 'REVIEW WAITING USD', 'FRAUD FLAGS', 'PENDING EVALUATION'],
         commissions.map((c) => [c.partner, c.held, c.held_since?.slice(0, 19).replace('T', ' ') ?? '-',
           c.missing_rates.slice(0, 4).join(', ') + (c.missing_rates.length > 4 ? ` +${c.missing_rates.length - 4}` : '') || '-',
+          c.review_held > 0 ? c.review_held : '-', c.review_held > 0 ? c.review_withheld_usd : '-', c.review_held > 0 ? c.review_waiting_usd : '-',
+          c.review_flags.slice(0, 6).map((f) => `#${f}`).join(' ') + (c.review_flags.length > 6 ? ` +${c.review_flags.length - 6}` : '') || '-',
           c.pending_entries > 0 ? `${c.pending_entries} scope entries` : '-'])));
-      if (commissions.some((c) => c.held > 0)) io.out('held entries are booked when their rates arrive: partner-sync fx import FILE.csv');
+      if (commissions.some((c) => c.held > 0)) io.out('held for FX: booked when their rates arrive: partner-sync fx import FILE.csv');
+      if (commissions.some((c) => c.review_held > 0)) io.out('held for review: released when their fraud flags are dismissed, voided when confirmed: partner-sync fraud list');
     }
     for (const e of config.errors) io.err(`warning: ${formatDefinitionError(e)}`);
     if (noDefinitionsFolder && rows.length > 0) io.out(`note: no connector definitions (${config.dir} does not exist): only imported data is shown`);
@@ -135,6 +140,12 @@ interface CommissionStatus {
   held: number;
   held_since: string | null;
   missing_rates: string[];
+  /** Entries held for review (an open fraud flag), separate from FX holds: withheld (booked) and waiting (not booked) USD, and the flags. */
+  review_held: number;
+  review_held_since: string | null;
+  review_withheld_usd: string;
+  review_waiting_usd: string;
+  review_flags: number[];
   /** Scope entries whose evaluation has not run yet (a crash or a failure after their batch committed). */
   pending_entries: number;
 }
@@ -143,10 +154,13 @@ async function commissionStatus(knex: Parameters<typeof pendingPartners>[0], par
   const out = new Map<string, CommissionStatus>();
   const entry = (p: string): CommissionStatus => {
     let c = out.get(p);
-    if (!c) out.set(p, (c = { partner: p, held: 0, held_since: null, missing_rates: [], pending_entries: 0 }));
+    if (!c) out.set(p, (c = { partner: p, held: 0, held_since: null, missing_rates: [], review_held: 0, review_held_since: null, review_withheld_usd: '0.00', review_waiting_usd: '0.00', review_flags: [], pending_entries: 0 }));
     return c;
   };
   for (const h of await commissionHoldSummary(knex)) Object.assign(entry(h.partner), { held: h.held, held_since: h.oldest, missing_rates: h.missing_rates });
+  for (const r of await reviewHoldSummary(knex)) {
+    Object.assign(entry(r.partner), { review_held: r.held, review_held_since: r.oldest, review_withheld_usd: r.withheld_usd, review_waiting_usd: r.waiting_usd, review_flags: r.flags });
+  }
   for (const p of await pendingPartners(knex)) entry(p.partner).pending_entries = p.entries;
   return [...out.values()].filter((c) => !partner || c.partner === partner).sort((a, b) => a.partner.localeCompare(b.partner));
 }

@@ -8,6 +8,8 @@ import { apiClients } from './005-api-clients.js';
 import { push } from './006-push.js';
 import { reportFacts } from './007-report-facts.js';
 import { phaseHistory } from './008-phase-history.js';
+import { fraud } from './009-fraud.js';
+import { reviewHolds } from './010-review-holds.js';
 
 export interface StoreMigration {
   name: string;
@@ -15,4 +17,4 @@ export interface StoreMigration {
 }
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds];

@@ -1,0 +1,89 @@
+/**
+ * The fraud job: after every batch, in the load's own transaction, detection re-derives the facts
+ * of the customers the batch touched and evaluates every pattern instance they take part in
+ * (src/fraud/detect.ts; docs/fraud.md defines the rules). The flags commit with the batch, so a
+ * crash loses neither, and the commission job after the same commit sees them. `fraud scan`
+ * re-evaluates history.
+ *
+ *   const { config } = await loadFraudConfig('config/fraud.yaml');
+ *   const loader = new Loader({ store, validator, ...createFraudHook(store, config, logger) });
+ */
+import type { Knex } from 'knex';
+import type { Logger } from '../src/log.js';
+import type { LoadedChange, LoaderDeps } from '../src/pipeline/load.js';
+import type { Store } from '../src/store/store.js';
+import type { Variant } from '../src/types.js';
+import { lockPartnerLoads } from '../src/commission/recompute-pending.js';
+import type { FraudConfig } from '../src/fraud/config.js';
+import { detect, type Detection } from '../src/fraud/detect.js';
+
+export { loadFraudConfig, formatFraudConfigError, type FraudConfig } from '../src/fraud/config.js';
+
+/** The rules in force: a fixed config, a getter for a process that reloads it, or none (no detection). */
+export type FraudSource = FraudConfig | undefined | (() => FraudConfig | undefined);
+
+const current = (source: FraudSource): FraudConfig | undefined => (typeof source === 'function' ? source() : source);
+
+/** The customers a committed batch touched, including those whose activity day it replaced. */
+async function touched(trx: Knex.Transaction, change: LoadedChange): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for (const entity of ['customers', 'transactions', 'activity'] as const) for (const r of change.records[entity]) ids.add(String(r.customer_id));
+  if (change.replacedDays.length > 0) {
+    const rows: { customer_id: string }[] = await trx('fraud_customer_days').where({ partner_id: change.partner, active: 1 }).whereIn('date', change.replacedDays).select('customer_id');
+    for (const r of rows) ids.add(r.customer_id);
+  }
+  return ids;
+}
+
+export function createFraudHook(store: Store, source: FraudSource, logger: Logger): Pick<LoaderDeps, 'inTransaction'> {
+  return {
+    async inTransaction(trx, change) {
+      const config = current(source);
+      if (!config) return;
+      const started = performance.now();
+      const customers = await touched(trx, change);
+      if (customers.size === 0) return;
+      const r = await detect(trx, store, config, { partner: change.partner, variant: change.variant, customers });
+      if (r.opened + r.updated + r.withdrawn + r.unsupported > 0) {
+        logger.log(r.opened > 0 ? 'warn' : 'info', `fraud: ${r.opened} flag(s) opened, ${r.updated} updated, ${r.withdrawn} withdrawn, ${r.unsupported} decided no longer supported, over ${r.customers} customers`, {
+          partner: change.partner, run_id: change.runId, event: 'fraud_flags', opened: r.opened, updated: r.updated, withdrawn: r.withdrawn, unsupported: r.unsupported, customers: r.customers, duration_ms: Math.round(performance.now() - started),
+        });
+      }
+    },
+  };
+}
+
+export interface ScanOptions {
+  partner?: string;
+  /** Only customers with a signup, transaction or activity on or after this UTC day. */
+  from?: string;
+}
+
+/**
+ * `fraud scan`: re-evaluates history per partner, under the partner's load lock, in one
+ * transaction. Unchanged data changes nothing; a decided flag keeps its decision; a whole-history
+ * scan withdraws every open flag of an enabled rule it no longer finds and notes decided ones.
+ */
+export async function scanFraud(store: Store, config: FraudConfig, options: ScanOptions = {}): Promise<Detection[]> {
+  let q = store.knex('partners').select('partner_id', 'variant').orderBy('partner_id');
+  if (options.partner) q = q.where('partner_id', options.partner);
+  const partners: { partner_id: string; variant: Variant }[] = await q;
+  const out: Detection[] = [];
+  for (const { partner_id: partner, variant } of partners) {
+    out.push(await store.transaction(async (trx) => {
+      await lockPartnerLoads(store, trx, partner);
+      const customers = new Set<string>();
+      const from = options.from;
+      let c = trx('customers').where('partner_id', partner);
+      if (from) c = c.where('signup_date', '>=', `${from}T00:00:00.000000Z`);
+      for (const r of (await c.select('customer_id')) as { customer_id: string }[]) customers.add(r.customer_id);
+      if (from) {
+        const tx: { customer_id: string }[] = await trx('transactions').where('partner_id', partner).where('transaction_date', '>=', `${from}T00:00:00.000000Z`).distinct('customer_id');
+        const act: { customer_id: string }[] = await trx(variant === 'igaming' ? 'gaming_activity' : 'trading_activity').where('partner_id', partner).where('date', '>=', from).distinct('customer_id');
+        for (const r of [...tx, ...act]) customers.add(r.customer_id);
+      }
+      return detect(trx, store, config, { partner, variant, customers }, { full: !from });
+    }));
+  }
+  return out;
+}

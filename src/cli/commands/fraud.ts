@@ -1,0 +1,121 @@
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { scanFraud } from '../../../jobs/fraud.js';
+import { formatFraudConfigError, loadFraudConfig, RULE_NAMES, type FraudConfig } from '../../fraud/config.js';
+import { decideFlag, decisionsOf, DecisionError, getFlag, listFlags, type Decision, type Flag, type FlagStatus } from '../../fraud/flags.js';
+import { withStore, type GlobalOptions } from '../context.js';
+import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
+import { formatTable } from '../table.js';
+
+/** `<config>/fraud.yaml`: the rules, none when the file is absent, or a usage error listing every problem (exit 2). */
+export async function fraudConfig(globals: GlobalOptions, options: { required?: boolean } = {}): Promise<FraudConfig | undefined> {
+  const file = join(globals.config, 'fraud.yaml');
+  const { config, errors } = await loadFraudConfig(file);
+  if (errors.length > 0) throw new CliError(`the fraud rules are invalid:\n${errors.map((e) => '  ' + formatFraudConfigError(e)).join('\n')}`, EXIT_USAGE);
+  if (!config && options.required) throw new CliError(`no fraud rules: ${file} does not exist`, EXIT_USAGE);
+  return config;
+}
+
+const STATUSES = ['open', 'confirmed', 'dismissed'];
+
+function flagJson(f: Flag): Record<string, unknown> {
+  return { ...f, instance: JSON.parse(f.instance_key) as unknown };
+}
+
+const instanceText = (key: string): string => (JSON.parse(key) as string[]).join(' ');
+
+/** `fraud list [--partner P] [--status S] [--rule R]` */
+export async function fraudListCommand(globals: GlobalOptions, args: { partner?: string; status?: string; rule?: string }, io: Io): Promise<number> {
+  if (args.status !== undefined && !STATUSES.includes(args.status)) throw new CliError(`--status must be one of ${STATUSES.join(', ')}, got ${JSON.stringify(args.status)}`, EXIT_USAGE);
+  if (args.rule !== undefined && !(RULE_NAMES as string[]).includes(args.rule)) throw new CliError(`--rule must be one of ${RULE_NAMES.join(', ')}, got ${JSON.stringify(args.rule)}`, EXIT_USAGE);
+  return withStore(globals, async (store) => {
+    const flags = await listFlags(store.knex, { partner: args.partner, status: args.status as FlagStatus | undefined, rule: args.rule });
+    if (globals.json) {
+      io.out(JSON.stringify({ filter: args, flags: flags.map(flagJson) }));
+      return EXIT_OK;
+    }
+    if (flags.length === 0) {
+      io.out('no fraud flags' + (Object.values(args).some((v) => v !== undefined) ? ' for this filter' : ''));
+      return EXIT_OK;
+    }
+    io.out(formatTable(
+      ['ID', 'PARTNER', 'RULE', 'INSTANCE', 'AFFILIATE', 'SEVERITY', 'STATUS', 'CUSTOMERS', 'FIRST SEEN', 'LAST SEEN'],
+      flags.map((f) => [f.id, f.partner_id, f.rule, instanceText(f.instance_key), f.affiliate_id ?? '-', f.severity, f.status + (f.unsupported_since ? ' (unsupported)' : ''),
+        f.customers.length, f.first_seen.slice(0, 19).replace('T', ' '), f.last_seen.slice(0, 19).replace('T', ' ')]),
+    ));
+    return EXIT_OK;
+  });
+}
+
+function parseId(text: string): number {
+  const id = Number(text);
+  if (!Number.isInteger(id) || id <= 0) throw new CliError(`a flag id is a positive whole number, got ${JSON.stringify(text)}`, EXIT_USAGE);
+  return id;
+}
+
+/** `fraud show <id>`: the flag, its customers, its evidence and its decisions. */
+export async function fraudShowCommand(globals: GlobalOptions, args: { id: string }, io: Io): Promise<number> {
+  const id = parseId(args.id);
+  return withStore(globals, async (store) => {
+    const flag = await getFlag(store.knex, id);
+    if (!flag) throw new CliError(`no fraud flag ${id}`, EXIT_FAILURE);
+    const decisions = await decisionsOf(store.knex, id);
+    if (globals.json) {
+      io.out(JSON.stringify({ ...flagJson(flag), decisions }));
+      return EXIT_OK;
+    }
+    io.out(`flag ${flag.id}: ${flag.rule} (${flag.severity}) of partner ${flag.partner_id}, ${flag.status}`);
+    io.out(`instance:   ${instanceText(flag.instance_key)}`);
+    io.out(`affiliate:  ${flag.affiliate_id ?? '- (several)'}`);
+    io.out(`customers:  ${flag.customers.join(', ')}`);
+    io.out(`first seen: ${flag.first_seen}`);
+    io.out(`last seen:  ${flag.last_seen}`);
+    if (flag.unsupported_since) io.out(`unsupported since ${flag.unsupported_since}: the data no longer shows this pattern (the flag and its decision stay)`);
+    for (const d of decisions) io.out(`decision:   ${d.decision} by ${d.by} at ${d.at}: ${d.reason}`);
+    io.out('evidence:');
+    io.out(JSON.stringify(flag.evidence, null, 2).split('\n').map((l) => '  ' + l).join('\n'));
+    return EXIT_OK;
+  });
+}
+
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? process.env.USERNAME ?? 'unknown';
+  }
+}
+
+/** `fraud confirm|dismiss <id> --reason TEXT [--by NAME]` */
+export async function fraudDecideCommand(globals: GlobalOptions, args: { id: string; decision: Decision; reason?: string; by?: string }, io: Io): Promise<number> {
+  const id = parseId(args.id);
+  if (args.reason === undefined || args.reason.trim() === '') throw new CliError(`fraud ${args.decision === 'confirmed' ? 'confirm' : 'dismiss'} needs --reason TEXT (why; kept for audit)`, EXIT_USAGE);
+  const by = args.by ?? osUser();
+  return withStore(globals, async (store) => {
+    try {
+      const flag = await decideFlag(store, id, args.decision, by, args.reason!);
+      if (globals.json) io.out(JSON.stringify(flagJson(flag)));
+      else io.out(`flag ${flag.id} ${flag.status} by ${flag.decided_by} at ${flag.decided_at}: ${flag.customers.length} customer(s) re-evaluated for commission`);
+      return EXIT_OK;
+    } catch (error) {
+      if (error instanceof DecisionError) throw new CliError(error.message, EXIT_FAILURE);
+      throw error;
+    }
+  });
+}
+
+/** `fraud scan [--partner P] [--from D]` */
+export async function fraudScanCommand(globals: GlobalOptions, args: { partner?: string; from?: string }, io: Io): Promise<number> {
+  if (args.from !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(args.from)) throw new CliError(`--from must be YYYY-MM-DD, got ${JSON.stringify(args.from)}`, EXIT_USAGE);
+  const config = await fraudConfig(globals, { required: true });
+  return withStore(globals, async (store) => {
+    const results = await scanFraud(store, config!, args);
+    if (globals.json) {
+      io.out(JSON.stringify({ filter: args, partners: results }));
+      return EXIT_OK;
+    }
+    if (results.length === 0) io.out(args.partner ? `no partner ${args.partner} in the store` : 'no partners in the store');
+    for (const r of results) io.out(`${r.partner}: ${r.customers} customers, ${r.findings} pattern instance(s): ${r.opened} opened, ${r.updated} updated, ${r.withdrawn} withdrawn, ${r.unsupported} decided no longer supported`);
+    return EXIT_OK;
+  });
+}

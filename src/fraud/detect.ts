@@ -1,0 +1,176 @@
+/**
+ * Detection over a set of customers (what a batch touched, or the history for a rescan): their
+ * facts are re-derived, then every unit their old or new facts touch is evaluated (the customers
+ * themselves, their identity keys, the affiliate-days and -months of their first deposits,
+ * reversals and refunds, the pairs of accounts they trade with), and each unit's flags are made to
+ * match its findings: a new instance opens a flag, a changed one updates it, one no longer found
+ * is withdrawn when still open, noted unsupported when decided (docs/fraud.md). All in the caller's transaction.
+ */
+import type { Knex } from 'knex';
+import { addDays, monthOf } from '../commission/dates.js';
+import type { Store } from '../store/store.js';
+import type { Variant } from '../types.js';
+import { enabledRules, settingsFor, type FraudConfig, type RuleName } from './config.js';
+import { chunked, deriveFacts, loadCustomerData, readFacts, writeFacts } from './facts.js';
+import { markUnsupported, upsertFlag, type Finding } from './flags.js';
+import {
+  bonusBustOut, chargebackRate, cpaFarming, depositCycling, duplicateIdentity, fastFunding, ftdSpike, identityMembers, key,
+  monthsOfWindow, refundAfterFee, tradingPairs,
+} from './rules.js';
+
+export interface DetectScope {
+  partner: string;
+  variant: Variant;
+  customers: ReadonlySet<string>;
+}
+
+export interface Detection {
+  partner: string;
+  customers: number;
+  findings: number;
+  opened: number;
+  updated: number;
+  /** Open flags whose pattern the data no longer shows: deleted, their customers released. */
+  withdrawn: number;
+  /** Decided flags whose pattern the data no longer shows: kept, noted. */
+  unsupported: number;
+}
+
+/** Rules whose instances belong to customers (the first element of the key, or either of a pair). */
+const CUSTOMER_RULES: readonly RuleName[] = ['bonus_bust_out', 'deposit_cycling', 'fast_funding', 'mirrored_pnl', 'copy_trading'];
+
+export async function detect(trx: Knex.Transaction, store: Store, config: FraudConfig, scope: DetectScope, options: { full?: boolean } = {}): Promise<Detection> {
+  const { partner, variant } = scope;
+  const result: Detection = { partner, customers: scope.customers.size, findings: 0, opened: 0, updated: 0, withdrawn: 0, unsupported: 0 };
+  const settings = settingsFor(config, partner);
+  const rules = new Set(enabledRules(settings, variant));
+  if (rules.size === 0) return result;
+  const ctx = { db: trx, partner, variant, settings };
+  const ids = [...scope.customers].sort();
+
+  const old = await readFacts(trx, partner, ids);
+  const data = await loadCustomerData(trx, partner, variant, ids);
+  const facts = [...data.values()].map((d) => deriveFacts(d, variant, settings));
+  await writeFacts(trx, partner, ids, facts);
+
+  // Units touched by the old or the new facts.
+  const identities = new Set([...old.identities, ...facts.flatMap((f) => f.identities)].map((k) => key(k.kind, k.value)));
+  const farmingMonths = new Set<string>();
+  const spikeDays = new Set<string>();
+  const chargebackMonths = new Set<string>();
+  const refundMonths = new Set<string>();
+  const ftds = [...old.customers, ...facts];
+  for (const f of ftds) if (f.ftd_date) { farmingMonths.add(key(f.affiliate_id, monthOf(f.ftd_date))); spikeDays.add(key(f.affiliate_id, f.ftd_date)); }
+  const days = [...old.days, ...facts.flatMap((f) => f.days.map((d) => ({ ...d, affiliate_id: f.affiliate_id })))];
+  for (const d of days) {
+    if (d.deposits > 0 || d.reversals > 0) for (const m of monthsOfWindow(d.date, settings.chargeback_rate.window_days)) chargebackMonths.add(key(d.affiliate_id, m));
+    if (d.refunds > 0) refundMonths.add(key(d.affiliate_id, monthOf(d.date)));
+  }
+
+  const findings: Finding[] = [];
+  const evaluated = new Map<RuleName, Set<string>>();
+  const mark = (rule: RuleName, instance: string) => { const s = evaluated.get(rule) ?? new Set<string>(); s.add(instance); evaluated.set(rule, s); };
+  const owners = new Map<RuleName, Set<string>>();
+  const own = (rule: RuleName, customers: Iterable<string>) => owners.set(rule, new Set(customers));
+
+  if (rules.has('bonus_bust_out')) { own('bonus_bust_out', ids); for (const d of data.values()) findings.push(...bonusBustOut(ctx, d)); }
+  if (rules.has('deposit_cycling')) { own('deposit_cycling', ids); for (const d of data.values()) findings.push(...depositCycling(ctx, d)); }
+  const needMembers = rules.has('duplicate_identity') || rules.has('fast_funding');
+  const members = needMembers ? await identityMembers(trx, partner, [...identities]) : new Map();
+  if (rules.has('duplicate_identity')) {
+    for (const identity of identities) { mark('duplicate_identity', identity); findings.push(...duplicateIdentity(ctx, identity, members.get(identity) ?? [])); }
+  }
+  if (rules.has('fast_funding')) {
+    // The customers and everyone sharing an identity key with them (old or new): their links changed.
+    const t = new Set<string>(ids);
+    for (const list of members.values()) for (const m of list as { customer_id: string }[]) t.add(m.customer_id);
+    const all = [...t].sort();
+    const extra = all.filter((c) => !data.has(c));
+    const rows = new Map([...data, ...(await loadCustomerData(trx, partner, variant, extra, { rowsOnly: true }))]);
+    const funded = new Map((await chunked(all, 300, (c) => trx('fraud_customers').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'funded_days') as Promise<{ customer_id: string; funded_days: unknown }[]>))
+      .map((r) => [r.customer_id, r.funded_days == null ? null : Number(r.funded_days)]));
+    const keysOf = await chunked(all, 300, (c) => trx('fraud_identities').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'kind', 'value') as Promise<{ customer_id: string; kind: string; value: string }[]>);
+    const linkedMembers = await identityMembers(trx, partner, [...new Set(keysOf.map((k) => key(k.kind, k.value)))]);
+    own('fast_funding', all);
+    for (const c of all) {
+      const d = rows.get(c);
+      if (!d) continue;
+      const linked = new Map<string, string>();
+      for (const k of keysOf.filter((x) => x.customer_id === c).sort((a, b) => (a.kind < b.kind ? -1 : 1))) {
+        for (const m of linkedMembers.get(key(k.kind, k.value)) ?? []) if (m.customer_id !== c && !linked.has(m.customer_id)) linked.set(m.customer_id, k.kind);
+      }
+      const list = [...linked].map(([customer_id, via]) => ({ customer_id, via })).sort((a, b) => (a.customer_id < b.customer_id ? -1 : 1));
+      findings.push(...fastFunding(ctx, d, funded.get(c) ?? null, list));
+    }
+  }
+  if (rules.has('cpa_farming')) for (const u of farmingMonths) { mark('cpa_farming', u); const [a, m] = JSON.parse(u) as [string, string]; findings.push(...(await cpaFarming(ctx, a, m))); }
+  if (rules.has('ftd_spike')) {
+    const byAffiliate = new Map<string, string[]>();
+    for (const u of spikeDays) { const [a, d] = JSON.parse(u) as [string, string]; byAffiliate.set(a, [...(byAffiliate.get(a) ?? []), d]); }
+    for (const [a, list] of byAffiliate) {
+      // A day's count is the history of the history_days after it: those are judged again.
+      const sorted = list.sort();
+      let from = sorted[0]!;
+      let to = addDays(from, settings.ftd_spike.history_days);
+      const ranges: [string, string][] = [];
+      for (const d of sorted.slice(1)) {
+        if (d <= addDays(to, 1)) to = addDays(d, settings.ftd_spike.history_days) > to ? addDays(d, settings.ftd_spike.history_days) : to;
+        else { ranges.push([from, to]); from = d; to = addDays(d, settings.ftd_spike.history_days); }
+      }
+      ranges.push([from, to]);
+      for (const [f, t] of ranges) {
+        const r = await ftdSpike(ctx, a, f, t);
+        for (const e of r.evaluated) mark('ftd_spike', e);
+        findings.push(...r.findings);
+      }
+    }
+  }
+  if (rules.has('chargeback_rate')) for (const u of chargebackMonths) { mark('chargeback_rate', u); const [a, m] = JSON.parse(u) as [string, string]; findings.push(...(await chargebackRate(ctx, a, m))); }
+  if (rules.has('refund_after_fee')) for (const u of refundMonths) { mark('refund_after_fee', u); const [a, m] = JSON.parse(u) as [string, string]; findings.push(...(await refundAfterFee(ctx, a, m))); }
+  if (rules.has('mirrored_pnl') || rules.has('copy_trading')) {
+    for (const r of ['mirrored_pnl', 'copy_trading'] as const) if (rules.has(r)) own(r, ids);
+    findings.push(...(await tradingPairs(ctx, ids)).filter((f) => rules.has(f.rule as RuleName)));
+  }
+
+  // The flags of the evaluated units that this evaluation did not find.
+  const found = new Set(findings.map((f) => `${f.rule}\u0000${f.instanceKey}`));
+  const candidates: { id: number; rule: string; instance_key: string }[] = [];
+  if (options.full) {
+    candidates.push(...(await trx('fraud_flags').where('partner_id', partner).whereIn('rule', [...rules]).select('id', 'rule', 'instance_key')));
+  } else {
+    for (const [rule, instances] of evaluated) {
+      candidates.push(...(await chunked([...instances], 300, (c) => trx('fraud_flags').where({ partner_id: partner, rule }).whereIn('instance_key', c).select('id', 'rule', 'instance_key'))));
+    }
+    for (const rule of CUSTOMER_RULES) {
+      const set = owners.get(rule);
+      if (!set || set.size === 0) continue;
+      const rows: { id: number; rule: string; instance_key: string }[] = await chunked([...set], 300, (c) => trx('fraud_flags as f').join('fraud_flag_customers as c', 'c.flag_id', 'f.id')
+        .where('f.partner_id', partner).where('f.rule', rule).whereIn('c.customer_id', c).distinct('f.id', 'f.rule', 'f.instance_key'));
+      const pairRule = rule === 'mirrored_pnl' || rule === 'copy_trading';
+      for (const r of rows) {
+        const parts = JSON.parse(r.instance_key) as string[];
+        if (pairRule ? parts.some((p) => set.has(p)) : set.has(parts[0]!)) candidates.push(r);
+      }
+    }
+  }
+  const seen = new Set<number>();
+  for (const c of candidates) {
+    if (seen.has(Number(c.id)) || found.has(`${c.rule}\u0000${c.instance_key}`)) continue;
+    seen.add(Number(c.id));
+    const outcome = await markUnsupported(trx, store, Number(c.id));
+    if (outcome === 'withdrawn') result.withdrawn += 1;
+    if (outcome === 'noted') result.unsupported += 1;
+  }
+  findings.sort((a, b) => (a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : a.instanceKey < b.instanceKey ? -1 : a.instanceKey > b.instanceKey ? 1 : 0));
+  const done = new Set<string>();
+  for (const f of findings) {
+    const id = `${f.rule}\u0000${f.instanceKey}`;
+    if (done.has(id)) continue;
+    done.add(id);
+    const r = await upsertFlag(trx, store, f);
+    result.findings += 1;
+    if (r.created) result.opened += 1;
+    else if (r.changed) result.updated += 1;
+  }
+  return result;
+}

@@ -1,0 +1,222 @@
+/**
+ * What detection derives per customer from the customer's own rows, re-derived whenever a batch
+ * touches the customer (docs/fraud.md): the first deposit and whether it looks farmed, the days
+ * from signup to funded, per day deposits / reversals / refunds after a fee and whether it has
+ * activity, and the normalized identity keys. The per-affiliate and per-identity rules read these
+ * through indexes, so their cost follows what a batch touched, not the history.
+ */
+import type { Knex } from 'knex';
+import { addDays, utcDay } from '../commission/dates.js';
+import { RateBook } from '../commission/fx.js';
+import { money, ZERO, type Money } from '../commission/money.js';
+import { toUtcTimestamp } from '../store/values.js';
+import type { Variant } from '../types.js';
+import type { RuleSettings } from './config.js';
+import { identityKeys, type IdentityKey } from './identity.js';
+
+export interface CustomerRow {
+  customer_id: string;
+  affiliate_id: string;
+  signup_date: string;
+  last_modified_date: string | null;
+  email: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  country_code: string | null;
+  click_id: string | null;
+  phase: string | null;
+}
+
+export interface Tx {
+  transaction_id: string;
+  customer_id: string;
+  type: string;
+  subtype: string | null;
+  status: string;
+  at: string;
+  day: string;
+  /** USD amount (the record's amount_usd, else converted with the day's rate); undefined without a rate. */
+  usd: Money | undefined;
+}
+
+export interface TradeRow {
+  customer_id: string;
+  date: string;
+  instrument: string;
+  currency: string;
+  lots: Money;
+  pnl: Money;
+}
+
+/** A customer's rows as the rules read them. */
+export interface CustomerData {
+  row: CustomerRow;
+  txs: Tx[];
+  /** USD wagered per day (total_bets); undefined for a day with a bet in a currency without a rate. */
+  wagering: Map<string, Money | undefined>;
+  activeDays: Set<string>;
+}
+
+export interface Facts {
+  customer_id: string;
+  affiliate_id: string;
+  ftd_date: string | null;
+  ftd_usd: string | null;
+  farmed: number | null;
+  funded_days: number | null;
+  days: { date: string; deposits: number; reversals: number; refunds: number; active: number }[];
+  identities: IdentityKey[];
+}
+
+const CHUNK = 400;
+
+export async function chunked<T, R>(values: readonly T[], size: number, work: (chunk: T[]) => Promise<R[]>): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < values.length; i += size) out.push(...(await work(values.slice(i, i + size))));
+  return out;
+}
+
+const ts = (v: unknown): string => toUtcTimestamp(v instanceof Date ? v.toISOString() : String(v));
+const day = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v)).slice(0, 10);
+
+/** Reads the rows of these customers (one query per table per chunk). */
+export async function loadCustomerData(db: Knex | Knex.Transaction, partner: string, variant: Variant, ids: readonly string[], options: { rowsOnly?: boolean } = {}): Promise<Map<string, CustomerData>> {
+  const out = new Map<string, CustomerData>();
+  const rows = await chunked(ids, CHUNK, (c) => db('customers').where('partner_id', partner).whereIn('customer_id', c)
+    .select('customer_id', 'affiliate_id', 'signup_date', 'last_modified_date', 'email', 'first_name', 'last_name', 'country_code', 'click_id', 'phase') as Promise<Record<string, unknown>[]>);
+  for (const r of rows) {
+    const row = { ...(r as unknown as CustomerRow), signup_date: ts(r.signup_date), last_modified_date: r.last_modified_date == null ? null : ts(r.last_modified_date) };
+    out.set(row.customer_id, { row, txs: [], wagering: new Map(), activeDays: new Set() });
+  }
+  if (options.rowsOnly) return out;
+  const present = [...out.keys()];
+  const txRows = await chunked(present, CHUNK, (c) => db('transactions').where('partner_id', partner).whereIn('customer_id', c)
+    .select('transaction_id', 'customer_id', 'transaction_type', 'transaction_subtype', 'status', 'transaction_date', 'amount_currency', 'currency', 'amount_usd') as Promise<Record<string, unknown>[]>);
+  const activity = variant === 'igaming'
+    ? await chunked(present, CHUNK, (c) => db('gaming_activity').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'date', 'currency', 'total_bets') as Promise<Record<string, unknown>[]>)
+    : await chunked(present, CHUNK, (c) => db('trading_activity').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'date') as Promise<Record<string, unknown>[]>);
+  const pairs: [string, string][] = [];
+  for (const t of txRows) if (t.amount_usd == null) pairs.push([String(t.currency), utcDay(ts(t.transaction_date))]);
+  for (const a of activity) if (a.currency !== undefined && a.total_bets != null) pairs.push([String(a.currency), day(a.date)]);
+  const rates = await RateBook.load(db as Knex, pairs);
+  for (const t of txRows) {
+    const data = out.get(String(t.customer_id));
+    if (!data) continue;
+    const at = ts(t.transaction_date);
+    const d = utcDay(at);
+    let usd: Money | undefined;
+    if (t.amount_usd != null) usd = money(t.amount_usd);
+    else {
+      const c = rates.convert(money(t.amount_currency), String(t.currency), d);
+      usd = 'usd' in c ? c.usd : undefined;
+    }
+    data.txs.push({ transaction_id: String(t.transaction_id), customer_id: String(t.customer_id), type: String(t.transaction_type), subtype: t.transaction_subtype == null ? null : String(t.transaction_subtype), status: String(t.status), at, day: d, usd });
+  }
+  for (const data of out.values()) data.txs.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.transaction_id < b.transaction_id ? -1 : a.transaction_id > b.transaction_id ? 1 : 0));
+  for (const a of activity) {
+    const data = out.get(String(a.customer_id));
+    if (!data) continue;
+    const d = day(a.date);
+    data.activeDays.add(d);
+    if (variant !== 'igaming') continue;
+    if (a.total_bets == null) {
+      if (!data.wagering.has(d)) data.wagering.set(d, ZERO);
+      continue;
+    }
+    const c = rates.convert(money(a.total_bets), String(a.currency), d);
+    const before = data.wagering.has(d) ? data.wagering.get(d) : ZERO;
+    data.wagering.set(d, before === undefined || !('usd' in c) ? undefined : before.plus(c.usd));
+  }
+  return out;
+}
+
+/** USD wagered on the days [from, to]; undefined when a day of it lacks a rate. */
+export function wageringBetween(data: CustomerData, from: string, to: string): Money | undefined {
+  let total = ZERO;
+  for (const [d, usd] of data.wagering) {
+    if (d < from || d > to) continue;
+    if (usd === undefined) return undefined;
+    total = total.plus(usd);
+  }
+  return total;
+}
+
+export const approved = (t: Tx): boolean => t.status.toLowerCase() === 'approved';
+const isChargeback = (t: Tx): boolean => t.type === 'adjustment' && (t.subtype ?? '').toLowerCase() === 'chargeback';
+
+export function deriveFacts(data: CustomerData, variant: Variant, settings: RuleSettings): Facts {
+  const { row } = data;
+  const days = new Map<string, { deposits: number; reversals: number; refunds: number; active: number }>();
+  const dayOf = (d: string) => {
+    let v = days.get(d);
+    if (!v) days.set(d, (v = { deposits: 0, reversals: 0, refunds: 0, active: 0 }));
+    return v;
+  };
+  for (const d of data.activeDays) dayOf(d).active = 1;
+  let ftd: Tx | undefined;
+  let feeSeen = false;
+  for (const t of data.txs) {
+    const status = t.status.toLowerCase();
+    if (variant === 'igaming') {
+      if (t.type === 'deposit' && (status === 'approved' || status === 'reversed')) dayOf(t.day).deposits += 1;
+      if ((t.type === 'deposit' && status === 'reversed') || isChargeback(t)) dayOf(t.day).reversals += 1;
+      if (!ftd && t.type === 'deposit' && status === 'approved') ftd = t;
+    } else {
+      if (t.type === 'challenge_fee' && status === 'approved') feeSeen = true;
+      else if (t.type === 'refund' && status === 'approved' && feeSeen) dayOf(t.day).refunds += 1;
+    }
+  }
+  let farmed: number | null = null;
+  if (ftd && ftd.usd !== undefined) {
+    const s = settings.cpa_farming;
+    const base = money(s.baseline_usd);
+    const atBaseline = ftd.usd.greaterThanOrEqualTo(base) && ftd.usd.lessThanOrEqualTo(base.times(money(1).plus(s.margin)));
+    const wagered = wageringBetween(data, ftd.day, addDays(ftd.day, s.within_days - 1));
+    farmed = !atBaseline ? 0 : wagered === undefined ? null : wagered.lessThan(ftd.usd.times(s.wagering_multiple)) ? 1 : 0;
+  }
+  let fundedDays: number | null = null;
+  if (variant === 'prop-trading' && row.phase === 'funded' && row.last_modified_date) {
+    fundedDays = (Date.parse(row.last_modified_date) - Date.parse(row.signup_date)) / 86_400_000;
+  }
+  return {
+    customer_id: row.customer_id,
+    affiliate_id: row.affiliate_id,
+    ftd_date: ftd ? ftd.day : null,
+    ftd_usd: ftd && ftd.usd !== undefined ? ftd.usd.toFixed() : null,
+    farmed,
+    funded_days: fundedDays,
+    days: [...days].filter(([, v]) => v.deposits + v.reversals + v.refunds + v.active > 0).map(([date, v]) => ({ date, ...v })).sort((a, b) => (a.date < b.date ? -1 : 1)),
+    identities: identityKeys(row, settings.duplicate_identity.gmail_dots),
+  };
+}
+
+/** The stored facts of these customers (before a batch re-derives them). */
+export interface StoredFacts {
+  customers: { customer_id: string; affiliate_id: string; ftd_date: string | null }[];
+  days: { customer_id: string; affiliate_id: string; date: string; deposits: number; reversals: number; refunds: number }[];
+  identities: IdentityKey[];
+}
+
+export async function readFacts(db: Knex | Knex.Transaction, partner: string, ids: readonly string[]): Promise<StoredFacts> {
+  const customers = await chunked(ids, CHUNK, (c) => db('fraud_customers').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'affiliate_id', 'ftd_date'));
+  const days = await chunked(ids, CHUNK, (c) => db('fraud_customer_days').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'affiliate_id', 'date', 'deposits', 'reversals', 'refunds'));
+  const identities = await chunked(ids, CHUNK, (c) => db('fraud_identities').where('partner_id', partner).whereIn('customer_id', c).select('kind', 'value'));
+  return {
+    customers: customers as StoredFacts['customers'],
+    days: (days as Record<string, unknown>[]).map((d) => ({ ...(d as StoredFacts['days'][number]), deposits: Number(d.deposits), reversals: Number(d.reversals), refunds: Number(d.refunds) })),
+    identities: identities as IdentityKey[],
+  };
+}
+
+/** Replaces the stored facts of these customers (a customer no longer in the store loses its facts). */
+export async function writeFacts(trx: Knex.Transaction, partner: string, ids: readonly string[], facts: readonly Facts[]): Promise<void> {
+  for (const table of ['fraud_customers', 'fraud_customer_days', 'fraud_identities']) {
+    await chunked(ids, CHUNK, async (c) => [await trx(table).where('partner_id', partner).whereIn('customer_id', c).delete()]);
+  }
+  const customers = facts.map((f) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, ftd_date: f.ftd_date, ftd_usd: f.ftd_usd, farmed: f.farmed, funded_days: f.funded_days }));
+  const days = facts.flatMap((f) => f.days.map((d) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, ...d })));
+  const identities = facts.flatMap((f) => f.identities.map((k) => ({ partner_id: partner, customer_id: f.customer_id, kind: k.kind, value: k.value })));
+  await chunked(customers, 200, async (c) => [await trx('fraud_customers').insert(c)]);
+  await chunked(days, 200, async (c) => [await trx('fraud_customer_days').insert(c)]);
+  await chunked(identities, 200, async (c) => [await trx('fraud_identities').insert(c)]);
+}

@@ -1,0 +1,311 @@
+/**
+ * The rules (docs/fraud.md defines each with a worked example). Each evaluates one unit (a
+ * customer, an identity key, an affiliate-month or -day, a pair of accounts) from the store and
+ * returns the findings of that unit; the same data always gives the same findings, whether a
+ * batch or a rescan asks.
+ */
+import type { Knex } from 'knex';
+import { addDays, lastDayOf, monthOf } from '../commission/dates.js';
+import { Money, money } from '../commission/money.js';
+import type { Variant } from '../types.js';
+import type { RuleName, RuleSettings } from './config.js';
+import { approved, chunked, wageringBetween, type CustomerData, type TradeRow } from './facts.js';
+import type { Finding, Severity } from './flags.js';
+
+const usd = (m: Money): string => m.toDecimalPlaces(2).toFixed(2);
+const ratio = (a: Money | number, b: Money | number): string => money(a).dividedBy(money(b)).toDecimalPlaces(4).toFixed(4);
+export const key = (...parts: string[]): string => JSON.stringify(parts);
+
+interface Ctx {
+  db: Knex | Knex.Transaction;
+  partner: string;
+  variant: Variant;
+  settings: RuleSettings;
+}
+
+const finding = (ctx: Ctx, rule: RuleName, instance: string, affiliateId: string | null, severity: Severity, customers: string[], evidence: Record<string, unknown>): Finding => ({
+  partner: ctx.partner, variant: ctx.variant, rule, instanceKey: instance, affiliateId, severity, evidence, customers,
+});
+
+/** bonus_bust_out: per approved bonus, the first approved withdrawal within N days after it, with wagering from the bonus's day to the withdrawal's day below multiple × bonus. */
+export function bonusBustOut(ctx: Ctx, data: CustomerData): Finding[] {
+  const s = ctx.settings.bonus_bust_out;
+  const out: Finding[] = [];
+  const txs = data.txs.filter(approved);
+  for (const bonus of txs) {
+    if (bonus.type !== 'bonus' || bonus.usd === undefined || !bonus.usd.greaterThan(0)) continue;
+    const limitAt = Date.parse(bonus.at) + s.within_days * 86_400_000;
+    const withdrawal = txs.find((t) => t.type === 'withdrawal' && t.at > bonus.at && Date.parse(t.at) <= limitAt);
+    if (!withdrawal) continue;
+    const wagered = wageringBetween(data, bonus.day, withdrawal.day);
+    if (wagered === undefined) continue;
+    const limit = bonus.usd.times(s.wagering_multiple);
+    if (!wagered.lessThan(limit)) continue;
+    out.push(finding(ctx, 'bonus_bust_out', key(data.row.customer_id, bonus.transaction_id), data.row.affiliate_id, 'medium', [data.row.customer_id], {
+      customer_id: data.row.customer_id,
+      bonus: { transaction_id: bonus.transaction_id, at: bonus.at, amount_usd: usd(bonus.usd) },
+      withdrawal: { transaction_id: withdrawal.transaction_id, at: withdrawal.at, amount_usd: withdrawal.usd === undefined ? null : usd(withdrawal.usd) },
+      wagering_usd: usd(wagered), wagering_limit_usd: usd(limit), within_days: s.within_days,
+    }));
+  }
+  return out;
+}
+
+/** deposit_cycling: withdrawals paired with the latest unpaired deposit at most N days before; a cycle returns ≥ ratio of it with wagering below multiple × deposit. */
+export function depositCycling(ctx: Ctx, data: CustomerData): Finding[] {
+  const s = ctx.settings.deposit_cycling;
+  const open: typeof data.txs = [];
+  const cycles: Record<string, unknown>[] = [];
+  for (const t of data.txs.filter(approved)) {
+    if (t.type === 'deposit') { open.push(t); continue; }
+    if (t.type !== 'withdrawal') continue;
+    const deposit = open[open.length - 1];
+    if (!deposit || addDays(deposit.day, s.within_days) < t.day) continue;
+    open.pop();
+    if (deposit.usd === undefined || t.usd === undefined || !deposit.usd.greaterThan(0)) continue;
+    if (t.usd.lessThan(deposit.usd.times(s.min_return_ratio))) continue;
+    const wagered = wageringBetween(data, deposit.day, t.day);
+    if (wagered === undefined || !wagered.lessThan(deposit.usd.times(s.wagering_multiple))) continue;
+    cycles.push({ deposit: { transaction_id: deposit.transaction_id, at: deposit.at, amount_usd: usd(deposit.usd) }, withdrawal: { transaction_id: t.transaction_id, at: t.at, amount_usd: usd(t.usd) }, wagering_usd: usd(wagered) });
+  }
+  if (cycles.length < s.min_cycles) return [];
+  return [finding(ctx, 'deposit_cycling', key(data.row.customer_id), data.row.affiliate_id, cycles.length >= 2 * s.min_cycles ? 'high' : 'medium', [data.row.customer_id], {
+    customer_id: data.row.customer_id, cycles: cycles.length, min_cycles: s.min_cycles, pairs: cycles,
+  })];
+}
+
+interface Member { customer_id: string; affiliate_id: string }
+
+/** Members of identity keys (kind, value) → customers, with their affiliates. */
+export async function identityMembers(db: Knex | Knex.Transaction, partner: string, keys: readonly string[]): Promise<Map<string, Member[]>> {
+  const out = new Map<string, Member[]>();
+  const rows = await chunked(keys, 300, (c) => db('fraud_identities as i')
+    .join('fraud_customers as c', function () { this.on('c.partner_id', 'i.partner_id').andOn('c.customer_id', 'i.customer_id'); })
+    .where('i.partner_id', partner)
+    .where(function () { for (const k of c) { const [kind, value] = JSON.parse(k) as [string, string]; this.orWhere(function () { this.where('i.kind', kind).where('i.value', value); }); } })
+    .select('i.kind', 'i.value', 'i.customer_id', 'c.affiliate_id') as Promise<Record<string, string>[]>);
+  for (const r of rows) {
+    const k = key(r.kind!, r.value!);
+    const list = out.get(k) ?? [];
+    list.push({ customer_id: r.customer_id!, affiliate_id: r.affiliate_id! });
+    out.set(k, list);
+  }
+  for (const list of out.values()) list.sort((a, b) => (a.customer_id < b.customer_id ? -1 : 1));
+  return out;
+}
+
+/** duplicate_identity: one identity key shared by at least min_accounts customers. */
+export function duplicateIdentity(ctx: Ctx, identity: string, members: readonly Member[]): Finding[] {
+  const s = ctx.settings.duplicate_identity;
+  if (members.length < s.min_accounts) return [];
+  const [kind, value] = JSON.parse(identity) as [string, string];
+  const affiliates = [...new Set(members.map((m) => m.affiliate_id))].sort();
+  return [finding(ctx, 'duplicate_identity', identity, affiliates.length === 1 ? affiliates[0]! : null, affiliates.length > 1 ? 'high' : 'medium', members.map((m) => m.customer_id), {
+    key: kind, value, accounts: members.length, affiliates, customers: members,
+  })];
+}
+
+/** fast_funding: funded less than max_days after signup, and linked (an identity key shared) to another account. */
+export function fastFunding(ctx: Ctx, data: CustomerData, fundedDays: number | null, linked: readonly { customer_id: string; via: string }[]): Finding[] {
+  const s = ctx.settings.fast_funding;
+  if (fundedDays === null || !(fundedDays < s.max_days) || linked.length === 0) return [];
+  return [finding(ctx, 'fast_funding', key(data.row.customer_id), data.row.affiliate_id, 'high', [data.row.customer_id, ...linked.map((l) => l.customer_id)], {
+    customer_id: data.row.customer_id, signup_date: data.row.signup_date, funded_record_at: data.row.last_modified_date,
+    funded_days: fundedDays.toFixed(2), max_days: s.max_days, linked,
+  })];
+}
+
+/** cpa_farming for one affiliate-month of first deposits. */
+export async function cpaFarming(ctx: Ctx, affiliate: string, month: string): Promise<Finding[]> {
+  const s = ctx.settings.cpa_farming;
+  const rows: { customer_id: string; ftd_date: string; ftd_usd: string | null; farmed: unknown }[] = await ctx.db('fraud_customers')
+    .where({ partner_id: ctx.partner, affiliate_id: affiliate }).whereBetween('ftd_date', [`${month}-01`, lastDayOf(month)])
+    .select('customer_id', 'ftd_date', 'ftd_usd', 'farmed').orderBy('customer_id');
+  const farmed = rows.filter((r) => Number(r.farmed) === 1);
+  if (rows.length < s.min_ftds || farmed.length === 0 || money(farmed.length).lessThan(money(rows.length).times(s.min_share))) return [];
+  const base = money(s.baseline_usd);
+  return [finding(ctx, 'cpa_farming', key(affiliate, month), affiliate, farmed.length * 5 >= rows.length * 4 ? 'high' : 'medium', farmed.map((r) => r.customer_id), {
+    affiliate_id: affiliate, month, ftds: rows.length, farmed: farmed.length, share: ratio(farmed.length, rows.length), min_share: s.min_share,
+    deposit_band_usd: [usd(base), usd(base.times(money(1).plus(s.margin)))], wagering_multiple: s.wagering_multiple, within_days: s.within_days,
+    customers: farmed.map((r) => ({ customer_id: r.customer_id, ftd_date: r.ftd_date, ftd_usd: r.ftd_usd === null ? null : usd(money(r.ftd_usd)) })),
+  })];
+}
+
+/** ftd_spike for the days [from, to] of one affiliate: each day against the mean of the history_days before it. */
+export async function ftdSpike(ctx: Ctx, affiliate: string, from: string, to: string): Promise<{ evaluated: string[]; findings: Finding[] }> {
+  const s = ctx.settings.ftd_spike;
+  const rows: { customer_id: string; ftd_date: string }[] = await ctx.db('fraud_customers')
+    .where({ partner_id: ctx.partner, affiliate_id: affiliate }).whereBetween('ftd_date', [addDays(from, -s.history_days), to]).select('customer_id', 'ftd_date');
+  const byDay = new Map<string, string[]>();
+  for (const r of rows) byDay.set(r.ftd_date, [...(byDay.get(r.ftd_date) ?? []), r.customer_id]);
+  const evaluated: string[] = [];
+  const findings: Finding[] = [];
+  for (let d = from; d <= to; d = addDays(d, 1)) {
+    evaluated.push(key(affiliate, d));
+    const today = (byDay.get(d) ?? []).sort();
+    if (today.length < s.min_ftds) continue;
+    let history = 0;
+    for (let h = 1; h <= s.history_days; h++) history += byDay.get(addDays(d, -h))?.length ?? 0;
+    const mean = money(history).dividedBy(s.history_days);
+    if (!money(today.length).greaterThan(mean.times(s.multiple))) continue;
+    findings.push(finding(ctx, 'ftd_spike', key(affiliate, d), affiliate, 'medium', today, {
+      affiliate_id: affiliate, date: d, ftds: today.length, history_days: s.history_days, history_ftds: history,
+      daily_mean: mean.toDecimalPlaces(4).toFixed(4), multiple: s.multiple, customers: today,
+    }));
+  }
+  return { evaluated, findings };
+}
+
+interface DayCounts { customer_id: string; date: string; deposits: number; reversals: number; refunds: number }
+
+/** chargeback_rate for one affiliate and the month its windows end in: the worst window above max_rate. */
+export async function chargebackRate(ctx: Ctx, affiliate: string, month: string): Promise<Finding[]> {
+  const s = ctx.settings.chargeback_rate;
+  const first = `${month}-01`;
+  const last = lastDayOf(month);
+  const rows = (await ctx.db('fraud_customer_days').where({ partner_id: ctx.partner, affiliate_id: affiliate })
+    .whereBetween('date', [addDays(first, -(s.window_days - 1)), last]).where(function () { this.where('deposits', '>', 0).orWhere('reversals', '>', 0); })
+    .select('customer_id', 'date', 'deposits', 'reversals') as Record<string, unknown>[]).map((r) => ({ customer_id: String(r.customer_id), date: String(r.date), deposits: Number(r.deposits), reversals: Number(r.reversals), refunds: 0 }));
+  let worst: { from: string; to: string; deposits: number; reversals: number } | undefined;
+  for (let e = first; e <= last; e = addDays(e, 1)) {
+    const from = addDays(e, -(s.window_days - 1));
+    let deposits = 0;
+    let reversals = 0;
+    for (const r of rows) if (r.date >= from && r.date <= e) { deposits += r.deposits; reversals += r.reversals; }
+    if (deposits < s.min_deposits || !money(reversals).greaterThan(money(deposits).times(s.max_rate))) continue;
+    if (!worst || reversals * worst.deposits > worst.reversals * deposits) worst = { from, to: e, deposits, reversals };
+  }
+  if (!worst) return [];
+  const w = worst;
+  const hit = rows.filter((r) => r.reversals > 0 && r.date >= w.from && r.date <= w.to);
+  const customers = [...new Set(hit.map((r) => r.customer_id))].sort();
+  return [finding(ctx, 'chargeback_rate', key(affiliate, month), affiliate, 'high', customers, {
+    affiliate_id: affiliate, month, window_from: w.from, window_to: w.to, deposits: w.deposits, reversals: w.reversals,
+    rate: ratio(w.reversals, w.deposits), max_rate: s.max_rate,
+    reversals_by_customer: hit.sort((a, b) => (a.customer_id < b.customer_id ? -1 : a.customer_id > b.customer_id ? 1 : a.date < b.date ? -1 : 1)).map((r) => ({ customer_id: r.customer_id, date: r.date, reversals: r.reversals })),
+  })];
+}
+
+/** refund_after_fee: refunds after a challenge fee among one affiliate's customers in one calendar month. */
+export async function refundAfterFee(ctx: Ctx, affiliate: string, month: string): Promise<Finding[]> {
+  const s = ctx.settings.refund_after_fee;
+  const rows = (await ctx.db('fraud_customer_days').where({ partner_id: ctx.partner, affiliate_id: affiliate })
+    .whereBetween('date', [`${month}-01`, lastDayOf(month)]).where('refunds', '>', 0).select('customer_id', 'date', 'refunds') as Record<string, unknown>[])
+    .map((r): DayCounts => ({ customer_id: String(r.customer_id), date: String(r.date), refunds: Number(r.refunds), deposits: 0, reversals: 0 }))
+    .sort((a, b) => (a.customer_id < b.customer_id ? -1 : a.customer_id > b.customer_id ? 1 : a.date < b.date ? -1 : 1));
+  const refunds = rows.reduce((n, r) => n + r.refunds, 0);
+  if (refunds < s.min_refunds) return [];
+  return [finding(ctx, 'refund_after_fee', key(affiliate, month), affiliate, 'medium', [...new Set(rows.map((r) => r.customer_id))].sort(), {
+    affiliate_id: affiliate, month, refunds, min_refunds: s.min_refunds, refunds_by_customer: rows.map((r) => ({ customer_id: r.customer_id, date: r.date, refunds: r.refunds })),
+  })];
+}
+
+async function tradeRows(ctx: Ctx, customers: readonly string[]): Promise<TradeRow[]> {
+  const rows = await chunked(customers, 300, (c) => ctx.db('trading_activity').where('partner_id', ctx.partner).whereIn('customer_id', c)
+    .select('customer_id', 'date', 'instrument', 'currency', 'lots_traded', 'pnl') as Promise<Record<string, unknown>[]>);
+  return rows.map(toTrade);
+}
+
+const toTrade = (r: Record<string, unknown>): TradeRow => ({
+  customer_id: String(r.customer_id), date: String(r.date).slice(0, 10), instrument: String(r.instrument), currency: String(r.currency), lots: money(r.lots_traded), pnl: money(r.pnl),
+});
+
+/** Other accounts' rows on the same (instrument, date) as these rows. */
+async function sameInstrumentDay(ctx: Ctx, mine: readonly TradeRow[]): Promise<TradeRow[]> {
+  const cells = [...new Set(mine.map((r) => key(r.instrument, r.date)))];
+  const rows = await chunked(cells, 200, (c) => ctx.db('trading_activity').where('partner_id', ctx.partner)
+    .where(function () { for (const cell of c) { const [instrument, date] = JSON.parse(cell) as [string, string]; this.orWhere(function () { this.where('instrument', instrument).where('date', date); }); } })
+    .select('customer_id', 'date', 'instrument', 'currency', 'lots_traded', 'pnl') as Promise<Record<string, unknown>[]>);
+  return rows.map(toTrade);
+}
+
+const near = (a: Money, b: Money, tolerance: number): boolean => a.minus(b).abs().lessThanOrEqualTo(Money.max(a.abs(), b.abs()).times(tolerance));
+const pair = (a: string, b: string): [string, string] => (a < b ? [a, b] : [b, a]);
+
+/** mirrored_pnl and copy_trading for pairs of accounts that include one of these customers. */
+export async function tradingPairs(ctx: Ctx, customers: readonly string[]): Promise<Finding[]> {
+  const runMirror = ctx.settings.mirrored_pnl.enabled;
+  const runCopy = ctx.settings.copy_trading.enabled;
+  if (!runMirror && !runCopy) return [];
+  const own = await tradeRows(ctx, customers);
+  if (own.length === 0) return [];
+  const others = await sameInstrumentDay(ctx, own);
+  const mine = new Set(customers);
+  const cell = (r: TradeRow) => `${r.customer_id}\u0000${r.date}\u0000${r.instrument}\u0000${r.currency}`;
+  const all = new Map<string, TradeRow>();
+  for (const r of [...own, ...others]) all.set(cell(r), r);
+  const byCell = new Map<string, TradeRow[]>();
+  for (const r of all.values()) {
+    const k = `${r.date}\u0000${r.instrument}\u0000${r.currency}`;
+    byCell.set(k, [...(byCell.get(k) ?? []), r]);
+  }
+  const m = ctx.settings.mirrored_pnl;
+  const c = ctx.settings.copy_trading;
+  const mirrored = new Map<string, { date: string; instrument: string; currency: string; a: TradeRow; b: TradeRow }[]>();
+  const copyCandidates = new Set<string>();
+  for (const rows of byCell.values()) {
+    for (let i = 0; i < rows.length; i++) {
+      for (let j = i + 1; j < rows.length; j++) {
+        const [x, y] = [rows[i]!, rows[j]!];
+        if (x.customer_id === y.customer_id || (!mine.has(x.customer_id) && !mine.has(y.customer_id))) continue;
+        const [a, b] = x.customer_id < y.customer_id ? [x, y] : [y, x];
+        const id = key(a.customer_id, b.customer_id);
+        if (runMirror && a.pnl.isPositive() !== b.pnl.isPositive() && !a.pnl.isZero() && !b.pnl.isZero()
+          && a.pnl.abs().greaterThanOrEqualTo(m.min_abs_pnl) && b.pnl.abs().greaterThanOrEqualTo(m.min_abs_pnl)
+          && a.pnl.plus(b.pnl).abs().lessThanOrEqualTo(Money.max(a.pnl.abs(), b.pnl.abs()).times(m.pnl_tolerance))
+          && near(a.lots, b.lots, m.lots_tolerance)) {
+          mirrored.set(id, [...(mirrored.get(id) ?? []), { date: a.date, instrument: a.instrument, currency: a.currency, a, b }]);
+        }
+        if (runCopy && near(a.lots, b.lots, c.lots_tolerance) && near(a.pnl, b.pnl, c.pnl_tolerance) && (a.pnl.isZero() === b.pnl.isZero())) copyCandidates.add(id);
+      }
+    }
+  }
+  const out: Finding[] = [];
+  const involved = [...new Set([...mirrored.keys(), ...copyCandidates].flatMap((p) => JSON.parse(p) as string[]))];
+  const affRows = await chunked(involved, 300, (x) => ctx.db('fraud_customers').where('partner_id', ctx.partner).whereIn('customer_id', x).select('customer_id', 'affiliate_id') as Promise<{ customer_id: string; affiliate_id: string }[]>);
+  const affiliates = new Map(affRows.map((r) => [r.customer_id, r.affiliate_id]));
+  const aff = (a: string, b: string): string | null => (affiliates.get(a) !== undefined && affiliates.get(a) === affiliates.get(b) ? affiliates.get(a)! : null);
+  for (const [id, hits] of mirrored) {
+    const days = new Set(hits.map((h) => h.date));
+    if (days.size < m.min_days) continue;
+    const [a, b] = JSON.parse(id) as [string, string];
+    hits.sort((p, q) => (p.date < q.date ? -1 : p.date > q.date ? 1 : p.instrument < q.instrument ? -1 : 1));
+    out.push(finding(ctx, 'mirrored_pnl', id, aff(a, b), 'high', [a, b], {
+      accounts: [a, b], days: days.size, min_days: m.min_days,
+      rows: hits.map((h) => ({ date: h.date, instrument: h.instrument, currency: h.currency, pnl: [h.a.pnl.toFixed(), h.b.pnl.toFixed()], lots: [h.a.lots.toFixed(), h.b.lots.toFixed()] })),
+    }));
+  }
+  if (copyCandidates.size > 0) {
+    const ids = [...new Set([...copyCandidates].flatMap((p) => JSON.parse(p) as string[]))];
+    const rows = await tradeRows(ctx, ids.filter((x) => !mine.has(x)));
+    const days = new Map<string, Map<string, TradeRow[]>>();
+    for (const r of [...own, ...rows]) {
+      const perDay = days.get(r.customer_id) ?? new Map<string, TradeRow[]>();
+      perDay.set(r.date, [...(perDay.get(r.date) ?? []), r]);
+      days.set(r.customer_id, perDay);
+    }
+    for (const id of [...copyCandidates].sort()) {
+      const [a, b] = JSON.parse(id) as [string, string];
+      const da = days.get(a);
+      const db = days.get(b);
+      if (!da || !db) continue;
+      const same: { date: string; instruments: string[] }[] = [];
+      for (const [d, ra] of [...da].sort((p, q) => (p[0] < q[0] ? -1 : 1))) {
+        const rb = db.get(d);
+        if (!rb || rb.length !== ra.length) continue;
+        const match = ra.every((x) => rb.some((y) => y.instrument === x.instrument && y.currency === x.currency && near(x.lots, y.lots, c.lots_tolerance) && near(x.pnl, y.pnl, c.pnl_tolerance) && x.pnl.isZero() === y.pnl.isZero()));
+        if (match) same.push({ date: d, instruments: ra.map((x) => x.instrument).sort() });
+      }
+      if (same.length < c.min_days) continue;
+      const [p, q] = pair(a, b);
+      out.push(finding(ctx, 'copy_trading', key(p, q), aff(p, q), 'high', [p, q], { accounts: [p, q], identical_days: same.length, min_days: c.min_days, days: same }));
+    }
+  }
+  return out;
+}
+
+export const monthsOfWindow = (d: string, windowDays: number): string[] => {
+  const months = new Set<string>();
+  for (let x = d; x <= addDays(d, windowDays - 1); x = addDays(x, 1)) months.add(monthOf(x));
+  return [...months];
+};
