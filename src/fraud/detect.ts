@@ -49,7 +49,7 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
   const ids = [...scope.customers].sort();
 
   const old = await readFacts(trx, partner, ids);
-  const data = await loadCustomerData(trx, partner, variant, ids);
+  const data = await loadCustomerData(trx, partner, variant, ids, settings);
   const facts = [...data.values()].map((d) => deriveFacts(d, variant, settings));
   await writeFacts(trx, partner, ids, facts);
 
@@ -86,7 +86,7 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
     for (const list of members.values()) for (const m of list as { customer_id: string }[]) t.add(m.customer_id);
     const all = [...t].sort();
     const extra = all.filter((c) => !data.has(c));
-    const rows = new Map([...data, ...(await loadCustomerData(trx, partner, variant, extra, { rowsOnly: true }))]);
+    const rows = new Map([...data, ...(await loadCustomerData(trx, partner, variant, extra, settings, { rowsOnly: true }))]);
     const funded = new Map((await chunked(all, 300, (c) => trx('fraud_customers').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'funded_days') as Promise<{ customer_id: string; funded_days: unknown }[]>))
       .map((r) => [r.customer_id, r.funded_days == null ? null : Number(r.funded_days)]));
     const keysOf = await chunked(all, 300, (c) => trx('fraud_identities').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'kind', 'value') as Promise<{ customer_id: string; kind: string; value: string }[]>);
