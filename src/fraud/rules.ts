@@ -16,11 +16,55 @@ const usd = (m: Money): string => m.toDecimalPlaces(2).toFixed(2);
 const ratio = (a: Money | number, b: Money | number): string => money(a).dividedBy(money(b)).toDecimalPlaces(4).toFixed(4);
 export const key = (...parts: string[]): string => JSON.stringify(parts);
 
-interface Ctx {
+export interface Ctx {
   db: Knex | Knex.Transaction;
   partner: string;
   variant: Variant;
   settings: RuleSettings;
+  /** Rows of fraud_customers / fraud_customer_days per affiliate read ahead for many units at once (prefetch). */
+  cache?: Map<string, { from: string; to: string; rows: Record<string, unknown>[] }[]>;
+}
+
+type AffiliateTable = 'fraud_customers' | 'fraud_customer_days';
+const DATE_COLUMN: Record<AffiliateTable, string> = { fraud_customers: 'ftd_date', fraud_customer_days: 'date' };
+const COLUMNS: Record<AffiliateTable, string[]> = {
+  fraud_customers: ['customer_id', 'affiliate_id', 'ftd_date', 'ftd_usd', 'farmed'],
+  fraud_customer_days: ['customer_id', 'affiliate_id', 'date', 'deposits', 'reversals', 'refunds'],
+};
+
+/**
+ * Reads the rows of many (affiliate, day range) units with one query per distinct range and 300
+ * affiliates, instead of one per unit; the rules then find them in ctx.cache.
+ */
+export async function prefetch(ctx: Ctx, table: AffiliateTable, units: readonly { affiliate: string; from: string; to: string }[]): Promise<void> {
+  ctx.cache ??= new Map();
+  const byRange = new Map<string, Set<string>>();
+  for (const u of units) {
+    const k = `${u.from}|${u.to}`;
+    byRange.set(k, (byRange.get(k) ?? new Set()).add(u.affiliate));
+  }
+  const column = DATE_COLUMN[table];
+  for (const [range, affiliates] of byRange) {
+    const [from, to] = range.split('|') as [string, string];
+    const list = [...affiliates];
+    for (let i = 0; i < list.length; i += 300) {
+      const chunk = list.slice(i, i + 300);
+      const rows: Record<string, unknown>[] = await ctx.db(table).where('partner_id', ctx.partner).whereIn('affiliate_id', chunk).whereBetween(column, [from, to]).select(COLUMNS[table]);
+      const per = new Map<string, Record<string, unknown>[]>(chunk.map((a) => [a, []]));
+      for (const r of rows) per.get(String(r.affiliate_id))?.push(r);
+      for (const [a, rs] of per) {
+        const k = `${table}\u0000${a}`;
+        ctx.cache.set(k, [...(ctx.cache.get(k) ?? []), { from, to, rows: rs }]);
+      }
+    }
+  }
+}
+
+async function affiliateRows(ctx: Ctx, table: AffiliateTable, affiliate: string, from: string, to: string): Promise<Record<string, unknown>[]> {
+  const column = DATE_COLUMN[table];
+  const span = ctx.cache?.get(`${table}\u0000${affiliate}`)?.find((x) => x.from <= from && x.to >= to);
+  if (span) return span.rows.filter((r) => String(r[column]) >= from && String(r[column]) <= to);
+  return ctx.db(table).where({ partner_id: ctx.partner, affiliate_id: affiliate }).whereBetween(column, [from, to]).select(COLUMNS[table]);
 }
 
 const finding = (ctx: Ctx, rule: RuleName, instance: string, affiliateId: string | null, severity: Severity, customers: string[], evidence: Record<string, unknown>): Finding => ({
@@ -118,9 +162,8 @@ export function fastFunding(ctx: Ctx, data: CustomerData, fundedDays: number | n
 /** cpa_farming for one affiliate-month of first deposits. */
 export async function cpaFarming(ctx: Ctx, affiliate: string, month: string): Promise<Finding[]> {
   const s = ctx.settings.cpa_farming;
-  const rows: { customer_id: string; ftd_date: string; ftd_usd: string | null; farmed: unknown }[] = await ctx.db('fraud_customers')
-    .where({ partner_id: ctx.partner, affiliate_id: affiliate }).whereBetween('ftd_date', [`${month}-01`, lastDayOf(month)])
-    .select('customer_id', 'ftd_date', 'ftd_usd', 'farmed').orderBy('customer_id');
+  const rows = (await affiliateRows(ctx, 'fraud_customers', affiliate, `${month}-01`, lastDayOf(month)) as { customer_id: string; ftd_date: string; ftd_usd: string | null; farmed: unknown }[])
+    .sort((a, b) => (a.customer_id < b.customer_id ? -1 : 1));
   const farmed = rows.filter((r) => Number(r.farmed) === 1);
   if (rows.length < s.min_ftds || farmed.length === 0 || money(farmed.length).lessThan(money(rows.length).times(s.min_share))) return [];
   const base = money(s.baseline_usd);
@@ -134,8 +177,7 @@ export async function cpaFarming(ctx: Ctx, affiliate: string, month: string): Pr
 /** ftd_spike for the days [from, to] of one affiliate: each day against the mean of the history_days before it. */
 export async function ftdSpike(ctx: Ctx, affiliate: string, from: string, to: string): Promise<{ evaluated: string[]; findings: Finding[] }> {
   const s = ctx.settings.ftd_spike;
-  const rows: { customer_id: string; ftd_date: string }[] = await ctx.db('fraud_customers')
-    .where({ partner_id: ctx.partner, affiliate_id: affiliate }).whereBetween('ftd_date', [addDays(from, -s.history_days), to]).select('customer_id', 'ftd_date');
+  const rows = await affiliateRows(ctx, 'fraud_customers', affiliate, addDays(from, -s.history_days), to) as { customer_id: string; ftd_date: string }[];
   const byDay = new Map<string, string[]>();
   for (const r of rows) byDay.set(r.ftd_date, [...(byDay.get(r.ftd_date) ?? []), r.customer_id]);
   const evaluated: string[] = [];
@@ -163,9 +205,8 @@ export async function chargebackRate(ctx: Ctx, affiliate: string, month: string)
   const s = ctx.settings.chargeback_rate;
   const first = `${month}-01`;
   const last = lastDayOf(month);
-  const rows = (await ctx.db('fraud_customer_days').where({ partner_id: ctx.partner, affiliate_id: affiliate })
-    .whereBetween('date', [addDays(first, -(s.window_days - 1)), last]).where(function () { this.where('deposits', '>', 0).orWhere('reversals', '>', 0); })
-    .select('customer_id', 'date', 'deposits', 'reversals') as Record<string, unknown>[]).map((r) => ({ customer_id: String(r.customer_id), date: String(r.date), deposits: Number(r.deposits), reversals: Number(r.reversals), refunds: 0 }));
+  const rows = (await affiliateRows(ctx, 'fraud_customer_days', affiliate, addDays(first, -(s.window_days - 1)), last))
+    .filter((r) => Number(r.deposits) > 0 || Number(r.reversals) > 0).map((r) => ({ customer_id: String(r.customer_id), date: String(r.date), deposits: Number(r.deposits), reversals: Number(r.reversals), refunds: 0 }));
   let worst: { from: string; to: string; deposits: number; reversals: number } | undefined;
   for (let e = first; e <= last; e = addDays(e, 1)) {
     const from = addDays(e, -(s.window_days - 1));
@@ -189,8 +230,7 @@ export async function chargebackRate(ctx: Ctx, affiliate: string, month: string)
 /** refund_after_fee: refunds after a challenge fee among one affiliate's customers in one calendar month. */
 export async function refundAfterFee(ctx: Ctx, affiliate: string, month: string): Promise<Finding[]> {
   const s = ctx.settings.refund_after_fee;
-  const rows = (await ctx.db('fraud_customer_days').where({ partner_id: ctx.partner, affiliate_id: affiliate })
-    .whereBetween('date', [`${month}-01`, lastDayOf(month)]).where('refunds', '>', 0).select('customer_id', 'date', 'refunds') as Record<string, unknown>[])
+  const rows = (await affiliateRows(ctx, 'fraud_customer_days', affiliate, `${month}-01`, lastDayOf(month))).filter((r) => Number(r.refunds) > 0)
     .map((r): DayCounts => ({ customer_id: String(r.customer_id), date: String(r.date), refunds: Number(r.refunds), deposits: 0, reversals: 0 }))
     .sort((a, b) => (a.customer_id < b.customer_id ? -1 : a.customer_id > b.customer_id ? 1 : a.date < b.date ? -1 : 1));
   const refunds = rows.reduce((n, r) => n + r.refunds, 0);

@@ -126,6 +126,10 @@ export const fraud: StoreMigration = {
       t.index(['partner_id', 'kind', 'value']);
     });
 
+    // The wagering of a customer's few windows is read by customer and day range.
+    await knex.schema.alterTable('gaming_activity', (t) => {
+      t.index(['partner_id', 'customer_id', 'date'], 'gaming_activity_fraud_customer_day');
+    });
     // Mirrored and copied trading compare accounts on one instrument and day.
     await knex.schema.alterTable('trading_activity', (t) => {
       t.index(['partner_id', 'instrument', 'date'], 'trading_activity_fraud_instrument_day');
