@@ -110,7 +110,23 @@ async function buildStore(rows: number): Promise<{ store: Store; days: number; s
 interface Timing { job: number[]; load: number[] }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
+/** PROFILE=1: the slowest statements of the job (total ms over the counted rounds). */
+function profiler(store: Store): () => void {
+  if (!process.env.PROFILE) return () => {};
+  const totals = new Map<string, number>();
+  const started = new Map<string, number>();
+  store.knex.on('query', (q: { __knexQueryUid: string }) => started.set(q.__knexQueryUid, performance.now()));
+  store.knex.on('query-response', (_r: unknown, q: { __knexQueryUid: string; sql: string }) => {
+    const t = started.get(q.__knexQueryUid);
+    if (t === undefined) return;
+    const sql = q.sql.replace(/\$\d+(, \$\d+)*/g, '?').slice(0, 110);
+    totals.set(sql, (totals.get(sql) ?? 0) + performance.now() - t);
+  });
+  return () => { for (const [sql, ms] of [...totals].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`    ${ms.toFixed(0).padStart(6)} ms  ${sql}`); };
+}
+
 async function measure(store: Store): Promise<Map<string, Timing>> {
+  const report = profiler(store);
   const hook = createFraudHook(store, config, silentLogger());
   let jobMs = 0;
   const loader = new Loader({
@@ -157,6 +173,7 @@ async function measure(store: Store): Promise<Map<string, Timing>> {
       country_code: i % 3 === 0 ? 'GB' : 'DE', last_modified_date: `${day}T00:00:01Z`,
     })));
   }
+  report();
   return results;
 }
 

@@ -120,18 +120,23 @@ export function depositCycling(ctx: Ctx, data: CustomerData): Finding[] {
 
 interface Member { customer_id: string; affiliate_id: string }
 
-/** Members of identity keys (kind, value) → customers, with their affiliates. */
+/** Members of identity keys (kind, value) → customers, with their affiliates: one indexed query per kind and 500 values. */
 export async function identityMembers(db: Knex | Knex.Transaction, partner: string, keys: readonly string[]): Promise<Map<string, Member[]>> {
   const out = new Map<string, Member[]>();
-  const rows = await chunked(keys, 300, (c) => db('fraud_identities as i')
-    .join('fraud_customers as c', function () { this.on('c.partner_id', 'i.partner_id').andOn('c.customer_id', 'i.customer_id'); })
-    .where('i.partner_id', partner)
-    .where(function () { for (const k of c) { const [kind, value] = JSON.parse(k) as [string, string]; this.orWhere(function () { this.where('i.kind', kind).where('i.value', value); }); } })
-    .select('i.kind', 'i.value', 'i.customer_id', 'c.affiliate_id') as Promise<Record<string, string>[]>);
+  const byKind = new Map<string, string[]>();
+  for (const k of keys) { const [kind, value] = JSON.parse(k) as [string, string]; byKind.set(kind, [...(byKind.get(kind) ?? []), value]); }
+  const rows: Record<string, string>[] = [];
+  for (const [kind, values] of byKind) {
+    rows.push(...(await chunked(values, 500, (c) => db('fraud_identities').where({ partner_id: partner, kind }).whereIn('value', c).select('kind', 'value', 'customer_id') as Promise<Record<string, string>[]>)));
+  }
+  const customers = [...new Set(rows.map((r) => r.customer_id!))];
+  const affiliates = new Map((await chunked(customers, 500, (c) => db('fraud_customers').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'affiliate_id') as Promise<Member[]>)).map((m) => [m.customer_id, m.affiliate_id]));
   for (const r of rows) {
+    const affiliate = affiliates.get(r.customer_id!);
+    if (affiliate === undefined) continue;
     const k = key(r.kind!, r.value!);
     const list = out.get(k) ?? [];
-    list.push({ customer_id: r.customer_id!, affiliate_id: r.affiliate_id! });
+    list.push({ customer_id: r.customer_id!, affiliate_id: affiliate });
     out.set(k, list);
   }
   for (const list of out.values()) list.sort((a, b) => (a.customer_id < b.customer_id ? -1 : 1));
