@@ -194,7 +194,8 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--throttle-every <n>', 'every Nth request gets 429', integer('--throttle-every'))
     .option('--token-ttl <s>', 'access token lifetime in seconds', integer('--token-ttl'))
     .option('--duplicates', 'repeat the last record of each page on the next page')
-    .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean }) =>
+    .option('--fraud-patterns <n>', 'add n labelled instances of each fraud rule to the data', integer('--fraud-patterns'))
+    .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean; fraudPatterns?: number }) =>
       run(sandboxCommand({ ...opts, latencyMs: opts.latency }, io)));
 
   positionalOptionsBelowRoot(program);

@@ -353,12 +353,19 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
     const [affiliate, month] = splitMonthKey(key);
     touched.set(affiliate, (touched.get(affiliate) ?? new Set()).add(month));
   }
+  const reviewSources = new Map<string, string[]>();
   if (revsharePlans.length > 0 && scope.reviewed.size > 0) {
     // Customers whose flags changed: every month their activity counts in.
-    for (const d of await readFlaggedDays(trx, partner, scope.reviewed, toCachedDay)) touched.set(d.affiliateId, (touched.get(d.affiliateId) ?? new Set()).add(monthOf(d.date)));
+    for (const d of await readFlaggedDays(trx, partner, scope.reviewed, toCachedDay)) {
+      touched.set(d.affiliateId, (touched.get(d.affiliateId) ?? new Set()).add(monthOf(d.date)));
+      const k = `${d.affiliateId}\u0000${monthOf(d.date)}`;
+      const list = reviewSources.get(k) ?? [];
+      if (!list.includes(`review:${d.customerId}`)) list.push(`review:${d.customerId}`);
+      reviewSources.set(k, list);
+    }
   }
   const flagged = revsharePlans.length > 0 && touched.size > 0 ? await readReviews(trx, partner) : new Map();
-  const flaggedDays = flaggedDaysByAffiliate(flagged.size > 0 ? (await readFlaggedDays(trx, partner, flagged.keys(), toCachedDay)).filter((d) => touched.has(d.affiliateId)) : []);
+  const flaggedDays = flaggedDaysByAffiliate(flagged.size > 0 ? await readFlaggedDays(trx, partner, flagged.keys(), toCachedDay, touched.keys()) : []);
   const months = revsharePlans.length > 0 && touched.size > 0 ? await readAffiliateMonths(trx, partner, touched.keys()) : new Map();
   const missing = revsharePlans.length > 0 && touched.size > 0 ? await missingByMonth(trx, partner) : new Map<string, string[]>();
   const revshareWork: { plan: RevsharePlan; affiliate: string; evaluate: Set<string> }[] = [];
@@ -385,7 +392,7 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
     const sources = new Map<string, string[]>();
     const monthMissing = new Map<string, string[]>();
     for (const m of w.evaluate) {
-      sources.set(m, deltas.map.get(`${w.affiliate}\u0000${m}`)?.sources ?? [`carry:${w.affiliate}`]);
+      sources.set(m, deltas.map.get(`${w.affiliate}\u0000${m}`)?.sources ?? reviewSources.get(`${w.affiliate}\u0000${m}`) ?? [`carry:${w.affiliate}`]);
       monthMissing.set(m, missing.get(`${w.affiliate}\u0000${m}`) ?? []);
     }
     for (const [k, v] of missing) {

@@ -95,8 +95,9 @@ export async function readReviews(knex: Knex, partner: string, customers?: Itera
 
 /**
  * Per-customer targets (CPA, challenge fees, phase bonuses) under the customers' flags:
- * confirmed → 0 (`fraud_void`, naming the flags); open → held (no line; the review mark says
- * what is withheld and what waits), unless nothing is at stake (target 0, nothing booked).
+ * confirmed → 0 (`fraud_void`, naming the flags); open → held: nothing more is booked (the
+ * review mark says what is withheld and what waits), while a target below what was booked (a
+ * clawback, a correction) is booked; a target of 0 is never held (nothing is at stake).
  */
 export function applyReview(targets: readonly Target[], reviews: ReadonlyMap<string, CustomerReview>, lines: ReadonlyMap<string, LineState[]>, currentMonth: string): Target[] {
   if (reviews.size === 0) return [...targets];
@@ -111,11 +112,14 @@ export function applyReview(targets: readonly Target[], reviews: ReadonlyMap<str
         basis: { why: `fraud flag ${flagText(review.confirmed)} confirmed: the commission is void`, flags: review.confirmed, rule_target_usd: t.amount?.toFixed(2) ?? null, rule_reason: t.reason, rule_basis: t.basis },
       };
     }
-    if (t.amount !== null && t.amount.isZero() && booked.isZero()) return t;
+    if (t.amount !== null && t.amount.isZero()) return t;
+    const basis = { ...t.basis, review: `held while fraud flag ${flagText(review.open)} is open`, rule_target_usd: t.amount?.toFixed(2) ?? null };
+    // A target at or below what was booked (a clawback, a correction) is booked: it pays nothing more. What stays is withheld.
+    if (t.amount !== null && t.amount.lessThanOrEqualTo(booked)) return { ...t, review: { flags: review.open, withheld: t.amount, waiting: ZERO }, basis };
     return {
       ...t, amount: null,
       review: { flags: review.open, withheld: booked, waiting: t.amount === null ? null : t.amount.minus(booked) },
-      basis: { ...t.basis, review: `held while fraud flag ${flagText(review.open)} is open`, rule_target_usd: t.amount?.toFixed(2) ?? null },
+      basis,
     };
   });
 }
@@ -127,12 +131,15 @@ export function flaggedDaysByAffiliate(days: readonly CachedDay[]): Map<string, 
   return out;
 }
 
-/** The customer-days of these customers (flagged ones: few), from the derived table. */
-export async function readFlaggedDays(knex: Knex, partner: string, customers: Iterable<string>, toCachedDay: (r: Record<string, unknown>) => CachedDay): Promise<CachedDay[]> {
+/** The customer-days of these customers (flagged ones: few), from the derived table; only those attributed to `affiliates` when given. */
+export async function readFlaggedDays(knex: Knex, partner: string, customers: Iterable<string>, toCachedDay: (r: Record<string, unknown>) => CachedDay, affiliates?: Iterable<string>): Promise<CachedDay[]> {
   const list = [...new Set(customers)];
+  const only = affiliates === undefined ? undefined : [...new Set(affiliates)];
   const out: CachedDay[] = [];
   for (let i = 0; i < list.length; i += 500) {
-    const rows: Record<string, unknown>[] = await knex('commission_customer_days').where('partner_id', partner).whereIn('customer_id', list.slice(i, i + 500)).select('*');
+    const q = knex('commission_customer_days').where('partner_id', partner).whereIn('customer_id', list.slice(i, i + 500)).select('*');
+    if (only) q.whereIn('affiliate_id', only);
+    const rows: Record<string, unknown>[] = await q;
     out.push(...rows.map(toCachedDay));
   }
   return out;

@@ -7,6 +7,7 @@
  * |--------|------------------------------------------------|--------------------------------------|--------|
  * | GET    | /_sandbox                                      |                                      | { seed, from, to, variants: { v: { customers, transactions, activity_days } } } |
  * | GET    | /_sandbox/stats                                |                                      | SandboxStats |
+ * | GET    | /_sandbox/fraud-patterns                       |                                      | { data: injected patterns: variant, rule, instance, affiliate, customers } |
  * | POST   | /_sandbox/stats/reset                          |                                      | SandboxStats (zeroed) |
  * | GET    | /_sandbox/clock                                |                                      | { now, offset_ms }: the clock records are stamped with |
  * | POST   | /_sandbox/clock                                | { offset_ms }                        | { now, offset_ms }; 400 for a bad offset |
@@ -59,6 +60,7 @@ export function handleAdmin(ctx: AdminContext, request: AdminRequest): Reply {
   try {
     if (route === '') return only(method, 'GET', () => jsonReply(200, overview(ctx.data)));
     if (route === 'stats') return only(method, 'GET', () => jsonReply(200, ctx.stats()));
+    if (route === 'fraud-patterns') return only(method, 'GET', () => jsonReply(200, { data: ctx.data.patterns }));
     if (route === 'stats/reset') {
       return only(method, 'POST', () => {
         ctx.resetStats();

@@ -15,6 +15,7 @@ import { VARIANTS } from '../types.js';
 import { generationContext, type GeneratedCustomer, type GenerationContext } from './generate-common.js';
 import { generateIgamingCustomer } from './generate-igaming.js';
 import { generatePropTradingCustomer } from './generate-prop-trading.js';
+import { generateFraudPatterns, type InjectedPattern } from './fraud-patterns.js';
 import { dayOf, formatDay, instantKey, parseDay } from './instant.js';
 
 export const DEFAULT_SEED = 1;
@@ -31,6 +32,8 @@ export interface SandboxDataOptions {
   customers?: number;
   /** The current time of mutations without an explicit time; default the wall clock. */
   clock?: () => Date;
+  /** Labelled fraud patterns (src/sandbox/fraud-patterns.ts): this many instances of each rule, added to the clean customers; default 0. */
+  fraudPatterns?: number;
 }
 
 /** A stored record with the key it is sorted by (string tuple, compared element by element). */
@@ -62,6 +65,8 @@ export interface SandboxData {
   /** The generated range, YYYY-MM-DD, both inclusive. */
   readonly from: string;
   readonly to: string;
+  /** The injected fraud patterns (empty unless asked for): which customers a flag of which rule should cover. */
+  readonly patterns: readonly InjectedPattern[];
 
   /** Customers sorted by (last_modified_date, customer_id). */
   customers(variant: Variant): readonly Readonly<SpecRecord>[];
@@ -200,6 +205,15 @@ export function createSandboxData(options: SandboxDataOptions = {}): SandboxData
       for (const row of generated.activity) storeActivity(variant, data, row);
     }
   }
+  const patternSets = options.fraudPatterns ? generateFraudPatterns(ctx, options.fraudPatterns) : [];
+  for (const set of patternSets) {
+    const data = store.get(set.variant) as VariantData;
+    for (const generated of set.generated) {
+      storeCustomer(data, generated.customer);
+      for (const tx of generated.transactions) storeTransaction(data, tx);
+      for (const row of generated.activity) storeActivity(set.variant, data, row);
+    }
+  }
 
   const of = (variant: Variant): VariantData => {
     const data = store.get(variant);
@@ -239,6 +253,7 @@ export function createSandboxData(options: SandboxDataOptions = {}): SandboxData
     seed,
     from: formatDay(fromDay),
     to: formatDay(toDay),
+    patterns: patternSets.flatMap((set) => set.patterns),
     customers: (variant) => of(variant).customers.entries().map((e) => e.record),
     transactions: (variant) => of(variant).transactions.entries().map((e) => e.record),
     activity: (variant, date) => (date === undefined ? activityDates(variant) : [date]).flatMap((d) => sortedActivity(variant, d).map((e) => e.record)),

@@ -47,6 +47,8 @@ export interface SandboxOptions {
   seed?: number;
   /** Customers per variant; default 200. */
   customers?: number;
+  /** Labelled fraud patterns: instances of each detection rule added to the clean data (src/sandbox/fraud-patterns.ts); default 0. */
+  fraudPatterns?: number;
   /** First and last day (YYYY-MM-DD, UTC) of signups and activity; default the 30 days before the clock's day. */
   from?: string;
   to?: string;
@@ -91,7 +93,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   // (a partner whose clock runs behind or ahead). Tokens and rate limits keep the real clock.
   let recordClockOffsetMs = 0;
   const recordClock = () => new Date(clock().getTime() + recordClockOffsetMs);
-  const data = createSandboxData({ seed, customers: options.customers, from: options.from, to: options.to, clock: recordClock });
+  const data = createSandboxData({ seed, customers: options.customers, from: options.from, to: options.to, clock: recordClock, fraudPatterns: options.fraudPatterns });
   const faults = defaultFaults();
   const faultErrors = mergeFaults(faults, options.faults ?? {});
   if (faultErrors.length > 0) throw new Error(`sandbox: ${faultErrors.join('; ')}`);

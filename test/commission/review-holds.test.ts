@@ -130,6 +130,8 @@ for (const backend of STORES) {
       // Without c2: 1000 × 25% = 250.00; c2's 400 × 25% = 100.00 is held apart.
       assert.deepEqual(brief(await h.lines({ key: RS_NOV })), [['revshare', '350.00'], ['revshare', '-100.00']]);
       assert.deepEqual(await reviewRows(h), [[RS_NOV, null, '0.00', '100.00', [flag]]]);
+      const apart = (await h.lines({ key: RS_NOV }))[1];
+      assert.deepEqual([apart?.sources, apart?.basis.held_apart_usd], [['review:c2'], '100.00']);
       // More activity of either customer while open: c1's counts, c2's waits.
       await h.load('activity', [play('2026-11-04', 'c1', { ggr: 200 }), play('2026-11-04', 'c2', { ggr: 40 })]);
       assert.equal(await keyTotal(h, RS_NOV), '300.00');
@@ -197,6 +199,16 @@ describe('commission review holds: reports and crashes', () => {
     await h.rates('date,currency,rate\n2026-10-02,EUR,1.12\n');
     assert.deepEqual(await h.holds(), []);
     assert.deepEqual(await reviewRows(h), [[CPA_C1, 'c1', '0.00', '100.00', [flag]], ['cpa_ftd|cpa|casino|c2', 'c2', '100.00', '0.00', [flag]]]);
+    await h.agrees();
+  });
+
+  it('while a flag is open a clawback is still booked: nothing more is paid, less can be', async () => {
+    await h.load('customers', [igCustomer('c1')]);
+    await h.load('transactions', [tx('t1', 'c1', 'deposit', 50)]);
+    await openFlag(h, ['c1']);
+    await h.load('transactions', [tx('t1', 'c1', 'deposit', 50, { status: 'reversed' })]);
+    assert.deepEqual(brief(await h.lines()), [['cpa_ftd', '100.00'], ['cpa_clawback_reversed', '-100.00']]);
+    assert.deepEqual(await reviewRows(h), [], 'nothing left at stake');
     await h.agrees();
   });
 

@@ -1,7 +1,9 @@
 /**
  * `partner-sync sandbox [--port N] [--seed N] [--customers N] [--error-rate F] [--latency MS]
- * [--throttle-every N] [--token-ttl S] [--duplicates]`: runs the local sandbox partner API until
- * SIGINT or SIGTERM. Its client secret is never printed.
+ * [--throttle-every N] [--token-ttl S] [--duplicates] [--fraud-patterns N]`: runs the local sandbox
+ * partner API until SIGINT or SIGTERM. Its client secret is never printed. `--fraud-patterns N`
+ * adds N labelled instances of each fraud rule to the clean data (GET /_sandbox/fraud-patterns
+ * lists them).
  */
 import { startSandbox, type Sandbox, type SandboxFaults } from '../../sandbox/server.js';
 import { defaultClients } from '../../sandbox/oauth.js';
@@ -16,6 +18,7 @@ export interface SandboxCommandOptions {
   throttleEvery?: number;
   tokenTtl?: number;
   duplicates?: boolean;
+  fraudPatterns?: number;
 }
 
 /**
@@ -31,6 +34,7 @@ export async function sandboxCommand(opts: SandboxCommandOptions, io: Io, stop?:
   whole('--port', opts.port, 0, 65535);
   whole('--seed', opts.seed, 0);
   whole('--customers', opts.customers, 0);
+  whole('--fraud-patterns', opts.fraudPatterns, 0);
   whole('--latency', opts.latencyMs, 0);
   whole('--throttle-every', opts.throttleEvery, 0);
   whole('--token-ttl', opts.tokenTtl, 1);
@@ -51,6 +55,7 @@ export async function sandboxCommand(opts: SandboxCommandOptions, io: Io, stop?:
       port: opts.port,
       seed: opts.seed,
       customers: opts.customers,
+      fraudPatterns: opts.fraudPatterns,
       tokenTtlSeconds: opts.tokenTtl,
       clients,
       faults,
@@ -63,6 +68,7 @@ export async function sandboxCommand(opts: SandboxCommandOptions, io: Io, stop?:
 
   const clientId = clients[0]?.client_id ?? '';
   io.out(`sandbox partner API listening on ${sandbox.url} (client id ${clientId}; secret from SANDBOX_CLIENT_SECRET or the demo default)`);
+  if (opts.fraudPatterns) io.out(`fraud patterns: ${sandbox.data.patterns.length} labelled instances added (${opts.fraudPatterns} per rule): GET ${sandbox.url}/_sandbox/fraud-patterns`);
 
   await new Promise<void>((resolve) => {
     const done = () => {

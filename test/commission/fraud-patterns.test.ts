@@ -1,0 +1,65 @@
+/**
+ * The sandbox's labelled fraud patterns, loaded through the real Loader with the after-load
+ * composition (fraud detection, then commissions): every rule flags its injected instance, and the
+ * commission of the flagged customers is held for review (docs/commissions.md, Review holds).
+ */
+import assert from 'node:assert/strict';
+import { createLoadHooks } from '../../jobs/load-hooks.js';
+import { loadFraudConfig } from '../../jobs/fraud.js';
+import { listReviewHolds } from '../../src/commission/review-holds.js';
+import { listFlags } from '../../src/fraud/flags.js';
+import { silentLogger } from '../../src/log.js';
+import { Loader } from '../../src/pipeline/load.js';
+import { createSandboxData } from '../../src/sandbox/data.js';
+import { PATTERN_RULES } from '../../src/sandbox/fraud-patterns.js';
+import { createSpecValidator } from '../../src/spec/validator.js';
+import type { Entity, SpecRecord, Variant } from '../../src/types.js';
+import { raw } from '../support/records.js';
+import { fixedClock, STORES, type TestStore } from '../support/stores.js';
+import { plansFrom } from './harness.js';
+
+const PLANS = plansFrom(`plans:
+  - id: casino-cpa
+    kind: cpa_ftd
+    partner: sandbox-casino
+    affiliates: all
+    effective: { from: 2026-01-01 }
+    qualification: { min_first_deposit_usd: 20 }
+    amount_usd: { default: 100 }
+`);
+
+describe('sandbox fraud patterns through the load hooks', () => {
+  let t: TestStore;
+  beforeEach(async () => { t = await STORES[0]!.create(fixedClock('2026-11-01T12:00:00.000Z')); });
+  afterEach(async () => t.drop());
+
+  it('one labelled instance of every rule: each is flagged, and the farmed customers\' CPAs are held for review, not booked', async () => {
+    const data = createSandboxData({ customers: 0, fraudPatterns: 1, from: '2026-10-01', to: '2026-10-31', clock: () => new Date('2026-11-01T12:00:00Z') });
+    assert.deepEqual(data.patterns.map((p) => p.rule).sort(), [...PATTERN_RULES.igaming, ...PATTERN_RULES['prop-trading']].sort());
+    const { config } = await loadFraudConfig('config/fraud.yaml');
+    const loader = new Loader({ store: t.store, validator: createSpecValidator(), ...createLoadHooks(t.store, { plans: PLANS, logger: silentLogger(), fraud: config }) });
+    let run = 0;
+    const load = async (variant: Variant, entity: Entity, records: readonly SpecRecord[]) => {
+      const partner = variant === 'igaming' ? 'sandbox-casino' : 'sandbox-prop';
+      const r = await loader.load({ partner, variant, entity, runId: `r${++run}`, records: raw(records) });
+      assert.equal(r.rejected, 0, JSON.stringify(r.rejects.slice(0, 1)));
+    };
+    for (const variant of ['igaming', 'prop-trading'] as const) {
+      await load(variant, 'customers', data.customers(variant).map((c) => ({ ...c })));
+      await load(variant, 'transactions', data.transactions(variant).map(({ updated_at: _u, ...tx }) => tx));
+      await load(variant, 'activity', data.activity(variant).map((a) => ({ ...a })));
+    }
+    const flags = await listFlags(t.store.knex);
+    for (const p of data.patterns) {
+      const covered = new Set(flags.filter((f) => f.rule === p.rule).flatMap((f) => f.customers));
+      assert.deepEqual(p.customers.filter((c) => !covered.has(c)), [], `${p.instance}: every labelled customer is flagged`);
+    }
+    // CPA farming: 9 farmed FTDs of 21 USD meet the 20 USD baseline; flagged in the load that brought them, so never booked.
+    const farm = data.patterns.find((p) => p.rule === 'cpa_farming')!;
+    const holds = await listReviewHolds(t.store.knex, { partner: 'sandbox-casino' });
+    const farmHolds = holds.filter((h) => farm.customers.includes(h.customer_id ?? ''));
+    assert.deepEqual(farmHolds.map((h) => [h.withheld_usd, h.waiting_usd]), farm.customers.map(() => ['0.00', '100.00']));
+    const booked = await t.store.knex('commission_ledger').whereIn('customer_id', farm.customers).count({ n: '*' });
+    assert.equal(Number((booked[0] as { n: unknown }).n), 0);
+  });
+});
