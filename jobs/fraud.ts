@@ -24,15 +24,37 @@ export type FraudSource = FraudConfig | undefined | (() => FraudConfig | undefin
 
 const current = (source: FraudSource): FraudConfig | undefined => (typeof source === 'function' ? source() : source);
 
-/** The customers a committed batch touched, including those whose activity day it replaced. */
+/**
+ * The customers a committed batch touched, including those whose activity day it replaced (the
+ * day's rows were deleted; the re-sent ones come in the batches after it). Keeps the days with
+ * activity per customer (fraud_active_days) as it goes.
+ */
 async function touched(trx: Knex.Transaction, change: LoadedChange): Promise<Set<string>> {
   const ids = new Set<string>();
   for (const entity of ['customers', 'transactions', 'activity'] as const) for (const r of change.records[entity]) ids.add(String(r.customer_id));
+  const partner = change.partner;
   if (change.replacedDays.length > 0) {
-    const rows: { customer_id: string }[] = await trx('fraud_customer_days').where({ partner_id: change.partner, active: 1 }).whereIn('date', change.replacedDays).select('customer_id');
+    const rows: { customer_id: string }[] = await trx('fraud_active_days').where('partner_id', partner).whereIn('date', change.replacedDays).select('customer_id');
     for (const r of rows) ids.add(r.customer_id);
+    await trx('fraud_active_days').where('partner_id', partner).whereIn('date', change.replacedDays).delete();
   }
+  const active = new Map<string, { partner_id: string; date: string; customer_id: string }>();
+  for (const r of change.records.activity) active.set(`${String(r.date)}\u0000${String(r.customer_id)}`, { partner_id: partner, date: String(r.date), customer_id: String(r.customer_id) });
+  const rows = [...active.values()];
+  for (let i = 0; i < rows.length; i += 300) await trx('fraud_active_days').insert(rows.slice(i, i + 300)).onConflict(['partner_id', 'date', 'customer_id']).ignore();
   return ids;
+}
+
+/** The days with activity of these customers, from their rows (a rescan). */
+async function rebuildActiveDays(trx: Knex.Transaction, partner: string, variant: Variant, customers: readonly string[]): Promise<void> {
+  const table = variant === 'igaming' ? 'gaming_activity' : 'trading_activity';
+  for (let i = 0; i < customers.length; i += 300) {
+    const chunk = customers.slice(i, i + 300);
+    await trx('fraud_active_days').where('partner_id', partner).whereIn('customer_id', chunk).delete();
+    const rows: { date: unknown; customer_id: string }[] = await trx(table).where('partner_id', partner).whereIn('customer_id', chunk).distinct('date', 'customer_id');
+    const values = rows.map((r) => ({ partner_id: partner, date: String(r.date).slice(0, 10), customer_id: r.customer_id }));
+    for (let j = 0; j < values.length; j += 300) await trx('fraud_active_days').insert(values.slice(j, j + 300));
+  }
 }
 
 export function createFraudHook(store: Store, source: FraudSource, logger: Logger): Pick<LoaderDeps, 'inTransaction'> {
@@ -82,6 +104,7 @@ export async function scanFraud(store: Store, config: FraudConfig, options: Scan
         const act: { customer_id: string }[] = await trx(variant === 'igaming' ? 'gaming_activity' : 'trading_activity').where('partner_id', partner).where('date', '>=', from).distinct('customer_id');
         for (const r of [...tx, ...act]) customers.add(r.customer_id);
       }
+      await rebuildActiveDays(trx, partner, variant, [...customers]);
       return detect(trx, store, config, { partner, variant, customers }, { full: !from });
     }));
   }

@@ -3,7 +3,9 @@
  * variants (with deliberately bad records) imported through the real CLI, showing what loaded,
  * what was rejected and why, and what waits for its customer; then the sandbox partner API
  * started on 127.0.0.1:4010 and a real incremental sync of the two example partners
- * (config/partners/) into the same store; then `status`.
+ * (config/partners/) into the same store; then `status` and the commissions; last, two sign-ups
+ * of one person under two affiliates (samples/fraud/), which fraud detection flags and whose CPA
+ * the commission job holds for review.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -101,4 +103,25 @@ try {
   await cli('commissions', 'recompute');
 } finally {
   await sandbox.close();
+}
+
+console.log('\nFraud patterns (config/fraud.yaml, docs/fraud.md): one person signs up twice at sandbox-casino,');
+console.log('as Mia.Stone+vip@GoogleMail.com under AFF-FD-1 and as miastone@gmail.com under AFF-FD-2, and');
+console.log('deposits 60 USD on each account: two CPAs for one player.');
+await cli('import', 'sandbox-casino', '--variant', 'igaming', '--entity', 'customers', 'samples/fraud/customers.ndjson');
+await cli('import', 'sandbox-casino', '--variant', 'igaming', '--entity', 'transactions', 'samples/fraud/transactions.ndjson');
+await cli('fraud', 'list', '--partner', 'sandbox-casino', '--rule', 'duplicate_identity');
+const flagStore = await openStore({ url: storeUrl, cwd: root });
+let flagId: string | undefined;
+try {
+  const row = (await flagStore.knex('fraud_flags').where({ partner_id: 'sandbox-casino', rule: 'duplicate_identity', instance_key: JSON.stringify(['email', 'miastone@gmail.com']) }).first('id')) as { id: number } | undefined;
+  flagId = row ? String(row.id) : undefined;
+} finally {
+  await flagStore.close();
+}
+if (flagId) {
+  await cli('fraud', 'show', flagId);
+  await cli('commissions', '--partner', 'sandbox-casino', '--affiliate', 'AFF-FD-1');
+  console.log(`\nAn affiliate manager decides: partner-sync fraud confirm ${flagId} --reason "..." voids both CPAs,`);
+  console.log(`partner-sync fraud dismiss ${flagId} --reason "..." books them.`);
 }

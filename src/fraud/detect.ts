@@ -7,15 +7,15 @@
  * is withdrawn when still open, noted unsupported when decided (docs/fraud.md). All in the caller's transaction.
  */
 import type { Knex } from 'knex';
-import { addDays, monthOf } from '../commission/dates.js';
+import { addDays, lastDayOf, monthOf } from '../commission/dates.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 import { enabledRules, settingsFor, type FraudConfig, type RuleName } from './config.js';
 import { chunked, deriveFacts, loadCustomerData, readFacts, writeFacts } from './facts.js';
-import { markUnsupported, upsertFlag, type Finding } from './flags.js';
+import { markUnsupported, upsertFlag, type Finding, type KnownFlag } from './flags.js';
 import {
   bonusBustOut, chargebackRate, cpaFarming, depositCycling, duplicateIdentity, fastFunding, ftdSpike, identityMembers, key,
-  monthsOfWindow, refundAfterFee, tradingPairs,
+  monthsOfWindow, prefetch, refundAfterFee, tradingPairs, type Ctx,
 } from './rules.js';
 
 export interface DetectScope {
@@ -45,11 +45,11 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
   const settings = settingsFor(config, partner);
   const rules = new Set(enabledRules(settings, variant));
   if (rules.size === 0) return result;
-  const ctx = { db: trx, partner, variant, settings };
+  const ctx: Ctx = { db: trx, partner, variant, settings };
   const ids = [...scope.customers].sort();
 
   const old = await readFacts(trx, partner, ids);
-  const data = await loadCustomerData(trx, partner, variant, ids);
+  const data = await loadCustomerData(trx, partner, variant, ids, settings);
   const facts = [...data.values()].map((d) => deriveFacts(d, variant, settings));
   await writeFacts(trx, partner, ids, facts);
 
@@ -86,7 +86,7 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
     for (const list of members.values()) for (const m of list as { customer_id: string }[]) t.add(m.customer_id);
     const all = [...t].sort();
     const extra = all.filter((c) => !data.has(c));
-    const rows = new Map([...data, ...(await loadCustomerData(trx, partner, variant, extra, { rowsOnly: true }))]);
+    const rows = new Map([...data, ...(await loadCustomerData(trx, partner, variant, extra, settings, { rowsOnly: true }))]);
     const funded = new Map((await chunked(all, 300, (c) => trx('fraud_customers').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'funded_days') as Promise<{ customer_id: string; funded_days: unknown }[]>))
       .map((r) => [r.customer_id, r.funded_days == null ? null : Number(r.funded_days)]));
     const keysOf = await chunked(all, 300, (c) => trx('fraud_identities').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'kind', 'value') as Promise<{ customer_id: string; kind: string; value: string }[]>);
@@ -103,9 +103,14 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
       findings.push(...fastFunding(ctx, d, funded.get(c) ?? null, list));
     }
   }
+  const unitsOf = (set: Set<string>, span: (a: string, x: string) => [string, string]) => [...set].map((u) => { const [a, x] = JSON.parse(u) as [string, string]; const [from, to] = span(a, x); return { affiliate: a, from, to }; });
+  if (rules.has('cpa_farming')) await prefetch(ctx, 'fraud_customers', unitsOf(farmingMonths, (_a, m) => [`${m}-01`, lastDayOf(m)]));
+  if (rules.has('chargeback_rate')) await prefetch(ctx, 'fraud_customer_days', unitsOf(chargebackMonths, (_a, m) => [addDays(`${m}-01`, -(settings.chargeback_rate.window_days - 1)), lastDayOf(m)]));
+  if (rules.has('refund_after_fee')) await prefetch(ctx, 'fraud_customer_days', unitsOf(refundMonths, (_a, m) => [`${m}-01`, lastDayOf(m)]));
   if (rules.has('cpa_farming')) for (const u of farmingMonths) { mark('cpa_farming', u); const [a, m] = JSON.parse(u) as [string, string]; findings.push(...(await cpaFarming(ctx, a, m))); }
   if (rules.has('ftd_spike')) {
     const byAffiliate = new Map<string, string[]>();
+    const spikeRanges: { affiliate: string; from: string; to: string }[] = [];
     for (const u of spikeDays) { const [a, d] = JSON.parse(u) as [string, string]; byAffiliate.set(a, [...(byAffiliate.get(a) ?? []), d]); }
     for (const [a, list] of byAffiliate) {
       // A day's count is the history of the history_days after it: those are judged again.
@@ -118,11 +123,13 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
         else { ranges.push([from, to]); from = d; to = addDays(d, settings.ftd_spike.history_days); }
       }
       ranges.push([from, to]);
-      for (const [f, t] of ranges) {
-        const r = await ftdSpike(ctx, a, f, t);
-        for (const e of r.evaluated) mark('ftd_spike', e);
-        findings.push(...r.findings);
-      }
+      spikeRanges.push(...ranges.map(([f, t]) => ({ affiliate: a, from: f, to: t })));
+    }
+    await prefetch(ctx, 'fraud_customers', spikeRanges.map((r) => ({ ...r, from: addDays(r.from, -settings.ftd_spike.history_days) })));
+    for (const { affiliate: a, from: f, to: t } of spikeRanges) {
+      const r = await ftdSpike(ctx, a, f, t);
+      for (const e of r.evaluated) mark('ftd_spike', e);
+      findings.push(...r.findings);
     }
   }
   if (rules.has('chargeback_rate')) for (const u of chargebackMonths) { mark('chargeback_rate', u); const [a, m] = JSON.parse(u) as [string, string]; findings.push(...(await chargebackRate(ctx, a, m))); }
@@ -162,15 +169,35 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
     if (outcome === 'noted') result.unsupported += 1;
   }
   findings.sort((a, b) => (a.rule < b.rule ? -1 : a.rule > b.rule ? 1 : a.instanceKey < b.instanceKey ? -1 : a.instanceKey > b.instanceKey ? 1 : 0));
+  const known = await knownFlags(trx, partner, findings);
   const done = new Set<string>();
   for (const f of findings) {
     const id = `${f.rule}\u0000${f.instanceKey}`;
     if (done.has(id)) continue;
     done.add(id);
-    const r = await upsertFlag(trx, store, f);
+    const r = await upsertFlag(trx, store, f, known.get(id) ?? { row: undefined, customers: [] });
     result.findings += 1;
     if (r.created) result.opened += 1;
     else if (r.changed) result.updated += 1;
   }
   return result;
+}
+
+/** The stored flags of these findings with their customers, read in a few queries. */
+async function knownFlags(trx: Knex.Transaction, partner: string, findings: readonly Finding[]): Promise<Map<string, KnownFlag>> {
+  const out = new Map<string, KnownFlag>();
+  const byRule = new Map<string, string[]>();
+  for (const f of findings) byRule.set(f.rule, [...(byRule.get(f.rule) ?? []), f.instanceKey]);
+  const rows: Record<string, unknown>[] = [];
+  for (const [rule, keys] of byRule) rows.push(...(await chunked(keys, 300, (c) => trx('fraud_flags').where({ partner_id: partner, rule }).whereIn('instance_key', c).select('*') as Promise<Record<string, unknown>[]>)));
+  const byId = new Map<number, KnownFlag>();
+  for (const r of rows) {
+    const k: KnownFlag = { row: r, customers: [] };
+    byId.set(Number(r.id), k);
+    out.set(`${String(r.rule)}\u0000${String(r.instance_key)}`, k);
+  }
+  const customers = await chunked([...byId.keys()], 300, (c) => trx('fraud_flag_customers').whereIn('flag_id', c).select('flag_id', 'customer_id') as Promise<{ flag_id: unknown; customer_id: string }[]>);
+  for (const c of customers) byId.get(Number(c.flag_id))?.customers.push(c.customer_id);
+  for (const k of byId.values()) k.customers.sort();
+  return out;
 }

@@ -52,9 +52,12 @@ export interface TradeRow {
 export interface CustomerData {
   row: CustomerRow;
   txs: Tx[];
-  /** USD wagered per day (total_bets); undefined for a day with a bet in a currency without a rate. */
+  /**
+   * USD wagered per day (total_bets) on the days the rules look at (the windows after the first
+   * deposit, each bonus and each deposit: windowsOf); undefined for a day with a bet in a
+   * currency without a rate.
+   */
   wagering: Map<string, Money | undefined>;
-  activeDays: Set<string>;
 }
 
 export interface Facts {
@@ -64,7 +67,7 @@ export interface Facts {
   ftd_usd: string | null;
   farmed: number | null;
   funded_days: number | null;
-  days: { date: string; deposits: number; reversals: number; refunds: number; active: number }[];
+  days: { date: string; deposits: number; reversals: number; refunds: number }[];
   identities: IdentityKey[];
 }
 
@@ -80,25 +83,21 @@ const ts = (v: unknown): string => toUtcTimestamp(v instanceof Date ? v.toISOStr
 const day = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v)).slice(0, 10);
 
 /** Reads the rows of these customers (one query per table per chunk). */
-export async function loadCustomerData(db: Knex | Knex.Transaction, partner: string, variant: Variant, ids: readonly string[], options: { rowsOnly?: boolean } = {}): Promise<Map<string, CustomerData>> {
+export async function loadCustomerData(db: Knex | Knex.Transaction, partner: string, variant: Variant, ids: readonly string[], settings: RuleSettings | undefined, options: { rowsOnly?: boolean } = {}): Promise<Map<string, CustomerData>> {
   const out = new Map<string, CustomerData>();
   const rows = await chunked(ids, CHUNK, (c) => db('customers').where('partner_id', partner).whereIn('customer_id', c)
     .select('customer_id', 'affiliate_id', 'signup_date', 'last_modified_date', 'email', 'first_name', 'last_name', 'country_code', 'click_id', 'phase') as Promise<Record<string, unknown>[]>);
   for (const r of rows) {
     const row = { ...(r as unknown as CustomerRow), signup_date: ts(r.signup_date), last_modified_date: r.last_modified_date == null ? null : ts(r.last_modified_date) };
-    out.set(row.customer_id, { row, txs: [], wagering: new Map(), activeDays: new Set() });
+    out.set(row.customer_id, { row, txs: [], wagering: new Map() });
   }
   if (options.rowsOnly) return out;
   const present = [...out.keys()];
   const txRows = await chunked(present, CHUNK, (c) => db('transactions').where('partner_id', partner).whereIn('customer_id', c)
     .select('transaction_id', 'customer_id', 'transaction_type', 'transaction_subtype', 'status', 'transaction_date', 'amount_currency', 'currency', 'amount_usd') as Promise<Record<string, unknown>[]>);
-  const activity = variant === 'igaming'
-    ? await chunked(present, CHUNK, (c) => db('gaming_activity').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'date', 'currency', 'total_bets') as Promise<Record<string, unknown>[]>)
-    : await chunked(present, CHUNK, (c) => db('trading_activity').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'date') as Promise<Record<string, unknown>[]>);
   const pairs: [string, string][] = [];
   for (const t of txRows) if (t.amount_usd == null) pairs.push([String(t.currency), utcDay(ts(t.transaction_date))]);
-  for (const a of activity) if (a.currency !== undefined && a.total_bets != null) pairs.push([String(a.currency), day(a.date)]);
-  const rates = await RateBook.load(db as Knex, pairs);
+  let rates = await RateBook.load(db as Knex, pairs);
   for (const t of txRows) {
     const data = out.get(String(t.customer_id));
     if (!data) continue;
@@ -113,12 +112,20 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
     data.txs.push({ transaction_id: String(t.transaction_id), customer_id: String(t.customer_id), type: String(t.transaction_type), subtype: t.transaction_subtype == null ? null : String(t.transaction_subtype), status: String(t.status), at, day: d, usd });
   }
   for (const data of out.values()) data.txs.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.transaction_id < b.transaction_id ? -1 : a.transaction_id > b.transaction_id ? 1 : 0));
-  for (const a of activity) {
+  if (variant !== 'igaming' || !settings) return out;
+  // Wagering of the windows the rules read only: the cost follows the customer's transactions, not its history of days.
+  const ranges: { customer: string; from: string; to: string }[] = [];
+  for (const data of out.values()) for (const [from, to] of windowsOf(data, settings)) ranges.push({ customer: data.row.customer_id, from, to });
+  const activity = await chunked(ranges, 200, (c) => db('gaming_activity').where('partner_id', partner)
+    .where(function () { for (const r of c) this.orWhere(function () { this.where('customer_id', r.customer).whereBetween('date', [r.from, r.to]); }); })
+    .select('customer_id', 'date', 'game_type', 'currency', 'total_bets') as Promise<Record<string, unknown>[]>);
+  const cells = new Map<string, Record<string, unknown>>();
+  for (const a of activity) cells.set(`${String(a.customer_id)}\u0000${day(a.date)}\u0000${String(a.game_type)}\u0000${String(a.currency)}`, a);
+  rates = await RateBook.load(db as Knex, [...pairs, ...[...cells.values()].filter((a) => a.total_bets != null).map((a): [string, string] => [String(a.currency), day(a.date)])]);
+  for (const a of cells.values()) {
     const data = out.get(String(a.customer_id));
     if (!data) continue;
     const d = day(a.date);
-    data.activeDays.add(d);
-    if (variant !== 'igaming') continue;
     if (a.total_bets == null) {
       if (!data.wagering.has(d)) data.wagering.set(d, ZERO);
       continue;
@@ -128,6 +135,28 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
     data.wagering.set(d, before === undefined || !('usd' in c) ? undefined : before.plus(c.usd));
   }
   return out;
+}
+
+/** The day ranges whose wagering the rules read: after the first deposit (cpa_farming), each bonus (bonus_bust_out), each deposit (deposit_cycling); merged. */
+export function windowsOf(data: Pick<CustomerData, 'txs'>, settings: RuleSettings): [string, string][] {
+  const ranges: [string, string][] = [];
+  let ftdSeen = false;
+  for (const t of data.txs) {
+    if (!approved(t)) continue;
+    if (t.type === 'deposit') {
+      if (!ftdSeen) ranges.push([t.day, addDays(t.day, settings.cpa_farming.within_days - 1)]);
+      ftdSeen = true;
+      ranges.push([t.day, addDays(t.day, settings.deposit_cycling.within_days)]);
+    }
+    if (t.type === 'bonus') ranges.push([t.day, addDays(t.day, settings.bonus_bust_out.within_days)]);
+  }
+  ranges.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  const merged: [string, string][] = [];
+  for (const r of ranges) {
+    const last = merged[merged.length - 1];
+    if (last && r[0] <= addDays(last[1], 1)) { if (r[1] > last[1]) last[1] = r[1]; } else merged.push([r[0], r[1]]);
+  }
+  return merged;
 }
 
 /** USD wagered on the days [from, to]; undefined when a day of it lacks a rate. */
@@ -146,13 +175,12 @@ const isChargeback = (t: Tx): boolean => t.type === 'adjustment' && (t.subtype ?
 
 export function deriveFacts(data: CustomerData, variant: Variant, settings: RuleSettings): Facts {
   const { row } = data;
-  const days = new Map<string, { deposits: number; reversals: number; refunds: number; active: number }>();
+  const days = new Map<string, { deposits: number; reversals: number; refunds: number }>();
   const dayOf = (d: string) => {
     let v = days.get(d);
-    if (!v) days.set(d, (v = { deposits: 0, reversals: 0, refunds: 0, active: 0 }));
+    if (!v) days.set(d, (v = { deposits: 0, reversals: 0, refunds: 0 }));
     return v;
   };
-  for (const d of data.activeDays) dayOf(d).active = 1;
   let ftd: Tx | undefined;
   let feeSeen = false;
   for (const t of data.txs) {
@@ -185,7 +213,7 @@ export function deriveFacts(data: CustomerData, variant: Variant, settings: Rule
     ftd_usd: ftd && ftd.usd !== undefined ? ftd.usd.toFixed() : null,
     farmed,
     funded_days: fundedDays,
-    days: [...days].filter(([, v]) => v.deposits + v.reversals + v.refunds + v.active > 0).map(([date, v]) => ({ date, ...v })).sort((a, b) => (a.date < b.date ? -1 : 1)),
+    days: [...days].filter(([, v]) => v.deposits + v.reversals + v.refunds > 0).map(([date, v]) => ({ date, ...v })).sort((a, b) => (a.date < b.date ? -1 : 1)),
     identities: identityKeys(row, settings.duplicate_identity.gmail_dots),
   };
 }

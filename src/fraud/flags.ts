@@ -91,12 +91,18 @@ async function addCustomers(trx: Knex.Transaction, flagId: number, partner: stri
   }
 }
 
+/** A stored flag's row (undefined: none) and sorted customers, when the caller read them already. */
+export interface KnownFlag {
+  row: Record<string, unknown> | undefined;
+  customers: string[];
+}
+
 /** Opens or updates the flag of a finding's pattern instance, in the caller's transaction. */
-export async function upsertFlag(trx: Knex.Transaction, store: Store, finding: Finding): Promise<UpsertResult> {
+export async function upsertFlag(trx: Knex.Transaction, store: Store, finding: Finding, known?: KnownFlag): Promise<UpsertResult> {
   const customers = [...new Set(finding.customers)].sort();
   const evidence = JSON.stringify(finding.evidence);
   const now = store.now();
-  const existing = await trx('fraud_flags').where({ partner_id: finding.partner, rule: finding.rule, instance_key: finding.instanceKey }).first();
+  const existing = known ? known.row : await trx('fraud_flags').where({ partner_id: finding.partner, rule: finding.rule, instance_key: finding.instanceKey }).first();
   if (!existing) {
     const [inserted] = await trx('fraud_flags')
       .insert({
@@ -111,7 +117,7 @@ export async function upsertFlag(trx: Knex.Transaction, store: Store, finding: F
     return { id, created: true, changed: true, added: customers, removed: [] };
   }
   const row = rowOf(existing as Record<string, unknown>);
-  const stored = await customersOf(trx, row.id);
+  const stored = known ? known.customers : await customersOf(trx, row.id);
   const storedSet = new Set(stored);
   const wanted = new Set(customers);
   const added = customers.filter((c) => !storedSet.has(c));

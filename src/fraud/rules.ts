@@ -16,11 +16,55 @@ const usd = (m: Money): string => m.toDecimalPlaces(2).toFixed(2);
 const ratio = (a: Money | number, b: Money | number): string => money(a).dividedBy(money(b)).toDecimalPlaces(4).toFixed(4);
 export const key = (...parts: string[]): string => JSON.stringify(parts);
 
-interface Ctx {
+export interface Ctx {
   db: Knex | Knex.Transaction;
   partner: string;
   variant: Variant;
   settings: RuleSettings;
+  /** Rows of fraud_customers / fraud_customer_days per affiliate read ahead for many units at once (prefetch). */
+  cache?: Map<string, { from: string; to: string; rows: Record<string, unknown>[] }[]>;
+}
+
+type AffiliateTable = 'fraud_customers' | 'fraud_customer_days';
+const DATE_COLUMN: Record<AffiliateTable, string> = { fraud_customers: 'ftd_date', fraud_customer_days: 'date' };
+const COLUMNS: Record<AffiliateTable, string[]> = {
+  fraud_customers: ['customer_id', 'affiliate_id', 'ftd_date', 'ftd_usd', 'farmed'],
+  fraud_customer_days: ['customer_id', 'affiliate_id', 'date', 'deposits', 'reversals', 'refunds'],
+};
+
+/**
+ * Reads the rows of many (affiliate, day range) units with one query per distinct range and 300
+ * affiliates, instead of one per unit; the rules then find them in ctx.cache.
+ */
+export async function prefetch(ctx: Ctx, table: AffiliateTable, units: readonly { affiliate: string; from: string; to: string }[]): Promise<void> {
+  ctx.cache ??= new Map();
+  const byRange = new Map<string, Set<string>>();
+  for (const u of units) {
+    const k = `${u.from}|${u.to}`;
+    byRange.set(k, (byRange.get(k) ?? new Set()).add(u.affiliate));
+  }
+  const column = DATE_COLUMN[table];
+  for (const [range, affiliates] of byRange) {
+    const [from, to] = range.split('|') as [string, string];
+    const list = [...affiliates];
+    for (let i = 0; i < list.length; i += 300) {
+      const chunk = list.slice(i, i + 300);
+      const rows: Record<string, unknown>[] = await ctx.db(table).where('partner_id', ctx.partner).whereIn('affiliate_id', chunk).whereBetween(column, [from, to]).select(COLUMNS[table]);
+      const per = new Map<string, Record<string, unknown>[]>(chunk.map((a) => [a, []]));
+      for (const r of rows) per.get(String(r.affiliate_id))?.push(r);
+      for (const [a, rs] of per) {
+        const k = `${table}\u0000${a}`;
+        ctx.cache.set(k, [...(ctx.cache.get(k) ?? []), { from, to, rows: rs }]);
+      }
+    }
+  }
+}
+
+async function affiliateRows(ctx: Ctx, table: AffiliateTable, affiliate: string, from: string, to: string): Promise<Record<string, unknown>[]> {
+  const column = DATE_COLUMN[table];
+  const span = ctx.cache?.get(`${table}\u0000${affiliate}`)?.find((x) => x.from <= from && x.to >= to);
+  if (span) return span.rows.filter((r) => String(r[column]) >= from && String(r[column]) <= to);
+  return ctx.db(table).where({ partner_id: ctx.partner, affiliate_id: affiliate }).whereBetween(column, [from, to]).select(COLUMNS[table]);
 }
 
 const finding = (ctx: Ctx, rule: RuleName, instance: string, affiliateId: string | null, severity: Severity, customers: string[], evidence: Record<string, unknown>): Finding => ({
@@ -76,18 +120,23 @@ export function depositCycling(ctx: Ctx, data: CustomerData): Finding[] {
 
 interface Member { customer_id: string; affiliate_id: string }
 
-/** Members of identity keys (kind, value) → customers, with their affiliates. */
+/** Members of identity keys (kind, value) → customers, with their affiliates: one indexed query per kind and 500 values. */
 export async function identityMembers(db: Knex | Knex.Transaction, partner: string, keys: readonly string[]): Promise<Map<string, Member[]>> {
   const out = new Map<string, Member[]>();
-  const rows = await chunked(keys, 300, (c) => db('fraud_identities as i')
-    .join('fraud_customers as c', function () { this.on('c.partner_id', 'i.partner_id').andOn('c.customer_id', 'i.customer_id'); })
-    .where('i.partner_id', partner)
-    .where(function () { for (const k of c) { const [kind, value] = JSON.parse(k) as [string, string]; this.orWhere(function () { this.where('i.kind', kind).where('i.value', value); }); } })
-    .select('i.kind', 'i.value', 'i.customer_id', 'c.affiliate_id') as Promise<Record<string, string>[]>);
+  const byKind = new Map<string, string[]>();
+  for (const k of keys) { const [kind, value] = JSON.parse(k) as [string, string]; byKind.set(kind, [...(byKind.get(kind) ?? []), value]); }
+  const rows: Record<string, string>[] = [];
+  for (const [kind, values] of byKind) {
+    rows.push(...(await chunked(values, 500, (c) => db('fraud_identities').where({ partner_id: partner, kind }).whereIn('value', c).select('kind', 'value', 'customer_id') as Promise<Record<string, string>[]>)));
+  }
+  const customers = [...new Set(rows.map((r) => r.customer_id!))];
+  const affiliates = new Map((await chunked(customers, 500, (c) => db('fraud_customers').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'affiliate_id') as Promise<Member[]>)).map((m) => [m.customer_id, m.affiliate_id]));
   for (const r of rows) {
+    const affiliate = affiliates.get(r.customer_id!);
+    if (affiliate === undefined) continue;
     const k = key(r.kind!, r.value!);
     const list = out.get(k) ?? [];
-    list.push({ customer_id: r.customer_id!, affiliate_id: r.affiliate_id! });
+    list.push({ customer_id: r.customer_id!, affiliate_id: affiliate });
     out.set(k, list);
   }
   for (const list of out.values()) list.sort((a, b) => (a.customer_id < b.customer_id ? -1 : 1));
@@ -118,9 +167,8 @@ export function fastFunding(ctx: Ctx, data: CustomerData, fundedDays: number | n
 /** cpa_farming for one affiliate-month of first deposits. */
 export async function cpaFarming(ctx: Ctx, affiliate: string, month: string): Promise<Finding[]> {
   const s = ctx.settings.cpa_farming;
-  const rows: { customer_id: string; ftd_date: string; ftd_usd: string | null; farmed: unknown }[] = await ctx.db('fraud_customers')
-    .where({ partner_id: ctx.partner, affiliate_id: affiliate }).whereBetween('ftd_date', [`${month}-01`, lastDayOf(month)])
-    .select('customer_id', 'ftd_date', 'ftd_usd', 'farmed').orderBy('customer_id');
+  const rows = (await affiliateRows(ctx, 'fraud_customers', affiliate, `${month}-01`, lastDayOf(month)) as { customer_id: string; ftd_date: string; ftd_usd: string | null; farmed: unknown }[])
+    .sort((a, b) => (a.customer_id < b.customer_id ? -1 : 1));
   const farmed = rows.filter((r) => Number(r.farmed) === 1);
   if (rows.length < s.min_ftds || farmed.length === 0 || money(farmed.length).lessThan(money(rows.length).times(s.min_share))) return [];
   const base = money(s.baseline_usd);
@@ -134,8 +182,7 @@ export async function cpaFarming(ctx: Ctx, affiliate: string, month: string): Pr
 /** ftd_spike for the days [from, to] of one affiliate: each day against the mean of the history_days before it. */
 export async function ftdSpike(ctx: Ctx, affiliate: string, from: string, to: string): Promise<{ evaluated: string[]; findings: Finding[] }> {
   const s = ctx.settings.ftd_spike;
-  const rows: { customer_id: string; ftd_date: string }[] = await ctx.db('fraud_customers')
-    .where({ partner_id: ctx.partner, affiliate_id: affiliate }).whereBetween('ftd_date', [addDays(from, -s.history_days), to]).select('customer_id', 'ftd_date');
+  const rows = await affiliateRows(ctx, 'fraud_customers', affiliate, addDays(from, -s.history_days), to) as { customer_id: string; ftd_date: string }[];
   const byDay = new Map<string, string[]>();
   for (const r of rows) byDay.set(r.ftd_date, [...(byDay.get(r.ftd_date) ?? []), r.customer_id]);
   const evaluated: string[] = [];
@@ -163,9 +210,8 @@ export async function chargebackRate(ctx: Ctx, affiliate: string, month: string)
   const s = ctx.settings.chargeback_rate;
   const first = `${month}-01`;
   const last = lastDayOf(month);
-  const rows = (await ctx.db('fraud_customer_days').where({ partner_id: ctx.partner, affiliate_id: affiliate })
-    .whereBetween('date', [addDays(first, -(s.window_days - 1)), last]).where(function () { this.where('deposits', '>', 0).orWhere('reversals', '>', 0); })
-    .select('customer_id', 'date', 'deposits', 'reversals') as Record<string, unknown>[]).map((r) => ({ customer_id: String(r.customer_id), date: String(r.date), deposits: Number(r.deposits), reversals: Number(r.reversals), refunds: 0 }));
+  const rows = (await affiliateRows(ctx, 'fraud_customer_days', affiliate, addDays(first, -(s.window_days - 1)), last))
+    .filter((r) => Number(r.deposits) > 0 || Number(r.reversals) > 0).map((r) => ({ customer_id: String(r.customer_id), date: String(r.date), deposits: Number(r.deposits), reversals: Number(r.reversals), refunds: 0 }));
   let worst: { from: string; to: string; deposits: number; reversals: number } | undefined;
   for (let e = first; e <= last; e = addDays(e, 1)) {
     const from = addDays(e, -(s.window_days - 1));
@@ -189,8 +235,7 @@ export async function chargebackRate(ctx: Ctx, affiliate: string, month: string)
 /** refund_after_fee: refunds after a challenge fee among one affiliate's customers in one calendar month. */
 export async function refundAfterFee(ctx: Ctx, affiliate: string, month: string): Promise<Finding[]> {
   const s = ctx.settings.refund_after_fee;
-  const rows = (await ctx.db('fraud_customer_days').where({ partner_id: ctx.partner, affiliate_id: affiliate })
-    .whereBetween('date', [`${month}-01`, lastDayOf(month)]).where('refunds', '>', 0).select('customer_id', 'date', 'refunds') as Record<string, unknown>[])
+  const rows = (await affiliateRows(ctx, 'fraud_customer_days', affiliate, `${month}-01`, lastDayOf(month))).filter((r) => Number(r.refunds) > 0)
     .map((r): DayCounts => ({ customer_id: String(r.customer_id), date: String(r.date), refunds: Number(r.refunds), deposits: 0, reversals: 0 }))
     .sort((a, b) => (a.customer_id < b.customer_id ? -1 : a.customer_id > b.customer_id ? 1 : a.date < b.date ? -1 : 1));
   const refunds = rows.reduce((n, r) => n + r.refunds, 0);

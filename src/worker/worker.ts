@@ -8,6 +8,7 @@ import type { createSource } from '../../connectors/index.js';
 import { resumePending } from '../../jobs/commission.js';
 import { createLoadHooks } from '../../jobs/load-hooks.js';
 import type { Plan } from '../commission/plans.js';
+import type { FraudConfig } from '../fraud/config.js';
 import type { PartnerDefinition } from '../config/definition.js';
 import type { Logger, Redact } from '../log.js';
 import { Loader } from '../pipeline/load.js';
@@ -37,6 +38,8 @@ export interface WorkerOptions {
   definitions: readonly PartnerDefinition[];
   /** Commission plans: the job runs after every loaded batch (none: no commissions). */
   plans?: readonly Plan[];
+  /** Fraud rules (config/fraud.yaml): detection runs after every loaded batch (none: no detection). */
+  fraud?: FraudConfig;
   logger: Logger;
   redact: Redact;
   /** Must tell the same time as the store's clock. */
@@ -79,7 +82,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   let definitions = [...options.definitions];
   let plans: readonly Plan[] = [...(options.plans ?? [])];
   const locks = options.locks ?? locksFor(store, logger);
-  const loader = new Loader({ store, validator: specValidator(), ...createLoadHooks(store, { plans: () => plans, logger }) });
+  const loader = new Loader({ store, validator: specValidator(), ...createLoadHooks(store, { plans: () => plans, logger, fraud: options.fraud }) });
   // What a crash left between a batch's commit and its commission evaluation, before any new run.
   if (plans.length > 0) {
     await resumePending(store, plans, logger).catch((error: unknown) => {

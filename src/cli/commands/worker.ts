@@ -29,6 +29,7 @@ import { DEFAULT_DAILY_RETRY_MS } from '../../worker/scheduler.js';
 import { startWorker, type Worker } from '../../worker/worker.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { commissionPlans } from './commissions.js';
+import { fraudConfig } from './fraud.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 
 export interface WorkerCommandOptions {
@@ -99,6 +100,8 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
   const readPlans = async (): Promise<LoadedPlans> => (existsSync(plansFile) ? loadPlans(plansFile) : { plans: [], errors: [] });
   // At start as for `run`: an invalid plans file is a usage error listing every problem.
   const plans = await commissionPlans(globals, io, { quiet: true });
+  // Read at start (an invalid file is a usage error); a change takes a restart.
+  const fraud = await fraudConfig(globals);
 
   // One redactor for every line, replaced when a reload brings new secrets (old ones stay covered).
   const secrets = new Set<string>([...extraSecrets(storeUrl, webhook), ...loaded.definitions.flatMap((d) => d.secrets)]);
@@ -171,6 +174,7 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
         store,
         definitions: loaded.definitions,
         plans,
+        fraud,
         logger,
         redact,
         alerter: webhook ? webhookAlerter(webhook, { logger }) : undefined,

@@ -9,9 +9,9 @@ import type { StoreMigration } from './index.js';
  *   is set when a later evaluation no longer finds the pattern in the data (the flag stays).
  * - fraud_flag_customers: the customers a flag concerns (their commissions are held for review).
  * - fraud_decisions: every decision, append-only (triggers refuse UPDATE and DELETE).
- * - fraud_customers, fraud_customer_days, fraud_identities: what detection derives per customer
- *   (first deposit, days to funded; per day deposits, reversals, refunds after a fee, wagering;
- *   normalized identity keys), re-derived from the customer's rows whenever a batch touches it, so
+ * - fraud_customers, fraud_customer_days, fraud_identities, fraud_active_days: what detection
+ *   derives per customer (first deposit, days to funded; per day deposits, reversals, refunds after
+ *   a fee; normalized identity keys; the days with activity), re-derived from the customer's rows whenever a batch touches it, so
  *   the per-affiliate and per-identity rules read a few indexed rows instead of the history.
  *   Detection writes these and the flags in the load's own transaction: a batch and its flags
  *   commit together, so a crash loses neither.
@@ -104,11 +104,16 @@ export const fraud: StoreMigration = {
       t.integer('deposits').notNullable();
       t.integer('reversals').notNullable();
       t.integer('refunds').notNullable();
-      // 1 when the customer has activity rows on this day (a replaced day re-evaluates them).
-      t.integer('active').notNullable();
       t.primary(['partner_id', 'customer_id', 'date']);
       t.index(['partner_id', 'affiliate_id', 'date']);
-      t.index(['partner_id', 'date']);
+    });
+
+    // Who has activity on which day: a replaced activity day re-evaluates the customers it had.
+    await knex.schema.createTable('fraud_active_days', (t) => {
+      t.text('partner_id').notNullable();
+      t.text('date').notNullable();
+      t.text('customer_id').notNullable();
+      t.primary(['partner_id', 'date', 'customer_id']);
     });
 
     await knex.schema.createTable('fraud_identities', (t) => {
@@ -121,6 +126,10 @@ export const fraud: StoreMigration = {
       t.index(['partner_id', 'kind', 'value']);
     });
 
+    // The wagering of a customer's few windows is read by customer and day range.
+    await knex.schema.alterTable('gaming_activity', (t) => {
+      t.index(['partner_id', 'customer_id', 'date'], 'gaming_activity_fraud_customer_day');
+    });
     // Mirrored and copied trading compare accounts on one instrument and day.
     await knex.schema.alterTable('trading_activity', (t) => {
       t.index(['partner_id', 'instrument', 'date'], 'trading_activity_fraud_instrument_day');
