@@ -16,6 +16,7 @@ import { sandboxCommand } from './commands/sandbox.js';
 import { statusCommand } from './commands/status.js';
 import { validateCommand } from './commands/validate.js';
 import { workerCommand } from './commands/worker.js';
+import { registerOnboardingCommands } from './commands/onboarding.js';
 import type { GlobalOptions } from './context.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, processIo, type Io } from './io.js';
 
@@ -178,9 +179,11 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--throttle-every <n>', 'every Nth request gets 429', integer('--throttle-every'))
     .option('--token-ttl <s>', 'access token lifetime in seconds', integer('--token-ttl'))
     .option('--duplicates', 'repeat the last record of each page on the next page')
-    .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean }) =>
+    .addOption(new Option('--style <style>', "spec (the spec's names) or partner (camelCase names, epoch-ms times, cents, numeric ids, codes)").choices(['spec', 'partner']))
+    .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean; style?: 'spec' | 'partner' }) =>
       run(sandboxCommand({ ...opts, latencyMs: opts.latency }, io)));
 
+  registerOnboardingCommands(program, io, run, globals);
   positionalOptionsBelowRoot(program);
   return program;
 }

@@ -16,6 +16,8 @@ export interface SandboxCommandOptions {
   throttleEvery?: number;
   tokenTtl?: number;
   duplicates?: boolean;
+  /** `partner`: records in a partner's own names, units and codes. */
+  style?: 'spec' | 'partner';
 }
 
 /**
@@ -54,6 +56,7 @@ export async function sandboxCommand(opts: SandboxCommandOptions, io: Io, stop?:
       tokenTtlSeconds: opts.tokenTtl,
       clients,
       faults,
+      style: opts.style,
     });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
