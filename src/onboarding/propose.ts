@@ -225,11 +225,23 @@ function mappingLines(variant: Variant, entity: Entity, fields: readonly FieldPr
     if (choice.source) sources[field] = choice.source;
   }
   const unused = fields.filter((f) => !used.has(f.name)).map((f) => f.name);
-  if (unused.length > 0) lines.push(`        # source fields not mapped (not spec fields, or not recognised): ${unused.join(', ')}`);
+  if (unused.length > 0) lines.push(UNUSED + unused.join(', '));
   return { lines, mapping, sources };
 }
 
 const CHANGE = /(updated|modified|changed|lastupdate)/i;
+
+const UNUSED = '        # source fields not mapped (not spec fields, or not recognised): ';
+
+/** The mapping's lines without `name` in its list of unmapped fields (it drives the cursor, not a spec field). */
+function usedAsCursor(lines: string[], name: string | undefined): string[] {
+  if (name === undefined) return lines;
+  return lines.flatMap((line) => {
+    if (!line.startsWith(UNUSED)) return [line];
+    const rest = line.slice(UNUSED.length).split(', ').filter((f) => f !== name);
+    return [`        # ${name} drives the cursor (not a spec field)`, ...(rest.length > 0 ? [UNUSED + rest.join(', ')] : [])];
+  });
+}
 const SCHEDULE = { customers: '"*/4 * * * *"', transactions: '"*/4 * * * *"', activity: '"15 0 * * *"' } as const;
 
 function restStreamLines(variant: Variant, e: EntityDiscovery, todos: string[], dateParam: string): { lines: string[]; mapping: Record<string, string> } {
@@ -269,7 +281,8 @@ function restStreamLines(variant: Variant, e: EntityDiscovery, todos: string[], 
       lines.push(`    # TODO: ${todo}`, '    incremental:', '      mode: cursor', `      cursor_field: ${yamlString(dateSource)}`, '      from_param: from', '      to_param: to', '      lookback: P3D');
     }
   }
-  lines.push('    mapping:', '      passthrough: false', '      fields:', ...draft.lines, `    schedule: ${SCHEDULE[e.entity]}`);
+  const cursorField = /^      cursor_field: (.*)$/m.exec(lines.join('\n'))?.[1];
+  lines.push('    mapping:', '      passthrough: false', '      fields:', ...usedAsCursor(draft.lines, cursorField), `    schedule: ${SCHEDULE[e.entity]}`);
   return { lines, mapping: draft.mapping };
 }
 
@@ -311,7 +324,7 @@ function sqlStreamLines(variant: Variant, entity: Entity, t: TableDiscovery, kin
     }
     lines.push('    incremental:', '      mode: cursor', `      lookback: ${keyset?.change_column === false ? 'P3D' : 'PT10M'}`);
   }
-  lines.push('    mapping:', '      passthrough: false', '      fields:', ...draft.lines, `    schedule: ${SCHEDULE[entity]}`);
+  lines.push('    mapping:', '      passthrough: false', '      fields:', ...usedAsCursor(draft.lines, t.keyset[0]?.cursor_column), `    schedule: ${SCHEDULE[entity]}`);
   return { lines, mapping: draft.mapping };
 }
 

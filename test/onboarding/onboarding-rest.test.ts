@@ -1,0 +1,100 @@
+/**
+ * Onboarding a partner whose REST API differs from the spec (the sandbox's partner style:
+ * camelCase names, epoch-millisecond times, cents, numeric ids, codes), from nothing to a
+ * reconciled sync with discover, init, two edits of the draft, check, backfill and reconcile; then
+ * reconcile finds a deleted store row and a changed one, by day and key.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { openStore } from '../../src/store/store.js';
+import { SANDBOX_SECRET } from '../support/sandbox.js';
+import { applyEdits, cli, PARTNER_STYLE_EDITS, unaided } from './support.js';
+
+describe('onboarding a partner-style REST partner', function () {
+  this.timeout(60_000);
+  let sandbox: Sandbox;
+  let dir: string;
+  before(async () => {
+    sandbox = await startSandbox({ port: 0, seed: 1, customers: 30, style: 'partner', clients: [{ client_id: 'sandbox-client', client_secret: SANDBOX_SECRET }] });
+    dir = mkdtempSync(join(tmpdir(), 'partner-sync-onboarding-'));
+    process.env.ACME_SECRET = SANDBOX_SECRET;
+  });
+  after(async () => {
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+    delete process.env.ACME_SECRET;
+  });
+
+  const source = () => [
+    '--rest', sandbox.url, '--auth', 'oauth2', '--client-id', 'sandbox-client', '--auth-env', 'ACME_SECRET',
+    '--customers', '/api/v1/igaming/customers', '--transactions', '/api/v1/igaming/transactions', '--activity', '/api/v1/igaming/activity',
+  ];
+
+  it('serves partner-style records: camelCase names, numeric ids, epoch milliseconds, cents, codes', async () => {
+    const spec = sandbox.data.transactions('igaming').find((t) => t.transaction_type === 'deposit' && t.status === 'approved');
+    assert.ok(spec);
+    const found = await cli(['discover', ...source(), '--json']);
+    assert.equal(found.code, 0, found.err);
+    const report = JSON.parse(found.out) as { entities: { entity: string; fields: { name: string; format?: string; distinct?: unknown[]; minor_units?: unknown }[]; pagination: { type: string }; total?: number }[] };
+    const tx = report.entities.find((e) => e.entity === 'transactions');
+    assert.ok(tx);
+    const field = (name: string) => tx.fields.find((f) => f.name === name);
+    assert.equal(field('createdAt')?.format, 'epoch-millis');
+    assert.equal(field('updatedAt')?.format, 'iso-datetime-offset');
+    assert.equal(field('txId')?.format, 'integer');
+    assert.equal(field('usdAmount')?.format, 'decimal-string');
+    assert.ok(field('amountCents')?.minor_units, 'amountCents is guessed as minor units');
+    assert.deepEqual(field('statusCode')?.distinct, [1, 2, 3, 4]);
+    assert.equal(tx.pagination.type, 'cursor');
+    assert.equal(tx.total, sandbox.data.transactions('igaming').length);
+    const text = await cli(['discover', ...source()]);
+    assert.match(text.out, /kycStatus: integer; format integer; values 0, 1, 2/);
+  });
+
+  it('goes from nothing to a clean reconcile with discover, init, two edits, check, backfill; reconcile then names a missing and a changed record', async () => {
+    const started = performance.now();
+    const config = ['--config', dir, '--store', `sqlite:${join(dir, 'store.sqlite')}`];
+    const init = await cli([...config, 'init', 'acme', '--variant', 'igaming', ...source()]);
+    assert.equal(init.code, 0, init.err);
+    assert.match(init.out, /TODO customers\.kyc_status_id: the codes of kycStatus are not obvious: 0, 1, 2/);
+    assert.match(init.out, /TODO transactions\.status: the codes of statusCode are not obvious: 1, 2, 3, 4/);
+    assert.match(init.out, /the draft passes check/);
+    const file = join(dir, 'partners', 'acme.yaml');
+    const draft = readFileSync(file, 'utf8');
+    assert.match(draft, /signup_date: \{ from: signupTime, datetime: \{ format: unix_millis \} \}/);
+    assert.match(draft, /amount_currency: \{ from: amountCents, minor_units: 2 \}/);
+    assert.match(draft, /transaction_type: \{ from: type, map: \{ ADJ: adjustment, BON: bonus, DEP: deposit, WDR: withdrawal \} \}/);
+    assert.match(draft, /# TODO: customers\.kyc_status_id/);
+    assert.equal((await cli([...config, 'init', 'acme', '--variant', 'igaming', ...source()])).code, 2, 'an existing definition is not overwritten');
+
+    applyEdits(file, PARTNER_STYLE_EDITS);
+    const check = await cli([...config, 'check', '--partner', 'acme']);
+    assert.equal(check.code, 0, check.out + check.err);
+    const { from, to } = sandbox.data;
+    const backfill = await cli([...config, 'backfill', 'acme', '--from', from, '--to', to, '--json']);
+    assert.equal(backfill.code, 0, backfill.out + backfill.err);
+    const clean = await cli([...config, 'reconcile', 'acme', '--from', from, '--to', to, '--json']);
+    assert.equal(clean.code, 0, clean.out);
+    const result = JSON.parse(clean.out) as { ok: boolean; days: { entity: string; source: { count: number } }[] };
+    assert.equal(result.days.filter((d) => d.entity === 'transactions').reduce((n, d) => n + d.source.count, 0), sandbox.data.transactions('igaming').length);
+    const seconds = (performance.now() - started) / 1000;
+    const right = unaided(draft, readFileSync(file, 'utf8'));
+    console.log(`      REST partner: discover+init+2 edits+check+backfill+reconcile in ${seconds.toFixed(1)} s; init got ${right.right} of ${right.total} mapping lines right unaided`);
+    assert.equal(right.total - right.right, 2);
+
+    // A stored deposit deleted, another record's amount changed: both named with their day.
+    const store = await openStore({ url: `sqlite:${join(dir, 'store.sqlite')}` });
+    const [gone, changed] = (await store.knex('transactions').where('partner_id', 'acme').orderBy('transaction_id').limit(2)) as { transaction_id: string; transaction_date: string }[];
+    assert.ok(gone && changed);
+    await store.knex('transactions').where({ partner_id: 'acme', transaction_id: gone.transaction_id }).delete();
+    await store.knex('transactions').where({ partner_id: 'acme', transaction_id: changed.transaction_id }).update({ amount_currency: '0.01' });
+    await store.close();
+    const diff = await cli([...config, 'reconcile', 'acme', '--from', from, '--to', to, '--stream', 'transactions']);
+    assert.equal(diff.code, 1, diff.out);
+    assert.match(diff.out, new RegExp(`DIFF ${String(gone.transaction_date).slice(0, 10)} transactions: .*\\n.*missing in the store: ${gone.transaction_id}`));
+    assert.match(diff.out, new RegExp(`DIFF ${String(changed.transaction_date).slice(0, 10)} transactions: [\\s\\S]*differs ${changed.transaction_id}: amount_currency source [-0-9.]+ store 0.01`));
+  });
+});
