@@ -281,7 +281,7 @@ function restStreamLines(variant: Variant, e: EntityDiscovery, todos: string[], 
       lines.push(`    # TODO: ${todo}`, '    incremental:', '      mode: cursor', `      cursor_field: ${yamlString(dateSource)}`, '      from_param: from', '      to_param: to', '      lookback: P3D');
     }
   }
-  const cursorField = /^      cursor_field: (.*)$/m.exec(lines.join('\n'))?.[1];
+  const cursorField = /^ {6}cursor_field: (.*)$/m.exec(lines.join('\n'))?.[1];
   lines.push('    mapping:', '      passthrough: false', '      fields:', ...usedAsCursor(draft.lines, cursorField), `    schedule: ${SCHEDULE[e.entity]}`);
   return { lines, mapping: draft.mapping };
 }
