@@ -206,6 +206,19 @@ function mappingLines(variant: Variant, entity: Entity, fields: readonly FieldPr
     used.add(f.name);
     chosen.set(field, chooseField(variant, entity, field, spec.get(field) ?? 'other', f, database));
   }
+  // By type: a required date-time or date field without a name match takes the one unused field of that format.
+  for (const field of order) {
+    const kind = spec.get(field);
+    if (chosen.has(field) || !required.has(field) || (kind !== 'date-time' && kind !== 'date')) continue;
+    const formats = kind === 'date' ? ['date'] : ['iso-datetime-offset', 'iso-datetime-local', 'sql-datetime', 'dd/MM/yyyy HH:mm', 'epoch-millis', 'epoch-seconds'];
+    const fits = fields.filter((f) => !used.has(f.name) && f.format !== undefined && formats.includes(f.format) && !CHANGE.test(f.name));
+    if (fits.length !== 1) continue;
+    const f = fits[0] as FieldProfile;
+    used.add(f.name);
+    const choice = chooseField(variant, entity, field, kind, f, database);
+    const why = `${entity}.${field}: ${f.name} chosen by its format (${f.format}), the only such field; check it is the right one`;
+    chosen.set(field, { ...choice, todo: choice.todo ? `${why}; ${choice.todo.replace(/^[^:]+: /, '')}` : why });
+  }
   for (const field of spec.keys()) {
     const choice = chosen.get(field);
     if (choice === undefined) {
