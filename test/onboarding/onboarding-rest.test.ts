@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { emptyCounts, finishRun, startRun } from '../../src/store/runs.js';
 import { openStore } from '../../src/store/store.js';
 import { SANDBOX_SECRET } from '../support/sandbox.js';
 import { applyEdits, cli, PARTNER_STYLE_EDITS, unaided } from './support.js';
@@ -85,13 +86,41 @@ describe('onboarding a partner-style REST partner', function () {
     console.log(`      REST partner: discover+init+2 edits+check+backfill+reconcile in ${seconds.toFixed(1)} s; init got ${right.right} of ${right.total} mapping lines right unaided`);
     assert.equal(right.total - right.right, 2);
 
-    // A stored deposit deleted, another record's amount changed: both named with their day.
+    // The go-live checklist: verified by running check, reconcile and reading the run history.
+    const days = String(Math.round((Date.parse(to) - Date.parse(from)) / 86_400_000) + 1);
+    const items = async () => {
+      const ran = await cli([...config, 'onboard', 'acme', '--backfill-days', days, '--json']);
+      const parsed = JSON.parse(ran.out) as { items: { item: string; ok: boolean; detail: string; first_ok_at: string | null }[] };
+      return { code: ran.code, ok: Object.fromEntries(parsed.items.map((i) => [i.item, i.ok])), detail: Object.fromEntries(parsed.items.map((i) => [i.item, i.detail])), items: parsed.items };
+    };
+    const first = await items();
+    assert.equal(first.code, 1);
+    assert.deepEqual(first.ok, { credentials_received: true, definition_checked: true, samples_validated: true, backfill_done: true, reconcile_clean: true, schedules_active: false, freshness_24h: false, go_live: false });
+    assert.match(first.detail.go_live as string, /waiting for: schedules_active, freshness_24h/);
+    assert.equal((await cli([...config, 'onboard', 'acme', '--backfill-days', String(Number(days) + 5)])).code, 1);
+    assert.equal((await cli([...config, 'run', 'acme'])).code, 0);
     const store = await openStore({ url: `sqlite:${join(dir, 'store.sqlite')}` });
+    // The scheduled runs of the day before (as the worker records them).
+    const dayAgo = new Date(Date.now() - 25 * 3_600_000).toISOString().replace('Z', '000Z');
+    for (const stream of ['customers', 'transactions', 'activity']) {
+      const id = await startRun(store.knex, { partner: 'acme', stream, kind: 'run' }, dayAgo);
+      await finishRun(store.knex, id, { status: 'succeeded', counts: emptyCounts(), durationMs: 100 }, dayAgo);
+    }
+    const live = await items();
+    assert.equal(live.code, 0, JSON.stringify(live.detail));
+    assert.ok(live.items.every((i) => i.first_ok_at !== null));
+    const status = JSON.parse((await cli([...config, 'status', '--json'])).out) as { onboarding: Record<string, { item: string; ok: boolean }[]> };
+    assert.deepEqual(status.onboarding.acme?.map((i) => [i.item, i.ok]), live.items.map((i) => [i.item, true]));
+
+    // A stored deposit deleted, another record's amount changed: both named with their day.
     const [gone, changed] = (await store.knex('transactions').where('partner_id', 'acme').orderBy('transaction_id').limit(2)) as { transaction_id: string; transaction_date: string }[];
     assert.ok(gone && changed);
     await store.knex('transactions').where({ partner_id: 'acme', transaction_id: gone.transaction_id }).delete();
     await store.knex('transactions').where({ partner_id: 'acme', transaction_id: changed.transaction_id }).update({ amount_currency: '0.01' });
     await store.close();
+    const after = await items();
+    assert.equal(after.ok.reconcile_clean, false);
+    assert.equal(after.code, 1);
     const diff = await cli([...config, 'reconcile', 'acme', '--from', from, '--to', to, '--stream', 'transactions']);
     assert.equal(diff.code, 1, diff.out);
     assert.match(diff.out, new RegExp(`DIFF ${String(gone.transaction_date).slice(0, 10)} transactions: .*\\n.*missing in the store: ${gone.transaction_id}`));

@@ -9,6 +9,7 @@ import { checkPartner } from '../../../jobs/check-partner.js';
 import { loadDefinition } from '../../config/load-definitions.js';
 import { createRedactor } from '../../config/redact.js';
 import { createLogger } from '../../log.js';
+import { saveChecklist, verifyChecklist } from '../../onboarding/checklist.js';
 import { discover, discoveryLines } from '../../onboarding/discover.js';
 import { proposeDefinition } from '../../onboarding/propose.js';
 import { reconcile, reconciliationLines } from '../../onboarding/reconcile.js';
@@ -145,6 +146,21 @@ export async function reconcileCommand(globals: GlobalOptions, args: { partner: 
   });
 }
 
+/** `onboard <partner> [--backfill-days N]`: verifies the go-live checklist, keeps it in the store; exit 0 once live. */
+export async function onboardCommand(globals: GlobalOptions, args: { partner: string; backfillDays?: number }, io: Io): Promise<number> {
+  const days = args.backfillDays ?? 30;
+  if (!Number.isInteger(days) || days < 1) throw new CliError(`--backfill-days must be a whole number ≥ 1, got ${args.backfillDays}`, EXIT_USAGE);
+  const config = await loadConfig(globals);
+  const def = partnerDefinition(config, args.partner);
+  return withStore(globals, async (store) => {
+    const results = await verifyChecklist({ store, clock: store.clock, logger: config.logger, redact: config.redact }, def, days);
+    const saved = await saveChecklist(store.knex, def.partner, results, store.now());
+    if (globals.json) io.out(JSON.stringify({ partner: def.partner, items: saved }));
+    else for (const r of saved) io.out(`${r.ok ? '[x]' : '[ ]'} ${r.item}: ${r.detail}`);
+    return saved.every((r) => r.ok) ? EXIT_OK : EXIT_FAILURE;
+  });
+}
+
 type Globals = (cmd: Command) => GlobalOptions;
 
 export function registerOnboardingCommands(program: Command, io: Io, run: (work: Promise<number>) => Promise<void>, globals: Globals): void {
@@ -166,4 +182,11 @@ export function registerOnboardingCommands(program: Command, io: Io, run: (work:
     .addOption(new Option('--stream <stream>', 'only this stream').choices(ENTITIES))
     .option('--json', 'machine-readable output')
     .action((partner: string, opts: { from?: string; to?: string; stream?: Entity }, cmd: Command) => run(reconcileCommand(globals(cmd), { partner, ...opts }, io)));
+  program
+    .command('onboard')
+    .description("verify a partner's go-live checklist (credentials, check, samples, backfill, reconcile, schedules, 24 h freshness); exit 1 until live")
+    .argument('<partner>', 'partner id')
+    .option('--backfill-days <n>', 'days the backfill and the reconcile must cover (default 30)', (v) => Number(v))
+    .option('--json', 'machine-readable output')
+    .action((partner: string, opts: { backfillDays?: number }, cmd: Command) => run(onboardCommand(globals(cmd), { partner, ...opts }, io)));
 }

@@ -4,6 +4,7 @@ import { initial } from './001-initial.js';
 import { rejectOrigin } from './002-reject-origin.js';
 import { commissions } from './003-commissions.js';
 import { versionsAndRejectLifecycle } from './004-versions-and-reject-lifecycle.js';
+import { onboarding } from './011-onboarding.js';
 
 export interface StoreMigration {
   name: string;
@@ -11,4 +12,4 @@ export interface StoreMigration {
 }
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, onboarding];
