@@ -5,10 +5,19 @@
  * reconcile finds a deleted store row and a changed one, by day and key.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { PartnerDefinition } from '../../src/config/definition.js';
+import { loadDefinition } from '../../src/config/load-definitions.js';
+import { startReconcileSchedule } from '../../src/onboarding/reconcile-schedule.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { webhookAlerter, type AlertEvent } from '../../src/worker/alert.js';
+import { localLocks } from '../../src/worker/locks.js';
+import { FakeTimers } from '../worker/support/fake-timers.js';
+import { captureLogger } from '../worker/support/log-capture.js';
 import { emptyCounts, finishRun, startRun } from '../../src/store/runs.js';
 import { openStore } from '../../src/store/store.js';
 import { SANDBOX_SECRET } from '../support/sandbox.js';
@@ -125,5 +134,42 @@ describe('onboarding a partner-style REST partner', function () {
     assert.equal(diff.code, 1, diff.out);
     assert.match(diff.out, new RegExp(`DIFF ${String(gone.transaction_date).slice(0, 10)} transactions: .*\\n.*missing in the store: ${gone.transaction_id}`));
     assert.match(diff.out, new RegExp(`DIFF ${String(changed.transaction_date).slice(0, 10)} transactions: [\\s\\S]*differs ${changed.transaction_id}: amount_currency source [-0-9.]+ store 0.01`));
+
+    // The worker's daily reconcile (definition key `reconcile`) raises the alert on the difference.
+    writeFileSync(file, `${readFileSync(file, 'utf8')}\nreconcile:\n  schedule: "30 6 * * *"\n  days: ${days}\n`);
+    const loaded = await loadDefinition(file, process.env);
+    assert.deepEqual(loaded.errors, []);
+    const received: AlertEvent[] = [];
+    const hook = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        received.push(JSON.parse(body) as AlertEvent);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
+    const worker = await openStore({ url: `sqlite:${join(dir, 'store.sqlite')}` });
+    const today = new Date().toISOString().slice(0, 10);
+    const timers = new FakeTimers(`${today}T06:00:00Z`);
+    const { logger, lines } = captureLogger();
+    const schedule = startReconcileSchedule({
+      store: worker, timers, logger, redact: (t) => t, locks: localLocks(), definitions: () => [loaded.definition as PartnerDefinition],
+      alerter: webhookAlerter(`http://127.0.0.1:${(hook.address() as AddressInfo).port}/hook`, { logger }),
+    });
+    try {
+      await timers.advanceTo(`${today}T06:29:00Z`, () => schedule.settled());
+      assert.equal(received.length, 0, 'nothing before its schedule');
+      await timers.advanceTo(`${today}T06:31:00Z`, () => schedule.settled());
+    } finally {
+      await schedule.stop();
+      await worker.close();
+      await new Promise((resolve) => hook.close(resolve));
+    }
+    assert.equal(received.length, 1);
+    assert.equal(received[0]?.event, 'reconcile_difference');
+    assert.equal(received[0]?.partner, 'acme');
+    assert.match(received[0]?.detail ?? '', new RegExp(`${String(gone.transaction_date).slice(0, 10)} transactions .*missing in the store: ${gone.transaction_id}`));
+    assert.ok(lines.some((l) => l.event === 'reconcile_difference' && l.level === 'error'));
   });
 });
