@@ -46,6 +46,8 @@ export function windowParams(incremental: Incremental, window: PullWindow): Reco
 /** A REST source; `query` pages a stream with explicit query parameters (what `pages` does for a window). */
 export interface RestSourceClient extends Source {
   query(stream: RestStream, params: Record<string, string>): AsyncIterable<unknown[]>;
+  /** One authorized GET of `path` with its JSON body, retried like a page (discovery reads the envelope itself). */
+  getJson(path: string, params: Record<string, string>): Promise<unknown>;
 }
 
 export function createRestSource(source: RestSource, deps: RestSourceDeps): RestSourceClient {
@@ -72,6 +74,7 @@ export function createRestSource(source: RestSource, deps: RestSourceDeps): Rest
   return {
     stats,
     query,
+    getJson: async (path, params) => (await client.getJson(path, new URLSearchParams(params))).body,
     pages(definition: StreamDefinition, window: PullWindow): AsyncIterable<unknown[]> {
       const stream = definition as RestStream;
       return query(stream, windowParams(stream.incremental, window));

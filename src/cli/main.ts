@@ -21,6 +21,7 @@ import { serveCommand } from './commands/serve.js';
 import { statusCommand } from './commands/status.js';
 import { validateCommand } from './commands/validate.js';
 import { workerCommand } from './commands/worker.js';
+import { registerOnboardingCommands } from './commands/onboarding.js';
 import type { GlobalOptions } from './context.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, processIo, type Io } from './io.js';
 
@@ -216,7 +217,8 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--token-ttl <s>', 'access token lifetime in seconds', integer('--token-ttl'))
     .option('--duplicates', 'repeat the last record of each page on the next page')
     .option('--fraud-patterns <n>', 'add n labelled instances of each fraud rule to the data', integer('--fraud-patterns'))
-    .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean; fraudPatterns?: number }) =>
+    .addOption(new Option('--style <style>', "spec (the spec's names) or partner (camelCase names, epoch-ms times, cents, numeric ids, codes)").choices(['spec', 'partner']))
+    .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean; fraudPatterns?: number; style?: 'spec' | 'partner' }) =>
       run(sandboxCommand({ ...opts, latencyMs: opts.latency }, io)));
 
   report
@@ -270,6 +272,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .addOption(json())
     .action((clientId: string, _opts: unknown, cmd: Command) => run(clientsRevokeCommand(globals(cmd), { clientId }, io)));
 
+  registerOnboardingCommands(program, io, run, globals);
   positionalOptionsBelowRoot(program);
   return program;
 }

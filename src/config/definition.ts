@@ -158,6 +158,8 @@ export interface PartnerDefinition {
    * fails and its start does not move (a broken mapping, a changed source format). Default 0.5.
    */
   max_reject_ratio?: number;
+  /** The worker's daily reconcile (src/onboarding/reconcile-schedule.ts): cron (UTC) and closed days compared; absent: none. */
+  reconcile?: { schedule: string; days: number };
   /** Every resolved secret value, for redaction of logs and errors. */
   secrets: string[];
 }

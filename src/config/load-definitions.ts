@@ -229,6 +229,10 @@ function semanticProblems(data: Record<string, unknown>, raw: Record<string, unk
     problems.push(...restSourceProblems(source, usable));
   }
 
+  const reconcileSchedule = isRecord(data.reconcile) ? data.reconcile.schedule : undefined;
+  if (usable(['reconcile', 'schedule'], reconcileSchedule) && !validateCron(reconcileSchedule)) {
+    problems.push({ path: ['reconcile', 'schedule'], message: `not a valid cron expression (5 or 6 fields, UTC): ${explainCron(reconcileSchedule).errors.map((e) => e.message).join('; ') || JSON.stringify(reconcileSchedule)}` });
+  }
   const variant: Variant | undefined = isVariant(data.variant) ? data.variant : undefined;
   const streams = isRecord(data.streams) ? data.streams : {};
   for (const entity of ENTITIES) {
@@ -382,6 +386,7 @@ interface DefinitionInput {
   streams: Partial<Record<Entity, StreamInput>>;
   affiliates?: { map?: Record<string, string>; unmapped?: 'keep' | 'reject' };
   max_reject_ratio?: number;
+  reconcile?: { schedule: string; days?: number };
 }
 
 interface RestSourceInput {
@@ -501,6 +506,7 @@ function build(input: DefinitionInput, file: string, secrets: string[]): Partner
     streams,
     affiliates: { map: { ...(input.affiliates?.map ?? {}) }, unmapped: input.affiliates?.unmapped ?? d.unmapped },
     max_reject_ratio: input.max_reject_ratio ?? d.max_reject_ratio,
+    ...(input.reconcile ? { reconcile: { schedule: input.reconcile.schedule, days: input.reconcile.days ?? 3 } } : {}),
     secrets: src.type === 'rest' ? secrets : [...new Set([...secrets, ...urlPasswords(src.url)])],
   };
 }

@@ -29,6 +29,7 @@ import { BodyTooLargeError, errorReply, mediaType, notFound, readBody, replyText
 import { createTokenService, defaultClients, type SandboxClient } from './oauth.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createStatsCollector, type SandboxStats } from './stats.js';
+import { partnerStyleBody, type SandboxStyle } from './partner-style.js';
 
 export type { SandboxData } from './data.js';
 export type { SandboxFaults } from './faults.js';
@@ -62,6 +63,8 @@ export interface SandboxOptions {
   tokenTtlSeconds?: number;
   /** Faults switched on from the start. */
   faults?: Partial<SandboxFaults>;
+  /** `partner`: records in a partner's own names, units and codes (partner-style.ts); default `spec`. */
+  style?: SandboxStyle;
 }
 
 export interface Sandbox {
@@ -139,7 +142,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return { reply: injectedFailure(failure) };
     }
 
-    const reply = handleApi({ data, faults }, method, path, query);
+    const answer = handleApi({ data, faults }, method, path, query);
+    const reply = options.style === 'partner' && answer.page === true ? { ...answer, body: partnerStyleBody(path, answer.body) } : answer;
     const text = replyText(reply);
     if (reply.page === true && injector.malformed()) {
       stats.malformedInjected();

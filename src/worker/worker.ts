@@ -24,6 +24,7 @@ import { workerMetrics, type WorkerMetrics } from './metrics.js';
 import { Scheduler, type SchedulerPorts, type StopResult } from './scheduler.js';
 import { closeAbandonedRuns, readStates, storePorts } from './store-ports.js';
 import { systemTimers, type Timers } from './timers.js';
+import { startReconcileSchedule } from '../onboarding/reconcile-schedule.js';
 
 /** What the store's locking capability means for the worker. */
 const WORKER_PROFILES: Record<DialectProfile['locking'], { instanceLock: boolean; maxConcurrentRuns: number }> = {
@@ -144,6 +145,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   });
   scheduler.start();
   monitor.start();
+  const reconciles = startReconcileSchedule({ store, timers, logger, redact, locks, alerter: options.alerter, definitions: () => definitions });
   metrics.up.set({}, 1);
 
   let stopped: Promise<StopResult> | undefined;
@@ -155,6 +157,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     setDefinitions(defs) {
       definitions = [...defs];
       const change = scheduler.setJobs(jobsFromDefinitions(definitions));
+      reconciles.refresh();
       logger.info(`definitions applied: ${definitions.length} partner(s); added ${change.added.join(', ') || 'none'}; removed ${change.removed.join(', ') || 'none'}; rescheduled ${change.rescheduled.join(', ') || 'none'}`, { event: 'definitions_reloaded' });
     },
     plans: () => plans,
@@ -168,6 +171,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         metrics.up.set({}, 0);
         const result = await scheduler.stop(timeoutMs);
         await monitor.stop();
+        await reconciles.stop();
         if (result.abandoned.length > 0) {
           // Best effort, briefly: the next worker to take each stream's lock closes them anyway.
           await Promise.race([

@@ -19,6 +19,8 @@ export interface SandboxCommandOptions {
   tokenTtl?: number;
   duplicates?: boolean;
   fraudPatterns?: number;
+  /** `partner`: records in a partner's own names, units and codes. */
+  style?: 'spec' | 'partner';
 }
 
 /**
@@ -59,6 +61,7 @@ export async function sandboxCommand(opts: SandboxCommandOptions, io: Io, stop?:
       tokenTtlSeconds: opts.tokenTtl,
       clients,
       faults,
+      style: opts.style,
     });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

@@ -3,6 +3,7 @@ import { commissionHoldSummary } from '../../commission/ledger.js';
 import { pushStreams } from '../../push/store.js';
 import { streamFreshness } from '../../push/freshness.js';
 import { reviewHoldSummary } from '../../commission/review-holds.js';
+import { checklistStatus } from '../../onboarding/checklist.js';
 import { streamSnapshots, type StreamSnapshot } from '../../store/status.js';
 import { fromStoreTimestamp } from '../../store/values.js';
 import { ENTITIES, type Entity } from '../../types.js';
@@ -91,7 +92,7 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
       definition_errors: brokenDefinitions.length,
     };
     if (globals.json) {
-      io.out(JSON.stringify({ now: now.toISOString(), streams: rows, commissions, definition_errors: config.errors, ...(args.check ? { check } : {}) }));
+      io.out(JSON.stringify({ now: now.toISOString(), streams: rows, commissions, definition_errors: config.errors, onboarding: await checklistStatus(store.knex, args.partner), ...(args.check ? { check } : {}) }));
       return exitCode;
     }
     if (rows.length === 0) io.out('no partners yet: add a definition under config/partners/, or import a file');

@@ -10,6 +10,7 @@ import { reportFacts } from './007-report-facts.js';
 import { phaseHistory } from './008-phase-history.js';
 import { fraud } from './009-fraud.js';
 import { reviewHolds } from './010-review-holds.js';
+import { onboarding } from './011-onboarding.js';
 
 export interface StoreMigration {
   name: string;
@@ -17,4 +18,4 @@ export interface StoreMigration {
 }
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding];

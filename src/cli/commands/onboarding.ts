@@ -1,0 +1,192 @@
+/**
+ * Onboarding a partner: `discover` (what the source holds), `init` (a draft definition from it)
+ * and `reconcile` (the source against the store, per UTC day). Registered by main.ts with one line.
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Option, type Command } from 'commander';
+import { checkPartner } from '../../../jobs/check-partner.js';
+import { loadDefinition } from '../../config/load-definitions.js';
+import { createRedactor } from '../../config/redact.js';
+import { createLogger } from '../../log.js';
+import { saveChecklist, verifyChecklist } from '../../onboarding/checklist.js';
+import { discover, discoveryLines } from '../../onboarding/discover.js';
+import { proposeDefinition } from '../../onboarding/propose.js';
+import { reconcile, reconciliationLines } from '../../onboarding/reconcile.js';
+import { SourceOptionsError, type AuthKind, type SourceOptions } from '../../onboarding/source-options.js';
+import { specValidator } from '../../spec/validator.js';
+import { systemClock } from '../../store/store.js';
+import { ENTITIES, VARIANTS, type Entity, type Variant } from '../../types.js';
+import { withStore, type GlobalOptions } from '../context.js';
+import { formatDefinitionError, loadConfig, partnerDefinition } from '../definitions.js';
+import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
+
+export interface SourceFlags {
+  rest?: string;
+  auth?: AuthKind;
+  clientId?: string;
+  apiKeyHeader?: string;
+  authEnv?: string;
+  tokenUrl?: string;
+  db?: 'mysql' | 'postgres' | 'sqlite';
+  warehouse?: 'mysql' | 'postgres' | 'sqlite';
+  urlEnv?: string;
+  schema?: string;
+  customers?: string;
+  transactions?: string;
+  activity?: string;
+  dateParam?: string;
+  pages?: number;
+  sample?: number;
+}
+
+function addSourceFlags(cmd: Command): Command {
+  return cmd
+    .option('--rest <base-url>', 'a partner REST API: its base URL')
+    .addOption(new Option('--auth <kind>', 'REST auth: oauth2 (client credentials), bearer or api_key').choices(['oauth2', 'bearer', 'api_key']).default('oauth2'))
+    .option('--client-id <id>', 'oauth2: the client id')
+    .option('--token-url <url>', 'oauth2: the token URL (default /oauth/token on the base URL)')
+    .option('--api-key-header <name>', 'api_key: the header (default X-API-Key)')
+    .option('--auth-env <VAR>', 'environment variable holding the secret (client secret, token or key)')
+    .addOption(new Option('--db <client>', 'a database replica: mysql, postgres or sqlite').choices(['mysql', 'postgres', 'sqlite']))
+    .addOption(new Option('--warehouse <client>', 'a warehouse: mysql, postgres or sqlite').choices(['mysql', 'postgres', 'sqlite']))
+    .option('--url-env <VAR>', 'database or warehouse: environment variable holding the connection URL')
+    .option('--schema <name>', 'database or warehouse: the schema (PostgreSQL) or database (MySQL) to list')
+    .option('--customers <path-or-table>', 'REST: the customers list path; database: the customers table or view')
+    .option('--transactions <path-or-table>', 'REST: the transactions list path; database: the table or view')
+    .option('--activity <path-or-table>', 'REST: the daily activity list path; database: the table or view')
+    .option('--date-param <name>', "REST: the activity day's query parameter", 'date')
+    .option('--pages <n>', 'REST: pages read per endpoint (default 3)', (v) => Number(v))
+    .option('--sample <n>', 'database: rows profiled per table (default 500)', (v) => Number(v));
+}
+
+export function sourceOptions(flags: SourceFlags): SourceOptions {
+  const picked = [flags.rest, flags.db, flags.warehouse].filter((v) => v !== undefined).length;
+  if (picked !== 1) throw new CliError('name one source: --rest <base-url>, --db <client> or --warehouse <client>', EXIT_USAGE);
+  const named: Partial<Record<Entity, string>> = {};
+  for (const entity of ENTITIES) if (flags[entity] !== undefined) named[entity] = flags[entity];
+  if (flags.rest !== undefined) {
+    if (flags.authEnv === undefined) throw new CliError('--auth-env <VAR> is required with --rest: the environment variable holding the secret', EXIT_USAGE);
+    if (Object.keys(named).length === 0) throw new CliError('give the list paths: --customers PATH --transactions PATH --activity PATH', EXIT_USAGE);
+    return { kind: 'rest', baseUrl: flags.rest, auth: flags.auth ?? 'oauth2', clientId: flags.clientId, apiKeyHeader: flags.apiKeyHeader, authEnv: flags.authEnv, tokenUrl: flags.tokenUrl, paths: named, dateParam: flags.dateParam ?? 'date' };
+  }
+  if (flags.urlEnv === undefined) throw new CliError('--url-env <VAR> is required with --db or --warehouse: the environment variable holding the connection URL', EXIT_USAGE);
+  return { kind: flags.db !== undefined ? 'db' : 'warehouse', client: (flags.db ?? flags.warehouse) as 'mysql', urlEnv: flags.urlEnv, schema: flags.schema, tables: named };
+}
+
+async function runDiscover(flags: SourceFlags) {
+  const options = sourceOptions(flags);
+  const logger = createLogger({ redact: createRedactor([]), level: process.env.LOG_LEVEL ?? 'warn' });
+  try {
+    return { options, found: await discover(options, { clock: systemClock, logger, env: process.env, pages: flags.pages, sample: flags.sample }) };
+  } catch (error) {
+    if (error instanceof SourceOptionsError) throw new CliError(error.message, EXIT_USAGE);
+    throw new CliError(`discover failed: ${(error as Error).message}`, EXIT_FAILURE, { cause: error });
+  }
+}
+
+/** `discover --rest URL ... | --db CLIENT --url-env VAR ...`: what the source holds. */
+export async function discoverCommand(globals: GlobalOptions, flags: SourceFlags, io: Io): Promise<number> {
+  const { found } = await runDiscover(flags);
+  if (globals.json) io.out(JSON.stringify(found));
+  else io.out(discoveryLines(found).join('\n'));
+  return EXIT_OK;
+}
+
+/** `init <partner> --variant V <source flags> [--force]`: a draft definition from discover's findings. */
+export async function initCommand(globals: GlobalOptions, args: SourceFlags & { partner: string; variant: Variant; force?: boolean }, io: Io): Promise<number> {
+  if (!/^[a-z0-9][a-z0-9_-]*$/.test(args.partner)) throw new CliError(`the partner id must be lower-case letters, digits, - and _: ${JSON.stringify(args.partner)}`, EXIT_USAGE);
+  const dir = join(globals.config, 'partners');
+  const file = join(dir, `${args.partner}.yaml`);
+  if (existsSync(file) && args.force !== true) throw new CliError(`${file} exists; pass --force to overwrite it`, EXIT_USAGE);
+  const { options, found } = await runDiscover(args);
+  const draft = proposeDefinition(args.partner, args.variant, options, found);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(file, draft.yaml);
+  // What is left: the definition's own errors, then the check of every stream (auth, a page, mapping).
+  const loaded = await loadDefinition(file, process.env);
+  const left = loaded.errors.map(formatDefinitionError);
+  const checks = loaded.definition
+    ? await checkPartner({ clock: systemClock, logger: createLogger({ redact: createRedactor(loaded.definition.secrets), level: 'error' }), redact: createRedactor(loaded.definition.secrets), validator: specValidator() }, loaded.definition)
+    : [];
+  const failing = checks.filter((c) => !c.ok).map((c) => `${c.stream}: ${c.detail}`);
+  if (globals.json) {
+    io.out(JSON.stringify({ file, todos: draft.todos, mapping: draft.mapping, definition_errors: left, check: checks }));
+  } else {
+    io.out(`wrote ${file}`);
+    for (const todo of draft.todos) io.out(`TODO ${todo}`);
+    for (const e of left) io.out(`FAIL ${e}`);
+    for (const c of checks) io.out(`${c.ok ? 'ok  ' : 'FAIL'} check ${c.stream}: ${c.detail}`);
+    io.out(left.length + failing.length === 0 ? `the draft passes check; ${draft.todos.length} TODO(s) to review` : `the draft does not pass check yet: ${left.length + failing.length} problem(s) above, ${draft.todos.length} TODO(s)`);
+  }
+  return EXIT_OK;
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** `reconcile <partner> [--from D --to D] [--stream S]`: exit 1 on any difference. */
+export async function reconcileCommand(globals: GlobalOptions, args: { partner: string; from?: string; to?: string; stream?: Entity }, io: Io): Promise<number> {
+  const config = await loadConfig(globals);
+  const def = partnerDefinition(config, args.partner);
+  return withStore(globals, async (store) => {
+    const yesterday = new Date(store.clock().getTime() - 86_400_000).toISOString().slice(0, 10);
+    const to = args.to ?? yesterday;
+    const from = args.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 6 * 86_400_000).toISOString().slice(0, 10);
+    for (const [flag, value] of [['--from', from], ['--to', to]] as const) if (!DATE.test(value)) throw new CliError(`${flag} must be a date YYYY-MM-DD, got ${JSON.stringify(value)}`, EXIT_USAGE);
+    if (from > to) throw new CliError(`--from ${from} is after --to ${to}`, EXIT_USAGE);
+    let result;
+    try {
+      result = await reconcile({ store, clock: store.clock, logger: config.logger, redact: config.redact }, def, from, to, args.stream);
+    } catch (error) {
+      throw new CliError(`reconcile failed: ${config.redact((error as Error).message)}`, EXIT_FAILURE, { cause: error });
+    }
+    if (globals.json) io.out(JSON.stringify(result));
+    else io.out(reconciliationLines(result).join('\n'));
+    return result.ok ? EXIT_OK : EXIT_FAILURE;
+  });
+}
+
+/** `onboard <partner> [--backfill-days N]`: verifies the go-live checklist, keeps it in the store; exit 0 once live. */
+export async function onboardCommand(globals: GlobalOptions, args: { partner: string; backfillDays?: number }, io: Io): Promise<number> {
+  const days = args.backfillDays ?? 30;
+  if (!Number.isInteger(days) || days < 1) throw new CliError(`--backfill-days must be a whole number ≥ 1, got ${args.backfillDays}`, EXIT_USAGE);
+  const config = await loadConfig(globals);
+  const def = partnerDefinition(config, args.partner);
+  return withStore(globals, async (store) => {
+    const results = await verifyChecklist({ store, clock: store.clock, logger: config.logger, redact: config.redact }, def, days);
+    const saved = await saveChecklist(store.knex, def.partner, results, store.now());
+    if (globals.json) io.out(JSON.stringify({ partner: def.partner, items: saved }));
+    else for (const r of saved) io.out(`${r.ok ? '[x]' : '[ ]'} ${r.item}: ${r.detail}`);
+    return saved.every((r) => r.ok) ? EXIT_OK : EXIT_FAILURE;
+  });
+}
+
+type Globals = (cmd: Command) => GlobalOptions;
+
+export function registerOnboardingCommands(program: Command, io: Io, run: (work: Promise<number>) => Promise<void>, globals: Globals): void {
+  addSourceFlags(program.command('discover').description("what a partner's source holds: fields, types, formats, values; tables, keysets, row counts"))
+    .option('--json', 'machine-readable output')
+    .action((opts: SourceFlags, cmd: Command) => run(discoverCommand(globals(cmd), opts, io)));
+  addSourceFlags(program.command('init').description('write a draft connector definition (config/partners/<partner>.yaml) from what discover finds'))
+    .argument('<partner>', 'partner id (the file name)')
+    .addOption(new Option('--variant <variant>', 'partner variant').choices(VARIANTS).makeOptionMandatory())
+    .option('--force', 'overwrite an existing definition')
+    .option('--json', 'machine-readable output')
+    .action((partner: string, opts: SourceFlags & { variant: Variant; force?: boolean }, cmd: Command) => run(initCommand(globals(cmd), { ...opts, partner }, io)));
+  program
+    .command('reconcile')
+    .description('the source against the store per UTC day and entity: counts, sums, missing and differing records; exit 1 on a difference')
+    .argument('<partner>', 'partner id')
+    .option('--from <date>', 'first day (default: 7 days before --to)')
+    .option('--to <date>', 'last day (default: yesterday, UTC)')
+    .addOption(new Option('--stream <stream>', 'only this stream').choices(ENTITIES))
+    .option('--json', 'machine-readable output')
+    .action((partner: string, opts: { from?: string; to?: string; stream?: Entity }, cmd: Command) => run(reconcileCommand(globals(cmd), { partner, ...opts }, io)));
+  program
+    .command('onboard')
+    .description("verify a partner's go-live checklist (credentials, check, samples, backfill, reconcile, schedules, 24 h freshness); exit 1 until live")
+    .argument('<partner>', 'partner id')
+    .option('--backfill-days <n>', 'days the backfill and the reconcile must cover (default 30)', (v) => Number(v))
+    .option('--json', 'machine-readable output')
+    .action((partner: string, opts: { backfillDays?: number }, cmd: Command) => run(onboardCommand(globals(cmd), { partner, ...opts }, io)));
+}

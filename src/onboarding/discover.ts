@@ -1,0 +1,122 @@
+/**
+ * `discover`: what a partner's source holds, before any definition exists. REST: per list
+ * endpoint the fields seen, their JSON types and formats, low-cardinality values, nulls, the
+ * pagination style and total. Database or warehouse: per table or view its columns and types,
+ * indexes usable as a keyset, row count, and the same value profile on a sample.
+ */
+import type { Logger } from '../log.js';
+import type { Entity } from '../types.js';
+import { discoverDb } from './discover-db.js';
+import { discoverRest } from './discover-rest.js';
+import type { FieldProfile } from './profile.js';
+import type { SourceOptions } from './source-options.js';
+
+export interface PaginationSeen {
+  type: 'cursor' | 'page' | 'none';
+  /** Where the next cursor is in the body (cursor pagination). */
+  cursor_path?: string;
+}
+
+export interface EntityDiscovery {
+  entity: Entity;
+  /** The list path. */
+  where: string;
+  records: number;
+  pages: number;
+  /** Where the records are in the body ('' for a bare array); undefined when none were found. */
+  records_path: string | undefined;
+  pagination: PaginationSeen;
+  /** meta.total of the first page, when the partner gives it. */
+  total?: number;
+  fields: FieldProfile[];
+  notes: string[];
+}
+
+export interface IndexSeen {
+  name: string;
+  unique: boolean;
+  columns: string[];
+}
+
+export interface KeysetCandidate {
+  cursor_column: string;
+  tiebreak_column: string;
+  /** The index that starts with the cursor column. */
+  index: string;
+  /** The cursor column is named like a change column (updated_at, lastModified). */
+  change_column: boolean;
+  /** The index is exactly (cursor, tie-breaker): the keyset's pages read the index alone. */
+  exact: boolean;
+}
+
+export interface TableDiscovery {
+  name: string;
+  kind: 'table' | 'view';
+  rows: number;
+  sampled: number;
+  columns: { name: string; type: string; kind: string }[];
+  indexes: IndexSeen[];
+  keyset: KeysetCandidate[];
+  date_columns: string[];
+  fields: FieldProfile[];
+}
+
+export type Discovery =
+  | { kind: 'rest'; base_url: string; entities: EntityDiscovery[] }
+  | { kind: 'db' | 'warehouse'; client: string; tables: TableDiscovery[] };
+
+export interface DiscoverDeps {
+  clock: () => Date;
+  logger: Logger;
+  env: NodeJS.ProcessEnv;
+  /** REST: pages read per endpoint (default 3); database: rows sampled per table (default 500). */
+  pages?: number;
+  sample?: number;
+}
+
+export async function discover(options: SourceOptions, deps: DiscoverDeps): Promise<Discovery> {
+  if (options.kind === 'rest') {
+    const entities = await discoverRest(options, { pages: deps.pages ?? 3, perPage: 100, clock: deps.clock, logger: deps.logger, env: deps.env });
+    return { kind: 'rest', base_url: options.baseUrl, entities };
+  }
+  const tables = await discoverDb(options, { sample: deps.sample ?? 500, logger: deps.logger, env: deps.env });
+  return { kind: options.kind, client: options.client, tables };
+}
+
+function describeField(f: FieldProfile): string {
+  const parts = [`${f.name}: ${f.types.join('|')}`];
+  if (f.format !== undefined && f.format !== 'text') parts.push(`format ${f.format}`);
+  if (f.minor_units) parts.push(`minor units? (${f.minor_units.reason})`);
+  if (f.nulls > 0) parts.push(`${f.nulls} null`);
+  if (f.absent > 0) parts.push(`${f.absent} absent`);
+  if (f.distinct) parts.push(`values ${f.distinct.map((v) => JSON.stringify(v)).join(', ')}`);
+  else if (f.min !== undefined) parts.push(`${f.min} .. ${f.max}`);
+  else if (f.examples.length > 0) parts.push(`e.g. ${f.examples.map((v) => JSON.stringify(v)).join(', ')}`);
+  return parts.join('; ');
+}
+
+/** The report as text lines. */
+export function discoveryLines(d: Discovery): string[] {
+  const lines: string[] = [];
+  if (d.kind === 'rest') {
+    lines.push(`REST ${d.base_url}`);
+    for (const e of d.entities) {
+      const paging = e.pagination.type === 'cursor' ? `cursor at ${e.pagination.cursor_path}` : e.pagination.type === 'page' ? 'page numbers' : 'none seen';
+      lines.push('', `${e.entity} (${e.where}): ${e.records} records in ${e.pages} page(s); records at ${e.records_path === '' ? '(the body)' : (e.records_path ?? '(none)')}; pagination: ${paging}${e.total !== undefined ? `; meta.total ${e.total}` : ''}`);
+      for (const note of e.notes) lines.push(`  note: ${note}`);
+      for (const f of e.fields) lines.push(`  ${describeField(f)}`);
+    }
+    return lines;
+  }
+  lines.push(`${d.kind} (${d.client}): ${d.tables.length} tables and views`);
+  for (const t of d.tables) {
+    lines.push('', `${t.kind} ${t.name}: ${t.rows} rows (profile of ${t.sampled})`);
+    lines.push(`  columns: ${t.columns.map((c) => `${c.name} ${c.type}`).join(', ')}`);
+    for (const i of t.indexes) lines.push(`  index ${i.name}${i.unique ? ' (unique)' : ''}: ${i.columns.join(', ')}`);
+    for (const k of t.keyset) lines.push(`  keyset: cursor_column ${k.cursor_column}, tiebreak_column ${k.tiebreak_column} (index ${k.index}${k.exact ? '' : ', tie-breaker not in the index'})`);
+    if (t.keyset.length === 0) lines.push('  keyset: none (no index starting with a date-time column, or no unique column)');
+    if (t.date_columns.length > 0) lines.push(`  date columns: ${t.date_columns.join(', ')}`);
+    for (const f of t.fields) lines.push(`  ${describeField(f)}`);
+  }
+  return lines;
+}

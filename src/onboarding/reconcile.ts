@@ -1,0 +1,211 @@
+/**
+ * `reconcile`: the partner's source against the store, per UTC day and entity. The source is read
+ * through the partner's own definition (its list endpoints, tables or views, and its mapping), the
+ * store's rows of the same days are read back, and per day both sides' record counts and sums
+ * (deposits, withdrawals, GGR, NGR, P&L, challenge fees) are set side by side; for a day that
+ * differs, the keys missing on either side and the records whose fields differ.
+ *
+ * A record's day is its business day: a customer's signup_date, a transaction's
+ * transaction_date, an activity row's date (UTC). Cursor streams are read from the first day's
+ * 00:00 on with no upper bound (a record changes after it happens, so every record of the days
+ * asked is among them); daily streams day by day.
+ */
+import { Decimal } from 'decimal.js';
+import { createSource, type SourceDeps } from '../../connectors/index.js';
+import type { PullWindow } from '../../connectors/source.js';
+import { addDays, daysBetween } from '../../jobs/windows.js';
+import type { PartnerDefinition } from '../config/definition.js';
+import { createMapper } from '../pipeline/map-record.js';
+import { storedToRecord } from '../store/rows.js';
+import type { Store } from '../store/store.js';
+import { entityTable } from '../store/tables.js';
+import { toUtcTimestamp } from '../store/values.js';
+import type { Entity, SpecRecord, Variant } from '../types.js';
+
+export interface DaySide {
+  count: number;
+  sums: Record<string, string>;
+}
+
+export interface FieldDifference {
+  field: string;
+  source: unknown;
+  store: unknown;
+}
+
+export interface DayReconciliation {
+  entity: Entity;
+  day: string;
+  source: DaySide;
+  store: DaySide;
+  ok: boolean;
+  /** Keys the source has and the store does not. */
+  missing_in_store: string[];
+  /** Keys the store has and the source does not. */
+  missing_at_source: string[];
+  differing: { key: string; fields: FieldDifference[] }[];
+}
+
+export interface Reconciliation {
+  partner: string;
+  from: string;
+  to: string;
+  ok: boolean;
+  days: DayReconciliation[];
+  /** Source records the mapping could not read (they cannot be compared). */
+  unmappable: { entity: Entity; message: string }[];
+}
+
+/** The sums kept per entity and variant: name → [field, only records of this transaction_type]. */
+const SUMS: Record<Variant, Partial<Record<Entity, Record<string, [string, string?]>>>> = {
+  igaming: {
+    transactions: { deposits: ['amount_currency', 'deposit'], withdrawals: ['amount_currency', 'withdrawal'], bonuses: ['amount_currency', 'bonus'] },
+    activity: { total_bets: ['total_bets'], wins: ['wins'], ggr: ['ggr'], ngr: ['ngr'] },
+  },
+  'prop-trading': {
+    transactions: { challenge_fees: ['amount_currency', 'challenge_fee'], reset_fees: ['amount_currency', 'reset_fee'], payouts: ['amount_currency', 'payout'], refunds: ['amount_currency', 'refund'] },
+    activity: { pnl: ['pnl'], lots_traded: ['lots_traded'] },
+  },
+};
+
+const DAY_FIELD: Record<Entity, string> = { customers: 'signup_date', transactions: 'transaction_date', activity: 'date' };
+
+export interface ReconcileDeps extends SourceDeps {
+  store: Store;
+}
+
+/** A record as the store holds it: spec fields of the table, date-times in UTC at microseconds. */
+function normalized(variant: Variant, entity: Entity, record: SpecRecord): SpecRecord {
+  const table = entityTable(variant, entity);
+  const out: SpecRecord = {};
+  for (const column of table.columns) {
+    const value = record[column.name];
+    if (value === undefined || value === null) continue;
+    if (column.kind === 'timestamp' && typeof value === 'string') {
+      try {
+        out[column.name] = toUtcTimestamp(value);
+      } catch {
+        out[column.name] = value;
+      }
+    } else out[column.name] = value;
+  }
+  return out;
+}
+
+const keyOf = (variant: Variant, entity: Entity, record: SpecRecord): string => entityTable(variant, entity).key.map((k) => String(record[k] ?? '')).join('|');
+
+function same(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === undefined || a === null || b === undefined || b === null) return (a ?? null) === (b ?? null);
+  const numeric = (v: unknown) => typeof v === 'number' || (typeof v === 'string' && /^-?\d+(\.\d+)?$/.test(v));
+  if (numeric(a) && numeric(b) && (typeof a === 'number' || typeof b === 'number')) return new Decimal(String(a)).eq(new Decimal(String(b)));
+  if (typeof a === 'string' && typeof b === 'string' && /T.*Z$/.test(a) && /T.*Z$/.test(b)) return toUtcTimestamp(a) === toUtcTimestamp(b);
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+function side(variant: Variant, entity: Entity, records: Iterable<SpecRecord>): DaySide {
+  const sums = SUMS[variant][entity] ?? {};
+  const totals: Record<string, Decimal> = Object.fromEntries(Object.keys(sums).map((k) => [k, new Decimal(0)]));
+  let count = 0;
+  for (const record of records) {
+    count += 1;
+    for (const [name, [field, type]] of Object.entries(sums)) {
+      if (type !== undefined && record.transaction_type !== type) continue;
+      const value = record[field];
+      if (typeof value === 'number' || (typeof value === 'string' && value.trim() !== '' && !Number.isNaN(Number(value)))) totals[name] = (totals[name] as Decimal).plus(new Decimal(String(value)));
+    }
+  }
+  return { count, sums: Object.fromEntries(Object.entries(totals).map(([k, v]) => [k, v.toFixed()])) };
+}
+
+const dayOf = (entity: Entity, record: SpecRecord): string | undefined => {
+  const value = record[DAY_FIELD[entity]];
+  return typeof value === 'string' ? value.slice(0, 10) : undefined;
+};
+
+export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, from: string, to: string, only?: Entity): Promise<Reconciliation> {
+  const days = daysBetween(from, to);
+  const result: Reconciliation = { partner: def.partner, from, to, ok: true, days: [], unmappable: [] };
+  const source = createSource(def, deps);
+  try {
+    for (const [entity, stream] of Object.entries(def.streams) as [Entity, NonNullable<PartnerDefinition['streams'][Entity]>][]) {
+      if (only !== undefined && entity !== only) continue;
+      const map = createMapper(def.variant, entity, stream.mapping, def.affiliates);
+      const bySource = new Map<string, Map<string, SpecRecord>>(days.map((d) => [d, new Map()]));
+      const windows: PullWindow[] =
+        stream.incremental.mode === 'daily'
+          ? days.map((d) => ({ kind: 'days', from: d, to: d }))
+          : [{ kind: 'cursor', from: `${from}T00:00:00Z`, to: deps.clock().toISOString(), open: true }];
+      for (const asked of windows) {
+        const window = source.bound ? await source.bound(stream, asked) : asked;
+        for await (const page of source.pages(stream, window)) {
+          for (const raw of page) {
+            const mapped = map(raw);
+            if ('error' in mapped) {
+              result.unmappable.push({ entity, message: mapped.error.message });
+              continue;
+            }
+            const record = normalized(def.variant, entity, mapped.record);
+            const day = dayOf(entity, record);
+            const bucket = day === undefined ? undefined : bySource.get(day);
+            bucket?.set(keyOf(def.variant, entity, record), record);
+          }
+        }
+      }
+      const table = entityTable(def.variant, entity);
+      const rows = (await deps.store.knex(table.name).where('partner_id', def.partner)) as Record<string, unknown>[];
+      const byStore = new Map<string, Map<string, SpecRecord>>(days.map((d) => [d, new Map()]));
+      for (const row of rows) {
+        const record = normalized(def.variant, entity, storedToRecord(table, row));
+        const day = dayOf(entity, record);
+        const bucket = day === undefined ? undefined : byStore.get(day);
+        bucket?.set(keyOf(def.variant, entity, record), record);
+      }
+      for (const day of days) {
+        const src = bySource.get(day) as Map<string, SpecRecord>;
+        const dst = byStore.get(day) as Map<string, SpecRecord>;
+        const missingInStore = [...src.keys()].filter((k) => !dst.has(k)).sort();
+        const missingAtSource = [...dst.keys()].filter((k) => !src.has(k)).sort();
+        const differing: DayReconciliation['differing'] = [];
+        for (const [key, record] of src) {
+          const stored = dst.get(key);
+          if (stored === undefined) continue;
+          const fields = table.columns
+            .map((c) => c.name)
+            .filter((f) => !same(record[f], stored[f]))
+            .map((f) => ({ field: f, source: record[f] ?? null, store: stored[f] ?? null }));
+          if (fields.length > 0) differing.push({ key, fields });
+        }
+        const s = side(def.variant, entity, src.values());
+        const t = side(def.variant, entity, dst.values());
+        const ok = missingInStore.length === 0 && missingAtSource.length === 0 && differing.length === 0 && JSON.stringify(s) === JSON.stringify(t);
+        if (!ok) result.ok = false;
+        result.days.push({ entity, day, source: s, store: t, ok, missing_in_store: missingInStore, missing_at_source: missingAtSource, differing });
+      }
+    }
+  } finally {
+    await source.close?.();
+  }
+  if (result.unmappable.length > 0) result.ok = false;
+  return result;
+}
+
+/** The report as text: one line per entity and day, then what differs. */
+export function reconciliationLines(r: Reconciliation, limit = 10): string[] {
+  const lines: string[] = [];
+  for (const d of r.days) {
+    const sums = Object.keys(d.source.sums).map((k) => `${k} ${d.source.sums[k]}/${d.store.sums[k]}`).join(', ');
+    lines.push(`${d.ok ? 'ok  ' : 'DIFF'} ${d.day} ${d.entity}: records ${d.source.count}/${d.store.count} (source/store)${sums ? `; ${sums}` : ''}`);
+    if (d.ok) continue;
+    if (d.missing_in_store.length > 0) lines.push(`     missing in the store: ${d.missing_in_store.slice(0, limit).join(', ')}${d.missing_in_store.length > limit ? ` (+${d.missing_in_store.length - limit} more)` : ''}`);
+    if (d.missing_at_source.length > 0) lines.push(`     missing at the source: ${d.missing_at_source.slice(0, limit).join(', ')}${d.missing_at_source.length > limit ? ` (+${d.missing_at_source.length - limit} more)` : ''}`);
+    for (const diff of d.differing.slice(0, limit)) {
+      lines.push(`     differs ${diff.key}: ${diff.fields.map((f) => `${f.field} source ${JSON.stringify(f.source)} store ${JSON.stringify(f.store)}`).join('; ')}`);
+    }
+  }
+  for (const u of r.unmappable.slice(0, limit)) lines.push(`unmappable ${u.entity}: ${u.message}`);
+  lines.push(r.ok ? `reconciled: ${r.partner} ${r.from}..${r.to}, no difference` : `differences: ${r.partner} ${r.from}..${r.to}: ${r.days.filter((d) => !d.ok).length} day(s) differ`);
+  return lines;
+}
+
+export { addDays };

@@ -1,0 +1,77 @@
+/**
+ * What discover recognises in values and what init proposes from it, without a source: formats
+ * (ISO with and without offset, dd/MM/yyyy HH:mm, epoch seconds and milliseconds, decimal strings),
+ * minor units by name and by values, low-cardinality codes, and the draft's rules and TODOs.
+ */
+import assert from 'node:assert/strict';
+import { parse } from 'yaml';
+import type { Discovery } from '../../src/onboarding/discover.js';
+import { profileRecords, valueFormat } from '../../src/onboarding/profile.js';
+import { proposeDefinition } from '../../src/onboarding/propose.js';
+import type { RestOptions } from '../../src/onboarding/source-options.js';
+
+describe('discover: value formats', () => {
+  it('recognises date-time, epoch, decimal and code formats', () => {
+    assert.equal(valueFormat('2026-11-02T10:00:00Z'), 'iso-datetime-offset');
+    assert.equal(valueFormat('2026-11-02T10:00:00.123+01:00'), 'iso-datetime-offset');
+    assert.equal(valueFormat('2026-11-02T10:00:00'), 'iso-datetime-local');
+    assert.equal(valueFormat('2026-11-02 10:00:00.5'), 'sql-datetime');
+    assert.equal(valueFormat('02/11/2026 10:00'), 'dd/MM/yyyy HH:mm');
+    assert.equal(valueFormat(1793613600), 'epoch-seconds');
+    assert.equal(valueFormat(1793613600123), 'epoch-millis');
+    assert.equal(valueFormat('12.50'), 'decimal-string');
+    assert.equal(valueFormat(12.5), 'decimal');
+    assert.equal(valueFormat('2026-11-02'), 'date');
+  });
+
+  it('profiles nulls, absences, distinct values and minor units by name and by values', () => {
+    const fields = profileRecords([
+      { id: 1, amount: 1999, fee_cents: 50, state: 'A', note: null, player: { id: 7 } },
+      { id: 2, amount: 2500, fee_cents: 75, state: 'B' },
+      { id: 3, amount: 100, fee_cents: 0, state: 'A', note: 'x', player: { id: 8 } },
+    ]);
+    const f = (name: string) => fields.find((x) => x.name === name);
+    assert.deepEqual(f('state')?.distinct, ['A', 'B']);
+    assert.equal(f('id')?.distinct, undefined, 'all values distinct: not a code');
+    assert.deepEqual([f('note')?.nulls, f('note')?.absent, f('note')?.present], [1, 1, 1]);
+    assert.match(f('fee_cents')?.minor_units?.reason ?? '', /the name fee_cents says minor units/);
+    assert.match(f('amount')?.minor_units?.reason ?? '', /3 values are all whole numbers/);
+    assert.equal(f('player.id')?.format, 'integer');
+  });
+});
+
+describe('init: the proposed draft', () => {
+  const options: RestOptions = { kind: 'rest', baseUrl: 'https://api.partner.example', auth: 'bearer', authEnv: 'PARTNER_TOKEN', paths: { transactions: '/v2/payments' }, dateParam: 'date' };
+  const discovery = (records: Record<string, unknown>[]): Discovery => ({
+    kind: 'rest',
+    base_url: options.baseUrl,
+    entities: [{ entity: 'transactions', where: '/v2/payments', records: records.length, pages: 1, records_path: 'items', pagination: { type: 'cursor', cursor_path: 'paging.next' }, fields: profileRecords(records), notes: [] }],
+  });
+
+  it('maps by name, format and obvious codes, and leaves a TODO with the values where a code is not obvious', () => {
+    const draft = proposeDefinition('acme', 'igaming', options, discovery([
+      { user_id: 'u1', paymentId: 'p1', kind: 'deposit', amount: 1000, ccy: 'EUR', paid: '01/11/2026 10:00', state: 'S', changed_at: '2026-11-01T10:00:00Z' },
+      { user_id: 'u2', paymentId: 'p2', kind: 'withdraw', amount: 250, ccy: 'EUR', paid: '02/11/2026 11:30', state: 'F', changed_at: '2026-11-02T11:30:00Z' },
+      { user_id: 'u3', paymentId: 'p3', kind: 'deposit', amount: 75, ccy: 'EUR', paid: '02/11/2026 12:00', state: 'S', changed_at: '2026-11-02T12:00:00Z' },
+    ]));
+    const def = parse(draft.yaml) as { source: { auth: Record<string, string> }; streams: { transactions: Record<string, unknown> & { mapping: { fields: Record<string, unknown> }; incremental: Record<string, unknown> } } };
+    assert.deepEqual(def.source.auth, { type: 'bearer', token: '${PARTNER_TOKEN}' });
+    const t = def.streams.transactions;
+    assert.equal(t.records_path, 'items');
+    assert.deepEqual(t.pagination, { type: 'cursor', per_page: 500, cursor_path: 'paging.next' });
+    assert.equal(t.incremental.cursor_field, 'changed_at');
+    assert.deepEqual(t.mapping.fields, {
+      transaction_id: 'paymentId',
+      customer_id: 'user_id',
+      transaction_type: { from: 'kind', map: { withdraw: 'withdrawal' } },
+      amount_currency: { from: 'amount', minor_units: 2 },
+      currency: 'ccy',
+      transaction_date: { from: 'paid', datetime: { format: 'dd/MM/yyyy HH:mm', zone: 'UTC' } },
+      status: 'state',
+    });
+    assert.ok(draft.todos.some((t) => /transactions\.status: the codes of state are not obvious: "F", "S"/.test(t)), draft.todos.join('\n'));
+    assert.ok(draft.todos.some((t) => /transactions\.transaction_date: paid chosen by its format \(dd\/MM\/yyyy HH:mm\), the only such field; .*paid is dd\/MM\/yyyy HH:mm without a zone/.test(t)), draft.todos.join('\n'));
+    assert.ok(draft.todos.some((t) => /amount_currency: amount read as minor units .* all whole numbers/.test(t)));
+    assert.match(draft.yaml, /# TODO: transactions\.status: the codes of state are not obvious/);
+  });
+});
