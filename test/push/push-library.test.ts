@@ -131,6 +131,23 @@ for (const backend of STORES) {
       assert.equal((await pending).length, 2);
     });
 
+    it('list: modified_since filters customers by last_modified_date, transactions and activity by when they were stored', async () => {
+      await push('customers', [customer('old', { last_modified_date: '2026-11-01T00:00:00Z' }), customer('new', { last_modified_date: '2026-11-20T00:00:00+02:00' })], { bulk: true });
+      await push('transactions', deposit('t-early', 'old'));
+      clock.set('2026-11-23T11:00:00.000Z');
+      await push('transactions', deposit('t-late', 'old'));
+      clock.set('2026-11-23T10:00:00.000Z');
+      const since = (entity: Entity, iso: string) => {
+        const parsed = parseListQuery({ modified_since: iso }, entityTable('igaming', entity));
+        assert.ok('query' in parsed);
+        return listRecords(t.store.knex, 'casino', 'igaming', entity, parsed.query);
+      };
+      const customers = await since('customers', '2026-11-19T22:00:00Z');
+      assert.deepEqual([customers.data.map((r) => r.customer_id), customers.meta.total], [['new'], 1]);
+      const transactions = await since('transactions', '2026-11-23T10:30:00Z');
+      assert.deepEqual([transactions.data.map((r) => r.transaction_id), transactions.meta.total], [['t-late'], 1]);
+    });
+
     it('list: a walk by next_cursor sees every record once while records are inserted meanwhile', async () => {
       const table = entityTable('igaming', 'customers');
       await push('customers', Array.from({ length: 120 }, (_, i) => customer(`c${String(i).padStart(3, '0')}`)), { bulk: true });
