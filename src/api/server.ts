@@ -114,6 +114,9 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
   const apiPrefix = async (request: FastifyRequest, reply: FastifyReply) => (request.url.startsWith('/api/') ? requireAnyToken.call(app, request, reply) : undefined);
   app.setNotFoundHandler({ preHandler: apiPrefix }, (request, reply) => reply.code(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` }));
 
+  // The route modules first: hooks they add to the app (metrics) then cover the token endpoint's
+  // scope too, which copies the app's hooks when it is registered.
+  for (const register of options.routes ?? ROUTE_MODULES) await register(app, deps);
   await oauthRoutes(app, { store, key, clock, maxConcurrentHashes: options.maxConcurrentHashes });
 
   app.get('/healthz', async (_request, reply) => {
@@ -126,7 +129,6 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
     }
   });
 
-  for (const register of options.routes ?? ROUTE_MODULES) await register(app, deps);
   return app;
 }
 

@@ -45,17 +45,16 @@ for (const backend of STORES.filter((b) => b.name === 'sqlite')) {
     let token: string;
     let lines: string[];
 
+    // One store for the describe (each test makes its own clients); one API per test.
+    before(async () => (t = await backend.create()));
+    after(async () => t.drop());
     beforeEach(async () => {
-      t = await backend.create();
       lines = [];
       const stream = new Writable({ write(chunk: Buffer, _e, done) { lines.push(chunk.toString()); done(); } });
       api = await startApi(t.store, { routes: [echo], logger: createLogger({ stream, json: true, level: 'debug' }) });
       token = await api.token(await api.addClient('acme', 'igaming'));
     });
-    afterEach(async () => {
-      await api.close();
-      await t.drop();
-    });
+    afterEach(async () => api.close());
 
     const post = (body: string | Buffer, contentType = 'application/json') =>
       fetch(`${api.url}/echo`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': contentType }, body });
@@ -116,11 +115,18 @@ for (const backend of STORES.filter((b) => b.name === 'sqlite')) {
     });
 
     it('answers /healthz 200 while the store answers, 503 when it does not', async () => {
-      const ok = await fetch(`${api.url}/healthz`);
-      assert.deepEqual([ok.status, await ok.json()], [200, { status: 'ok' }]);
-      await t.store.knex.destroy();
-      const down = await fetch(`${api.url}/healthz`);
-      assert.deepEqual([down.status, await down.json()], [503, { status: 'unavailable', message: 'the store is unreachable' }]);
+      const own = await backend.create();
+      const other = await startApi(own.store);
+      try {
+        const ok = await fetch(`${other.url}/healthz`);
+        assert.deepEqual([ok.status, await ok.json()], [200, { status: 'ok' }]);
+        await own.store.knex.destroy();
+        const down = await fetch(`${other.url}/healthz`);
+        assert.deepEqual([down.status, await down.json()], [503, { status: 'unavailable', message: 'the store is unreachable' }]);
+      } finally {
+        await other.close();
+        await own.drop();
+      }
     });
 
     it('logs one line per request with method, route, status, duration and client id; never a secret or a token', async () => {

@@ -27,15 +27,14 @@ for (const backend of STORES) {
     let api: StartedApi;
     const clock = fixedClock('2026-11-23T10:00:00.000Z');
 
+    // One store for the describe (each test makes its own clients); one API per test.
+    before(async () => (t = await backend.create(clock)));
+    after(async () => t.drop());
     beforeEach(async () => {
       clock.set('2026-11-23T10:00:00.000Z');
-      t = await backend.create(clock);
       api = await startApi(t.store, { routes: [probe] });
     });
-    afterEach(async () => {
-      await api.close();
-      await t.drop();
-    });
+    afterEach(async () => api.close());
     // Request handling does not depend on the store: those tests run on the first backend only.
     const once = backend === STORES[0] ? it : () => undefined;
 
