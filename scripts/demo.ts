@@ -15,6 +15,7 @@ import { waitingSummary } from '../src/store/waiting.js';
 import { formatTable } from '../src/cli/table.js';
 import { packageRoot } from '../src/paths.js';
 import { startSandbox } from '../src/sandbox/server.js';
+import { demoPush } from './demo-push.js';
 
 const root = packageRoot();
 const storeFile = join('data', 'demo.sqlite');
@@ -102,3 +103,6 @@ try {
 } finally {
   await sandbox.close();
 }
+
+await demoPush(root, storeUrl);
+await cli('status', '--partner', 'pushy-casino');
