@@ -130,6 +130,9 @@ for (const backend of STORES) {
       clock.set('2026-11-24T10:00:01.000Z');
       const later = await push('customers', customer('c1'), { key: 'k-1' });
       assert.notEqual(later.body.request_id, first.body.request_id);
+      // expired keys are purged (after a commit, at most once a minute): only the new k-1 is left
+      await service.close();
+      assert.equal(await count(t, 'push_idempotency'), 1);
       clock.set('2026-11-23T10:00:00.000Z');
     });
 
