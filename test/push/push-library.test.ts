@@ -136,6 +136,24 @@ for (const backend of STORES) {
       clock.set('2026-11-23T10:00:00.000Z');
     });
 
+    it('Idempotency-Key across processes: two servers on one store given the same key at once store the records once and give one answer', async () => {
+      const second = new PushService(new Loader({ store: t.store, validator }), { maxWaitMs: 5, logger: silentLogger() });
+      try {
+        const body = [deposit('x1', 'nobody'), deposit('x2', 'nobody')];
+        const [a, b] = await Promise.all([
+          push('transactions', body, { bulk: true, key: 'same' }),
+          second.push({ partner, variant: 'igaming', entity: 'transactions', clientId: client, body, bulk: true, idempotencyKey: 'same' }),
+        ]);
+        assert.equal(a.status, 200);
+        assert.deepEqual(b, a);
+        assert.equal(await count(t, 'waiting_records'), 2);
+        assert.equal(await count(t, 'push_idempotency'), 1);
+        assert.equal((await pushStreams(t.store.knex)).get(`${partner}/transactions`)?.records, 2, 'counted once');
+      } finally {
+        await second.close();
+      }
+    });
+
     it('close() commits what is queued', async () => {
       const pending = Promise.all([push('customers', customer('a')), push('customers', customer('b'))]);
       await new Promise((r) => setImmediate(r));
