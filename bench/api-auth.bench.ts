@@ -13,7 +13,8 @@
  */
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { requireToken } from '../src/api/auth.js';
+import { Authenticator, requireToken } from '../src/api/auth.js';
+import { issueToken, signingKey, verifyToken } from '../src/api/tokens.js';
 import { createClient } from '../src/api/clients.js';
 import { MemoryRateLimiter, StoreRateLimiter, type RateLimiter } from '../src/api/rate-limit.js';
 import { buildApi } from '../src/api/server.js';
@@ -70,7 +71,9 @@ async function main(): Promise<void> {
   const url = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
   const store = await openStore({ url });
   const figures: Figure[] = [];
+  let micro: Record<string, number>;
   try {
+    micro = await perRequestCost(store);
     await withApp(store, new MemoryRateLimiter(1e12), async (base, token) => {
       figures.push(await measure('bare', `${base}/bench/bare`));
       figures.push(await measure('healthz', `${base}/healthz`));
@@ -92,6 +95,35 @@ async function main(): Promise<void> {
   for (const f of figures) {
     const costUs = f.name === 'bare' ? '' : `  ${(1e6 / f.rps - 1e6 / bare.rps).toFixed(0)} µs/request more than bare`;
     console.log(`${f.name.padEnd(12)} ${String(f.rps).padStart(7)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  (${f.statuses})${costUs}`);
+  }
+  console.log('In process, without HTTP (time per call, averaged):');
+  for (const [name, us] of Object.entries(micro)) console.log(`  ${name.padEnd(44)} ${us.toFixed(1)} µs`);
+}
+
+/** Per-call time of each step of the authentication, measured in this process without HTTP. */
+async function perRequestCost(store: Store): Promise<Record<string, number>> {
+  const N = 20_000;
+  const key = await signingKey(store, {});
+  const client = await createClient(store, { partner: 'bench-micro', variant: 'igaming' });
+  const { accessToken } = await issueToken(key, client, store.clock);
+  const memory = new MemoryRateLimiter(1e12);
+  const shared = new StoreRateLimiter(store, { limit: 1e12, chunk: 20 });
+  const auth = new Authenticator({ store, key, clock: store.clock, limiter: memory });
+  const time = async (work: (i: number) => unknown): Promise<number> => {
+    for (let i = 0; i < 1000; i++) await work(i); // warm up
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < N; i++) await work(i);
+    return Number(process.hrtime.bigint() - start) / 1000 / N;
+  };
+  try {
+    return {
+      'verify the JWT (jose, HS256)': await time(() => verifyToken(key, accessToken, store.clock)),
+      'authenticate a token seen before (+ revocation)': await time(() => auth.authenticate(accessToken)),
+      'rate limit, in memory': await time(() => memory.take('t')),
+      'rate limit, store leases of 20 (amortised)': await time(() => shared.take('t')),
+    };
+  } finally {
+    await shared.close();
   }
 }
 

@@ -17,6 +17,7 @@ import { waitingSummary } from '../src/store/waiting.js';
 import { formatTable } from '../src/cli/table.js';
 import { packageRoot } from '../src/paths.js';
 import { startSandbox } from '../src/sandbox/server.js';
+import { demoPush } from './demo-push.js';
 
 const root = packageRoot();
 const storeFile = join('data', 'demo.sqlite');
@@ -125,3 +126,6 @@ if (flagId) {
   console.log(`\nAn affiliate manager decides: partner-sync fraud confirm ${flagId} --reason "..." voids both CPAs,`);
   console.log(`partner-sync fraud dismiss ${flagId} --reason "..." books them.`);
 }
+
+await demoPush(root, storeUrl);
+await cli('status', '--partner', 'pushy-casino');

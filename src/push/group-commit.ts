@@ -45,7 +45,7 @@ export interface PushAnswer {
 export interface GroupCommitOptions {
   /** How long the first request of an idle group waits for others (default 5 ms). */
   maxWaitMs?: number;
-  /** Records that trigger a flush at once; a group never takes more, unless one request alone has more (default 1000). */
+  /** Records that trigger a flush at once; a group never takes more, unless one request alone has more (default 4000: four full bulk requests). */
   maxRecords?: number;
   logger?: Logger;
 }
@@ -87,7 +87,7 @@ export class GroupCommitQueue {
       group.pending.push({ request, resolve, reject });
       group.records += request.records.length;
       if (group.running) return; // gathered for the next transaction
-      if (group.records >= (this.options.maxRecords ?? 1000)) this.flush(group);
+      if (group.records >= (this.options.maxRecords ?? 4000)) this.flush(group);
       else group.timer ??= setTimeout(() => this.flush(group), this.options.maxWaitMs ?? 5);
     });
   }
@@ -103,7 +103,7 @@ export class GroupCommitQueue {
     if (group.timer) clearTimeout(group.timer);
     group.timer = undefined;
     if (group.running || group.pending.length === 0) return;
-    const max = this.options.maxRecords ?? 1000;
+    const max = this.options.maxRecords ?? 4000;
     const taken: Pending[] = [];
     let records = 0;
     while (group.pending.length > 0) {

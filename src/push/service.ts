@@ -61,21 +61,28 @@ export class PushService {
 
     const requestHash = hashRequest(input);
     const slot = `${input.clientId}\u0000${key}`;
+    // One request per (client, key) at a time in this process: a repeat waits for the first.
     for (let waiting = this.inFlight.get(slot); waiting; waiting = this.inFlight.get(slot)) await waiting.catch(() => undefined);
-    const now = this.loader.store.now();
-    const stored = await findAnswer(this.loader.store.knex, input.clientId, key, now);
-    if (stored) return replay(stored, requestHash);
-    const submitted = this.queue.submit({ ...this.target(input), records, requestId: newRequestId(), idempotency: { key, requestHash } });
-    this.inFlight.set(slot, submitted);
+    const work = this.once(input, key, requestHash, records);
+    this.inFlight.set(slot, work);
     try {
-      return await submitted;
+      return await work;
+    } finally {
+      if (this.inFlight.get(slot) === work) this.inFlight.delete(slot);
+    }
+  }
+
+  private async once(input: PushInput, key: string, requestHash: string, records: unknown[]): Promise<PushReply> {
+    const { store } = this.loader;
+    const stored = await findAnswer(store.knex, input.clientId, key, store.now());
+    if (stored) return replay(stored, requestHash);
+    try {
+      return await this.queue.submit({ ...this.target(input), records, requestId: newRequestId(), idempotency: { key, requestHash } });
     } catch (error) {
       // Another process committed the same key first (its row made this transaction fail).
-      const first = await findAnswer(this.loader.store.knex, input.clientId, key, this.loader.store.now()).catch(() => undefined);
+      const first = await findAnswer(store.knex, input.clientId, key, store.now()).catch(() => undefined);
       if (first) return replay(first, requestHash);
       throw error;
-    } finally {
-      this.inFlight.delete(slot);
     }
   }
 

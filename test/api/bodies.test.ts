@@ -59,6 +59,10 @@ for (const backend of STORES.filter((b) => b.name === 'sqlite')) {
     const post = (body: string | Buffer, contentType = 'application/json') =>
       fetch(`${api.url}/echo`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': contentType }, body });
 
+    it('applies the spec limit of 1000 requests per minute per token unless told otherwise', () => {
+      assert.equal(api.app.apiAuth.limiter.limit, 1000);
+    });
+
     it('keeps __proto__ and constructor keys as plain own properties for the validator (no 400, no prototype change)', async () => {
       const res = await post('{"customer_id":"c1","__proto__":{"admin":true},"constructor":{"prototype":{"x":1}}}');
       assert.equal(res.status, 200);

@@ -61,6 +61,13 @@ for (const backend of STORES) {
       assert.equal(res.status, 200);
       const { principal } = (await res.json()) as { principal: Record<string, unknown> };
       assert.deepEqual({ ...principal, tokenId: undefined }, { clientId: client.client_id, partner: 'acme', variant: 'igaming', scopes: ['read', 'write'], tokenId: undefined });
+      const basicClaims = JSON.parse(Buffer.from(String(viaBasic.body.access_token).split('.')[1]!, 'base64url').toString()) as { jti: string };
+      assert.equal(principal.tokenId, basicClaims.jti, 'the rate limit counts per token id');
+
+      // A credential limited to one affiliate carries it to the routes.
+      const affiliate = await api.addClient('acme', 'igaming', ['read'], 'aff-7');
+      const limited = await fetch(`${api.url}/probe/read`, { headers: { authorization: `Bearer ${await api.token(affiliate)}` } });
+      assert.deepEqual(((await limited.json()) as { principal: { affiliate?: string; scopes: string[] } }).principal.affiliate, 'aff-7');
     });
 
     once('answers every RFC 6749 §5.2 error as JSON', async () => {

@@ -15,24 +15,31 @@ import { customer, deposit, gaming, stored } from '../support/records.js';
 import { STORES, fixedClock, type TestStore } from '../support/stores.js';
 
 const validator = createSpecValidator();
-const count = async (t: TestStore, table: string): Promise<number> => Number(((await t.store.knex(table).count({ n: '*' })) as { n: number }[])[0]?.n);
 
 for (const backend of STORES) {
   describe(`push library on ${backend.name}`, () => {
     let t: TestStore;
     let service: PushService;
+    // One store per backend; each test is its own partner and client.
+    let partner = '';
+    let client = '';
+    let n = 0;
+    const count = async (_t: TestStore, table: string): Promise<number> => {
+      const q = table === 'push_idempotency' ? t.store.knex(table).where('client_id', 'like', `${client}%`) : t.store.knex(table).where('partner_id', partner);
+      return Number(((await q.count({ n: '*' })) as { n: number }[])[0]?.n);
+    };
     const clock = fixedClock('2026-11-23T10:00:00.000Z');
     const push = (entity: Entity, body: unknown, options: { bulk?: boolean; key?: string; client?: string; partner?: string } = {}) =>
-      service.push({ partner: options.partner ?? 'casino', variant: 'igaming', entity, clientId: options.client ?? 'client-1', body, bulk: options.bulk ?? false, idempotencyKey: options.key });
+      service.push({ partner: options.partner ?? partner, variant: 'igaming', entity, clientId: options.client ?? client, body, bulk: options.bulk ?? false, idempotencyKey: options.key });
 
-    beforeEach(async () => {
-      t = await backend.create(clock);
+    before(async () => { t = await backend.create(clock); });
+    after(async () => t.drop());
+    beforeEach(() => {
+      partner = `casino-${++n}`;
+      client = `client-${n}`;
       service = new PushService(new Loader({ store: t.store, validator }), { maxWaitMs: 5, logger: silentLogger() });
     });
-    afterEach(async () => {
-      await service.close();
-      await t.drop();
-    });
+    afterEach(async () => service.close());
 
     it('concurrent single-record pushes share transactions; each is answered with its own counts after the commit', async () => {
       const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => push('customers', customer(`c${i}`))));
@@ -44,8 +51,8 @@ for (const backend of STORES) {
       assert.equal(await count(t, 'customers'), 60);
       assert.ok(service.queue.transactions <= 6, `60 requests in ${service.queue.transactions} transactions`);
       const streams = await pushStreams(t.store.knex);
-      assert.equal(streams.get('casino/customers')?.records, 60);
-      assert.equal(streams.get('casino/customers')?.lastReceivedAt, '2026-11-23T10:00:00.000000Z');
+      assert.equal(streams.get(`${partner}/customers`)?.records, 60);
+      assert.equal(streams.get(`${partner}/customers`)?.lastReceivedAt, '2026-11-23T10:00:00.000000Z');
     });
 
     it('a key sent by two grouped requests ends as the later one left it; an older version is accepted but not loaded', async () => {
@@ -62,8 +69,8 @@ for (const backend of STORES) {
       ]);
       assert.equal(service.queue.transactions, before + 1, 'both in one transaction');
       assert.deepEqual(customers.map((x) => [x.body.accepted, x.body.loaded, x.body.waiting]), [[1, 1, 0], [1, 0, 0]]);
-      assert.deepEqual((await stored(t.store, 'casino', 'igaming', 'activity')).map((r) => r.total_bets), [20]);
-      assert.deepEqual((await stored(t.store, 'casino', 'igaming', 'customers')).map((r) => r.kyc_status_id), ['new']);
+      assert.deepEqual((await stored(t.store, partner, 'igaming', 'activity')).map((r) => r.total_bets), [20]);
+      assert.deepEqual((await stored(t.store, partner, 'igaming', 'customers')).map((r) => r.kyc_status_id), ['new']);
       assert.equal(await count(t, 'waiting_records'), 0);
     });
 
@@ -79,7 +86,7 @@ for (const backend of STORES) {
       assert.equal(service.queue.transactions, before + 1);
       assert.deepEqual(grouped.map((g) => [g.body.accepted, g.body.loaded, g.body.waiting]), [[1, 0, 1], [2, 1, 1]]);
       await push('customers', customer('c9'));
-      assert.deepEqual((await stored(t.store, 'casino', 'igaming', 'transactions')).map((r) => r.transaction_id), ['t1', 't2', 't3', 't4', 't5']);
+      assert.deepEqual((await stored(t.store, partner, 'igaming', 'transactions')).map((r) => r.transaction_id), ['t1', 't2', 't3', 't4', 't5']);
       assert.equal(await count(t, 'waiting_records'), 0);
     });
 
@@ -101,7 +108,10 @@ for (const backend of STORES) {
     });
 
     it('Idempotency-Key: a repeat returns the first answer and writes nothing; another body with the key is refused', async () => {
-      const first = await push('customers', customer('c1'), { key: 'k-1' });
+      // two first sends of one key at once: one load, one answer
+      const [first, twin] = await Promise.all([push('customers', customer('c1'), { key: 'k-1' }), push('customers', customer('c1'), { key: 'k-1' })]);
+      assert.deepEqual(twin, first);
+      assert.equal(service.queue.transactions, 1);
       const before = service.queue.transactions;
       const [again, concurrent] = await Promise.all([push('customers', customer('c1'), { key: 'k-1' }), push('customers', customer('c1'), { key: 'k-1' })]);
       assert.deepEqual(again, first);
@@ -111,7 +121,7 @@ for (const backend of STORES) {
       assert.equal(other.status, 422);
       assert.equal(other.body.error, 'idempotency_key_reused');
       // another client may use the same key
-      const mine = await push('customers', customer('c2'), { key: 'k-1', client: 'client-2' });
+      const mine = await push('customers', customer('c2'), { key: 'k-1', client: `${client}-b` });
       assert.equal(mine.status, 200);
       assert.notEqual(mine.body.request_id, first.body.request_id);
       assert.equal(await count(t, 'push_idempotency'), 2);
@@ -120,7 +130,28 @@ for (const backend of STORES) {
       clock.set('2026-11-24T10:00:01.000Z');
       const later = await push('customers', customer('c1'), { key: 'k-1' });
       assert.notEqual(later.body.request_id, first.body.request_id);
+      // expired keys are purged (after a commit, at most once a minute): only the new k-1 is left
+      await service.close();
+      assert.equal(await count(t, 'push_idempotency'), 1);
       clock.set('2026-11-23T10:00:00.000Z');
+    });
+
+    it('Idempotency-Key across processes: two servers on one store given the same key at once store the records once and give one answer', async () => {
+      const second = new PushService(new Loader({ store: t.store, validator }), { maxWaitMs: 5, logger: silentLogger() });
+      try {
+        const body = [deposit('x1', 'nobody'), deposit('x2', 'nobody')];
+        const [a, b] = await Promise.all([
+          push('transactions', body, { bulk: true, key: 'same' }),
+          second.push({ partner, variant: 'igaming', entity: 'transactions', clientId: client, body, bulk: true, idempotencyKey: 'same' }),
+        ]);
+        assert.equal(a.status, 200);
+        assert.deepEqual(b, a);
+        assert.equal(await count(t, 'waiting_records'), 2);
+        assert.equal(await count(t, 'push_idempotency'), 1);
+        assert.equal((await pushStreams(t.store.knex)).get(`${partner}/transactions`)?.records, 2, 'counted once');
+      } finally {
+        await second.close();
+      }
     });
 
     it('close() commits what is queued', async () => {
@@ -131,17 +162,34 @@ for (const backend of STORES) {
       assert.equal((await pending).length, 2);
     });
 
+    it('list: modified_since filters customers by last_modified_date, transactions and activity by when they were stored', async () => {
+      await push('customers', [customer('old', { last_modified_date: '2026-11-01T00:00:00Z' }), customer('new', { last_modified_date: '2026-11-20T00:00:00+02:00' })], { bulk: true });
+      await push('transactions', deposit('t-early', 'old'));
+      clock.set('2026-11-23T11:00:00.000Z');
+      await push('transactions', deposit('t-late', 'old'));
+      clock.set('2026-11-23T10:00:00.000Z');
+      const since = (entity: Entity, iso: string) => {
+        const parsed = parseListQuery({ modified_since: iso }, entityTable('igaming', entity));
+        assert.ok('query' in parsed);
+        return listRecords(t.store.knex, partner, 'igaming', entity, parsed.query);
+      };
+      const customers = await since('customers', '2026-11-19T22:00:00Z');
+      assert.deepEqual([customers.data.map((r) => r.customer_id), customers.meta.total], [['new'], 1]);
+      const transactions = await since('transactions', '2026-11-23T10:30:00Z');
+      assert.deepEqual([transactions.data.map((r) => r.transaction_id), transactions.meta.total], [['t-late'], 1]);
+    });
+
     it('list: a walk by next_cursor sees every record once while records are inserted meanwhile', async () => {
       const table = entityTable('igaming', 'customers');
       await push('customers', Array.from({ length: 120 }, (_, i) => customer(`c${String(i).padStart(3, '0')}`)), { bulk: true });
-      await push('customers', [customer('other')], { bulk: true, partner: 'other-casino' });
+      await push('customers', [customer('other')], { bulk: true, partner: `${partner}-other` });
       const seen: string[] = [];
       let cursor: string | undefined;
       let pages = 0;
       do {
         const parsed = parseListQuery(cursor ? { cursor, per_page: '50' } : { per_page: '50' }, table);
         assert.ok('query' in parsed);
-        const page = await listRecords(t.store.knex, 'casino', 'igaming', 'customers', parsed.query);
+        const page = await listRecords(t.store.knex, partner, 'igaming', 'customers', parsed.query);
         pages++;
         assert.equal(page.meta.page, pages);
         seen.push(...page.data.map((r) => r.customer_id as string));
@@ -154,7 +202,7 @@ for (const backend of STORES) {
       assert.equal(originals.length, 120);
       assert.equal(new Set(seen).size, seen.length, 'no record twice');
       assert.ok(!seen.includes('other'));
-      const first = await listRecords(t.store.knex, 'casino', 'igaming', 'customers', { page: 1, perPage: 2 });
+      const first = await listRecords(t.store.knex, partner, 'igaming', 'customers', { page: 1, perPage: 2 });
       assert.deepEqual(first.data[0], { customer_id: 'b1', signup_date: '2026-11-01T09:30:00.000000Z', affiliate_id: 'aff-1' });
     });
 

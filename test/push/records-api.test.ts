@@ -25,7 +25,7 @@ const PLANS = `
 plans:
   - id: pusher-cpa
     kind: cpa_ftd
-    partner: pusher
+    partner: flow-casino
     affiliates: all
     effective: { from: 2026-01-01 }
     qualification: { window_days: 30, min_first_deposit_usd: 20 }
@@ -44,7 +44,9 @@ for (const backend of STORES) {
     let t: TestStore;
     let api: StartedApi;
     let token: string;
-    const count = async (table: string, partner = 'pusher'): Promise<number> => Number(((await t.store.knex(table).where('partner_id', partner).count({ n: '*' })) as { n: number }[])[0]?.n);
+    let partner: string;
+    let n = 0;
+    const count = async (table: string, of = partner): Promise<number> => Number(((await t.store.knex(table).where('partner_id', of).count({ n: '*' })) as { n: number }[])[0]?.n);
     const call = async (method: 'GET' | 'POST', path: string, body?: unknown, options: { token?: string; headers?: Record<string, string> } = {}): Promise<Answer> => {
       const res = await fetch(`${api.url}${path}`, {
         method,
@@ -54,18 +56,24 @@ for (const backend of STORES) {
       return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
     };
 
-    beforeEach(async () => {
+    // One store and server per backend; each test is its own partner.
+    before(async () => {
       t = await backend.create();
       const loader = new Loader({ store: t.store, validator: specValidator(), ...createLoadHooks(t.store, { plans: plansFrom(PLANS), logger: silentLogger() }) });
       api = await startApi(t.store, { loader });
-      token = await api.token(await api.addClient('pusher', 'igaming'));
     });
-    afterEach(async () => {
+    after(async () => {
       await api.close();
       await t.drop();
     });
+    const asPartner = async (name: string) => {
+      partner = name;
+      token = await api.token(await api.addClient(name, 'igaming'));
+    };
+    beforeEach(async () => asPartner(`pusher-${++n}`));
 
     it('the whole flow: push single and bulk, a 422 listing every error stores nothing, a deposit waits for its customer, the FTD books its CPA line', async () => {
+      await asPartner('flow-casino');
       const single = await call('POST', '/api/v1/igaming/customers', customer('c2', { country_code: 'GB' }));
       assert.equal(single.status, 200);
       assert.deepEqual(Object.keys(single.body), ['accepted', 'loaded', 'waiting', 'request_id']);
@@ -100,10 +108,10 @@ for (const backend of STORES) {
       assert.equal(await count('waiting_records'), 1);
       const arrived = await call('POST', '/api/v1/igaming/customers/bulk', [customer('c1', { country_code: 'DE' })]);
       assert.deepEqual([arrived.status, arrived.body.loaded], [200, 1]);
-      assert.deepEqual((await stored(t.store, 'pusher', 'igaming', 'transactions')).map((r) => r.transaction_id), ['t1', 't2']);
+      assert.deepEqual((await stored(t.store, partner, 'igaming', 'transactions')).map((r) => r.transaction_id), ['t1', 't2']);
       assert.equal(await count('waiting_records'), 0);
       // CPA: c1 (DE) first deposit 50 USD >= 20 within 30 days of signup: 150.00; c2's 19.99 is below the baseline.
-      const lines = ((await t.store.knex('commission_ledger').select('*').orderBy('id')) as Record<string, unknown>[]).map(toLedgerLine);
+      const lines = ((await t.store.knex('commission_ledger').where('partner_id', partner).select('*').orderBy('id')) as Record<string, unknown>[]).map(toLedgerLine);
       assert.deepEqual(lines.map((l) => [l.plan_id, l.customer_id, l.reason, l.amount_usd, l.period, l.ref_id]), [['pusher-cpa', 'c1', 'cpa_ftd', '150.00', '2026-11', 't1']]);
     });
 
@@ -137,10 +145,11 @@ for (const backend of STORES) {
     });
 
     it('a token of partner A can neither read nor write partner B\'s records, on every record route; the other variant is 403', async () => {
-      const other = await api.token(await api.addClient('other', 'igaming'));
+      const otherPartner = `other-${n}`;
+      const other = await api.token(await api.addClient(otherPartner, 'igaming'));
       const records: Record<Entity, unknown> = { customers: customer('shared'), transactions: deposit('t-shared', 'shared'), activity: gaming('2026-11-20', 'shared', { total_bets: 5 }) };
       for (const entity of ENTITIES) assert.equal((await call('POST', `/api/v1/igaming/${entity}`, records[entity], { token: other })).status, 200);
-      const before = await Promise.all(ENTITIES.map((e) => stored(t.store, 'other', 'igaming', e)));
+      const before = await Promise.all(ENTITIES.map((e) => stored(t.store, otherPartner, 'igaming', e)));
       for (const entity of ENTITIES) {
         const listed = await call('GET', `/api/v1/igaming/${entity}`);
         assert.deepEqual([listed.status, listed.body.data, (listed.body.meta as { total: number }).total], [200, [], 0], entity);
@@ -148,7 +157,7 @@ for (const backend of STORES) {
         assert.equal((await call('POST', `/api/v1/igaming/${entity}`, changed)).status, 200);
         assert.equal((await call('POST', `/api/v1/igaming/${entity}/bulk`, [changed])).status, 200);
       }
-      assert.deepEqual(await Promise.all(ENTITIES.map((e) => stored(t.store, 'other', 'igaming', e))), before, 'B untouched');
+      assert.deepEqual(await Promise.all(ENTITIES.map((e) => stored(t.store, otherPartner, 'igaming', e))), before, 'B untouched');
       assert.equal(await count('customers'), 1, 'A wrote its own records');
       for (const entity of ENTITIES) {
         for (const [method, path, body] of [['GET', `/api/v1/prop-trading/${entity}`], ['POST', `/api/v1/prop-trading/${entity}`, {}], ['POST', `/api/v1/prop-trading/${entity}/bulk`, [{}]]] as const) {
@@ -156,9 +165,9 @@ for (const backend of STORES) {
           assert.deepEqual([res.status, res.body.error], [403, 'wrong_variant'], `${method} ${path}`);
         }
       }
-      const readOnly = await api.token(await api.addClient('pusher', 'igaming', ['read']));
+      const readOnly = await api.token(await api.addClient(partner, 'igaming', ['read']));
       assert.equal((await call('POST', '/api/v1/igaming/customers', customer('x'), { token: readOnly })).status, 403);
-      const writeOnly = await api.token(await api.addClient('pusher', 'igaming', ['write']));
+      const writeOnly = await api.token(await api.addClient(partner, 'igaming', ['write']));
       assert.equal((await call('GET', '/api/v1/igaming/customers', undefined, { token: writeOnly })).status, 403);
     });
 
@@ -166,7 +175,7 @@ for (const backend of STORES) {
       const nasty = ["x'); DROP TABLE customers; --", 'Robert"; DELETE FROM transactions WHERE 1=1; --', '1 OR 1=1', '\\x00 %s $1 ?'];
       const res = await call('POST', '/api/v1/igaming/customers/bulk', nasty.map((v, i) => customer(`${v}${i}`, { first_name: v, email: undefined })));
       assert.equal(res.status, 200);
-      const rows = await stored(t.store, 'pusher', 'igaming', 'customers');
+      const rows = await stored(t.store, partner, 'igaming', 'customers');
       assert.deepEqual(rows.map((r) => r.first_name).sort(), [...nasty].sort());
       const listed = await call('GET', '/api/v1/igaming/customers');
       assert.deepEqual((listed.body.data as { customer_id: string }[]).map((r) => r.customer_id).sort(), nasty.map((v, i) => `${v}${i}`).sort());
