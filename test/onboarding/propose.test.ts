@@ -75,3 +75,28 @@ describe('init: the proposed draft', () => {
     assert.match(draft.yaml, /# TODO: transactions\.status: the codes of state are not obvious/);
   });
 });
+
+describe('the reconcile key of a definition', () => {
+  it('takes a cron schedule and a number of days; a bad schedule is a definition error with its line', async () => {
+    const { mkdtempSync, readFileSync, rmSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { loadDefinition } = await import('../../src/config/load-definitions.js');
+    const { packageRoot } = await import('../../src/paths.js');
+    const dir = mkdtempSync(join(tmpdir(), 'partner-sync-reconcile-key-'));
+    try {
+      const base = readFileSync(join(packageRoot(), 'config', 'partners', 'sandbox-casino.yaml'), 'utf8');
+      const file = join(dir, 'sandbox-casino.yaml');
+      const env = { SANDBOX_CLIENT_SECRET: 'x' };
+      writeFileSync(file, `${base}\nreconcile:\n  schedule: "30 6 * * *"\n`);
+      assert.deepEqual((await loadDefinition(file, env)).definition?.reconcile, { schedule: '30 6 * * *', days: 3 });
+      writeFileSync(file, `${base}\nreconcile:\n  schedule: "every day"\n  days: 7\n`);
+      const bad = await loadDefinition(file, env);
+      assert.equal(bad.errors.length, 1);
+      assert.equal(bad.errors[0]?.path, 'reconcile.schedule');
+      assert.match(bad.errors[0]?.message ?? '', /not a valid cron expression/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
