@@ -12,9 +12,10 @@
  */
 import { Decimal } from 'decimal.js';
 import { createSource, type SourceDeps } from '../../connectors/index.js';
-import type { PullWindow } from '../../connectors/source.js';
+import { windowParams, type RestSourceClient } from '../../connectors/rest/source.js';
+import type { PullWindow, Source } from '../../connectors/source.js';
 import { addDays, daysBetween } from '../../jobs/windows.js';
-import type { PartnerDefinition } from '../config/definition.js';
+import type { PartnerDefinition, StreamDefinition } from '../config/definition.js';
 import { createMapper } from '../pipeline/map-record.js';
 import { storedToRecord } from '../store/rows.js';
 import type { Store } from '../store/store.js';
@@ -54,6 +55,12 @@ export interface Reconciliation {
   days: DayReconciliation[];
   /** Source records the mapping could not read (they cannot be compared). */
   unmappable: { entity: Entity; message: string }[];
+  /**
+   * REST sources: what the partner's list endpoint says it holds (`meta.total` of the same query)
+   * beside the records its pages gave; a difference means pages were cut short or repeated.
+   * Per activity day, or per cursor stream for everything changed since the first day.
+   */
+  totals: { entity: Entity; window: string; partner_total: number; read: number; ok: boolean }[];
 }
 
 /** The sums kept per entity and variant: name → [field, only records of this transaction_type]. */
@@ -125,7 +132,7 @@ const dayOf = (entity: Entity, record: SpecRecord): string | undefined => {
 
 export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, from: string, to: string, only?: Entity): Promise<Reconciliation> {
   const days = daysBetween(from, to);
-  const result: Reconciliation = { partner: def.partner, from, to, ok: true, days: [], unmappable: [] };
+  const result: Reconciliation = { partner: def.partner, from, to, ok: true, days: [], unmappable: [], totals: [] };
   const source = createSource(def, deps);
   try {
     for (const [entity, stream] of Object.entries(def.streams) as [Entity, NonNullable<PartnerDefinition['streams'][Entity]>][]) {
@@ -138,7 +145,9 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
           : [{ kind: 'cursor', from: `${from}T00:00:00Z`, to: deps.clock().toISOString(), open: true }];
       for (const asked of windows) {
         const window = source.bound ? await source.bound(stream, asked) : asked;
+        let read = 0;
         for await (const page of source.pages(stream, window)) {
+          read += page.length;
           for (const raw of page) {
             const mapped = map(raw);
             if ('error' in mapped) {
@@ -151,6 +160,8 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
             bucket?.set(keyOf(def.variant, entity, record), record);
           }
         }
+        const total = await partnerTotal(source, stream, window);
+        if (total !== undefined) result.totals.push({ entity, window: window.kind === 'days' ? window.from : `changed since ${window.from}`, partner_total: total, read, ok: total === read });
       }
       const table = entityTable(def.variant, entity);
       const rows = (await deps.store.knex(table.name).where('partner_id', def.partner)) as Record<string, unknown>[];
@@ -186,8 +197,19 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
   } finally {
     await source.close?.();
   }
-  if (result.unmappable.length > 0) result.ok = false;
+  if (result.unmappable.length > 0 || result.totals.some((x) => !x.ok)) result.ok = false;
   return result;
+}
+
+/** `meta.total` of a REST stream's query for the window (one record asked), or undefined. */
+async function partnerTotal(source: Source, stream: StreamDefinition, window: PullWindow): Promise<number | undefined> {
+  if (!('getJson' in source) || !('path' in stream)) return undefined;
+  const rest = source as RestSourceClient;
+  const params: Record<string, string> = { ...stream.params, ...windowParams(stream.incremental, window) };
+  if (stream.pagination.type !== 'offset') params[stream.pagination.per_page_param] = '1';
+  const body = await rest.getJson(stream.path, params);
+  const meta = typeof body === 'object' && body !== null ? (body as { meta?: { total?: unknown } }).meta : undefined;
+  return typeof meta?.total === 'number' ? meta.total : undefined;
 }
 
 /** The report as text: one line per entity and day, then what differs. */
@@ -204,7 +226,14 @@ export function reconciliationLines(r: Reconciliation, limit = 10): string[] {
     }
   }
   for (const u of r.unmappable.slice(0, limit)) lines.push(`unmappable ${u.entity}: ${u.message}`);
-  lines.push(r.ok ? `reconciled: ${r.partner} ${r.from}..${r.to}, no difference` : `differences: ${r.partner} ${r.from}..${r.to}: ${r.days.filter((d) => !d.ok).length} day(s) differ`);
+  for (const x of r.totals.filter((y) => !y.ok)) lines.push(`DIFF ${x.entity} ${x.window}: the partner's meta.total is ${x.partner_total}, its pages gave ${x.read} records`);
+  const checked = r.totals.filter((y) => y.ok).length;
+  if (checked > 0) lines.push(`meta.total agrees with the records read for ${checked} quer${checked === 1 ? 'y' : 'ies'}`);
+  const parts = [`${r.days.filter((d) => !d.ok).length} day(s) differ`];
+  const totals = r.totals.filter((x) => !x.ok).length;
+  if (totals > 0) parts.push(`${totals} meta.total disagree${totals === 1 ? 's' : ''}`);
+  if (r.unmappable.length > 0) parts.push(`${r.unmappable.length} source record(s) unmappable`);
+  lines.push(r.ok ? `reconciled: ${r.partner} ${r.from}..${r.to}, no difference` : `differences: ${r.partner} ${r.from}..${r.to}: ${parts.join(', ')}`);
   return lines;
 }
 
