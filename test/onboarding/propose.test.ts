@@ -26,7 +26,7 @@ describe('discover: value formats', () => {
 
   it('profiles nulls, absences, distinct values and minor units by name and by values', () => {
     const fields = profileRecords([
-      { id: 1, amount: 1999, fee_cents: 50, state: 'A', note: null, player: { id: 7 } },
+      { id: 1, amount: 1999, fee_cents: 50, lotsX100: 150, state: 'A', note: null, player: { id: 7 } },
       { id: 2, amount: 2500, fee_cents: 75, state: 'B' },
       { id: 3, amount: 100, fee_cents: 0, state: 'A', note: 'x', player: { id: 8 } },
     ]);
@@ -36,6 +36,7 @@ describe('discover: value formats', () => {
     assert.deepEqual([f('note')?.nulls, f('note')?.absent, f('note')?.present], [1, 1, 1]);
     assert.match(f('fee_cents')?.minor_units?.reason ?? '', /the name fee_cents says minor units/);
     assert.match(f('amount')?.minor_units?.reason ?? '', /3 values are all whole numbers/);
+    assert.match(f('lotsX100')?.minor_units?.reason ?? '', /the name lotsX100 says minor units/);
     assert.equal(f('player.id')?.format, 'integer');
   });
 });
