@@ -164,7 +164,11 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
         if (total !== undefined) result.totals.push({ entity, window: window.kind === 'days' ? window.from : `changed since ${window.from}`, partner_total: total, read, ok: total === read });
       }
       const table = entityTable(def.variant, entity);
-      const rows = (await deps.store.knex(table.name).where('partner_id', def.partner)) as Record<string, unknown>[];
+      // The store's rows of the days asked (date-times are stored as UTC text or timestamptz, days as text or date).
+      const dayColumn = DAY_FIELD[entity];
+      const kind = table.columns.find((c) => c.name === dayColumn)?.kind;
+      const [lo, hi] = kind === 'timestamp' ? [`${from}T00:00:00.000000Z`, `${addDays(to, 1)}T00:00:00.000000Z`] : [from, addDays(to, 1)];
+      const rows = (await deps.store.knex(table.name).where('partner_id', def.partner).andWhere(dayColumn, '>=', lo).andWhere(dayColumn, '<', hi)) as Record<string, unknown>[];
       const byStore = new Map<string, Map<string, SpecRecord>>(days.map((d) => [d, new Map()]));
       for (const row of rows) {
         const record = normalized(def.variant, entity, storedToRecord(table, row));
@@ -237,4 +241,3 @@ export function reconciliationLines(r: Reconciliation, limit = 10): string[] {
   return lines;
 }
 
-export { addDays };
