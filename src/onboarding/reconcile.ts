@@ -13,6 +13,8 @@
 import { Decimal } from 'decimal.js';
 import { createSource, type SourceDeps } from '../../connectors/index.js';
 import { windowParams, type RestSourceClient } from '../../connectors/rest/source.js';
+import { openSqlConnection } from '../../connectors/sql/connection.js';
+import { columnIdentifier, relationIdentifier } from '../../connectors/sql/identifiers.js';
 import type { PullWindow, Source } from '../../connectors/source.js';
 import { addDays, daysBetween } from '../../jobs/windows.js';
 import type { PartnerDefinition, StreamDefinition } from '../config/definition.js';
@@ -45,6 +47,11 @@ export interface DayReconciliation {
   /** Keys the store has and the source does not. */
   missing_at_source: string[];
   differing: { key: string; fields: FieldDifference[] }[];
+  /**
+   * Database and warehouse daily streams read from a table or view: the day's COUNT and SUMs run
+   * on the source by SQL (sums through the field's own mapping rule), beside the rows read.
+   */
+  source_sql?: DaySide;
 }
 
 export interface Reconciliation {
@@ -176,6 +183,10 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
         const bucket = day === undefined ? undefined : byStore.get(day);
         bucket?.set(keyOf(def.variant, entity, record), record);
       }
+      const aggregates = await sqlAggregates(deps, def, entity, stream, from, to).catch((error: Error) => {
+        result.unmappable.push({ entity, message: `SQL aggregates on the source failed: ${deps.redact(error.message)}` });
+        return undefined;
+      });
       for (const day of days) {
         const src = bySource.get(day) as Map<string, SpecRecord>;
         const dst = byStore.get(day) as Map<string, SpecRecord>;
@@ -193,9 +204,11 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
         }
         const s = side(def.variant, entity, src.values());
         const t = side(def.variant, entity, dst.values());
-        const ok = missingInStore.length === 0 && missingAtSource.length === 0 && differing.length === 0 && JSON.stringify(s) === JSON.stringify(t);
+        const sql = aggregates === undefined ? undefined : (aggregates.get(day) ?? { count: 0, sums: Object.fromEntries(Object.keys(s.sums).filter((k) => aggregates.sums.includes(k)).map((k) => [k, '0'])) });
+        const sqlAgrees = sql === undefined || (sql.count === s.count && Object.entries(sql.sums).every(([k, v]) => s.sums[k] !== undefined && new Decimal(v).eq(new Decimal(s.sums[k] as string))));
+        const ok = missingInStore.length === 0 && missingAtSource.length === 0 && differing.length === 0 && JSON.stringify(s) === JSON.stringify(t) && sqlAgrees;
         if (!ok) result.ok = false;
-        result.days.push({ entity, day, source: s, store: t, ok, missing_in_store: missingInStore, missing_at_source: missingAtSource, differing });
+        result.days.push({ entity, day, source: s, store: t, ok, missing_in_store: missingInStore, missing_at_source: missingAtSource, differing, ...(sql ? { source_sql: sql } : {}) });
       }
     }
   } finally {
@@ -203,6 +216,58 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
   }
   if (result.unmappable.length > 0 || result.totals.some((x) => !x.ok)) result.ok = false;
   return result;
+}
+
+type Aggregates = Map<string, DaySide> & { sums: string[] };
+
+/**
+ * A daily db or warehouse stream read from a table or view: per day COUNT(*) and the SUM of each
+ * summed spec field whose rule reads one column linearly (a rename, `number`, `minor_units`,
+ * `multiply`), the rule applied to the SUM. Undefined for other streams (queries, REST).
+ */
+async function sqlAggregates(deps: ReconcileDeps, def: PartnerDefinition, entity: Entity, stream: StreamDefinition, from: string, to: string): Promise<Aggregates | undefined> {
+  if (def.source.type === 'rest' || stream.incremental.mode !== 'daily') return undefined;
+  const relation = 'view' in stream ? stream.view : 'table' in stream ? stream.table : undefined;
+  const dateColumn = 'date_column' in stream ? stream.date_column : undefined;
+  if (relation === undefined || dateColumn === undefined) return undefined;
+  const source = def.source;
+  const db = openSqlConnection({ client: source.client, url: source.url, timezone: source.timezone, statementTimeoutMs: source.statement_timeout_ms, redact: deps.redact, logger: deps.logger, stats: { requests: 0, retries: 0, throttled: 0, waitedMs: 0 } });
+  try {
+    const dialect = db.dialect;
+    const linear: [string, string, Record<string, unknown>][] = [];
+    for (const [name, [field, type]] of Object.entries(SUMS[def.variant][entity] ?? {})) {
+      if (type !== undefined) continue;
+      const rule = stream.mapping.fields[field] ?? (stream.mapping.passthrough ? field : undefined);
+      const column = typeof rule === 'string' ? rule : rule?.from;
+      const linearRule = typeof rule === 'string' || (rule !== undefined && Object.keys(rule).every((k) => ['from', 'number', 'minor_units', 'multiply'].includes(k)));
+      if (column === undefined || column.includes('.') || !linearRule) continue;
+      linear.push([name, column, { [field]: typeof rule === 'string' ? { from: 'v', number: true } : { ...rule, from: 'v', number: true } }]);
+    }
+    const day = columnIdentifier(dateColumn, 'date_column', dialect).sql;
+    const sums = linear.map(([, column], i) => `SUM(${columnIdentifier(column, 'mapping', dialect).sql}) AS s${i}`);
+    const sql = `SELECT ${day} AS d, COUNT(*) AS n${sums.map((s) => `, ${s}`).join('')} FROM ${relationIdentifier(relation, 'table', dialect).sql} WHERE ${day} >= :from AND ${day} <= :to GROUP BY ${day}`;
+    const session = await db.acquire('reconcile aggregates');
+    try {
+      const { rows } = await session.query(sql, { from, to }, `reconcile aggregates of ${relation}`);
+      const out = new Map<string, DaySide>() as Aggregates;
+      out.sums = linear.map(([name]) => name);
+      for (const row of rows) {
+        const sumsOfDay: Record<string, string> = {};
+        linear.forEach(([name, , fields], i) => {
+          const field = Object.keys(fields)[0] as string;
+          const mapped = createMapper(def.variant, entity, { fields: fields as StreamDefinition['mapping']['fields'], passthrough: false }, def.affiliates)({ v: row[`s${i}`] ?? 0 });
+          const value = 'record' in mapped ? mapped.record[field] : undefined;
+          sumsOfDay[name] = value === undefined ? 'n/a' : new Decimal(String(value)).toFixed();
+        });
+        out.set(String(row.d).slice(0, 10), { count: Number(row.n), sums: sumsOfDay });
+      }
+      return out;
+    } finally {
+      await session.release();
+    }
+  } finally {
+    await db.close();
+  }
 }
 
 /** `meta.total` of a REST stream's query for the window (one record asked), or undefined. */
@@ -223,6 +288,7 @@ export function reconciliationLines(r: Reconciliation, limit = 10): string[] {
     const sums = Object.keys(d.source.sums).map((k) => `${k} ${d.source.sums[k]}/${d.store.sums[k]}`).join(', ');
     lines.push(`${d.ok ? 'ok  ' : 'DIFF'} ${d.day} ${d.entity}: records ${d.source.count}/${d.store.count} (source/store)${sums ? `; ${sums}` : ''}`);
     if (d.ok) continue;
+    if (d.source_sql) lines.push(`     source by SQL: records ${d.source_sql.count}${Object.keys(d.source_sql.sums).length ? `; ${Object.entries(d.source_sql.sums).map(([k, v]) => `${k} ${v}`).join(', ')}` : ''}`);
     if (d.missing_in_store.length > 0) lines.push(`     missing in the store: ${d.missing_in_store.slice(0, limit).join(', ')}${d.missing_in_store.length > limit ? ` (+${d.missing_in_store.length - limit} more)` : ''}`);
     if (d.missing_at_source.length > 0) lines.push(`     missing at the source: ${d.missing_at_source.slice(0, limit).join(', ')}${d.missing_at_source.length > limit ? ` (+${d.missing_at_source.length - limit} more)` : ''}`);
     for (const diff of d.differing.slice(0, limit)) {
