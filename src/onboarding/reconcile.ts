@@ -12,9 +12,12 @@
  */
 import { Decimal } from 'decimal.js';
 import { createSource, type SourceDeps } from '../../connectors/index.js';
-import type { PullWindow } from '../../connectors/source.js';
+import { windowParams, type RestSourceClient } from '../../connectors/rest/source.js';
+import { openSqlConnection } from '../../connectors/sql/connection.js';
+import { columnIdentifier, relationIdentifier } from '../../connectors/sql/identifiers.js';
+import type { PullWindow, Source } from '../../connectors/source.js';
 import { addDays, daysBetween } from '../../jobs/windows.js';
-import type { PartnerDefinition } from '../config/definition.js';
+import type { PartnerDefinition, StreamDefinition } from '../config/definition.js';
 import { createMapper } from '../pipeline/map-record.js';
 import { storedToRecord } from '../store/rows.js';
 import type { Store } from '../store/store.js';
@@ -44,6 +47,11 @@ export interface DayReconciliation {
   /** Keys the store has and the source does not. */
   missing_at_source: string[];
   differing: { key: string; fields: FieldDifference[] }[];
+  /**
+   * Database and warehouse daily streams read from a table or view: the day's COUNT and SUMs run
+   * on the source by SQL (sums through the field's own mapping rule), beside the rows read.
+   */
+  source_sql?: DaySide;
 }
 
 export interface Reconciliation {
@@ -54,6 +62,12 @@ export interface Reconciliation {
   days: DayReconciliation[];
   /** Source records the mapping could not read (they cannot be compared). */
   unmappable: { entity: Entity; message: string }[];
+  /**
+   * REST sources: what the partner's list endpoint says it holds (`meta.total` of the same query)
+   * beside the records its pages gave; a difference means pages were cut short or repeated.
+   * Per activity day, or per cursor stream for everything changed since the first day.
+   */
+  totals: { entity: Entity; window: string; partner_total: number; read: number; ok: boolean }[];
 }
 
 /** The sums kept per entity and variant: name → [field, only records of this transaction_type]. */
@@ -125,7 +139,7 @@ const dayOf = (entity: Entity, record: SpecRecord): string | undefined => {
 
 export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, from: string, to: string, only?: Entity): Promise<Reconciliation> {
   const days = daysBetween(from, to);
-  const result: Reconciliation = { partner: def.partner, from, to, ok: true, days: [], unmappable: [] };
+  const result: Reconciliation = { partner: def.partner, from, to, ok: true, days: [], unmappable: [], totals: [] };
   const source = createSource(def, deps);
   try {
     for (const [entity, stream] of Object.entries(def.streams) as [Entity, NonNullable<PartnerDefinition['streams'][Entity]>][]) {
@@ -138,7 +152,9 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
           : [{ kind: 'cursor', from: `${from}T00:00:00Z`, to: deps.clock().toISOString(), open: true }];
       for (const asked of windows) {
         const window = source.bound ? await source.bound(stream, asked) : asked;
+        let read = 0;
         for await (const page of source.pages(stream, window)) {
+          read += page.length;
           for (const raw of page) {
             const mapped = map(raw);
             if ('error' in mapped) {
@@ -151,9 +167,15 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
             bucket?.set(keyOf(def.variant, entity, record), record);
           }
         }
+        const total = await partnerTotal(source, stream, window);
+        if (total !== undefined) result.totals.push({ entity, window: window.kind === 'days' ? window.from : `changed since ${window.from}`, partner_total: total, read, ok: total === read });
       }
       const table = entityTable(def.variant, entity);
-      const rows = (await deps.store.knex(table.name).where('partner_id', def.partner)) as Record<string, unknown>[];
+      // The store's rows of the days asked (date-times are stored as UTC text or timestamptz, days as text or date).
+      const dayColumn = DAY_FIELD[entity];
+      const kind = table.columns.find((c) => c.name === dayColumn)?.kind;
+      const [lo, hi] = kind === 'timestamp' ? [`${from}T00:00:00.000000Z`, `${addDays(to, 1)}T00:00:00.000000Z`] : [from, addDays(to, 1)];
+      const rows = (await deps.store.knex(table.name).where('partner_id', def.partner).andWhere(dayColumn, '>=', lo).andWhere(dayColumn, '<', hi)) as Record<string, unknown>[];
       const byStore = new Map<string, Map<string, SpecRecord>>(days.map((d) => [d, new Map()]));
       for (const row of rows) {
         const record = normalized(def.variant, entity, storedToRecord(table, row));
@@ -161,6 +183,10 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
         const bucket = day === undefined ? undefined : byStore.get(day);
         bucket?.set(keyOf(def.variant, entity, record), record);
       }
+      const aggregates = await sqlAggregates(deps, def, entity, stream, from, to).catch((error: Error) => {
+        result.unmappable.push({ entity, message: `SQL aggregates on the source failed: ${deps.redact(error.message)}` });
+        return undefined;
+      });
       for (const day of days) {
         const src = bySource.get(day) as Map<string, SpecRecord>;
         const dst = byStore.get(day) as Map<string, SpecRecord>;
@@ -178,16 +204,81 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
         }
         const s = side(def.variant, entity, src.values());
         const t = side(def.variant, entity, dst.values());
-        const ok = missingInStore.length === 0 && missingAtSource.length === 0 && differing.length === 0 && JSON.stringify(s) === JSON.stringify(t);
+        const sql = aggregates === undefined ? undefined : (aggregates.get(day) ?? { count: 0, sums: Object.fromEntries(Object.keys(s.sums).filter((k) => aggregates.sums.includes(k)).map((k) => [k, '0'])) });
+        const sqlAgrees = sql === undefined || (sql.count === s.count && Object.entries(sql.sums).every(([k, v]) => s.sums[k] !== undefined && new Decimal(v).eq(new Decimal(s.sums[k] as string))));
+        const ok = missingInStore.length === 0 && missingAtSource.length === 0 && differing.length === 0 && JSON.stringify(s) === JSON.stringify(t) && sqlAgrees;
         if (!ok) result.ok = false;
-        result.days.push({ entity, day, source: s, store: t, ok, missing_in_store: missingInStore, missing_at_source: missingAtSource, differing });
+        result.days.push({ entity, day, source: s, store: t, ok, missing_in_store: missingInStore, missing_at_source: missingAtSource, differing, ...(sql ? { source_sql: sql } : {}) });
       }
     }
   } finally {
     await source.close?.();
   }
-  if (result.unmappable.length > 0) result.ok = false;
+  if (result.unmappable.length > 0 || result.totals.some((x) => !x.ok)) result.ok = false;
   return result;
+}
+
+type Aggregates = Map<string, DaySide> & { sums: string[] };
+
+/**
+ * A daily db or warehouse stream read from a table or view: per day COUNT(*) and the SUM of each
+ * summed spec field whose rule reads one column linearly (a rename, `number`, `minor_units`,
+ * `multiply`), the rule applied to the SUM. Undefined for other streams (queries, REST).
+ */
+async function sqlAggregates(deps: ReconcileDeps, def: PartnerDefinition, entity: Entity, stream: StreamDefinition, from: string, to: string): Promise<Aggregates | undefined> {
+  if (def.source.type === 'rest' || stream.incremental.mode !== 'daily') return undefined;
+  const relation = 'view' in stream ? stream.view : 'table' in stream ? stream.table : undefined;
+  const dateColumn = 'date_column' in stream ? stream.date_column : undefined;
+  if (relation === undefined || dateColumn === undefined) return undefined;
+  const source = def.source;
+  const db = openSqlConnection({ client: source.client, url: source.url, timezone: source.timezone, statementTimeoutMs: source.statement_timeout_ms, redact: deps.redact, logger: deps.logger, stats: { requests: 0, retries: 0, throttled: 0, waitedMs: 0 } });
+  try {
+    const dialect = db.dialect;
+    const linear: [string, string, Record<string, unknown>][] = [];
+    for (const [name, [field, type]] of Object.entries(SUMS[def.variant][entity] ?? {})) {
+      if (type !== undefined) continue;
+      const rule = stream.mapping.fields[field] ?? (stream.mapping.passthrough ? field : undefined);
+      const column = typeof rule === 'string' ? rule : rule?.from;
+      const linearRule = typeof rule === 'string' || (rule !== undefined && Object.keys(rule).every((k) => ['from', 'number', 'minor_units', 'multiply'].includes(k)));
+      if (column === undefined || column.includes('.') || !linearRule) continue;
+      linear.push([name, column, { [field]: typeof rule === 'string' ? { from: 'v', number: true } : { ...rule, from: 'v', number: true } }]);
+    }
+    const day = columnIdentifier(dateColumn, 'date_column', dialect).sql;
+    const sums = linear.map(([, column], i) => `SUM(${columnIdentifier(column, 'mapping', dialect).sql}) AS s${i}`);
+    const sql = `SELECT ${day} AS d, COUNT(*) AS n${sums.map((s) => `, ${s}`).join('')} FROM ${relationIdentifier(relation, 'table', dialect).sql} WHERE ${day} >= :from AND ${day} <= :to GROUP BY ${day}`;
+    const session = await db.acquire('reconcile aggregates');
+    try {
+      const { rows } = await session.query(sql, { from, to }, `reconcile aggregates of ${relation}`);
+      const out = new Map<string, DaySide>() as Aggregates;
+      out.sums = linear.map(([name]) => name);
+      for (const row of rows) {
+        const sumsOfDay: Record<string, string> = {};
+        linear.forEach(([name, , fields], i) => {
+          const field = Object.keys(fields)[0] as string;
+          const mapped = createMapper(def.variant, entity, { fields: fields as StreamDefinition['mapping']['fields'], passthrough: false }, def.affiliates)({ v: row[`s${i}`] ?? 0 });
+          const value = 'record' in mapped ? mapped.record[field] : undefined;
+          sumsOfDay[name] = value === undefined ? 'n/a' : new Decimal(String(value)).toFixed();
+        });
+        out.set(String(row.d).slice(0, 10), { count: Number(row.n), sums: sumsOfDay });
+      }
+      return out;
+    } finally {
+      await session.release();
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+/** `meta.total` of a REST stream's query for the window (one record asked), or undefined. */
+async function partnerTotal(source: Source, stream: StreamDefinition, window: PullWindow): Promise<number | undefined> {
+  if (!('getJson' in source) || !('path' in stream)) return undefined;
+  const rest = source as RestSourceClient;
+  const params: Record<string, string> = { ...stream.params, ...windowParams(stream.incremental, window) };
+  if (stream.pagination.type !== 'offset') params[stream.pagination.per_page_param] = '1';
+  const body = await rest.getJson(stream.path, params);
+  const meta = typeof body === 'object' && body !== null ? (body as { meta?: { total?: unknown } }).meta : undefined;
+  return typeof meta?.total === 'number' ? meta.total : undefined;
 }
 
 /** The report as text: one line per entity and day, then what differs. */
@@ -197,6 +288,7 @@ export function reconciliationLines(r: Reconciliation, limit = 10): string[] {
     const sums = Object.keys(d.source.sums).map((k) => `${k} ${d.source.sums[k]}/${d.store.sums[k]}`).join(', ');
     lines.push(`${d.ok ? 'ok  ' : 'DIFF'} ${d.day} ${d.entity}: records ${d.source.count}/${d.store.count} (source/store)${sums ? `; ${sums}` : ''}`);
     if (d.ok) continue;
+    if (d.source_sql) lines.push(`     source by SQL: records ${d.source_sql.count}${Object.keys(d.source_sql.sums).length ? `; ${Object.entries(d.source_sql.sums).map(([k, v]) => `${k} ${v}`).join(', ')}` : ''}`);
     if (d.missing_in_store.length > 0) lines.push(`     missing in the store: ${d.missing_in_store.slice(0, limit).join(', ')}${d.missing_in_store.length > limit ? ` (+${d.missing_in_store.length - limit} more)` : ''}`);
     if (d.missing_at_source.length > 0) lines.push(`     missing at the source: ${d.missing_at_source.slice(0, limit).join(', ')}${d.missing_at_source.length > limit ? ` (+${d.missing_at_source.length - limit} more)` : ''}`);
     for (const diff of d.differing.slice(0, limit)) {
@@ -204,8 +296,14 @@ export function reconciliationLines(r: Reconciliation, limit = 10): string[] {
     }
   }
   for (const u of r.unmappable.slice(0, limit)) lines.push(`unmappable ${u.entity}: ${u.message}`);
-  lines.push(r.ok ? `reconciled: ${r.partner} ${r.from}..${r.to}, no difference` : `differences: ${r.partner} ${r.from}..${r.to}: ${r.days.filter((d) => !d.ok).length} day(s) differ`);
+  for (const x of r.totals.filter((y) => !y.ok)) lines.push(`DIFF ${x.entity} ${x.window}: the partner's meta.total is ${x.partner_total}, its pages gave ${x.read} records`);
+  const checked = r.totals.filter((y) => y.ok).length;
+  if (checked > 0) lines.push(`meta.total agrees with the records read for ${checked} quer${checked === 1 ? 'y' : 'ies'}`);
+  const parts = [`${r.days.filter((d) => !d.ok).length} day(s) differ`];
+  const totals = r.totals.filter((x) => !x.ok).length;
+  if (totals > 0) parts.push(`${totals} meta.total disagree${totals === 1 ? 's' : ''}`);
+  if (r.unmappable.length > 0) parts.push(`${r.unmappable.length} source record(s) unmappable`);
+  lines.push(r.ok ? `reconciled: ${r.partner} ${r.from}..${r.to}, no difference` : `differences: ${r.partner} ${r.from}..${r.to}: ${parts.join(', ')}`);
   return lines;
 }
 
-export { addDays };

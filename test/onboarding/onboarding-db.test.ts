@@ -59,6 +59,12 @@ for (const backend of SERVER_DATABASES) {
       const clean = await cli([...config, 'reconcile', 'acme-replica', '--from', data.from, '--to', data.to]);
       assert.equal(clean.code, 0, clean.out);
       assert.match(clean.out, /reconciled: acme-replica .* no difference/);
+      // Activity days are also counted and summed by SQL on the source, through the mapping (cents → units).
+      const json = JSON.parse((await cli([...config, 'reconcile', 'acme-replica', '--from', data.to, '--to', data.to, '--stream', 'activity', '--json'])).out) as { days: { source: { count: number; sums: Record<string, string> }; source_sql?: { count: number; sums: Record<string, string> } }[] };
+      const last = json.days[0];
+      assert.ok(last?.source_sql);
+      assert.equal(last.source_sql.count, data.activity('igaming', data.to).length);
+      assert.deepEqual(last.source_sql, last.source);
       const right = unaided(draft, readFileSync(file, 'utf8'));
       console.log(`      ${backend.client} replica: discover+init+2 edits+check+backfill+reconcile in ${((performance.now() - started) / 1000).toFixed(1)} s; init got ${right.right} of ${right.total} mapping lines right unaided`);
 

@@ -88,12 +88,24 @@ describe('onboarding a partner-style REST partner', function () {
     assert.equal(backfill.code, 0, backfill.out + backfill.err);
     const clean = await cli([...config, 'reconcile', 'acme', '--from', from, '--to', to, '--json']);
     assert.equal(clean.code, 0, clean.out);
-    const result = JSON.parse(clean.out) as { ok: boolean; days: { entity: string; source: { count: number } }[] };
+    const result = JSON.parse(clean.out) as { ok: boolean; days: { entity: string; source: { count: number } }[]; totals: { entity: string; partner_total: number; read: number; ok: boolean }[] };
     assert.equal(result.days.filter((d) => d.entity === 'transactions').reduce((n, d) => n + d.source.count, 0), sandbox.data.transactions('igaming').length);
+    assert.deepEqual(result.totals.find((t) => t.entity === 'transactions'), { entity: 'transactions', window: `changed since ${from}T00:00:00Z`, partner_total: sandbox.data.transactions('igaming').length, read: sandbox.data.transactions('igaming').length, ok: true });
+    assert.equal(result.totals.filter((t) => t.entity === 'activity').length, result.days.filter((d) => d.entity === 'activity').length);
     const seconds = (performance.now() - started) / 1000;
     const right = unaided(draft, readFileSync(file, 'utf8'));
     console.log(`      REST partner: discover+init+2 edits+check+backfill+reconcile in ${seconds.toFixed(1)} s; init got ${right.right} of ${right.total} mapping lines right unaided`);
     assert.equal(right.total - right.right, 2);
+
+    // Pages that repeat records: every key still matches, but the partner's meta.total does not.
+    const edited = readFileSync(file, 'utf8');
+    writeFileSync(file, edited.replace('per_page: 500', 'per_page: 10'));
+    sandbox.faults.duplicateAcrossPages = true;
+    const repeated = await cli([...config, 'reconcile', 'acme', '--from', from, '--to', to, '--stream', 'customers']);
+    sandbox.faults.duplicateAcrossPages = false;
+    writeFileSync(file, edited);
+    assert.equal(repeated.code, 1, repeated.out);
+    assert.match(repeated.out, new RegExp(`DIFF customers changed since ${from}T00:00:00Z: the partner's meta.total is 30, its pages gave 3[1-9] records\n[\\s\\S]*1 meta.total disagrees`));
 
     // The go-live checklist: verified by running check, reconcile and reading the run history.
     const days = String(Math.round((Date.parse(to) - Date.parse(from)) / 86_400_000) + 1);

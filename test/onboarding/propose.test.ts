@@ -26,7 +26,7 @@ describe('discover: value formats', () => {
 
   it('profiles nulls, absences, distinct values and minor units by name and by values', () => {
     const fields = profileRecords([
-      { id: 1, amount: 1999, fee_cents: 50, state: 'A', note: null, player: { id: 7 } },
+      { id: 1, amount: 1999, fee_cents: 50, lotsX100: 150, state: 'A', note: null, player: { id: 7 } },
       { id: 2, amount: 2500, fee_cents: 75, state: 'B' },
       { id: 3, amount: 100, fee_cents: 0, state: 'A', note: 'x', player: { id: 8 } },
     ]);
@@ -36,6 +36,7 @@ describe('discover: value formats', () => {
     assert.deepEqual([f('note')?.nulls, f('note')?.absent, f('note')?.present], [1, 1, 1]);
     assert.match(f('fee_cents')?.minor_units?.reason ?? '', /the name fee_cents says minor units/);
     assert.match(f('amount')?.minor_units?.reason ?? '', /3 values are all whole numbers/);
+    assert.match(f('lotsX100')?.minor_units?.reason ?? '', /the name lotsX100 says minor units/);
     assert.equal(f('player.id')?.format, 'integer');
   });
 });
@@ -73,5 +74,30 @@ describe('init: the proposed draft', () => {
     assert.ok(draft.todos.some((t) => /transactions\.transaction_date: paid chosen by its format \(dd\/MM\/yyyy HH:mm\), the only such field; .*paid is dd\/MM\/yyyy HH:mm without a zone/.test(t)), draft.todos.join('\n'));
     assert.ok(draft.todos.some((t) => /amount_currency: amount read as minor units .* all whole numbers/.test(t)));
     assert.match(draft.yaml, /# TODO: transactions\.status: the codes of state are not obvious/);
+  });
+});
+
+describe('the reconcile key of a definition', () => {
+  it('takes a cron schedule and a number of days; a bad schedule is a definition error with its line', async () => {
+    const { mkdtempSync, readFileSync, rmSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { loadDefinition } = await import('../../src/config/load-definitions.js');
+    const { packageRoot } = await import('../../src/paths.js');
+    const dir = mkdtempSync(join(tmpdir(), 'partner-sync-reconcile-key-'));
+    try {
+      const base = readFileSync(join(packageRoot(), 'config', 'partners', 'sandbox-casino.yaml'), 'utf8');
+      const file = join(dir, 'sandbox-casino.yaml');
+      const env = { SANDBOX_CLIENT_SECRET: 'x' };
+      writeFileSync(file, `${base}\nreconcile:\n  schedule: "30 6 * * *"\n`);
+      assert.deepEqual((await loadDefinition(file, env)).definition?.reconcile, { schedule: '30 6 * * *', days: 3 });
+      writeFileSync(file, `${base}\nreconcile:\n  schedule: "every day"\n  days: 7\n`);
+      const bad = await loadDefinition(file, env);
+      assert.equal(bad.errors.length, 1);
+      assert.equal(bad.errors[0]?.path, 'reconcile.schedule');
+      assert.match(bad.errors[0]?.message ?? '', /not a valid cron expression/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
