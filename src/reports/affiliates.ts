@@ -170,7 +170,8 @@ export async function affiliateReport(store: Store, filter: ReportFilter, grain:
   // Three independent reads: side by side on a pooled store.
   // A month report of whole months reads month cells, whose depositors are already distinct per month.
   const months = grain !== 'day' && wholeMonths(filter);
-  const monthDepositors = months && grain === 'month';
+  // Month cells count each month's depositors once: right for month rows, and for campaign rows of a single month.
+  const monthDepositors = months && (grain === 'month' || (filter.from !== undefined && filter.to !== undefined && filter.from.slice(0, 7) === filter.to.slice(0, 7)));
   const [cells, depositors, products] = await Promise.all([
     groupedSums(store, months ? 'report_month_cells' : 'report_cells', filter, grain, COUNT_COLUMNS.filter((c) => c !== 'depositors' || monthDepositors), MONEY_COLUMNS),
     monthDepositors ? Promise.resolve(new Map<string, number>()) : depositorCounts(store, filter, grain),

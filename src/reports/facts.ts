@@ -10,7 +10,7 @@
  * cannot count twice: the cell is what the rows are.
  */
 import type { Knex } from 'knex';
-import { addDays, utcDay } from '../commission/dates.js';
+import { addDays, lastDayOf, utcDay } from '../commission/dates.js';
 import { RateBook } from '../commission/fx.js';
 import { money, moneyOrNull, ZERO, type Money } from '../commission/money.js';
 import { fromStoreTimestamp } from '../store/values.js';
@@ -102,7 +102,7 @@ export function activityGgr(row: { ggr: unknown; total_bets: unknown; wins: unkn
  * Computes every cell of (partner, day) whose pair is in `pairs` ('all': every pair of the day) from
  * the raw rows, and replaces the stored cells of those pairs. Returns how many cells it wrote.
  */
-export async function recomputeDay(trx: Knex.Transaction, partner: string, variant: Variant, day: string, pairs: ReadonlySet<string> | 'all', parts: ReadonlySet<Part> = ALL_PARTS): Promise<number> {
+export async function recomputeDay(trx: Knex.Transaction, partner: string, variant: Variant, day: string, pairs: ReadonlySet<string> | 'all', parts: ReadonlySet<Part> = ALL_PARTS, month?: MonthChange): Promise<number> {
   const affiliates = pairs === 'all' ? null : [...new Set([...pairs].map((p) => splitPair(p)[0]))];
   if (affiliates !== null && affiliates.length === 0) return 0;
   const cells = new Map<string, Cell>();
@@ -193,22 +193,34 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
     }
   }
 
-  // Columns of the parts not recomputed are kept from the stored cells.
+  // The stored cells of the named affiliates: columns of the parts not recomputed are kept, and the
+  // difference between old and new values moves the month cells.
   const kept = [...ALL_PARTS].filter((p) => !parts.has(p)).flatMap((p) => PART_COLUMNS[p]);
   const base = (table: string) => trx(table).where('partner_id', partner).where('day', day);
   // Every campaign of the named affiliates is recomputed (a superset of the named pairs: exact all the same).
   const named = (q: Knex.QueryBuilder, part: string[] | null) => (part === null ? q : q.whereIn('affiliate_id', part));
   const pairChunks = affiliateChunks;
-  if (kept.length > 0) {
-    for (const part of pairChunks) {
-      const stored: Record<string, unknown>[] = await named(base('report_cells'), part).select('affiliate_id', 'campaign_id', ...kept);
-      for (const r of stored) {
-        const cell = cellOf(r.affiliate_id, r.campaign_id);
-        for (const c of kept) {
-          if ((COUNT_COLUMNS as readonly string[]).includes(c)) cell.counts[c as CountColumn] = Number(r[c]);
-          else cell.sums[c as MoneyColumn] = money(r[c]);
-        }
-        if (!parts.has('tx')) cell.keepDepositors = Number(r.depositors);
+  const old = new Map<string, Record<string, unknown>>();
+  const oldDepositors = new Map<string, Set<string>>();
+  for (const part of pairChunks) {
+    const stored: Record<string, unknown>[] = await named(base('report_cells'), part).select('affiliate_id', 'campaign_id', ...SUMMED_COLUMNS, 'depositors');
+    for (const r of stored) {
+      old.set(pairKey(String(r.affiliate_id), String(r.campaign_id)), r);
+      if (kept.length === 0) continue;
+      const cell = cellOf(r.affiliate_id, r.campaign_id);
+      for (const c of kept) {
+        if ((COUNT_COLUMNS as readonly string[]).includes(c)) cell.counts[c as CountColumn] = Number(r[c]);
+        else cell.sums[c as MoneyColumn] = money(r[c]);
+      }
+      if (!parts.has('tx')) cell.keepDepositors = Number(r.depositors);
+    }
+    if (parts.has('tx')) {
+      const rows: Record<string, unknown>[] = await named(base('report_depositors'), part).select('affiliate_id', 'campaign_id', 'customer_id');
+      for (const r of rows) {
+        const key = pairKey(String(r.affiliate_id), String(r.campaign_id));
+        let set = oldDepositors.get(key);
+        if (!set) oldDepositors.set(key, (set = new Set()));
+        set.add(String(r.customer_id));
       }
     }
   }
@@ -232,7 +244,47 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
   for (const part of chunks(cellRows, 1000)) await trx('report_cells').insert(part);
   for (const part of chunks(productRows, 1000)) await trx('report_purchase_cells').insert(part);
   for (const part of chunks(depositorRows, 1000)) await trx('report_depositors').insert(part);
+  if (month) addDayChange(month, old, cellRows, parts.has('tx') ? { old: oldDepositors, cells } : undefined);
   return cellRows.length;
+}
+
+/** The summed columns of a cell (all but depositors, which a month counts distinct). */
+const SUMMED_COLUMNS: readonly string[] = [...COUNT_COLUMNS.filter((c) => c !== 'depositors'), ...MONEY_COLUMNS];
+
+/** What recomputed days did to their month: new − old per pair, and the pairs whose depositors changed. */
+export interface MonthChange {
+  deltas: Map<string, Record<string, Money>>;
+  depositorPairs: Set<string>;
+}
+
+export const emptyMonthChange = (): MonthChange => ({ deltas: new Map(), depositorPairs: new Set() });
+
+function addDayChange(month: MonthChange, old: Map<string, Record<string, unknown>>, cellRows: Record<string, unknown>[], depositors?: { old: Map<string, Set<string>>; cells: Map<string, Cell> }): void {
+  const written = new Map(cellRows.map((r) => [pairKey(String(r.affiliate_id), String(r.campaign_id)), r]));
+  for (const key of new Set([...old.keys(), ...written.keys()])) {
+    const before = old.get(key);
+    const after = written.get(key);
+    const delta: Record<string, Money> = {};
+    let moved = false;
+    for (const c of SUMMED_COLUMNS) {
+      const d = money(after?.[c] ?? 0).minus(money(before?.[c] ?? 0));
+      delta[c] = d;
+      if (!d.isZero()) moved = true;
+    }
+    if (!moved) continue;
+    const sum = month.deltas.get(key);
+    if (!sum) month.deltas.set(key, delta);
+    else for (const c of SUMMED_COLUMNS) sum[c] = (sum[c] as Money).plus(delta[c] as Money);
+  }
+  if (!depositors) return;
+  const before = new Map(depositors.old);
+  for (const cell of depositors.cells.values()) {
+    const key = pairKey(cell.affiliate, cell.campaign);
+    const was = before.get(key) ?? new Set<string>();
+    if (was.size !== cell.depositors.size || [...was].some((c) => !cell.depositors.has(c))) month.depositorPairs.add(key);
+    before.delete(key);
+  }
+  for (const [key, set] of before) if (set.size > 0) month.depositorPairs.add(key);
 }
 
 /**
@@ -436,9 +488,58 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
   }
 
   let cells = 0;
-  for (const [day, { pairs, parts }] of dirty.days) cells += await recomputeDay(trx, partner, variant, day, pairs, parts);
-  await recomputeMonths(trx, change.kind, partner, [...dirty.days].map(([day, d]) => [day, d.pairs]));
+  const months = new Map<string, MonthChange>();
+  for (const [day, { pairs, parts }] of dirty.days) {
+    let month = months.get(day.slice(0, 7));
+    if (!month) months.set(day.slice(0, 7), (month = emptyMonthChange()));
+    cells += await recomputeDay(trx, partner, variant, day, pairs, parts, month);
+  }
+  for (const [month, monthChange] of months) await applyMonthChange(trx, partner, month, monthChange);
   return { days: dirty.days.size, cells, ftdCustomers: ftdCustomers.size };
+}
+
+/**
+ * Moves the month cells by what their days' recomputation changed (new − old stored values:
+ * exact, in the same transaction), and counts the month's distinct depositors again for the
+ * pairs whose depositors changed.
+ */
+async function applyMonthChange(trx: Knex.Transaction, partner: string, month: string, change: MonthChange): Promise<void> {
+  const pairs = new Set([...change.deltas.keys(), ...change.depositorPairs]);
+  if (pairs.size === 0) return;
+  const affiliates = [...new Set([...pairs].map((p) => splitPair(p)[0]))];
+  const depositorAffiliates = [...new Set([...change.depositorPairs].map((p) => splitPair(p)[0]))];
+  const stored = new Map<string, Record<string, unknown>>();
+  const recount = new Map<string, number>();
+  for (const part of chunks(affiliates)) {
+    const rows: Record<string, unknown>[] = await trx('report_month_cells').where('partner_id', partner).where('month', month).whereIn('affiliate_id', part).select('*');
+    for (const r of rows) stored.set(pairKey(String(r.affiliate_id), String(r.campaign_id)), r);
+  }
+  for (const part of chunks(depositorAffiliates)) {
+    const rows: Record<string, unknown>[] = await trx('report_depositors').where('partner_id', partner).whereBetween('day', [`${month}-01`, lastDayOf(month)]).whereIn('affiliate_id', part)
+      .select('affiliate_id', 'campaign_id').countDistinct({ n: 'customer_id' }).groupBy('affiliate_id', 'campaign_id');
+    for (const r of rows) recount.set(pairKey(String(r.affiliate_id), String(r.campaign_id)), Number(r.n));
+  }
+  const upserts: Record<string, unknown>[] = [];
+  const empty: [string, string][] = [];
+  for (const pair of pairs) {
+    const [affiliate, campaign] = splitPair(pair);
+    const before = stored.get(pair);
+    const delta = change.deltas.get(pair);
+    const row: Record<string, unknown> = { partner_id: partner, affiliate_id: affiliate, campaign_id: campaign, month };
+    let zero = true;
+    for (const c of SUMMED_COLUMNS) {
+      const value = money(before?.[c] ?? 0).plus(delta?.[c] ?? 0);
+      row[c] = (COUNT_COLUMNS as readonly string[]).includes(c) ? value.toNumber() : value.toFixed();
+      if (!value.isZero()) zero = false;
+    }
+    row.depositors = change.depositorPairs.has(pair) ? (recount.get(pair) ?? 0) : Number(before?.depositors ?? 0);
+    if (row.depositors !== 0) zero = false;
+    if (zero) {
+      if (before) empty.push([affiliate, campaign]);
+    } else upserts.push(row);
+  }
+  for (const part of chunks(empty)) await trx('report_month_cells').where('partner_id', partner).where('month', month).whereIn(['affiliate_id', 'campaign_id'], part).delete();
+  for (const part of chunks(upserts, 1000)) await trx('report_month_cells').insert(part).onConflict(['partner_id', 'month', 'affiliate_id', 'campaign_id']).merge();
 }
 
 /** The month cells of the days recomputed (their pairs, or every pair). */

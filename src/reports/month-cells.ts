@@ -1,8 +1,8 @@
 /**
- * Month cells: the day cells of a month summed per (partner, affiliate, campaign), with the month's
- * distinct depositors. Recomputed from the day cells (never by deltas) for the months and pairs a
- * batch touched, in the load transaction. PostgreSQL sums NUMERIC exactly in one statement; SQLite
- * stores decimal text, summed here.
+ * Month cells recomputed whole: the day cells of a month summed per (partner, affiliate, campaign),
+ * with the month's distinct depositors, for a rebuild or an FX import (a load moves them by the
+ * difference of its day cells instead: ./facts.ts). PostgreSQL sums NUMERIC exactly in one
+ * statement; SQLite stores decimal text, summed here.
  */
 import type { Knex } from 'knex';
 import { lastDayOf } from '../commission/dates.js';

@@ -34,9 +34,10 @@ interface Expected {
 }
 
 /** The report's figures from the raw tables and the ledger, with plain SQL. */
-async function plainSql(knex: Knex, kind: 'sqlite' | 'postgres', partner: string, grain: Grain): Promise<Expected> {
+async function plainSql(knex: Knex, kind: 'sqlite' | 'postgres', partner: string, grain: Grain, month?: string): Promise<Expected> {
   const day = (col: string, date = false) => (kind === 'postgres' ? `to_char(${col}, 'YYYY-MM-DD')` : date ? col : `substr(${col}, 1, 10)`);
   const g = (dayExpr: string) => (grain === 'day' ? dayExpr : grain === 'month' ? `substr(${dayExpr}, 1, 7)` : "COALESCE(c.campaign_id, '')");
+  const inMonth = (dayExpr: string) => (month ? ` AND substr(${dayExpr}, 1, 7) = '${month}'` : '');
   const rDay = kind === 'postgres' ? "to_char(r.date, 'YYYY-MM-DD')" : 'r.date';
   const tDay = day('t.transaction_date');
   const usd = "COALESCE(t.amount_usd, t.amount_currency * (CASE WHEN t.currency = 'USD' THEN 1 ELSE r.rate END))";
@@ -57,25 +58,25 @@ async function plainSql(knex: Knex, kind: 'sqlite' | 'postgres', partner: string
     out.counts.set(key, c);
     out.sums.set(key, s);
   };
-  for (const r of await rows(`SELECT c.affiliate_id AS aff, ${g(day('c.signup_date'))} AS g, COUNT(*) AS registrations FROM customers c WHERE c.partner_id = ? GROUP BY 1, 2`)) add(r, ['registrations'], []);
+  for (const r of await rows(`SELECT c.affiliate_id AS aff, ${g(day('c.signup_date'))} AS g, COUNT(*) AS registrations FROM customers c WHERE c.partner_id = ?${inMonth(day('c.signup_date'))} GROUP BY 1, 2`)) add(r, ['registrations'], []);
   for (const r of await rows(`SELECT c.affiliate_id AS aff, ${g(tDay)} AS g,
       ${typed('deposit', usd)} AS deposits_usd, ${typed('deposit', '1')} AS deposit_count, COUNT(DISTINCT CASE WHEN t.transaction_type = 'deposit' THEN t.customer_id END) AS depositors,
       ${typed('withdrawal', usd)} AS withdrawals_usd, ${typed('bonus', usd)} AS bonuses_usd, ${typed('challenge_fee', usd)} AS challenge_fees_usd, ${typed('challenge_fee', '1')} AS challenge_purchases,
       ${typed('reset_fee', usd)} AS reset_fees_usd, ${typed('refund', usd)} AS refunds_usd, ${typed('payout', usd)} AS payouts_usd,
       SUM(CASE WHEN ${usd} IS NULL THEN 1 ELSE 0 END) AS unconverted
-    ${txFrom} WHERE t.partner_id = ? AND t.status = 'approved' AND t.transaction_type IN ('deposit', 'withdrawal', 'bonus', 'challenge_fee', 'reset_fee', 'refund', 'payout') GROUP BY 1, 2`)) {
+    ${txFrom} WHERE t.partner_id = ? AND t.status = 'approved' AND t.transaction_type IN ('deposit', 'withdrawal', 'bonus', 'challenge_fee', 'reset_fee', 'refund', 'payout')${inMonth(tDay)} GROUP BY 1, 2`)) {
     add(r, ['deposit_count', 'depositors', 'challenge_purchases', 'unconverted'], ['deposits_usd', 'withdrawals_usd', 'bonuses_usd', 'challenge_fees_usd', 'reset_fees_usd', 'refunds_usd', 'payouts_usd']);
   }
   for (const r of await rows(`SELECT c.affiliate_id AS aff, ${g(tDay)} AS g, COUNT(*) AS ftd_count, SUM(${usd}) AS ftd_usd, SUM(CASE WHEN ${usd} IS NULL THEN 1 ELSE 0 END) AS unconverted
     ${txFrom} WHERE t.partner_id = ? AND t.transaction_type = 'deposit' AND t.status = 'approved' AND NOT EXISTS (
       SELECT 1 FROM transactions e WHERE e.partner_id = t.partner_id AND e.customer_id = t.customer_id AND e.transaction_type = 'deposit' AND e.status = 'approved'
-      AND (e.transaction_date < t.transaction_date OR (e.transaction_date = t.transaction_date AND e.transaction_id < t.transaction_id))) GROUP BY 1, 2`)) add(r, ['ftd_count', 'unconverted'], ['ftd_usd']);
+      AND (e.transaction_date < t.transaction_date OR (e.transaction_date = t.transaction_date AND e.transaction_id < t.transaction_id)))${inMonth(tDay)} GROUP BY 1, 2`)) add(r, ['ftd_count', 'unconverted'], ['ftd_usd']);
   const aDay = day('a.date', true);
   const rate = "(CASE WHEN a.currency = 'USD' THEN 1 ELSE r.rate END)";
   for (const r of await rows(`SELECT c.affiliate_id AS aff, ${g(aDay)} AS g, SUM(COALESCE(a.total_bets, 0) * ${rate}) AS bets_usd,
       SUM(COALESCE(a.ggr, a.total_bets - a.wins, 0) * ${rate}) AS ggr_usd, SUM(COALESCE(a.ngr, 0) * ${rate}) AS ngr_usd, SUM(CASE WHEN ${rate} IS NULL THEN 1 ELSE 0 END) AS unconverted
     FROM gaming_activity a JOIN customers c ON c.partner_id = a.partner_id AND c.customer_id = a.customer_id
-    LEFT JOIN fx_rates r ON r.currency = a.currency AND ${rDay} = ${aDay} WHERE a.partner_id = ? GROUP BY 1, 2`)) add(r, ['unconverted'], ['bets_usd', 'ggr_usd', 'ngr_usd']);
+    LEFT JOIN fx_rates r ON r.currency = a.currency AND ${rDay} = ${aDay} WHERE a.partner_id = ?${inMonth(aDay)} GROUP BY 1, 2`)) add(r, ['unconverted'], ['bets_usd', 'ggr_usd', 'ngr_usd']);
   if (grain === 'month') {
     for (const r of await rows(`SELECT affiliate_id AS aff, period AS g, SUM(CASE WHEN amount_usd >= 0 THEN amount_usd ELSE 0 END) AS commissions_earned_usd,
         SUM(CASE WHEN amount_usd < 0 THEN amount_usd ELSE 0 END) AS commissions_clawed_back_usd, SUM(amount_usd) AS commissions_net_usd
@@ -90,16 +91,17 @@ const SUMS = ['ftd_usd', 'deposits_usd', 'withdrawals_usd', 'bonuses_usd', 'bets
 
 async function assertAgreement(w: ReportWorld, kind: 'sqlite' | 'postgres', partner: string, step: string): Promise<number> {
   let compared = 0;
-  for (const grain of ['day', 'month', 'campaign'] as const) {
-    const expected = await plainSql(w.t.store.knex, kind, partner, grain);
-    const report = await affiliateReport(w.t.store, { partner }, grain);
+  // Each grain over everything, and campaign rows of one month (read from month cells).
+  for (const [grain, month] of [['day'], ['month'], ['campaign'], ['campaign', '2026-10']] as [Grain, string?][]) {
+    const expected = await plainSql(w.t.store.knex, kind, partner, grain, month);
+    const report = await affiliateReport(w.t.store, month ? { partner, from: `${month}-01`, to: `${month}-31` } : { partner }, grain);
     const actual = new Map<string, AffiliateRow>(report.rows.map((r) => [`${r.affiliate}|${grain === 'day' ? r.day : grain === 'month' ? r.month : r.campaign ?? ''}`, r]));
     const keys = new Set([...expected.counts.keys(), ...actual.keys()]);
     for (const key of keys) {
       const row = actual.get(key);
       const counts = expected.counts.get(key) ?? {};
       const sums = expected.sums.get(key) ?? {};
-      const where = `${step}, ${partner} by ${grain} ${key}`;
+      const where = `${step}, ${partner} by ${grain}${month ? ` of ${month}` : ''} ${key}`;
       for (const c of COUNTS) assert.equal(row?.[c] ?? 0, counts[c] ?? 0, `${where}: ${c}`);
       const moneyCols: readonly string[] = grain === 'month' ? [...SUMS, 'commissions_earned_usd', 'commissions_clawed_back_usd', 'commissions_net_usd'] : SUMS;
       for (const c of moneyCols) {

@@ -89,6 +89,22 @@ if (backend) {
       assert.equal(anonymous.status, 401);
     });
 
+    it('answers the funnel of the caller\'s prop-trading partner, one affiliate\'s rows for an affiliate credential', async () => {
+      const trader = (id: string, affiliate: string, phase: string) => ({ ...person(id, affiliate), challenge_type: 'standard', account_size: 10000, phase });
+      const result = await api.deps.loader.load({ partner: 'firm', variant: 'prop-trading', entity: 'customers', runId: 'prop',
+        records: [trader('p1', 'aff-1', 'phase_1'), trader('p2', 'aff-1', 'funded'), trader('p3', 'aff-2', 'phase_2')].map((value, i) => ({ position: i + 1, value })) });
+      assert.equal(result.rejected, 0);
+      const operator = await api.token(await api.addClient('firm', 'prop-trading', ['read']));
+      const affiliate = await api.token(await api.addClient('firm', 'prop-trading', ['read'], 'aff-1'));
+      const all = await get(operator, '/api/v1/reports/funnel?by=affiliate');
+      assert.equal(all.status, 200, all.text);
+      assert.deepEqual((JSON.parse(all.text) as { rows: { group: string; signups: number }[] }).rows.map((r) => [r.group, r.signups]), [['aff-1', 2], ['aff-2', 1]]);
+      const own = await get(affiliate, '/api/v1/reports/funnel?by=affiliate&format=csv');
+      assert.equal(own.status, 200, own.text);
+      assert.deepEqual(own.text.trimEnd().split('\n').map((l) => l.split(',').slice(0, 2).join(',')), ['group,signups', 'aff-1,2']);
+      for (const personal of ['example.com', 'click-', 'Ann']) assert.ok(!all.text.includes(personal) && !own.text.includes(personal));
+    });
+
     it('shows a record loaded through the API\'s Loader as soon as the load returns', async () => {
       const operator = await api.token(await api.addClient('casino', 'igaming', ['read']));
       await load('casino', 'transactions', [deposit('d3', 'c1', 5)]);

@@ -7,7 +7,7 @@ import type { StoreMigration } from './index.js';
  * is recomputed from the raw rows, so the facts equal the raw tables whenever a batch commits.
  * - report_ftd: each customer's first approved deposit (FTD) and its USD amount.
  * - report_cells: sums per (partner, affiliate, campaign, UTC day); campaign '' when none.
- * - report_month_cells: the same per month, recomputed from the day cells of the month.
+ * - report_month_cells: the same per month: the sum of its day cells, with the month's distinct depositors.
  * - report_purchase_cells: challenge purchases per cell and product (challenge_type, account_size).
  * - report_depositors: one row per customer and UTC day with an approved deposit, so that a
  *   month or a range counts each depositor once.
