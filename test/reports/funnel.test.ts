@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { main } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/io.js';
 import { funnelExplain, funnelReport } from '../../src/reports/funnel.js';
+import { seedPhaseHistory } from '../../src/reports/phase-history.js';
 import { runCli } from '../support/cli.js';
 import { STORES } from '../support/stores.js';
 import { expectedFunnel, factsBySql, funnelHarness, trader, type FunnelHarness } from './funnel-support.js';
@@ -113,6 +114,29 @@ for (const backend of STORES) {
       assert.deepEqual(failedAtPhase2.map((c) => [c.customer_id, c.challenge_type, c.history.map((e) => e.phase)]), [['c3', 'rapid', ['phase_1', 'phase_2', 'failed']]]);
       const fundedAff2 = await funnelExplain(h.t.store.knex, { by: 'affiliate' }, 'funded', 'aff-2');
       assert.deepEqual(fundedAff2.map((c) => c.customer_id), ['c8']);
+    });
+
+    it('a store loaded before the funnel existed: the migration seeds each customer at its stored phase', async () => {
+      h.clock.set(T('11-05', '08:00:00'));
+      await h.load([
+        trader('s1', T('11-01'), { phase: 'funded', last_modified_date: T('11-04') }),
+        trader('s2', T('11-01'), { phase: 'phase_1' }),
+        trader('s3', T('11-02'), { phase: 'failed', last_modified_date: T('11-03') }),
+        trader('s4', T('11-02')),
+      ]);
+      const loaded = await funnelReport(h.t.store.knex, { by: 'cohort' });
+      await h.t.store.knex('phase_history').delete();
+      await h.t.store.knex('funnel_customers').delete();
+      await h.t.store.knex.transaction((trx) => seedPhaseHistory(trx));
+      const history = (await h.t.store.knex('phase_history').orderBy([{ column: 'customer_id' }, { column: 'seq' }]).select('customer_id', 'phase', 'observed_at', 'time_source'))
+        .map((r: Record<string, unknown>) => [r.customer_id, r.phase, r.observed_at, r.time_source]);
+      assert.deepEqual(history, [
+        ['s1', 'phase_1', null, 'inferred'], ['s1', 'phase_2', null, 'inferred'], ['s1', 'funded', '2026-11-04T00:00:00.000000Z', 'last_modified_date'],
+        ['s2', 'phase_1', '2026-11-05T08:00:00.000000Z', 'loaded_at'],
+        ['s3', 'failed', '2026-11-03T00:00:00.000000Z', 'last_modified_date'],
+      ]);
+      assert.deepEqual(await funnelReport(h.t.store.knex, { by: 'cohort' }), loaded);
+      assert.deepEqual(loaded.map((r) => [r.signups, r.phase_1, r.funded, r.failed.unknown, r.median_days.signup_phase_1]), [[4, 2, 1, 1, 4.33]]);
     });
 
     it('a phase change shows in the funnel as soon as its batch commits', async () => {
