@@ -24,6 +24,7 @@ import { parseRatesCsv, saveRates, type RatesFileProblem, type RatesImport } fro
 import type { Plan } from '../src/commission/plans.js';
 import { addPriorVersions } from '../src/commission/prior-versions.js';
 import { scopeOfChange } from '../src/commission/scope.js';
+import { refreshFactsForRates } from '../src/reports/facts.js';
 
 export { loadPlans, formatPlanError, type LoadedPlans, type PlanError } from '../src/commission/load-plans.js';
 export { recompute, type PartnerRecompute, type Difference } from '../src/commission/recompute.js';
@@ -108,7 +109,12 @@ export async function importRatesFile(store: Store, plans: readonly Plan[], file
   const { rates, problems } = parseRatesCsv(text);
   if (problems.length > 0) return { file, problems, rates: rates.length, evaluations: [] };
   const runId = `fx-import-${store.now()}`;
-  const saved = await store.transaction((trx) => saveRates(trx, rates, file.replace(/^.*[\\/]/, ''), store.now()));
+  const saved = await store.transaction(async (trx) => {
+    const result = await saveRates(trx, rates, file.replace(/^.*[\\/]/, ''), store.now());
+    // The report facts convert with the same rates: their days are recomputed with the import.
+    await refreshFactsForRates(trx, rates);
+    return result;
+  });
   const evaluations = await reevaluateForRates(store, plans, saved, runId, logger);
   return { file, problems, rates: rates.length, saved, evaluations };
 }

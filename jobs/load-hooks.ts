@@ -9,6 +9,7 @@
 import type { Logger } from '../src/log.js';
 import type { LoaderDeps } from '../src/pipeline/load.js';
 import type { Store } from '../src/store/store.js';
+import { createReportFactsHook } from '../src/reports/hook.js';
 import { createCommissionHook, type PlanSource } from './commission.js';
 import { createPhaseHistoryHook } from './phase-history.js';
 
@@ -25,6 +26,7 @@ export function createLoadHooks(store: Store, options: LoadHookOptions): LoaderH
   const parts: LoaderHooks[] = [
     createCommissionHook(store, options.plans, options.logger),
     createPhaseHistoryHook(store),
+    createReportFactsHook(),
   ];
   return combineHooks(parts);
 }

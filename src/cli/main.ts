@@ -11,6 +11,7 @@ import { fxImportCommand } from './commands/fx.js';
 import { importCommand } from './commands/import.js';
 import { migrateCommand } from './commands/migrate.js';
 import { rejectsCommand } from './commands/rejects.js';
+import { affiliatesReportCommand, type AffiliatesReportArgs } from './commands/report.js';
 import { reportFunnelCommand, type ReportFunnelArgs } from './commands/report-funnel.js';
 import { runCommand } from './commands/run.js';
 import { sandboxCommand } from './commands/sandbox.js';
@@ -168,6 +169,24 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .addOption(json())
     .action((file: string, _opts: unknown, cmd: Command) => run(fxImportCommand(globals(cmd), { file }, io)));
 
+  // `report <name>`: one subcommand per report, each in its own command file.
+  const report = program.command('report').description('reports on the store and the commission ledger (tables, --json, --csv)');
+  report
+    .command('affiliates')
+    .description('per affiliate and day, month or campaign: registrations, FTDs, deposits, GGR/NGR, challenge purchases, fees, payouts, commissions')
+    .option('--partner <partner>', 'only this partner')
+    .option('--affiliate <affiliate>', 'only this affiliate')
+    .option('--from <YYYY-MM-DD>', 'first UTC day')
+    .option('--to <YYYY-MM-DD>', 'last UTC day (inclusive)')
+    .addOption(new Option('--by <grain>', 'one row per affiliate and').choices(['day', 'month', 'campaign']).default('month'))
+    .option('--campaign <campaign>', 'only this campaign (with --explain: the cell of this campaign)')
+    .option('--day <YYYY-MM-DD>', 'with --explain: the cell of this UTC day')
+    .option('--month <YYYY-MM>', 'with --explain: the cell of this month')
+    .option('--explain <column>', 'list the source records (or ledger lines) behind one cell of this column')
+    .option('--csv', 'CSV with a header row')
+    .addOption(json())
+    .action((opts: AffiliatesReportArgs, cmd: Command) => run(affiliatesReportCommand(globals(cmd), opts, io)));
+
   program
     .command('sandbox')
     .description('a local example partner API (spec conventions) for the demo and tests')
@@ -182,7 +201,6 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean }) =>
       run(sandboxCommand({ ...opts, latencyMs: opts.latency }, io)));
 
-  const report = program.command('report').description('reports read from facts kept as data loads');
   report
     .command('funnel')
     .description('prop-trading evaluation funnel: signup → phase_1 → phase_2 → funded, failed at each stage; conversion and median days')

@@ -1,0 +1,499 @@
+/**
+ * The report facts (docs/reports.md): each customer's first approved deposit, and sums per
+ * (partner, affiliate, campaign, UTC day) that the affiliate report reads instead of raw rows.
+ *
+ * The rule they keep: a fact table equals what the raw tables say, at every commit. No deltas are
+ * applied. A batch names the cells it can change (its records' cells, the cells the old versions of
+ * those records counted in, every cell of a customer whose attribution changed, every cell of a
+ * replaced day); each named cell is deleted and computed again from the raw rows of its day, in the
+ * load transaction. A re-sent record, a reversal, a replaced day, a backfill or a replay therefore
+ * cannot count twice: the cell is what the rows are.
+ */
+import type { Knex } from 'knex';
+import { addDays, utcDay } from '../commission/dates.js';
+import { RateBook } from '../commission/fx.js';
+import { money, moneyOrNull, ZERO, type Money } from '../commission/money.js';
+import { fromStoreTimestamp } from '../store/values.js';
+import type { SpecRecord, Variant } from '../types.js';
+
+/** Transaction types the report sums (approved ones only). */
+export const REPORT_TX_TYPES = ['deposit', 'withdrawal', 'bonus', 'challenge_fee', 'reset_fee', 'refund', 'payout'] as const;
+
+/** Decimal columns of report_cells, and the transaction type each sums (activity columns: none). */
+export const MONEY_COLUMNS = ['ftd_usd', 'deposits_usd', 'withdrawals_usd', 'bonuses_usd', 'bets_usd', 'ggr_usd', 'ngr_usd',
+  'challenge_fees_usd', 'reset_fees_usd', 'refunds_usd', 'payouts_usd'] as const;
+export const COUNT_COLUMNS = ['registrations', 'ftd_count', 'depositors', 'deposit_count', 'challenge_purchases', 'unconverted_tx', 'unconverted_activity', 'unconverted_ftd'] as const;
+
+/**
+ * The sources of a cell, recomputed separately: a transactions batch re-reads the day's
+ * transactions and keeps the cell's activity sums, an activity batch the reverse.
+ */
+export type Part = 'reg' | 'tx' | 'act' | 'ftd';
+export const ALL_PARTS: ReadonlySet<Part> = new Set<Part>(['reg', 'tx', 'act', 'ftd']);
+const PART_COLUMNS: Record<Part, readonly string[]> = {
+  reg: ['registrations'],
+  tx: ['depositors', 'deposit_count', 'challenge_purchases', 'unconverted_tx', 'deposits_usd', 'withdrawals_usd', 'bonuses_usd', 'challenge_fees_usd', 'reset_fees_usd', 'refunds_usd', 'payouts_usd'],
+  act: ['unconverted_activity', 'bets_usd', 'ggr_usd', 'ngr_usd'],
+  ftd: ['ftd_count', 'unconverted_ftd', 'ftd_usd'],
+};
+export type MoneyColumn = (typeof MONEY_COLUMNS)[number];
+export type CountColumn = (typeof COUNT_COLUMNS)[number];
+
+const TYPE_COLUMN: Record<string, MoneyColumn> = {
+  deposit: 'deposits_usd', withdrawal: 'withdrawals_usd', bonus: 'bonuses_usd',
+  challenge_fee: 'challenge_fees_usd', reset_fee: 'reset_fees_usd', refund: 'refunds_usd', payout: 'payouts_usd',
+};
+
+export interface Cell {
+  affiliate: string;
+  campaign: string;
+  counts: Record<CountColumn, number>;
+  sums: Record<MoneyColumn, Money>;
+  /** challenge_type \0 account_size → purchases, fees, unconverted */
+  products: Map<string, { purchases: number; fees: Money; unconverted: number }>;
+  depositors: Set<string>;
+  /** The stored depositor count, when the transactions part is not recomputed. */
+  keepDepositors?: number;
+}
+
+const CHUNK = 500;
+const pairKey = (affiliate: string, campaign: string): string => `${affiliate}\u0000${campaign}`;
+const splitPair = (key: string): [string, string] => key.split('\u0000') as [string, string];
+export const dayStart = (day: string): string => `${day}T00:00:00.000000Z`;
+
+function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+function emptyCell(affiliate: string, campaign: string): Cell {
+  return {
+    affiliate, campaign,
+    counts: Object.fromEntries(COUNT_COLUMNS.map((c) => [c, 0])) as Record<CountColumn, number>,
+    sums: Object.fromEntries(MONEY_COLUMNS.map((c) => [c, ZERO])) as Record<MoneyColumn, Money>,
+    products: new Map(), depositors: new Set(),
+  };
+}
+
+/** Campaign as the facts key it ('' when the customer has none). */
+export const campaignKey = (value: unknown): string => (value === null || value === undefined ? '' : String(value));
+/** Account size as key text: its exact decimal, '' when none. */
+export const sizeKey = (value: unknown): string => (value === null || value === undefined || value === '' ? '' : money(value).toFixed());
+
+/** The USD value of an amount: amount_usd when sent, USD as is, else the rate of its day; undefined when no rate is known. */
+export function toUsd(fx: RateBook, amount: unknown, currency: string, amountUsd: unknown, day: string): Money | undefined {
+  if (amountUsd !== null && amountUsd !== undefined) return money(amountUsd);
+  const c = fx.convert(money(amount), currency, day);
+  return 'missing' in c ? undefined : c.usd;
+}
+
+/** A gaming activity row's GGR in its currency: ggr when sent, else total_bets − wins, else 0. */
+export function activityGgr(row: { ggr: unknown; total_bets: unknown; wins: unknown }): Money {
+  const ggr = moneyOrNull(row.ggr);
+  if (ggr !== null) return ggr;
+  const bets = moneyOrNull(row.total_bets);
+  const wins = moneyOrNull(row.wins);
+  return bets !== null && wins !== null ? bets.minus(wins) : ZERO;
+}
+
+/**
+ * Computes every cell of (partner, day) whose pair is in `pairs` ('all': every pair of the day) from
+ * the raw rows, and replaces the stored cells of those pairs. Returns how many cells it wrote.
+ */
+export async function recomputeDay(trx: Knex.Transaction, partner: string, variant: Variant, day: string, pairs: ReadonlySet<string> | 'all', parts: ReadonlySet<Part> = ALL_PARTS): Promise<number> {
+  const affiliates = pairs === 'all' ? null : [...new Set([...pairs].map((p) => splitPair(p)[0]))];
+  if (affiliates !== null && affiliates.length === 0) return 0;
+  const cells = new Map<string, Cell>();
+  const cellOf = (affiliate: unknown, campaign: unknown): Cell => {
+    const a = String(affiliate);
+    const c = campaignKey(campaign);
+    const key = pairKey(a, c);
+    let cell = cells.get(key);
+    if (!cell) cells.set(key, (cell = emptyCell(a, c)));
+    return cell;
+  };
+  const start = dayStart(day);
+  const end = dayStart(addDays(day, 1));
+  // Affiliate lists are cut in chunks; each query reads only the customers of those affiliates.
+  const affiliateChunks: (string[] | null)[] = affiliates === null ? [null] : chunks(affiliates);
+
+  for (const affs of affiliateChunks) {
+    const regs = trx('customers').where('partner_id', partner).where('signup_date', '>=', start).where('signup_date', '<', end)
+      .groupBy('affiliate_id', 'campaign_id').select('affiliate_id', 'campaign_id').count({ n: '*' });
+    if (affs) regs.whereIn('affiliate_id', affs);
+    for (const r of parts.has('reg') ? ((await regs) as Record<string, unknown>[]) : []) cellOf(r.affiliate_id, r.campaign_id).counts.registrations += Number(r.n);
+
+    const txs = trx('transactions as t')
+      .join('customers as c', (j) => { j.on('c.partner_id', 't.partner_id').andOn('c.customer_id', 't.customer_id'); })
+      .where('t.partner_id', partner).where('t.transaction_date', '>=', start).where('t.transaction_date', '<', end)
+      .where('t.status', 'approved').whereIn('t.transaction_type', [...REPORT_TX_TYPES])
+      .select('t.customer_id', 't.transaction_type', 't.amount_currency', 't.currency', 't.amount_usd', 'c.affiliate_id', 'c.campaign_id', 'c.challenge_type', 'c.account_size');
+    if (affs) txs.whereIn('c.affiliate_id', affs);
+    const txRows = parts.has('tx') ? ((await txs) as Record<string, unknown>[]) : [];
+
+    const acts = variant === 'igaming' && parts.has('act')
+      ? trx('gaming_activity as a')
+        .join('customers as c', (j) => { j.on('c.partner_id', 'a.partner_id').andOn('c.customer_id', 'a.customer_id'); })
+        .where('a.partner_id', partner).where('a.date', day)
+        .select('a.currency', 'a.total_bets', 'a.wins', 'a.ggr', 'a.ngr', 'c.affiliate_id', 'c.campaign_id')
+      : null;
+    if (acts && affs) acts.whereIn('c.affiliate_id', affs);
+    const actRows = acts ? ((await acts) as Record<string, unknown>[]) : [];
+
+    const ftds = trx('report_ftd as f')
+      .join('customers as c', (j) => { j.on('c.partner_id', 'f.partner_id').andOn('c.customer_id', 'f.customer_id'); })
+      .where('f.partner_id', partner).where('f.day', day).select('f.amount_usd', 'c.affiliate_id', 'c.campaign_id');
+    if (affs) ftds.whereIn('c.affiliate_id', affs);
+    const ftdRows = parts.has('ftd') ? ((await ftds) as Record<string, unknown>[]) : [];
+
+    const currencies = new Set<string>();
+    for (const r of txRows) if (r.amount_usd === null || r.amount_usd === undefined) currencies.add(String(r.currency));
+    for (const r of actRows) currencies.add(String(r.currency));
+    const fx = await RateBook.load(trx, [...currencies].map((c) => [c, day] as const));
+
+    for (const r of txRows) {
+      const cell = cellOf(r.affiliate_id, r.campaign_id);
+      const type = String(r.transaction_type);
+      const usd = toUsd(fx, r.amount_currency, String(r.currency), r.amount_usd, day);
+      if (usd === undefined) cell.counts.unconverted_tx += 1;
+      else cell.sums[TYPE_COLUMN[type] as MoneyColumn] = cell.sums[TYPE_COLUMN[type] as MoneyColumn].plus(usd);
+      if (type === 'deposit') {
+        cell.counts.deposit_count += 1;
+        cell.depositors.add(String(r.customer_id));
+      } else if (type === 'challenge_fee') {
+        cell.counts.challenge_purchases += 1;
+        const product = `${campaignKey(r.challenge_type)}\u0000${sizeKey(r.account_size)}`;
+        let p = cell.products.get(product);
+        if (!p) cell.products.set(product, (p = { purchases: 0, fees: ZERO, unconverted: 0 }));
+        p.purchases += 1;
+        if (usd === undefined) p.unconverted += 1;
+        else p.fees = p.fees.plus(usd);
+      }
+    }
+    for (const r of actRows) {
+      const cell = cellOf(r.affiliate_id, r.campaign_id);
+      const rate = fx.rate(String(r.currency), day);
+      if (rate === undefined) {
+        cell.counts.unconverted_activity += 1;
+        continue;
+      }
+      const bets = moneyOrNull(r.total_bets);
+      const ngr = moneyOrNull(r.ngr);
+      cell.sums.bets_usd = cell.sums.bets_usd.plus(bets === null ? ZERO : bets.times(rate));
+      cell.sums.ggr_usd = cell.sums.ggr_usd.plus(activityGgr(r as { ggr: unknown; total_bets: unknown; wins: unknown }).times(rate));
+      cell.sums.ngr_usd = cell.sums.ngr_usd.plus(ngr === null ? ZERO : ngr.times(rate));
+    }
+    for (const r of ftdRows) {
+      const cell = cellOf(r.affiliate_id, r.campaign_id);
+      cell.counts.ftd_count += 1;
+      if (r.amount_usd === null || r.amount_usd === undefined) cell.counts.unconverted_ftd += 1;
+      else cell.sums.ftd_usd = cell.sums.ftd_usd.plus(money(r.amount_usd));
+    }
+  }
+
+  // Columns of the parts not recomputed are kept from the stored cells.
+  const kept = [...ALL_PARTS].filter((p) => !parts.has(p)).flatMap((p) => PART_COLUMNS[p]);
+  const base = (table: string) => trx(table).where('partner_id', partner).where('day', day);
+  const pairList = pairs === 'all' ? null : [...pairs].map(splitPair);
+  const named = (q: Knex.QueryBuilder, part: [string, string][] | null) => (part === null ? q : q.whereIn(['affiliate_id', 'campaign_id'], part));
+  const pairChunks: ([string, string][] | null)[] = pairList === null ? [null] : chunks(pairList);
+  if (kept.length > 0) {
+    for (const part of pairChunks) {
+      const stored: Record<string, unknown>[] = await named(base('report_cells'), part).select('affiliate_id', 'campaign_id', ...kept);
+      for (const r of stored) {
+        const cell = cellOf(r.affiliate_id, r.campaign_id);
+        for (const c of kept) {
+          if ((COUNT_COLUMNS as readonly string[]).includes(c)) cell.counts[c as CountColumn] = Number(r[c]);
+          else cell.sums[c as MoneyColumn] = money(r[c]);
+        }
+        if (!parts.has('tx')) cell.keepDepositors = Number(r.depositors);
+      }
+    }
+  }
+  // Replace the named cells: what the rows no longer support disappears.
+  const tables = ['report_cells', ...(parts.has('tx') ? ['report_purchase_cells', 'report_depositors'] : [])];
+  for (const part of pairChunks) for (const table of tables) await named(base(table), part).delete();
+  const cellRows: Record<string, unknown>[] = [];
+  const productRows: Record<string, unknown>[] = [];
+  const depositorRows: Record<string, unknown>[] = [];
+  for (const [key, cell] of cells) {
+    if (pairs !== 'all' && !pairs.has(key)) continue;
+    cell.counts.depositors = cell.keepDepositors ?? cell.depositors.size;
+    if (COUNT_COLUMNS.every((c) => cell.counts[c] === 0) && MONEY_COLUMNS.every((c) => cell.sums[c].isZero()) && cell.products.size === 0) continue;
+    const keyCols = { partner_id: partner, affiliate_id: cell.affiliate, campaign_id: cell.campaign, day };
+    cellRows.push({ ...keyCols, ...cell.counts, ...Object.fromEntries(MONEY_COLUMNS.map((c) => [c, cell.sums[c].toFixed()])) });
+    for (const [product, p] of cell.products) {
+      const [challengeType, accountSize] = product.split('\u0000') as [string, string];
+      productRows.push({ ...keyCols, challenge_type: challengeType, account_size: accountSize, purchases: p.purchases, fees_usd: p.fees.toFixed(), unconverted: p.unconverted });
+    }
+    for (const customer of cell.depositors) depositorRows.push({ partner_id: partner, day, customer_id: customer, affiliate_id: cell.affiliate, campaign_id: cell.campaign });
+  }
+  for (const part of chunks(cellRows, 100)) await trx('report_cells').insert(part);
+  for (const part of chunks(productRows, 200)) await trx('report_purchase_cells').insert(part);
+  for (const part of chunks(depositorRows, 500)) await trx('report_depositors').insert(part);
+  return cellRows.length;
+}
+
+/**
+ * Recomputes the FTD (first approved deposit: earliest transaction_date, then transaction_id) of
+ * these customers. Returns the UTC days their FTD moved from and to, per customer.
+ */
+export async function recomputeFtd(trx: Knex.Transaction, partner: string, customers: readonly string[]): Promise<Map<string, Set<string>>> {
+  const touched = new Map<string, Set<string>>();
+  const touch = (customer: string, day: string) => {
+    let days = touched.get(customer);
+    if (!days) touched.set(customer, (days = new Set()));
+    days.add(day);
+  };
+  for (const part of chunks([...new Set(customers)])) {
+    const old: Record<string, unknown>[] = await trx('report_ftd').where('partner_id', partner).whereIn('customer_id', part).select('customer_id', 'transaction_id', 'day', 'amount_usd');
+    const before = new Map(old.map((r) => [String(r.customer_id), r]));
+    const deposits: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).whereIn('customer_id', part)
+      .where('transaction_type', 'deposit').where('status', 'approved')
+      .select('customer_id', 'transaction_id', 'transaction_date', 'amount_currency', 'currency', 'amount_usd');
+    const first = new Map<string, { row: Record<string, unknown>; at: string }>();
+    for (const row of deposits) {
+      const at = fromStoreTimestamp(row.transaction_date) as string;
+      const id = String(row.customer_id);
+      const best = first.get(id);
+      if (!best || at < best.at || (at === best.at && String(row.transaction_id) < String(best.row.transaction_id))) first.set(id, { row, at });
+    }
+    const fx = await RateBook.load(trx, [...first.values()].filter((f) => f.row.amount_usd === null || f.row.amount_usd === undefined).map((f) => [String(f.row.currency), f.at.slice(0, 10)] as const));
+    const inserts: Record<string, unknown>[] = [];
+    const deletes: string[] = [];
+    for (const customer of part) {
+      const prior = before.get(customer);
+      const next = first.get(customer);
+      let row: Record<string, unknown> | undefined;
+      if (next) {
+        const day = next.at.slice(0, 10);
+        const usd = toUsd(fx, next.row.amount_currency, String(next.row.currency), next.row.amount_usd, day);
+        row = { partner_id: partner, customer_id: customer, transaction_id: String(next.row.transaction_id), transaction_date: next.at, day,
+          amount_currency: money(next.row.amount_currency).toFixed(), currency: String(next.row.currency), amount_usd: usd === undefined ? null : usd.toFixed() };
+      }
+      const priorUsd = prior && prior.amount_usd !== null && prior.amount_usd !== undefined ? money(prior.amount_usd).toFixed() : null;
+      if (prior && row && String(prior.transaction_id) === row.transaction_id && String(prior.day).slice(0, 10) === row.day && priorUsd === row.amount_usd) continue;
+      if (prior) {
+        touch(customer, String(prior.day).slice(0, 10));
+        deletes.push(customer);
+      }
+      if (row) {
+        touch(customer, row.day as string);
+        inserts.push(row);
+      }
+    }
+    for (const ids of chunks(deletes)) await trx('report_ftd').where('partner_id', partner).whereIn('customer_id', ids).delete();
+    for (const rows of chunks(inserts, 200)) await trx('report_ftd').insert(rows);
+  }
+  return touched;
+}
+
+/** The current attribution (affiliate, campaign) of these customers. */
+async function attributions(trx: Knex.Transaction, partner: string, customers: Iterable<string>): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const part of chunks([...new Set(customers)])) {
+    const rows: Record<string, unknown>[] = await trx('customers').where('partner_id', partner).whereIn('customer_id', part).select('customer_id', 'affiliate_id', 'campaign_id');
+    for (const r of rows) out.set(String(r.customer_id), pairKey(String(r.affiliate_id), campaignKey(r.campaign_id)));
+  }
+  return out;
+}
+
+/** The UTC days on which these customers have transactions or activity (for a customer whose attribution moved). */
+async function customerDays(trx: Knex.Transaction, partner: string, variant: Variant, customers: readonly string[]): Promise<Map<string, Set<string>>> {
+  const out = new Map<string, Set<string>>();
+  const add = (c: string, d: string) => {
+    let s = out.get(c);
+    if (!s) out.set(c, (s = new Set()));
+    s.add(d);
+  };
+  for (const part of chunks(customers)) {
+    const txs: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).whereIn('customer_id', part).select('customer_id', 'transaction_date');
+    for (const r of txs) add(String(r.customer_id), (fromStoreTimestamp(r.transaction_date) as string).slice(0, 10));
+    if (variant === 'igaming') {
+      const acts: Record<string, unknown>[] = await trx('gaming_activity').where('partner_id', partner).whereIn('customer_id', part).distinct('customer_id', 'date');
+      for (const r of acts) add(String(r.customer_id), String(r.date).slice(0, 10));
+    }
+  }
+  return out;
+}
+
+/** Cells named for recomputation: day → its pairs ('all' for a replaced day) and the parts to re-read. */
+export class DirtyCells {
+  readonly days = new Map<string, { pairs: Set<string> | 'all'; parts: Set<Part> }>();
+
+  private at(day: string) {
+    let d = this.days.get(day);
+    if (!d) this.days.set(day, (d = { pairs: new Set(), parts: new Set() }));
+    return d;
+  }
+
+  add(day: string, pair: string, part: Part): void {
+    const d = this.at(day);
+    d.parts.add(part);
+    if (d.pairs !== 'all') d.pairs.add(pair);
+  }
+
+  allOf(day: string, part: Part): void {
+    const d = this.at(day);
+    d.parts.add(part);
+    d.pairs = 'all';
+  }
+}
+
+/** What the stored versions of a batch's records counted in, read before they are replaced. */
+export interface PriorVersions {
+  /** customer id → its stored attribution, signup day and product. */
+  customers: Map<string, { pair: string; signupDay: string; product: string }>;
+  /** (customer, day, was a deposit) of stored transactions about to be replaced. */
+  transactions: { customer: string; day: string; deposit: boolean }[];
+}
+
+export const emptyPriors = (): PriorVersions => ({ customers: new Map(), transactions: [] });
+
+/** Reads the stored versions of records about to be replaced (customers and transactions; activity keeps its key). */
+export async function readPriors(trx: Knex.Transaction, partner: string, entity: string, records: readonly SpecRecord[], into: PriorVersions): Promise<void> {
+  if (entity === 'customers') {
+    for (const part of chunks(records.map((r) => String(r.customer_id)))) {
+      const rows: Record<string, unknown>[] = await trx('customers').where('partner_id', partner).whereIn('customer_id', part)
+        .select('customer_id', 'affiliate_id', 'campaign_id', 'signup_date', 'challenge_type', 'account_size');
+      for (const r of rows) {
+        into.customers.set(String(r.customer_id), {
+          pair: pairKey(String(r.affiliate_id), campaignKey(r.campaign_id)),
+          signupDay: (fromStoreTimestamp(r.signup_date) as string).slice(0, 10),
+          product: `${campaignKey(r.challenge_type)}\u0000${sizeKey(r.account_size)}`,
+        });
+      }
+    }
+  } else if (entity === 'transactions') {
+    for (const part of chunks(records.map((r) => String(r.transaction_id)))) {
+      const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).whereIn('transaction_id', part)
+        .select('customer_id', 'transaction_date', 'transaction_type');
+      for (const r of rows) into.transactions.push({ customer: String(r.customer_id), day: (fromStoreTimestamp(r.transaction_date) as string).slice(0, 10), deposit: r.transaction_type === 'deposit' });
+    }
+  }
+}
+
+export interface WrittenChange {
+  partner: string;
+  variant: Variant;
+  customers: readonly SpecRecord[];
+  transactions: readonly SpecRecord[];
+  activity: readonly SpecRecord[];
+  replacedDays: readonly string[];
+}
+
+export interface FactsUpdate {
+  days: number;
+  cells: number;
+  ftdCustomers: number;
+}
+
+/** Brings the facts of what a batch wrote (and what its records' old versions counted in) up to date, in the batch's transaction. */
+export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, priors: PriorVersions): Promise<FactsUpdate> {
+  const { partner, variant } = change;
+  const dirty = new DirtyCells();
+  for (const d of change.replacedDays) dirty.allOf(d, 'act');
+
+  // Customers: a new one counts on its signup day; a moved one (attribution, signup day, product) in every cell of its history.
+  const moved: { id: string; pairs: string[]; days: string[] }[] = [];
+  for (const c of change.customers) {
+    const id = String(c.customer_id);
+    const pair = pairKey(String(c.affiliate_id), campaignKey(c.campaign_id));
+    const signupDay = utcDay(String(c.signup_date));
+    const product = `${campaignKey(c.challenge_type)}\u0000${sizeKey(c.account_size)}`;
+    const old = priors.customers.get(id);
+    if (!old) dirty.add(signupDay, pair, 'reg');
+    else if (old.pair !== pair || old.signupDay !== signupDay || old.product !== product) moved.push({ id, pairs: [old.pair, pair], days: [old.signupDay, signupDay] });
+  }
+  if (moved.length > 0) {
+    const history = await customerDays(trx, partner, variant, moved.map((m) => m.id));
+    for (const m of moved) for (const day of [...m.days, ...(history.get(m.id) ?? [])]) for (const pair of m.pairs) for (const part of ALL_PARTS) dirty.add(day, pair, part);
+  }
+
+  // Transactions and activity: their customer's current cell on their day, and where the old version counted.
+  const touchedDays: [string, string, Part][] = [];
+  const ftdCustomers = new Set<string>();
+  for (const t of change.transactions) {
+    touchedDays.push([String(t.customer_id), utcDay(String(t.transaction_date)), 'tx']);
+    if (t.transaction_type === 'deposit') ftdCustomers.add(String(t.customer_id));
+  }
+  for (const t of priors.transactions) {
+    touchedDays.push([t.customer, t.day, 'tx']);
+    if (t.deposit) ftdCustomers.add(t.customer);
+  }
+  for (const a of change.activity) touchedDays.push([String(a.customer_id), String(a.date), 'act']);
+  const ftdMoves = ftdCustomers.size > 0 ? await recomputeFtd(trx, partner, [...ftdCustomers]) : new Map<string, Set<string>>();
+  for (const [customer, days] of ftdMoves) for (const day of days) touchedDays.push([customer, day, 'ftd']);
+  if (touchedDays.length > 0) {
+    const attribution = await attributions(trx, partner, touchedDays.map(([c]) => c));
+    for (const [customer, day, part] of touchedDays) {
+      const pair = attribution.get(customer);
+      if (pair !== undefined) dirty.add(day, pair, part);
+    }
+  }
+
+  let cells = 0;
+  for (const [day, { pairs, parts }] of dirty.days) cells += await recomputeDay(trx, partner, variant, day, pairs, parts);
+  return { days: dirty.days.size, cells, ftdCustomers: ftdCustomers.size };
+}
+
+/**
+ * Rebuilds a partner's facts from the raw tables (after a bulk load that bypassed the Loader, or
+ * to check the incremental facts): every FTD, then every day that has data. Returns cells written.
+ */
+export async function rebuildFacts(knex: Knex, partner: string, variant: Variant, options: { pageSize?: number; onProgress?: (what: string) => void } = {}): Promise<number> {
+  const pageSize = options.pageSize ?? 5000;
+  await knex.transaction(async (trx) => {
+    for (const table of ['report_ftd', 'report_cells', 'report_purchase_cells', 'report_depositors']) await trx(table).where('partner_id', partner).delete();
+  });
+  let after = '';
+  for (;;) {
+    const ids: string[] = (await knex('customers').where('partner_id', partner).where('customer_id', '>', after).orderBy('customer_id').limit(pageSize).pluck('customer_id')).map(String);
+    if (ids.length === 0) break;
+    await knex.transaction(async (trx) => { await recomputeFtd(trx, partner, ids); });
+    after = ids[ids.length - 1] as string;
+    options.onProgress?.(`ftd through customer ${after}`);
+  }
+  const days = new Set<string>();
+  const signups: Record<string, unknown>[] = await knex('customers').where('partner_id', partner).min({ lo: 'signup_date' }).max({ hi: 'signup_date' });
+  const txs: Record<string, unknown>[] = await knex('transactions').where('partner_id', partner).min({ lo: 'transaction_date' }).max({ hi: 'transaction_date' });
+  const acts: Record<string, unknown>[] = variant === 'igaming' ? await knex('gaming_activity').where('partner_id', partner).min({ lo: 'date' }).max({ hi: 'date' }) : [];
+  for (const r of [...signups, ...txs, ...acts]) {
+    if (r.lo === null || r.lo === undefined) continue;
+    // Timestamps read in UTC (SQLite text, PostgreSQL sessions in UTC) and dates both start with their day.
+    const lo = String(r.lo).slice(0, 10);
+    const hi = String(r.hi).slice(0, 10);
+    for (let d = lo; d <= hi; d = addDays(d, 1)) days.add(d);
+  }
+  let cells = 0;
+  for (const day of [...days].sort()) {
+    cells += await knex.transaction((trx) => recomputeDay(trx, partner, variant, day, 'all'));
+    options.onProgress?.(`day ${day}`);
+  }
+  return cells;
+}
+
+/**
+ * After an FX import: the facts of every day a saved rate covers are recomputed (amounts that
+ * waited for the rate convert; a changed rate moves what used it), in the import's transaction.
+ */
+export async function refreshFactsForRates(trx: Knex.Transaction, rates: readonly { currency: string; date: string }[]): Promise<number> {
+  if (rates.length === 0) return 0;
+  const byDay = new Map<string, Set<string>>();
+  for (const r of rates) {
+    let s = byDay.get(r.date);
+    if (!s) byDay.set(r.date, (s = new Set()));
+    s.add(r.currency);
+  }
+  const partners: { partner_id: string; variant: Variant }[] = await trx('partners').select('partner_id', 'variant');
+  let cells = 0;
+  for (const { partner_id: partner, variant } of partners) {
+    for (const [day, currencies] of byDay) {
+      const ftd: string[] = (await trx('report_ftd').where('partner_id', partner).where('day', day).whereIn('currency', [...currencies]).pluck('customer_id')).map(String);
+      if (ftd.length > 0) await recomputeFtd(trx, partner, ftd);
+      cells += await recomputeDay(trx, partner, variant, day, 'all');
+    }
+  }
+  return cells;
+}

@@ -1,0 +1,36 @@
+/**
+ * The report-facts job's Loader hooks: before records replace their stored versions, what those
+ * versions counted in is read; after each batch (or day replacement) is written, the cells it can
+ * have changed are recomputed from the raw rows. Both run inside the load transaction, so the facts
+ * commit with the batch: a report read after the commit includes it, and a crash loses nothing.
+ */
+import type { Knex } from 'knex';
+import type { LoaderDeps } from '../pipeline/load.js';
+import { emptyPriors, readPriors, updateFacts, type PriorVersions } from './facts.js';
+
+export type ReportFactsHooks = Required<Pick<LoaderDeps, 'beforeWrite' | 'inTransaction'>>;
+
+export function createReportFactsHook(): ReportFactsHooks {
+  // The old versions read for the batch being written, per load transaction (taken by the batch's inTransaction).
+  const pending = new WeakMap<Knex.Transaction, PriorVersions>();
+  return {
+    async beforeWrite(trx, batch) {
+      if (batch.entity === 'activity') return; // an activity row's key is its customer-day: the new version's cell is the old one's
+      let priors = pending.get(trx);
+      if (!priors) pending.set(trx, (priors = emptyPriors()));
+      await readPriors(trx, batch.partner, batch.entity, batch.records, priors);
+    },
+    async inTransaction(trx, change) {
+      const priors = pending.get(trx) ?? emptyPriors();
+      pending.delete(trx);
+      await updateFacts(trx, {
+        partner: change.partner,
+        variant: change.variant,
+        customers: change.records.customers,
+        transactions: change.records.transactions,
+        activity: change.records.activity,
+        replacedDays: change.replacedDays,
+      }, priors);
+    },
+  };
+}

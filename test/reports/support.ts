@@ -1,0 +1,84 @@
+/**
+ * A store and a Loader built by the one composition of after-load jobs (jobs/load-hooks.ts), with
+ * commission plans: what the report tests load through.
+ */
+import assert from 'node:assert/strict';
+import { createLoadHooks } from '../../jobs/load-hooks.js';
+import { reevaluateForRates } from '../../jobs/commission.js';
+import { parseRatesCsv, saveRates } from '../../src/commission/fx.js';
+import { formatPlanError, parsePlans } from '../../src/commission/load-plans.js';
+import type { Plan } from '../../src/commission/plans.js';
+import { silentLogger } from '../../src/log.js';
+import { refreshFactsForRates } from '../../src/reports/facts.js';
+import { Loader } from '../../src/pipeline/load.js';
+import { createSpecValidator } from '../../src/spec/validator.js';
+import type { Entity, SpecRecord, Variant } from '../../src/types.js';
+import { raw } from '../support/records.js';
+import { fixedClock, type StoreBackend, type TestStore } from '../support/stores.js';
+
+const validator = createSpecValidator();
+
+export const PLANS = `
+plans:
+  - id: cpa
+    kind: cpa_ftd
+    partner: casino
+    affiliates: all
+    effective: { from: 2026-01-01 }
+    amount_usd: { default: 100 }
+    clawback: { window_days: 90 }
+  - id: fees
+    kind: challenge_cpa
+    partner: firm
+    affiliates: all
+    effective: { from: 2026-01-01 }
+    include_reset_fee: true
+    rates:
+      - { rate: 0.10 }
+`;
+
+export interface ReportWorld {
+  t: TestStore;
+  loader: Loader;
+  plans: Plan[];
+  clock: ReturnType<typeof fixedClock>;
+  load(entity: Entity, records: SpecRecord[], options?: { partner?: string; variant?: Variant }): Promise<void>;
+  rates(csv: string): Promise<void>;
+  drop(): Promise<void>;
+}
+
+export async function reportWorld(backend: StoreBackend, plansYaml = PLANS): Promise<ReportWorld> {
+  const clock = fixedClock('2026-11-22T10:00:00.000Z');
+  const t = await backend.create(clock);
+  const { plans, errors } = parsePlans(plansYaml, 'test.yaml');
+  if (errors.length > 0) throw new Error(errors.map(formatPlanError).join('\n'));
+  const loader = new Loader({ store: t.store, validator, ...createLoadHooks(t.store, { plans, logger: silentLogger() }) });
+  let run = 0;
+  return {
+    t, loader, plans, clock,
+    async load(entity, records, options = {}) {
+      const result = await loader.load({ partner: options.partner ?? 'casino', variant: options.variant ?? 'igaming', entity, runId: `run-${++run}`, records: raw(records) });
+      assert.equal(result.rejected, 0, `test records must be valid: ${JSON.stringify(result.rejects)}`);
+    },
+    async rates(csv) {
+      const { rates, problems } = parseRatesCsv(csv);
+      assert.deepEqual(problems, []);
+      const saved = await t.store.transaction(async (trx) => {
+        const result = await saveRates(trx, rates, 'test.csv', t.store.now());
+        await refreshFactsForRates(trx, rates);
+        return result;
+      });
+      await reevaluateForRates(t.store, plans, saved, 'fx-test', silentLogger());
+    },
+    drop: () => t.drop(),
+  };
+}
+
+export const person = (id: string, affiliate: string, extra: SpecRecord = {}): SpecRecord => ({
+  customer_id: id, signup_date: '2026-11-01T09:30:00Z', affiliate_id: affiliate, first_name: 'Ann', last_name: 'Lee', email: `${id}@example.com`, click_id: `click-${id}`, ...extra,
+});
+
+export const money = (id: string, customerId: string, type: string, amount: number, extra: SpecRecord = {}): SpecRecord => ({
+  transaction_id: id, customer_id: customerId, transaction_type: type, amount_currency: amount, currency: 'USD',
+  transaction_date: '2026-11-02T12:00:00Z', status: 'approved', ...extra,
+});
