@@ -186,6 +186,19 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--csv', 'CSV with a header row')
     .addOption(json())
     .action((opts: AffiliatesReportArgs, cmd: Command) => run(affiliatesReportCommand(globals(cmd), opts, io)));
+  report
+    .command('funnel')
+    .description('prop-trading evaluation funnel: signup → phase_1 → phase_2 → funded, failed at each stage; conversion and median days')
+    .option('--partner <partner>', 'only this partner')
+    .option('--affiliate <id>', 'only this affiliate')
+    .option('--from <date>', 'first signup day, YYYY-MM-DD (UTC)')
+    .option('--to <date>', 'last signup day, YYYY-MM-DD (UTC)')
+    .option('--by <group>', 'one row per affiliate | challenge_type | account_size | cohort (signup month)')
+    .option('--csv', 'CSV output')
+    .option('--explain <cell>', 'the customers and phase history behind one cell: signup, phase_1, phase_2, funded, failed_phase_1, failed_phase_2, failed_funded, failed_unknown')
+    .option('--group <value>', "with --explain and --by: the row's group value")
+    .addOption(json())
+    .action((opts: ReportFunnelArgs, cmd: Command) => run(reportFunnelCommand(globals(cmd), opts, io)));
 
   program
     .command('sandbox')
@@ -200,20 +213,6 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--duplicates', 'repeat the last record of each page on the next page')
     .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean }) =>
       run(sandboxCommand({ ...opts, latencyMs: opts.latency }, io)));
-
-  report
-    .command('funnel')
-    .description('prop-trading evaluation funnel: signup → phase_1 → phase_2 → funded, failed at each stage; conversion and median days')
-    .option('--partner <partner>', 'only this partner')
-    .option('--affiliate <id>', 'only this affiliate')
-    .option('--from <date>', 'first signup day, YYYY-MM-DD (UTC)')
-    .option('--to <date>', 'last signup day, YYYY-MM-DD (UTC)')
-    .option('--by <group>', 'one row per affiliate | challenge_type | account_size | cohort (signup month)')
-    .option('--csv', 'CSV output')
-    .option('--explain <cell>', 'the customers and phase history behind one cell: signup, phase_1, phase_2, funded, failed_phase_1, failed_phase_2, failed_funded, failed_unknown')
-    .option('--group <value>', "with --explain and --by: the row's group value")
-    .addOption(json())
-    .action((opts: ReportFunnelArgs, cmd: Command) => run(reportFunnelCommand(globals(cmd), opts, io)));
 
   positionalOptionsBelowRoot(program);
   return program;
