@@ -196,6 +196,13 @@ const SUMMARY_COLUMNS: readonly (keyof FunnelCustomer)[] = [
 /** The stored funnel rows of these customers of a partner. */
 async function readSummaries(db: Knex, partner: string, customerIds: readonly string[]): Promise<Map<string, FunnelCustomer>> {
   const out = new Map<string, FunnelCustomer>();
+  if (isPostgres(db)) {
+    // One statement for the batch: the ids as one JSON parameter.
+    const result = (await db.raw(`SELECT ${SUMMARY_COLUMNS.join(', ')} FROM funnel_customers WHERE partner_id = ? AND customer_id IN (SELECT json_array_elements_text(?::json))`,
+      [partner, JSON.stringify(customerIds)])) as { rows: FunnelCustomer[] };
+    for (const row of result.rows) out.set(row.customer_id, row);
+    return out;
+  }
   for (let i = 0; i < customerIds.length; i += READ_CHUNK) {
     const rows = (await db('funnel_customers').where('partner_id', partner).whereIn('customer_id', customerIds.slice(i, i + READ_CHUNK))
       .select(SUMMARY_COLUMNS)) as FunnelCustomer[];
@@ -203,6 +210,8 @@ async function readSummaries(db: Knex, partner: string, customerIds: readonly st
   }
   return out;
 }
+
+const isPostgres = (db: Knex): boolean => db.client.config.client === 'pg';
 
 /** A row that would change nothing the funnel shows is not written again. */
 function sameRow(a: FunnelCustomer, b: FunnelCustomer): boolean {
@@ -235,7 +244,7 @@ export async function recordPhases(db: Knex, partner: string, customers: readonl
     const row = summarize(partner, record, old, entries, now);
     if (!old || !sameRow(old, row)) changed.push(row);
   }
-  const bulk = BULK_WRITE[db.client.config.client === 'pg' ? 'pg' : 'sqlite'];
+  const bulk = BULK_WRITE[isPostgres(db) ? 'pg' : 'sqlite'];
   for (let i = 0; i < added.length; i += WRITE_CHUNK) await bulk(db, 'phase_history', HISTORY_TYPES, added.slice(i, i + WRITE_CHUNK));
   for (let i = 0; i < changed.length; i += WRITE_CHUNK) await bulk(db, 'funnel_customers', SUMMARY_TYPES, changed.slice(i, i + WRITE_CHUNK) as unknown as Record<string, unknown>[], SUMMARY_UPSERT);
   return added.length;
