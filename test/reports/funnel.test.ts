@@ -59,99 +59,108 @@ const none = { phase_1: 0, phase_2: 0, funded: 0, unknown: 0 };
 for (const backend of STORES) {
   describe(`report funnel by hand on ${backend.name}`, () => {
     let h: FunnelHarness;
-    beforeEach(async () => { h = await funnelHarness(backend); });
-    afterEach(async () => h.drop());
-
-    it('ten customers: counts, failures per stage, conversions and median days as computed by hand', async () => {
-      await loadTen(h);
-      const [all] = await funnelReport(h.t.store.knex, { partner: 'firm' });
-      assert.deepEqual(all, {
-        signups: 10, phase_1: 8, phase_2: 6, funded: 4,
-        failed: { phase_1: 1, phase_2: 1, funded: 1, unknown: 1 },
-        conversion: { signup_phase_1: 0.8, phase_1_phase_2: 0.75, phase_2_funded: 0.6667, overall: 0.4 },
-        // signup→phase_1: 0.5 1 1 2 2 3 4 (c6 unknown); phase_1→phase_2: 1 3 4 4 9.5; phase_2→funded: 2 6 10
-        median_days: { signup_phase_1: 2, phase_1_phase_2: 4, phase_2_funded: 6 },
-        median_of: { signup_phase_1: 7, phase_1_phase_2: 5, phase_2_funded: 3 },
+    describe('ten customers loaded once', () => {
+      before(async function () {
+        this.timeout(60_000);
+        h = await funnelHarness(backend);
+        await loadTen(h);
       });
-      const cohorts = await funnelReport(h.t.store.knex, { by: 'cohort' });
-      assert.deepEqual(cohorts.map((r) => [r.group, r.signups, r.phase_1, r.phase_2, r.funded, r.failed, r.median_days]), [
-        // October: signup→phase_1 0.5 1 1 2 2 3 → 1.5; phase_1→phase_2 1 3 4 9.5 → 3.5
-        ['2026-10', 8, 7, 5, 4, { phase_1: 1, phase_2: 1, funded: 1, unknown: 0 }, { signup_phase_1: 1.5, phase_1_phase_2: 3.5, phase_2_funded: 6 }],
-        ['2026-11', 2, 1, 1, 0, { ...none, unknown: 1 }, { signup_phase_1: 4, phase_1_phase_2: 4, phase_2_funded: null }],
-      ]);
-      const affiliates = await funnelReport(h.t.store.knex, { by: 'affiliate' });
-      assert.deepEqual(affiliates.map((r) => [r.group, r.signups, r.phase_1, r.phase_2, r.funded, r.conversion.overall]), [
-        ['aff-1', 8, 6, 5, 3, 0.375], ['aff-2', 2, 2, 1, 1, 0.5],
-      ]);
-      const sizes = await funnelReport(h.t.store.knex, { by: 'account_size', from: '2026-10-01', to: '2026-10-31' });
-      assert.deepEqual(sizes.map((r) => [r.group, r.signups, r.phase_1, r.median_days.signup_phase_1]), [['50000', 7, 6, 1], ['100000', 1, 1, 3]]);
-      for (const by of [undefined, 'affiliate', 'challenge_type', 'account_size', 'cohort'] as const) {
-        assert.deepEqual(await funnelReport(h.t.store.knex, { by }), expectedFunnel(await factsBySql(h.t), by), `by ${by ?? 'nothing'}`);
-      }
+      after(async () => h.drop());
+
+      it('ten customers: counts, failures per stage, conversions and median days as computed by hand', async () => {
+        const [all] = await funnelReport(h.t.store.knex, { partner: 'firm' });
+        assert.deepEqual(all, {
+          signups: 10, phase_1: 8, phase_2: 6, funded: 4,
+          failed: { phase_1: 1, phase_2: 1, funded: 1, unknown: 1 },
+          conversion: { signup_phase_1: 0.8, phase_1_phase_2: 0.75, phase_2_funded: 0.6667, overall: 0.4 },
+          // signup→phase_1: 0.5 1 1 2 2 3 4 (c6 unknown); phase_1→phase_2: 1 3 4 4 9.5; phase_2→funded: 2 6 10
+          median_days: { signup_phase_1: 2, phase_1_phase_2: 4, phase_2_funded: 6 },
+          median_of: { signup_phase_1: 7, phase_1_phase_2: 5, phase_2_funded: 3 },
+        });
+        const cohorts = await funnelReport(h.t.store.knex, { by: 'cohort' });
+        assert.deepEqual(cohorts.map((r) => [r.group, r.signups, r.phase_1, r.phase_2, r.funded, r.failed, r.median_days]), [
+          // October: signup→phase_1 0.5 1 1 2 2 3 → 1.5; phase_1→phase_2 1 3 4 9.5 → 3.5
+          ['2026-10', 8, 7, 5, 4, { phase_1: 1, phase_2: 1, funded: 1, unknown: 0 }, { signup_phase_1: 1.5, phase_1_phase_2: 3.5, phase_2_funded: 6 }],
+          ['2026-11', 2, 1, 1, 0, { ...none, unknown: 1 }, { signup_phase_1: 4, phase_1_phase_2: 4, phase_2_funded: null }],
+        ]);
+        const affiliates = await funnelReport(h.t.store.knex, { by: 'affiliate' });
+        assert.deepEqual(affiliates.map((r) => [r.group, r.signups, r.phase_1, r.phase_2, r.funded, r.conversion.overall]), [
+          ['aff-1', 8, 6, 5, 3, 0.375], ['aff-2', 2, 2, 1, 1, 0.5],
+        ]);
+        const sizes = await funnelReport(h.t.store.knex, { by: 'account_size', from: '2026-10-01', to: '2026-10-31' });
+        assert.deepEqual(sizes.map((r) => [r.group, r.signups, r.phase_1, r.median_days.signup_phase_1]), [['50000', 7, 6, 1], ['100000', 1, 1, 3]]);
+        for (const by of [undefined, 'affiliate', 'challenge_type', 'account_size', 'cohort'] as const) {
+          assert.deepEqual(await funnelReport(h.t.store.knex, { by }), expectedFunnel(await factsBySql(h.t), by), `by ${by ?? 'nothing'}`);
+        }
+      });
+
+      it('the phase history: inferred stages without a time, the stage a failure happened at, nothing twice', async () => {
+        const history = async (id: string) => (await h.t.store.knex('phase_history').where({ partner_id: 'firm', customer_id: id }).orderBy('seq')
+          .select('seq', 'phase', 'observed_at', 'time_source', 'failed_from')).map((r: Record<string, unknown>) => [Number(r.seq), r.phase, r.observed_at, r.time_source, r.failed_from]);
+        assert.deepEqual(await history('c6'), [
+          [1, 'phase_1', null, 'inferred', null], [2, 'phase_2', null, 'inferred', null], [3, 'funded', '2026-10-30T00:00:00.000000Z', 'last_modified_date', null],
+        ]);
+        assert.deepEqual(await history('c8'), [
+          [1, 'phase_1', '2026-10-09T00:00:00.000000Z', 'last_modified_date', null], [2, 'phase_2', '2026-10-10T00:00:00.000000Z', 'last_modified_date', null],
+          [3, 'funded', '2026-10-20T00:00:00.000000Z', 'last_modified_date', null], [4, 'failed', '2026-10-25T00:00:00.000000Z', 'last_modified_date', 'funded'],
+        ]);
+        assert.deepEqual(await history('c5'), [[1, 'phase_1', '2026-10-08T00:00:00.000000Z', 'loaded_at', null]]);
+        assert.deepEqual(await history('c9'), [[1, 'failed', '2026-11-02T00:00:00.000000Z', 'last_modified_date', null]]);
+        assert.deepEqual(await history('c10'), [
+          [1, 'phase_1', '2026-11-06T00:00:00.000000Z', 'last_modified_date', null], [2, 'phase_2', '2026-11-10T00:00:00.000000Z', 'last_modified_date', null],
+        ]);
+        assert.deepEqual(await history('c7'), []);
+        const [{ n }] = (await h.t.store.knex('phase_history').count({ n: '*' })) as [{ n: number | string }];
+        assert.equal(Number(n), 22);
+
+        const failedAtPhase2 = await funnelExplain(h.t.store.knex, { partner: 'firm' }, 'failed_phase_2');
+        assert.deepEqual(failedAtPhase2.map((c) => [c.customer_id, c.challenge_type, c.history.map((e) => e.phase)]), [['c3', 'rapid', ['phase_1', 'phase_2', 'failed']]]);
+        const fundedAff2 = await funnelExplain(h.t.store.knex, { by: 'affiliate' }, 'funded', 'aff-2');
+        assert.deepEqual(fundedAff2.map((c) => c.customer_id), ['c8']);
+      });
     });
 
-    it('the phase history: inferred stages without a time, the stage a failure happened at, nothing twice', async () => {
-      await loadTen(h);
-      const history = async (id: string) => (await h.t.store.knex('phase_history').where({ partner_id: 'firm', customer_id: id }).orderBy('seq')
-        .select('seq', 'phase', 'observed_at', 'time_source', 'failed_from')).map((r: Record<string, unknown>) => [Number(r.seq), r.phase, r.observed_at, r.time_source, r.failed_from]);
-      assert.deepEqual(await history('c6'), [
-        [1, 'phase_1', null, 'inferred', null], [2, 'phase_2', null, 'inferred', null], [3, 'funded', '2026-10-30T00:00:00.000000Z', 'last_modified_date', null],
-      ]);
-      assert.deepEqual(await history('c8'), [
-        [1, 'phase_1', '2026-10-09T00:00:00.000000Z', 'last_modified_date', null], [2, 'phase_2', '2026-10-10T00:00:00.000000Z', 'last_modified_date', null],
-        [3, 'funded', '2026-10-20T00:00:00.000000Z', 'last_modified_date', null], [4, 'failed', '2026-10-25T00:00:00.000000Z', 'last_modified_date', 'funded'],
-      ]);
-      assert.deepEqual(await history('c5'), [[1, 'phase_1', '2026-10-08T00:00:00.000000Z', 'loaded_at', null]]);
-      assert.deepEqual(await history('c9'), [[1, 'failed', '2026-11-02T00:00:00.000000Z', 'last_modified_date', null]]);
-      assert.deepEqual(await history('c10'), [
-        [1, 'phase_1', '2026-11-06T00:00:00.000000Z', 'last_modified_date', null], [2, 'phase_2', '2026-11-10T00:00:00.000000Z', 'last_modified_date', null],
-      ]);
-      assert.deepEqual(await history('c7'), []);
-      const [{ n }] = (await h.t.store.knex('phase_history').count({ n: '*' })) as [{ n: number | string }];
-      assert.equal(Number(n), 22);
+    describe('a store of its own per test', () => {
+      beforeEach(async () => { h = await funnelHarness(backend); });
+      afterEach(async () => h.drop());
 
-      const failedAtPhase2 = await funnelExplain(h.t.store.knex, { partner: 'firm' }, 'failed_phase_2');
-      assert.deepEqual(failedAtPhase2.map((c) => [c.customer_id, c.challenge_type, c.history.map((e) => e.phase)]), [['c3', 'rapid', ['phase_1', 'phase_2', 'failed']]]);
-      const fundedAff2 = await funnelExplain(h.t.store.knex, { by: 'affiliate' }, 'funded', 'aff-2');
-      assert.deepEqual(fundedAff2.map((c) => c.customer_id), ['c8']);
-    });
+      it('a store loaded before the funnel existed: the migration seeds each customer at its stored phase', async () => {
+        h.clock.set(T('11-05', '08:00:00'));
+        await h.load([
+          trader('s1', T('11-01'), { phase: 'funded', last_modified_date: T('11-04') }),
+          trader('s2', T('11-01'), { phase: 'phase_1' }),
+          trader('s3', T('11-02'), { phase: 'failed', last_modified_date: T('11-03') }),
+          trader('s4', T('11-02')),
+        ]);
+        const loaded = await funnelReport(h.t.store.knex, { by: 'cohort' });
+        await h.t.store.knex('phase_history').delete();
+        await h.t.store.knex('funnel_customers').delete();
+        await h.t.store.knex.transaction((trx) => seedPhaseHistory(trx));
+        const history = (await h.t.store.knex('phase_history').orderBy([{ column: 'customer_id' }, { column: 'seq' }]).select('customer_id', 'phase', 'observed_at', 'time_source'))
+          .map((r: Record<string, unknown>) => [r.customer_id, r.phase, r.observed_at, r.time_source]);
+        assert.deepEqual(history, [
+          ['s1', 'phase_1', null, 'inferred'], ['s1', 'phase_2', null, 'inferred'], ['s1', 'funded', '2026-11-04T00:00:00.000000Z', 'last_modified_date'],
+          ['s2', 'phase_1', '2026-11-05T08:00:00.000000Z', 'loaded_at'],
+          ['s3', 'failed', '2026-11-03T00:00:00.000000Z', 'last_modified_date'],
+        ]);
+        assert.deepEqual(await funnelReport(h.t.store.knex, { by: 'cohort' }), loaded);
+        assert.deepEqual(loaded.map((r) => [r.signups, r.phase_1, r.funded, r.failed.unknown, r.median_days.signup_phase_1]), [[4, 2, 1, 1, 4.33]]);
+      });
 
-    it('a store loaded before the funnel existed: the migration seeds each customer at its stored phase', async () => {
-      h.clock.set(T('11-05', '08:00:00'));
-      await h.load([
-        trader('s1', T('11-01'), { phase: 'funded', last_modified_date: T('11-04') }),
-        trader('s2', T('11-01'), { phase: 'phase_1' }),
-        trader('s3', T('11-02'), { phase: 'failed', last_modified_date: T('11-03') }),
-        trader('s4', T('11-02')),
-      ]);
-      const loaded = await funnelReport(h.t.store.knex, { by: 'cohort' });
-      await h.t.store.knex('phase_history').delete();
-      await h.t.store.knex('funnel_customers').delete();
-      await h.t.store.knex.transaction((trx) => seedPhaseHistory(trx));
-      const history = (await h.t.store.knex('phase_history').orderBy([{ column: 'customer_id' }, { column: 'seq' }]).select('customer_id', 'phase', 'observed_at', 'time_source'))
-        .map((r: Record<string, unknown>) => [r.customer_id, r.phase, r.observed_at, r.time_source]);
-      assert.deepEqual(history, [
-        ['s1', 'phase_1', null, 'inferred'], ['s1', 'phase_2', null, 'inferred'], ['s1', 'funded', '2026-11-04T00:00:00.000000Z', 'last_modified_date'],
-        ['s2', 'phase_1', '2026-11-05T08:00:00.000000Z', 'loaded_at'],
-        ['s3', 'failed', '2026-11-03T00:00:00.000000Z', 'last_modified_date'],
-      ]);
-      assert.deepEqual(await funnelReport(h.t.store.knex, { by: 'cohort' }), loaded);
-      assert.deepEqual(loaded.map((r) => [r.signups, r.phase_1, r.funded, r.failed.unknown, r.median_days.signup_phase_1]), [[4, 2, 1, 1, 4.33]]);
-    });
-
-    it('a phase change shows in the funnel as soon as its batch commits', async () => {
-      await h.load([trader('t1', T('11-01'), { phase: 'phase_1', last_modified_date: T('11-02') })]);
-      const before = await funnelReport(h.t.store.knex, {});
-      assert.deepEqual(before.map((r) => [r.phase_1, r.phase_2, r.funded]), [[1, 0, 0]]);
-      // The funnel is written inside the load transaction: a batch that fails leaves it as it was.
-      await assert.rejects(h.loader.transaction(async (tx) => {
-        await tx.load({ partner: 'firm', variant: 'prop-trading', entity: 'customers', runId: 'r-x', records: [{ position: 1, value: trader('t1', T('11-01'), { phase: 'phase_2', last_modified_date: T('11-03') }) }] });
-        throw new Error('crash before the commit');
-      }), /crash before the commit/);
-      assert.deepEqual((await funnelReport(h.t.store.knex, {})).map((r) => [r.phase_1, r.phase_2, r.funded]), [[1, 0, 0]]);
-      await h.load([trader('t1', T('11-01'), { phase: 'phase_2', last_modified_date: T('11-03') })]);
-      const after = await funnelReport(h.t.store.knex, {});
-      assert.deepEqual(after.map((r) => [r.phase_1, r.phase_2, r.funded, r.median_days.phase_1_phase_2]), [[1, 1, 0, 1]]);
+      it('a phase change shows in the funnel as soon as its batch commits', async () => {
+        await h.load([trader('t1', T('11-01'), { phase: 'phase_1', last_modified_date: T('11-02') })]);
+        const before = await funnelReport(h.t.store.knex, {});
+        assert.deepEqual(before.map((r) => [r.phase_1, r.phase_2, r.funded]), [[1, 0, 0]]);
+        // The funnel is written inside the load transaction: a batch that fails leaves it as it was.
+        await assert.rejects(h.loader.transaction(async (tx) => {
+          await tx.load({ partner: 'firm', variant: 'prop-trading', entity: 'customers', runId: 'r-x', records: [{ position: 1, value: trader('t1', T('11-01'), { phase: 'phase_2', last_modified_date: T('11-03') }) }] });
+          throw new Error('crash before the commit');
+        }), /crash before the commit/);
+        assert.deepEqual((await funnelReport(h.t.store.knex, {})).map((r) => [r.phase_1, r.phase_2, r.funded]), [[1, 0, 0]]);
+        await h.load([trader('t1', T('11-01'), { phase: 'phase_2', last_modified_date: T('11-03') })]);
+        const after = await funnelReport(h.t.store.knex, {});
+        assert.deepEqual(after.map((r) => [r.phase_1, r.phase_2, r.funded, r.median_days.phase_1_phase_2]), [[1, 1, 0, 1]]);
+      });
     });
   });
 }
