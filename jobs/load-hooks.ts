@@ -26,7 +26,7 @@ export function createLoadHooks(store: Store, options: LoadHookOptions): LoaderH
   const parts: LoaderHooks[] = [
     createCommissionHook(store, options.plans, options.logger),
     createPhaseHistoryHook(store),
-    createReportFactsHook(),
+    createReportFactsHook(store),
   ];
   return combineHooks(parts);
 }

@@ -18,6 +18,8 @@ export interface Principal {
   scopes: readonly Scope[];
   /** Set for a credential that may see only one affiliate's report rows. */
   affiliate?: string;
+  /** The access token's id (its `jti`): rate limits count per token. */
+  tokenId?: string;
 }
 
 declare module 'fastify' {

@@ -6,6 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { ENTITIES, VARIANTS, type Entity, type Variant } from '../types.js';
 import { backfillCommand } from './commands/backfill.js';
 import { checkCommand } from './commands/check.js';
+import { clientsAddCommand, clientsListCommand, clientsRevokeCommand } from './commands/clients.js';
 import { commissionsCommand, commissionsRecomputeCommand } from './commands/commissions.js';
 import { fxImportCommand } from './commands/fx.js';
 import { importCommand } from './commands/import.js';
@@ -15,6 +16,7 @@ import { affiliatesReportCommand, type AffiliatesReportArgs } from './commands/r
 import { reportFunnelCommand, type ReportFunnelArgs } from './commands/report-funnel.js';
 import { runCommand } from './commands/run.js';
 import { sandboxCommand } from './commands/sandbox.js';
+import { serveCommand } from './commands/serve.js';
 import { statusCommand } from './commands/status.js';
 import { validateCommand } from './commands/validate.js';
 import { workerCommand } from './commands/worker.js';
@@ -213,6 +215,43 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--duplicates', 'repeat the last record of each page on the next page')
     .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean }) =>
       run(sandboxCommand({ ...opts, latencyMs: opts.latency }, io)));
+
+  program
+    .command('serve')
+    .description('the HTTP API (push, lists, OAuth tokens): HTTPS with --tls-cert/--tls-key; plain HTTP on loopback or behind a TLS proxy (--trust-proxy)')
+    .option('--host <host>', 'address to listen on (default 127.0.0.1)')
+    .option('--port <n>', 'port (default env PORT, else 8080; 0 picks a free one)', integer('--port'))
+    .option('--tls-cert <file>', 'PEM certificate (chain) for HTTPS')
+    .option('--tls-key <file>', 'PEM private key for HTTPS')
+    .option('--trust-proxy', 'behind a TLS-terminating proxy: allow plain HTTP on any address, trust X-Forwarded-*')
+    .action((opts: { host?: string; port?: number; tlsCert?: string; tlsKey?: string; trustProxy?: boolean }, cmd: Command) =>
+      run(serveCommand(globals(cmd), opts, io)));
+
+  const clients = program
+    .command('clients')
+    .description('API client credentials (OAuth client credentials) of partners: add, list, revoke');
+  clients
+    .command('add')
+    .description('a new client: prints its client_id and client_secret once (only a hash of the secret is kept)')
+    .argument('<partner>', 'partner id')
+    .option('--variant <variant>', 'for a partner without a connector definition (push only): igaming or prop-trading')
+    .option('--scope <scopes>', 'read, write or read,write (default read,write)')
+    .option('--affiliate <id>', "the credential sees only this affiliate's report rows")
+    .addOption(json())
+    .action((partner: string, opts: { variant?: string; scope?: string; affiliate?: string }, cmd: Command) =>
+      run(clientsAddCommand(globals(cmd), { partner, ...opts }, io)));
+  clients
+    .command('list')
+    .description('the clients (never their secrets)')
+    .option('--partner <partner>', 'only this partner')
+    .addOption(json())
+    .action((opts: { partner?: string }, cmd: Command) => run(clientsListCommand(globals(cmd), opts, io)));
+  clients
+    .command('revoke')
+    .description("revoke a client: its tokens stop working within seconds on every serve process of the store")
+    .argument('<client_id>', 'client id')
+    .addOption(json())
+    .action((clientId: string, _opts: unknown, cmd: Command) => run(clientsRevokeCommand(globals(cmd), { clientId }, io)));
 
   positionalOptionsBelowRoot(program);
   return program;

@@ -5,6 +5,7 @@
  */
 import type { Knex } from 'knex';
 import { ledgerReport } from '../commission/report.js';
+import { lastDayOf } from '../commission/dates.js';
 import { money, ZERO, type Money } from '../commission/money.js';
 import type { StoreKind } from '../store/dialects.js';
 import type { Store } from '../store/store.js';
@@ -76,18 +77,26 @@ const GROUP_EXPR: Record<StoreKind, Record<Grain | 'total', string>> = {
   sqlite: { day: 'day', month: 'substr(day, 1, 7)', campaign: 'campaign_id', total: "''" },
 };
 
+/** The same for month cells (no day grain: day reports read day cells). */
+const MONTH_GROUP_EXPR: Record<Grain | 'total', string> = { day: 'month', month: 'month', campaign: 'campaign_id', total: "''" };
+
 /** `12.30`, or every digit when there are more than two decimals (converted amounts). */
 export function moneyText(value: Money): string {
   return value.decimalPlaces() <= 2 ? value.toFixed(2) : value.toFixed();
 }
 
-function applyFilter(q: Knex.QueryBuilder, filter: ReportFilter): Knex.QueryBuilder {
+function applyFilter(q: Knex.QueryBuilder, filter: ReportFilter, source: 'day' | 'month' = 'day'): Knex.QueryBuilder {
   if (filter.partner) q.where('partner_id', filter.partner);
   if (filter.affiliate) q.where('affiliate_id', filter.affiliate);
   if (filter.campaign !== undefined) q.where('campaign_id', filter.campaign);
-  if (filter.from) q.where('day', '>=', filter.from);
-  if (filter.to) q.where('day', '<=', filter.to);
+  if (filter.from) q.where(source, '>=', source === 'day' ? filter.from : filter.from.slice(0, 7));
+  if (filter.to) q.where(source, '<=', source === 'day' ? filter.to : filter.to.slice(0, 7));
   return q;
+}
+
+/** Whether the range is made of whole months (then month cells answer it). */
+export function wholeMonths(filter: ReportFilter): boolean {
+  return (!filter.from || filter.from.endsWith('-01')) && (!filter.to || filter.to === lastDayOf(filter.to.slice(0, 7)));
 }
 
 const groupKey = (partner: unknown, affiliate: unknown, g: unknown): string => `${String(partner)}\u0000${String(affiliate)}\u0000${String(g)}`;
@@ -103,10 +112,11 @@ interface Sums {
 /** Sums of these columns of a facts table per (partner, affiliate, group [, extra columns]). */
 async function groupedSums(store: Store, table: string, filter: ReportFilter, grain: Grain | 'total', counts: readonly string[], sums: readonly string[], extra: readonly string[] = []): Promise<Map<string, Sums & { extra: Record<string, string> }>> {
   const kind = store.profile.kind;
-  const expr = GROUP_EXPR[kind][grain];
+  const source = table === 'report_month_cells' ? 'month' : 'day';
+  const expr = source === 'month' ? MONTH_GROUP_EXPR[grain] : GROUP_EXPR[kind][grain];
   const knex = store.knex;
   const out = new Map<string, Sums & { extra: Record<string, string> }>();
-  const q = applyFilter(knex(table), filter).select('partner_id', 'affiliate_id', knex.raw(`${expr} as g`), ...extra);
+  const q = applyFilter(knex(table), filter, source).select('partner_id', 'affiliate_id', knex.raw(`${expr} as g`), ...extra);
   if (SUM_IN_SQL[kind]) {
     q.groupBy('partner_id', 'affiliate_id', knex.raw(expr), ...extra);
     for (const c of [...counts, ...sums]) q.sum({ [c]: c });
@@ -158,9 +168,12 @@ function setGroup(row: AffiliateRow, grain: Grain, group: string): void {
 /** The affiliate report rows, ordered by partner, affiliate, then day, month or campaign. */
 export async function affiliateReport(store: Store, filter: ReportFilter, grain: Grain): Promise<AffiliateReport> {
   // Three independent reads: side by side on a pooled store.
+  // A month report of whole months reads month cells, whose depositors are already distinct per month.
+  const months = grain !== 'day' && wholeMonths(filter);
+  const monthDepositors = months && grain === 'month';
   const [cells, depositors, products] = await Promise.all([
-    groupedSums(store, 'report_cells', filter, grain, COUNT_COLUMNS.filter((c) => c !== 'depositors'), MONEY_COLUMNS),
-    depositorCounts(store, filter, grain),
+    groupedSums(store, months ? 'report_month_cells' : 'report_cells', filter, grain, COUNT_COLUMNS.filter((c) => c !== 'depositors' || monthDepositors), MONEY_COLUMNS),
+    monthDepositors ? Promise.resolve(new Map<string, number>()) : depositorCounts(store, filter, grain),
     groupedSums(store, 'report_purchase_cells', filter, grain, ['purchases'], ['fees_usd'], ['challenge_type', 'account_size']),
   ]);
   const rows = new Map<string, AffiliateRow>();
@@ -179,6 +192,7 @@ export async function affiliateReport(store: Store, filter: ReportFilter, grain:
     row.unconverted = (s.counts.unconverted_tx as number) + (s.counts.unconverted_activity as number) + (s.counts.unconverted_ftd as number);
     for (const c of MONEY_COLUMNS) row[c as MoneyColumn] = moneyText(s.sums[c] as Money);
     row.net_deposits_usd = moneyText((s.sums.deposits_usd as Money).minus(s.sums.withdrawals_usd as Money));
+    if (monthDepositors) row.depositors = s.counts.depositors as number;
   }
   for (const [key, n] of depositors) {
     const row = rows.get(key);

@@ -14,15 +14,17 @@ import { addDays, utcDay } from '../commission/dates.js';
 import { RateBook } from '../commission/fx.js';
 import { money, moneyOrNull, ZERO, type Money } from '../commission/money.js';
 import { fromStoreTimestamp } from '../store/values.js';
+import type { StoreKind } from '../store/dialects.js';
+import type { Store } from '../store/store.js';
 import type { SpecRecord, Variant } from '../types.js';
+import { COUNT_COLUMNS, MONEY_COLUMNS, REPORT_TX_TYPES, type CountColumn, type MoneyColumn } from './facts-columns.js';
+import { recomputeMonth } from './month-cells.js';
+import { rebuildFactsSql } from './rebuild-sql.js';
 
-/** Transaction types the report sums (approved ones only). */
-export const REPORT_TX_TYPES = ['deposit', 'withdrawal', 'bonus', 'challenge_fee', 'reset_fee', 'refund', 'payout'] as const;
+/** Whether a whole partner is rebuilt by set-based SQL (exact NUMERIC sums) or day by day here. */
+const SET_BASED_REBUILD: Record<StoreKind, boolean> = { postgres: true, sqlite: false };
 
-/** Decimal columns of report_cells, and the transaction type each sums (activity columns: none). */
-export const MONEY_COLUMNS = ['ftd_usd', 'deposits_usd', 'withdrawals_usd', 'bonuses_usd', 'bets_usd', 'ggr_usd', 'ngr_usd',
-  'challenge_fees_usd', 'reset_fees_usd', 'refunds_usd', 'payouts_usd'] as const;
-export const COUNT_COLUMNS = ['registrations', 'ftd_count', 'depositors', 'deposit_count', 'challenge_purchases', 'unconverted_tx', 'unconverted_activity', 'unconverted_ftd'] as const;
+export { COUNT_COLUMNS, MONEY_COLUMNS, REPORT_TX_TYPES } from './facts-columns.js';
 
 /**
  * The sources of a cell, recomputed separately: a transactions batch re-reads the day's
@@ -36,8 +38,7 @@ const PART_COLUMNS: Record<Part, readonly string[]> = {
   act: ['unconverted_activity', 'bets_usd', 'ggr_usd', 'ngr_usd'],
   ftd: ['ftd_count', 'unconverted_ftd', 'ftd_usd'],
 };
-export type MoneyColumn = (typeof MONEY_COLUMNS)[number];
-export type CountColumn = (typeof COUNT_COLUMNS)[number];
+export type { CountColumn, MoneyColumn } from './facts-columns.js';
 
 const TYPE_COLUMN: Record<string, MoneyColumn> = {
   deposit: 'deposits_usd', withdrawal: 'withdrawals_usd', bonus: 'bonuses_usd',
@@ -195,9 +196,9 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
   // Columns of the parts not recomputed are kept from the stored cells.
   const kept = [...ALL_PARTS].filter((p) => !parts.has(p)).flatMap((p) => PART_COLUMNS[p]);
   const base = (table: string) => trx(table).where('partner_id', partner).where('day', day);
-  const pairList = pairs === 'all' ? null : [...pairs].map(splitPair);
-  const named = (q: Knex.QueryBuilder, part: [string, string][] | null) => (part === null ? q : q.whereIn(['affiliate_id', 'campaign_id'], part));
-  const pairChunks: ([string, string][] | null)[] = pairList === null ? [null] : chunks(pairList);
+  // Every campaign of the named affiliates is recomputed (a superset of the named pairs: exact all the same).
+  const named = (q: Knex.QueryBuilder, part: string[] | null) => (part === null ? q : q.whereIn('affiliate_id', part));
+  const pairChunks = affiliateChunks;
   if (kept.length > 0) {
     for (const part of pairChunks) {
       const stored: Record<string, unknown>[] = await named(base('report_cells'), part).select('affiliate_id', 'campaign_id', ...kept);
@@ -217,8 +218,7 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
   const cellRows: Record<string, unknown>[] = [];
   const productRows: Record<string, unknown>[] = [];
   const depositorRows: Record<string, unknown>[] = [];
-  for (const [key, cell] of cells) {
-    if (pairs !== 'all' && !pairs.has(key)) continue;
+  for (const cell of cells.values()) {
     cell.counts.depositors = cell.keepDepositors ?? cell.depositors.size;
     if (COUNT_COLUMNS.every((c) => cell.counts[c] === 0) && MONEY_COLUMNS.every((c) => cell.sums[c].isZero()) && cell.products.size === 0) continue;
     const keyCols = { partner_id: partner, affiliate_id: cell.affiliate, campaign_id: cell.campaign, day };
@@ -229,9 +229,9 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
     }
     for (const customer of cell.depositors) depositorRows.push({ partner_id: partner, day, customer_id: customer, affiliate_id: cell.affiliate, campaign_id: cell.campaign });
   }
-  for (const part of chunks(cellRows, 100)) await trx('report_cells').insert(part);
-  for (const part of chunks(productRows, 200)) await trx('report_purchase_cells').insert(part);
-  for (const part of chunks(depositorRows, 500)) await trx('report_depositors').insert(part);
+  for (const part of chunks(cellRows, 1000)) await trx('report_cells').insert(part);
+  for (const part of chunks(productRows, 1000)) await trx('report_purchase_cells').insert(part);
+  for (const part of chunks(depositorRows, 1000)) await trx('report_depositors').insert(part);
   return cellRows.length;
 }
 
@@ -284,7 +284,7 @@ export async function recomputeFtd(trx: Knex.Transaction, partner: string, custo
       }
     }
     for (const ids of chunks(deletes)) await trx('report_ftd').where('partner_id', partner).whereIn('customer_id', ids).delete();
-    for (const rows of chunks(inserts, 200)) await trx('report_ftd').insert(rows);
+    for (const rows of chunks(inserts, 1000)) await trx('report_ftd').insert(rows);
   }
   return touched;
 }
@@ -375,6 +375,8 @@ export async function readPriors(trx: Knex.Transaction, partner: string, entity:
 }
 
 export interface WrittenChange {
+  /** The store's backend (month cells are summed in SQL on PostgreSQL). */
+  kind: StoreKind;
   partner: string;
   variant: Variant;
   customers: readonly SpecRecord[];
@@ -435,17 +437,37 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
 
   let cells = 0;
   for (const [day, { pairs, parts }] of dirty.days) cells += await recomputeDay(trx, partner, variant, day, pairs, parts);
+  await recomputeMonths(trx, change.kind, partner, [...dirty.days].map(([day, d]) => [day, d.pairs]));
   return { days: dirty.days.size, cells, ftdCustomers: ftdCustomers.size };
+}
+
+/** The month cells of the days recomputed (their pairs, or every pair). */
+async function recomputeMonths(trx: Knex.Transaction, kind: StoreKind, partner: string, days: [string, ReadonlySet<string> | 'all'][]): Promise<void> {
+  const months = new Map<string, Set<string> | 'all'>();
+  for (const [day, pairs] of days) {
+    const month = day.slice(0, 7);
+    const cur = months.get(month);
+    if (cur === 'all') continue;
+    if (pairs === 'all') months.set(month, 'all');
+    else {
+      const affiliates = cur ?? new Set<string>();
+      for (const p of pairs) affiliates.add(splitPair(p)[0]);
+      months.set(month, affiliates);
+    }
+  }
+  for (const [month, pairs] of months) await recomputeMonth(trx, kind, partner, month, pairs);
 }
 
 /**
  * Rebuilds a partner's facts from the raw tables (after a bulk load that bypassed the Loader, or
  * to check the incremental facts): every FTD, then every day that has data. Returns cells written.
  */
-export async function rebuildFacts(knex: Knex, partner: string, variant: Variant, options: { pageSize?: number; onProgress?: (what: string) => void } = {}): Promise<number> {
+export async function rebuildFacts(store: Store, partner: string, variant: Variant, options: { pageSize?: number; onProgress?: (what: string) => void } = {}): Promise<number> {
+  if (SET_BASED_REBUILD[store.profile.kind]) return rebuildFactsSql(store.knex, partner, variant);
+  const knex = store.knex;
   const pageSize = options.pageSize ?? 5000;
   await knex.transaction(async (trx) => {
-    for (const table of ['report_ftd', 'report_cells', 'report_purchase_cells', 'report_depositors']) await trx(table).where('partner_id', partner).delete();
+    for (const table of ['report_ftd', 'report_cells', 'report_month_cells', 'report_purchase_cells', 'report_depositors']) await trx(table).where('partner_id', partner).delete();
   });
   let after = '';
   for (;;) {
@@ -471,6 +493,10 @@ export async function rebuildFacts(knex: Knex, partner: string, variant: Variant
     cells += await knex.transaction((trx) => recomputeDay(trx, partner, variant, day, 'all'));
     options.onProgress?.(`day ${day}`);
   }
+  await knex.transaction(async (trx) => {
+    await trx('report_month_cells').where('partner_id', partner).delete();
+    await recomputeMonths(trx, store.profile.kind, partner, [...days].map((d) => [d, 'all']));
+  });
   return cells;
 }
 
@@ -478,7 +504,7 @@ export async function rebuildFacts(knex: Knex, partner: string, variant: Variant
  * After an FX import: the facts of every day a saved rate covers are recomputed (amounts that
  * waited for the rate convert; a changed rate moves what used it), in the import's transaction.
  */
-export async function refreshFactsForRates(trx: Knex.Transaction, rates: readonly { currency: string; date: string }[]): Promise<number> {
+export async function refreshFactsForRates(trx: Knex.Transaction, kind: StoreKind, rates: readonly { currency: string; date: string }[]): Promise<number> {
   if (rates.length === 0) return 0;
   const byDay = new Map<string, Set<string>>();
   for (const r of rates) {
@@ -494,6 +520,7 @@ export async function refreshFactsForRates(trx: Knex.Transaction, rates: readonl
       if (ftd.length > 0) await recomputeFtd(trx, partner, ftd);
       cells += await recomputeDay(trx, partner, variant, day, 'all');
     }
+    await recomputeMonths(trx, kind, partner, [...byDay.keys()].map((d) => [d, 'all']));
   }
   return cells;
 }

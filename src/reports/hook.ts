@@ -6,11 +6,12 @@
  */
 import type { Knex } from 'knex';
 import type { LoaderDeps } from '../pipeline/load.js';
+import type { Store } from '../store/store.js';
 import { emptyPriors, readPriors, updateFacts, type PriorVersions } from './facts.js';
 
 export type ReportFactsHooks = Required<Pick<LoaderDeps, 'beforeWrite' | 'inTransaction'>>;
 
-export function createReportFactsHook(): ReportFactsHooks {
+export function createReportFactsHook(store: Store): ReportFactsHooks {
   // The old versions read for the batch being written, per load transaction (taken by the batch's inTransaction).
   const pending = new WeakMap<Knex.Transaction, PriorVersions>();
   return {
@@ -24,6 +25,7 @@ export function createReportFactsHook(): ReportFactsHooks {
       const priors = pending.get(trx) ?? emptyPriors();
       pending.delete(trx);
       await updateFacts(trx, {
+        kind: store.profile.kind,
         partner: change.partner,
         variant: change.variant,
         customers: change.records.customers,

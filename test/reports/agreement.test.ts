@@ -229,8 +229,8 @@ for (const backend of STORES) {
       });
       assert.ok(compared > 500, `compared ${compared} figures`);
       const before = await Promise.all((['day', 'month', 'campaign'] as const).map((g) => affiliateReport(w.t.store, {}, g)));
-      await rebuildFacts(w.t.store.knex, 'casino', 'igaming');
-      await rebuildFacts(w.t.store.knex, 'firm', 'prop-trading');
+      await rebuildFacts(w.t.store, 'casino', 'igaming');
+      await rebuildFacts(w.t.store, 'firm', 'prop-trading');
       const after = await Promise.all((['day', 'month', 'campaign'] as const).map((g) => affiliateReport(w.t.store, {}, g)));
       assert.deepEqual(after, before);
     });

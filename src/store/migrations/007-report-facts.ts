@@ -7,6 +7,7 @@ import type { StoreMigration } from './index.js';
  * is recomputed from the raw rows, so the facts equal the raw tables whenever a batch commits.
  * - report_ftd: each customer's first approved deposit (FTD) and its USD amount.
  * - report_cells: sums per (partner, affiliate, campaign, UTC day); campaign '' when none.
+ * - report_month_cells: the same per month, recomputed from the day cells of the month.
  * - report_purchase_cells: challenge purchases per cell and product (challenge_type, account_size).
  * - report_depositors: one row per customer and UTC day with an approved deposit, so that a
  *   month or a range counts each depositor once.
@@ -49,6 +50,19 @@ export const reportFacts: StoreMigration = {
         'challenge_fees_usd', 'reset_fees_usd', 'refunds_usd', 'payouts_usd']) dec(t, c);
       t.primary(['partner_id', 'day', 'affiliate_id', 'campaign_id']);
       t.index(['partner_id', 'affiliate_id', 'day']);
+    });
+
+    // The same sums per month (depositors: distinct customers of the month), so that a month's
+    // report reads one row per affiliate and campaign instead of thirty.
+    await knex.schema.createTable('report_month_cells', (t) => {
+      t.text('partner_id').notNullable();
+      t.text('affiliate_id').notNullable();
+      t.text('campaign_id').notNullable();
+      t.text('month').notNullable();
+      for (const c of ['registrations', 'ftd_count', 'depositors', 'deposit_count', 'challenge_purchases', 'unconverted_tx', 'unconverted_activity', 'unconverted_ftd']) t.bigInteger(c).notNullable();
+      for (const c of ['ftd_usd', 'deposits_usd', 'withdrawals_usd', 'bonuses_usd', 'bets_usd', 'ggr_usd', 'ngr_usd',
+        'challenge_fees_usd', 'reset_fees_usd', 'refunds_usd', 'payouts_usd']) dec(t, c);
+      t.primary(['partner_id', 'month', 'affiliate_id', 'campaign_id']);
     });
 
     await knex.schema.createTable('report_purchase_cells', (t) => {

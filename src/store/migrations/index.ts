@@ -4,6 +4,7 @@ import { initial } from './001-initial.js';
 import { rejectOrigin } from './002-reject-origin.js';
 import { commissions } from './003-commissions.js';
 import { versionsAndRejectLifecycle } from './004-versions-and-reject-lifecycle.js';
+import { apiClients } from './005-api-clients.js';
 import { reportFacts } from './007-report-facts.js';
 import { phaseHistory } from './008-phase-history.js';
 
@@ -13,4 +14,4 @@ export interface StoreMigration {
 }
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, reportFacts, phaseHistory];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, reportFacts, phaseHistory];

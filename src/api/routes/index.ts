@@ -1,0 +1,11 @@
+/**
+ * Every route module of the API, in registration order. A module receives the app itself (not an
+ * encapsulated child): hooks it adds apply to every route; a module that wants its own
+ * content-type parsers, hooks or error handler registers a child plugin inside. One line each.
+ */
+import type { RouteModule } from '../types.js';
+import { reportRoutes } from './reports.js';
+
+export const ROUTE_MODULES: readonly RouteModule[] = [
+  reportRoutes,
+];
