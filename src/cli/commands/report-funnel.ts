@@ -118,6 +118,7 @@ export async function reportFunnelCommand(globals: GlobalOptions, args: ReportFu
           days(r.median_days.signup_phase_1), days(r.median_days.phase_1_phase_2), days(r.median_days.phase_2_funded),
         ]),
       ));
+      io.out('failed P1/P2/F/?: customers whose last phase is failed, by the stage they failed at (phase_1, phase_2, funded, unknown).');
       io.out('conversion: share of the previous stage; overall: funded / signups. Days: medians over customers whose both times are known.');
     }
     return EXIT_OK;
