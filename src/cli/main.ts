@@ -197,7 +197,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--to <date>', 'last signup day, YYYY-MM-DD (UTC)')
     .option('--by <group>', 'one row per affiliate | challenge_type | account_size | cohort (signup month)')
     .option('--csv', 'CSV output')
-    .option('--explain <cell>', 'the customers and phase history behind one cell: signup, phase_1, phase_2, funded, failed_phase_1, failed_phase_2, failed_funded, failed_unknown')
+    .option('--explain <cell>', 'the customers and phase history behind one cell: signup, phase_1, phase_2, funded, failed_phase_1, failed_phase_2, failed_funded, failed_unknown; or behind a median: days_signup_phase_1, days_phase_1_phase_2, days_phase_2_funded')
     .option('--group <value>', "with --explain and --by: the row's group value")
     .addOption(json())
     .action((opts: ReportFunnelArgs, cmd: Command) => run(reportFunnelCommand(globals(cmd), opts, io)));

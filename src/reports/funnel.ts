@@ -21,7 +21,11 @@ const GROUP_COLUMN: Record<FunnelGroup, string> = {
 };
 
 /** The cells `--explain` can name: a stage reached, or failed at a stage. */
-export const FUNNEL_CELLS = ['signup', 'phase_1', 'phase_2', 'funded', 'failed_phase_1', 'failed_phase_2', 'failed_funded', 'failed_unknown'] as const;
+export const FUNNEL_CELLS = [
+  'signup', 'phase_1', 'phase_2', 'funded', 'failed_phase_1', 'failed_phase_2', 'failed_funded', 'failed_unknown',
+  // A median: the customers it is taken over, in order of their days.
+  'days_signup_phase_1', 'days_phase_1_phase_2', 'days_phase_2_funded',
+] as const;
 export type FunnelCell = (typeof FUNNEL_CELLS)[number];
 
 /** The group value shown for customers without one (no challenge_type or account_size sent). */
@@ -168,6 +172,8 @@ export interface ExplainedCustomer {
   account_size: string | null;
   signup_date: string;
   current_phase: string | null;
+  /** With a median cell: the customer's days between the step's two stages. */
+  days?: number;
   history: PhaseEntry[];
 }
 
@@ -185,8 +191,11 @@ export async function funnelExplain(knex: Knex, filters: FunnelFilters, cell: Fu
   }
   if (cell === 'phase_1' || cell === 'phase_2' || cell === 'funded') q.where(`reached_${cell}`, 1);
   else if (cell.startsWith('failed_')) q.where('failed_stage', cell.slice('failed_'.length));
+  const days = cell.startsWith('days_') ? cell : undefined;
+  if (days) q.whereNotNull(days).select({ days }).orderBy(days);
   const rows = (await q.select('partner_id', 'customer_id', 'affiliate_id', 'campaign_id', 'challenge_type', 'account_size', 'signup_date', 'current_phase')
     .orderBy([{ column: 'partner_id' }, { column: 'customer_id' }])) as Omit<ExplainedCustomer, 'history'>[];
+  if (days) for (const r of rows) r.days = Number(r.days);
   const out: ExplainedCustomer[] = [];
   const partners = [...new Set(rows.map((r) => r.partner_id))];
   const histories = new Map<string, Map<string, PhaseEntry[]>>();

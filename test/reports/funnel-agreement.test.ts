@@ -6,7 +6,7 @@
  * computed with plain SQL from the customer rows and the phase history.
  */
 import assert from 'node:assert/strict';
-import { FUNNEL_CELLS, funnelExplain, funnelReport, type FunnelFilters, type FunnelGroup } from '../../src/reports/funnel.js';
+import { FUNNEL_CELLS, funnelExplain, funnelReport, roundDays, type FunnelFilters, type FunnelGroup } from '../../src/reports/funnel.js';
 import { toUtcTimestamp } from '../../src/store/values.js';
 import type { SpecRecord } from '../../src/types.js';
 import { raw } from '../support/records.js';
@@ -149,14 +149,25 @@ for (const backend of STORES) {
           assert.deepEqual(await funnelReport(h.t.store.knex, { ...f, by }), expected, `${JSON.stringify(f)} by ${by ?? 'nothing'}`);
         }
       }
-      // Each cell's explanation lists as many customers as the cell counts.
+      // Each cell's explanation lists as many customers as the cell counts (a median: as it is taken over).
       const count = (cell: string): number => {
         if (!all) return 0;
         if (cell === 'signup') return all.signups;
         if (cell.startsWith('failed_')) return all.failed[cell.slice(7) as keyof typeof all.failed];
+        if (cell.startsWith('days_')) return all.median_of[cell.slice(5) as keyof typeof all.median_of];
         return all[cell as 'phase_1' | 'phase_2' | 'funded'];
       };
-      for (const cell of FUNNEL_CELLS) assert.equal((await funnelExplain(h.t.store.knex, {}, cell)).length, count(cell), cell);
+      for (const cell of FUNNEL_CELLS) {
+        const customers = await funnelExplain(h.t.store.knex, {}, cell);
+        assert.equal(customers.length, count(cell), cell);
+        if (cell.startsWith('days_') && all) {
+          // The median's customers, in order of their days: the middle one, or the mean of the middle two.
+          const d = customers.map((c) => c.days as number);
+          const mid = Math.floor(d.length / 2);
+          const median = d.length % 2 === 1 ? d[mid] : ((d[mid - 1] as number) + (d[mid] as number)) / 2;
+          assert.equal(roundDays(median ?? null), all.median_days[cell.slice(5) as keyof typeof all.median_days], cell);
+        }
+      }
     });
   });
 }

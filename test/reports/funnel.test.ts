@@ -117,6 +117,9 @@ for (const backend of STORES) {
         assert.deepEqual(failedAtPhase2.map((c) => [c.customer_id, c.challenge_type, c.history.map((e) => e.phase)]), [['c3', 'rapid', ['phase_1', 'phase_2', 'failed']]]);
         const fundedAff2 = await funnelExplain(h.t.store.knex, { by: 'affiliate' }, 'funded', 'aff-2');
         assert.deepEqual(fundedAff2.map((c) => c.customer_id), ['c8']);
+        // The median phase_1 → phase_2 (4 days) over the customers it is taken over, in order of their days.
+        const median = await funnelExplain(h.t.store.knex, {}, 'days_phase_1_phase_2');
+        assert.deepEqual(median.map((c) => [c.customer_id, c.days]), [['c8', 1], ['c1', 3], ['c10', 4], ['c2', 4], ['c3', 9.5]]);
       });
     });
 
@@ -231,6 +234,6 @@ describe('report funnel on the command line', () => {
     assert.deepEqual(await report('--by', 'week'), { code: 2, out: '', err: 'partner-sync: --by must be one of affiliate, challenge_type, account_size, cohort, got "week"' });
     assert.deepEqual(await report('--from', '2026-13-01'), { code: 2, out: '', err: 'partner-sync: --from must be a day YYYY-MM-DD (UTC), got "2026-13-01"' });
     assert.deepEqual(await report('--by', 'cohort', '--explain', 'funded'), { code: 2, out: '', err: 'partner-sync: --explain with --by cohort needs --group VALUE (the row\'s cohort; (none) for customers without one)' });
-    assert.deepEqual(await report('--explain', 'paid'), { code: 2, out: '', err: 'partner-sync: --explain must name a cell: signup, phase_1, phase_2, funded, failed_phase_1, failed_phase_2, failed_funded, failed_unknown; got "paid"' });
+    assert.deepEqual(await report('--explain', 'paid'), { code: 2, out: '', err: 'partner-sync: --explain must name a cell: signup, phase_1, phase_2, funded, failed_phase_1, failed_phase_2, failed_funded, failed_unknown, days_signup_phase_1, days_phase_1_phase_2, days_phase_2_funded; got "paid"' });
   });
 });
