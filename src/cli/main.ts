@@ -205,6 +205,20 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--partner <partner>', 'only this partner').option('--from <date>', 'only customers with data on or after this UTC day (YYYY-MM-DD)').addOption(json())
     .action((opts: { partner?: string; from?: string }, cmd: Command) => run(fraudScanCommand(globals(cmd), opts, io)));
 
+  report
+    .command('funnel')
+    .description('prop-trading evaluation funnel: signup → phase_1 → phase_2 → funded, failed at each stage; conversion and median days')
+    .option('--partner <partner>', 'only this partner')
+    .option('--affiliate <id>', 'only this affiliate')
+    .option('--from <date>', 'first signup day, YYYY-MM-DD (UTC)')
+    .option('--to <date>', 'last signup day, YYYY-MM-DD (UTC)')
+    .option('--by <group>', 'one row per affiliate | challenge_type | account_size | cohort (signup month)')
+    .option('--csv', 'CSV output')
+    .option('--explain <cell>', 'the customers and phase history behind one cell: signup, phase_1, phase_2, funded, failed_phase_1, failed_phase_2, failed_funded, failed_unknown; or behind a median: days_signup_phase_1, days_phase_1_phase_2, days_phase_2_funded')
+    .option('--group <value>', "with --explain and --by: the row's group value")
+    .addOption(json())
+    .action((opts: ReportFunnelArgs, cmd: Command) => run(reportFunnelCommand(globals(cmd), opts, io)));
+
   program
     .command('sandbox')
     .description('a local example partner API (spec conventions) for the demo and tests')
@@ -220,20 +234,6 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .addOption(new Option('--style <style>', "spec (the spec's names) or partner (camelCase names, epoch-ms times, cents, numeric ids, codes)").choices(['spec', 'partner']))
     .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean; fraudPatterns?: number; style?: 'spec' | 'partner' }) =>
       run(sandboxCommand({ ...opts, latencyMs: opts.latency }, io)));
-
-  report
-    .command('funnel')
-    .description('prop-trading evaluation funnel: signup → phase_1 → phase_2 → funded, failed at each stage; conversion and median days')
-    .option('--partner <partner>', 'only this partner')
-    .option('--affiliate <id>', 'only this affiliate')
-    .option('--from <date>', 'first signup day, YYYY-MM-DD (UTC)')
-    .option('--to <date>', 'last signup day, YYYY-MM-DD (UTC)')
-    .option('--by <group>', 'one row per affiliate | challenge_type | account_size | cohort (signup month)')
-    .option('--csv', 'CSV output')
-    .option('--explain <cell>', 'the customers and phase history behind one cell: signup, phase_1, phase_2, funded, failed_phase_1, failed_phase_2, failed_funded, failed_unknown')
-    .option('--group <value>', "with --explain and --by: the row's group value")
-    .addOption(json())
-    .action((opts: ReportFunnelArgs, cmd: Command) => run(reportFunnelCommand(globals(cmd), opts, io)));
 
   program
     .command('serve')

@@ -3,7 +3,8 @@
  * funded, failed at each stage; counts, conversion between consecutive stages and overall, median
  * days between stages; by affiliate, challenge_type, account_size or signup cohort (UTC month of
  * signup_date). It reads `funnel_customers` (one row per customer, kept by the load transaction,
- * ./phase-history.ts), never the raw customer rows: one grouped scan of the rows the filters keep.
+ * ./phase-history.ts), never the raw customer rows: one grouped scan of the rows the filters keep
+ * (on SQLite, one more per median step).
  * `funnelExplain` lists the customers behind one cell, with their phase history.
  */
 import type { Knex } from 'knex';
@@ -20,7 +21,11 @@ const GROUP_COLUMN: Record<FunnelGroup, string> = {
 };
 
 /** The cells `--explain` can name: a stage reached, or failed at a stage. */
-export const FUNNEL_CELLS = ['signup', 'phase_1', 'phase_2', 'funded', 'failed_phase_1', 'failed_phase_2', 'failed_funded', 'failed_unknown'] as const;
+export const FUNNEL_CELLS = [
+  'signup', 'phase_1', 'phase_2', 'funded', 'failed_phase_1', 'failed_phase_2', 'failed_funded', 'failed_unknown',
+  // A median: the customers it is taken over, in order of their days.
+  'days_signup_phase_1', 'days_phase_1_phase_2', 'days_phase_2_funded',
+] as const;
 export type FunnelCell = (typeof FUNNEL_CELLS)[number];
 
 /** The group value shown for customers without one (no challenge_type or account_size sent). */
@@ -74,41 +79,65 @@ export const roundDays = (days: number | null): number | null => (days === null 
 const n = (value: unknown): number => Number(value ?? 0);
 const groupKey = (value: unknown): string => (value === null || value === undefined ? '\u0000' : String(value));
 
+type Medians = Map<string, Map<string, number>>;
+
+/**
+ * The median of each step's known day counts per group, per backend: PostgreSQL's ordered-set
+ * aggregate inside the counting scan; SQLite (no percentile function) ranks the values of each
+ * step within the group and averages the middle one or two.
+ */
+const MEDIANS: Record<'pg' | 'sqlite', { inScan: (knex: Knex) => Knex.Raw[]; separate(knex: Knex, filters: FunnelFilters, column?: string): Promise<Medians> }> = {
+  pg: {
+    inScan: (knex) => MEDIAN_STEPS.map(([step, days]) => knex.raw('percentile_cont(0.5) WITHIN GROUP (ORDER BY ??) AS ??', [days, `median_${step}`])),
+    separate: async () => new Map(),
+  },
+  sqlite: {
+    inScan: () => [],
+    async separate(knex, filters, column) {
+      const medians: Medians = new Map();
+      for (const [step, days] of MEDIAN_STEPS) {
+        const ranked = filtered(knex, filters).whereNotNull(days).select(
+          { days },
+          knex.raw(`ROW_NUMBER() OVER (${column ? 'PARTITION BY ?? ' : ''}ORDER BY ??) AS rn`, column ? [column, days] : [days]),
+          knex.raw(`COUNT(*) OVER (${column ? 'PARTITION BY ??' : ''}) AS n`, column ? [column] : []),
+        );
+        if (column) ranked.select({ grp: column });
+        const middle = knex.from(ranked.as('ranked')).whereRaw('rn * 2 IN (n, n + 1, n + 2)').select(knex.raw('AVG(days) AS median'));
+        if (column) middle.select('grp').groupBy('grp');
+        const byGroup = new Map<string, number>();
+        for (const r of (await middle) as Record<string, unknown>[]) {
+          if (r.median !== null && r.median !== undefined) byGroup.set(groupKey(column ? r.grp : 'all'), Number(r.median));
+        }
+        medians.set(step, byGroup);
+      }
+      return medians;
+    },
+  },
+};
+
 /** The funnel, one row per group (one row in all without `by`), groups in their natural order. */
 export async function funnelReport(knex: Knex, filters: FunnelFilters = {}): Promise<FunnelRow[]> {
   const column = filters.by ? GROUP_COLUMN[filters.by] : undefined;
+  const medianSql = MEDIANS[knex.client.config.client === 'pg' ? 'pg' : 'sqlite'];
   const counts = filtered(knex, filters).select(
     knex.raw('COUNT(*) AS signups'),
     knex.raw('SUM(reached_phase_1) AS phase_1'),
     knex.raw('SUM(reached_phase_2) AS phase_2'),
     knex.raw('SUM(reached_funded) AS funded'),
     ...(['phase_1', 'phase_2', 'funded', 'unknown'].map((s) => knex.raw(`SUM(CASE WHEN failed_stage = ? THEN 1 ELSE 0 END) AS ??`, [s, `failed_${s}`]))),
+    ...MEDIAN_STEPS.map(([step, days]) => knex.raw('COUNT(??) AS ??', [days, `of_${step}`])),
+    ...medianSql.inScan(knex),
   );
   if (column) counts.select({ grp: column }).groupBy(column);
   const countRows = (await counts) as Record<string, unknown>[];
-
-  // Medians: rank each step's known day counts within the group; the middle one or two ranks.
-  const medians = new Map<string, Map<string, { median: number; of: number }>>();
-  for (const [step, days] of MEDIAN_STEPS) {
-    const ranked = filtered(knex, filters).whereNotNull(days).select(
-      { days },
-      knex.raw(`ROW_NUMBER() OVER (${column ? 'PARTITION BY ?? ' : ''}ORDER BY ??) AS rn`, column ? [column, days] : [days]),
-      knex.raw(`COUNT(*) OVER (${column ? 'PARTITION BY ??' : ''}) AS n`, column ? [column] : []),
-    );
-    if (column) ranked.select({ grp: column });
-    const middle = knex.from(ranked.as('ranked')).whereRaw('rn * 2 IN (n, n + 1, n + 2)').select(knex.raw('AVG(days) AS median'), knex.raw('MAX(n) AS n'));
-    if (column) middle.select('grp').groupBy('grp');
-    const byGroup = new Map<string, { median: number; of: number }>();
-    for (const r of (await middle) as Record<string, unknown>[]) {
-      if (r.median === null || r.median === undefined) continue;
-      byGroup.set(groupKey(column ? r.grp : 'all'), { median: Number(r.median), of: n(r.n) });
-    }
-    medians.set(step, byGroup);
-  }
+  const separate = await medianSql.separate(knex, filters, column);
 
   const rows = countRows.filter((r) => n(r.signups) > 0).map((r): FunnelRow => {
     const key = groupKey(column ? r.grp : 'all');
-    const m = (step: string) => medians.get(step)?.get(key);
+    const median = (step: string): number | null => {
+      const value = r[`median_${step}`] ?? separate.get(step)?.get(key);
+      return value === null || value === undefined ? null : roundDays(Number(value));
+    };
     const signups = n(r.signups);
     const p1 = n(r.phase_1);
     const p2 = n(r.phase_2);
@@ -118,12 +147,8 @@ export async function funnelReport(knex: Knex, filters: FunnelFilters = {}): Pro
       signups, phase_1: p1, phase_2: p2, funded,
       failed: { phase_1: n(r.failed_phase_1), phase_2: n(r.failed_phase_2), funded: n(r.failed_funded), unknown: n(r.failed_unknown) },
       conversion: { signup_phase_1: ratio(p1, signups), phase_1_phase_2: ratio(p2, p1), phase_2_funded: ratio(funded, p2), overall: ratio(funded, signups) },
-      median_days: {
-        signup_phase_1: roundDays(m('signup_phase_1')?.median ?? null),
-        phase_1_phase_2: roundDays(m('phase_1_phase_2')?.median ?? null),
-        phase_2_funded: roundDays(m('phase_2_funded')?.median ?? null),
-      },
-      median_of: { signup_phase_1: m('signup_phase_1')?.of ?? 0, phase_1_phase_2: m('phase_1_phase_2')?.of ?? 0, phase_2_funded: m('phase_2_funded')?.of ?? 0 },
+      median_days: { signup_phase_1: median('signup_phase_1'), phase_1_phase_2: median('phase_1_phase_2'), phase_2_funded: median('phase_2_funded') },
+      median_of: { signup_phase_1: n(r.of_signup_phase_1), phase_1_phase_2: n(r.of_phase_1_phase_2), phase_2_funded: n(r.of_phase_2_funded) },
     };
   });
   return rows.sort((a, b) => compareGroups(filters.by, a.group ?? null, b.group ?? null));
@@ -147,6 +172,8 @@ export interface ExplainedCustomer {
   account_size: string | null;
   signup_date: string;
   current_phase: string | null;
+  /** With a median cell: the customer's days between the step's two stages. */
+  days?: number;
   history: PhaseEntry[];
 }
 
@@ -164,8 +191,11 @@ export async function funnelExplain(knex: Knex, filters: FunnelFilters, cell: Fu
   }
   if (cell === 'phase_1' || cell === 'phase_2' || cell === 'funded') q.where(`reached_${cell}`, 1);
   else if (cell.startsWith('failed_')) q.where('failed_stage', cell.slice('failed_'.length));
+  const days = cell.startsWith('days_') ? cell : undefined;
+  if (days) q.whereNotNull(days).select({ days }).orderBy(days);
   const rows = (await q.select('partner_id', 'customer_id', 'affiliate_id', 'campaign_id', 'challenge_type', 'account_size', 'signup_date', 'current_phase')
     .orderBy([{ column: 'partner_id' }, { column: 'customer_id' }])) as Omit<ExplainedCustomer, 'history'>[];
+  if (days) for (const r of rows) r.days = Number(r.days);
   const out: ExplainedCustomer[] = [];
   const partners = [...new Set(rows.map((r) => r.partner_id))];
   const histories = new Map<string, Map<string, PhaseEntry[]>>();

@@ -44,23 +44,35 @@ export interface PhaseEntry {
 const isPhase = (value: unknown): value is Phase => typeof value === 'string' && (PHASES as readonly string[]).includes(value);
 const isStage = (value: unknown): value is Stage => typeof value === 'string' && (STAGES as readonly string[]).includes(value);
 
+/** What the next observation of a customer depends on: its last entry and the stages it reached. */
+export interface PhaseState {
+  lastSeq: number;
+  lastPhase: Phase | null;
+  reached: ReadonlySet<Phase>;
+}
+
+export const NO_HISTORY: PhaseState = { lastSeq: 0, lastPhase: null, reached: new Set() };
+
+/** The state after a whole history. */
+export function stateOf(history: readonly PhaseEntry[]): PhaseState {
+  const last = history[history.length - 1];
+  return { lastSeq: last?.seq ?? 0, lastPhase: last?.phase ?? null, reached: new Set(history.map((e) => e.phase)) };
+}
+
 /**
  * The entries an observation adds to a customer's history (empty when it adds nothing).
  * Pure: the rules above, on one customer.
  */
-export function observe(history: readonly PhaseEntry[], phase: unknown, at: string, source: TimeSource): PhaseEntry[] {
-  if (!isPhase(phase)) return [];
-  const last = history[history.length - 1];
-  if (last?.phase === phase) return [];
-  let seq = last?.seq ?? 0;
+export function observe(state: PhaseState, phase: unknown, at: string, source: TimeSource): PhaseEntry[] {
+  if (!isPhase(phase) || state.lastPhase === phase) return [];
+  let seq = state.lastSeq;
   const added: PhaseEntry[] = [];
   if (phase === 'failed') {
-    added.push({ seq: ++seq, phase, observed_at: at, time_source: source, failed_from: isStage(last?.phase) ? last.phase : null });
+    added.push({ seq: ++seq, phase, observed_at: at, time_source: source, failed_from: isStage(state.lastPhase) ? state.lastPhase : null });
     return added;
   }
-  const reached = new Set(history.map((e) => e.phase));
   for (const earlier of STAGES.slice(0, STAGES.indexOf(phase))) {
-    if (!reached.has(earlier)) added.push({ seq: ++seq, phase: earlier, observed_at: null, time_source: 'inferred', failed_from: null });
+    if (!state.reached.has(earlier)) added.push({ seq: ++seq, phase: earlier, observed_at: null, time_source: 'inferred', failed_from: null });
   }
   added.push({ seq: ++seq, phase, observed_at: at, time_source: source, failed_from: null });
   return added;
@@ -78,6 +90,7 @@ export interface FunnelCustomer {
   signup_day: string;
   cohort: string;
   current_phase: string | null;
+  last_seq: number;
   reached_phase_1: number;
   reached_phase_2: number;
   reached_funded: number;
@@ -99,19 +112,31 @@ export function daysBetween(from: string | null, to: string | null): number | nu
   return (Date.parse(to.slice(0, 23) + 'Z') - Date.parse(from.slice(0, 23) + 'Z')) / DAY_MS;
 }
 
-/** The time of a customer's first entry at a stage (null when that entry is inferred or absent). */
-function firstAt(history: readonly PhaseEntry[], stage: Stage): string | null {
-  return history.find((e) => e.phase === stage)?.observed_at ?? null;
+const REACHED = { phase_1: 'reached_phase_1', phase_2: 'reached_phase_2', funded: 'reached_funded' } as const;
+const FIRST_AT = { phase_1: 'phase_1_at', phase_2: 'phase_2_at', funded: 'funded_at' } as const;
+
+/** The state a customer's funnel row stands for. */
+export function stateOfRow(row: FunnelCustomer | undefined): PhaseState {
+  if (!row) return NO_HISTORY;
+  const reached = new Set<Phase>(STAGES.filter((s) => Number(row[REACHED[s]]) === 1));
+  if (row.current_phase === 'failed') reached.add('failed');
+  return { lastSeq: Number(row.last_seq), lastPhase: isPhase(row.current_phase) ? row.current_phase : null, reached };
 }
 
-/** What the funnel counts for one customer: its last loaded record and its whole history. */
-export function summarize(partner: string, record: SpecRecord, history: readonly PhaseEntry[], now: string): FunnelCustomer {
+/**
+ * What the funnel counts for one customer: its last loaded record, its row before this record
+ * (undefined for a new customer) and the entries the record added. The time of a stage is that of
+ * the customer's first entry at it (null when that entry is inferred).
+ */
+export function summarize(partner: string, record: SpecRecord, before: FunnelCustomer | undefined, added: readonly PhaseEntry[], now: string): FunnelCustomer {
   const signup = toUtcTimestamp(String(record.signup_date));
-  const reached = new Set(history.map((e) => e.phase));
-  const last = history[history.length - 1];
-  const p1 = firstAt(history, 'phase_1');
-  const p2 = firstAt(history, 'phase_2');
-  const funded = firstAt(history, 'funded');
+  const last = added[added.length - 1];
+  const reached = (stage: Stage): boolean => (before !== undefined && Number(before[REACHED[stage]]) === 1) || added.some((e) => e.phase === stage);
+  const firstAt = (stage: Stage): string | null =>
+    before !== undefined && Number(before[REACHED[stage]]) === 1 ? before[FIRST_AT[stage]] : (added.find((e) => e.phase === stage)?.observed_at ?? null);
+  const p1 = firstAt('phase_1');
+  const p2 = firstAt('phase_2');
+  const funded = firstAt('funded');
   return {
     partner_id: partner,
     customer_id: String(record.customer_id),
@@ -122,14 +147,15 @@ export function summarize(partner: string, record: SpecRecord, history: readonly
     signup_date: signup,
     signup_day: signup.slice(0, 10),
     cohort: signup.slice(0, 7),
-    current_phase: last?.phase ?? null,
-    reached_phase_1: reached.has('phase_1') ? 1 : 0,
-    reached_phase_2: reached.has('phase_2') ? 1 : 0,
-    reached_funded: reached.has('funded') ? 1 : 0,
+    current_phase: last ? last.phase : (before?.current_phase ?? null),
+    last_seq: last ? last.seq : Number(before?.last_seq ?? 0),
+    reached_phase_1: reached('phase_1') ? 1 : 0,
+    reached_phase_2: reached('phase_2') ? 1 : 0,
+    reached_funded: reached('funded') ? 1 : 0,
     phase_1_at: p1,
     phase_2_at: p2,
     funded_at: funded,
-    failed_stage: last?.phase === 'failed' ? (last.failed_from ?? 'unknown') : null,
+    failed_stage: last ? (last.phase === 'failed' ? (last.failed_from ?? 'unknown') : null) : (before?.failed_stage ?? null),
     days_signup_phase_1: daysBetween(signup, p1),
     days_phase_1_phase_2: daysBetween(p1, p2),
     days_phase_2_funded: daysBetween(p2, funded),
@@ -144,8 +170,7 @@ export interface LoadedCustomer {
 }
 
 const READ_CHUNK = 500;
-const HISTORY_CHUNK = 500;
-const SUMMARY_CHUNK = 200;
+const WRITE_CHUNK = 500;
 
 /** The stored histories of these customers of a partner, each in order. */
 export async function readHistories(db: Knex, partner: string, customerIds: readonly string[]): Promise<Map<string, PhaseEntry[]>> {
@@ -162,30 +187,100 @@ export async function readHistories(db: Knex, partner: string, customerIds: read
   return out;
 }
 
+const SUMMARY_COLUMNS: readonly (keyof FunnelCustomer)[] = [
+  'partner_id', 'customer_id', 'affiliate_id', 'campaign_id', 'challenge_type', 'account_size', 'signup_date', 'signup_day', 'cohort',
+  'current_phase', 'last_seq', 'reached_phase_1', 'reached_phase_2', 'reached_funded', 'phase_1_at', 'phase_2_at', 'funded_at', 'failed_stage',
+  'days_signup_phase_1', 'days_phase_1_phase_2', 'days_phase_2_funded', 'updated_at',
+];
+
+/** The stored funnel rows of these customers of a partner. */
+async function readSummaries(db: Knex, partner: string, customerIds: readonly string[]): Promise<Map<string, FunnelCustomer>> {
+  const out = new Map<string, FunnelCustomer>();
+  if (isPostgres(db)) {
+    // One statement for the batch: the ids as one JSON parameter.
+    const result = (await db.raw(`SELECT ${SUMMARY_COLUMNS.join(', ')} FROM funnel_customers WHERE partner_id = ? AND customer_id IN (SELECT json_array_elements_text(?::json))`,
+      [partner, JSON.stringify(customerIds)])) as { rows: FunnelCustomer[] };
+    for (const row of result.rows) out.set(row.customer_id, row);
+    return out;
+  }
+  for (let i = 0; i < customerIds.length; i += READ_CHUNK) {
+    const rows = (await db('funnel_customers').where('partner_id', partner).whereIn('customer_id', customerIds.slice(i, i + READ_CHUNK))
+      .select(SUMMARY_COLUMNS)) as FunnelCustomer[];
+    for (const row of rows) out.set(row.customer_id, row);
+  }
+  return out;
+}
+
+const isPostgres = (db: Knex): boolean => db.client.config.client === 'pg';
+
+/** A row that would change nothing the funnel shows is not written again. */
+function sameRow(a: FunnelCustomer, b: FunnelCustomer): boolean {
+  for (const column of SUMMARY_COLUMNS) {
+    if (column === 'updated_at') continue;
+    const x = a[column];
+    const y = b[column];
+    if (x === y) continue;
+    if (x === null || y === null || Number(x) !== Number(y) || typeof x === 'string' && typeof y === 'string') return false;
+  }
+  return true;
+}
+
 /**
  * Records what a batch of a prop-trading partner's customers (the versions the load applied, one
- * per customer) adds to their phase history, and rewrites their funnel rows. Runs inside the load
- * transaction.
+ * per customer) adds to their phase history, and the funnel rows that change. Runs inside the load
+ * transaction. One read of the batch's funnel rows; a batch that changes nothing writes nothing.
  */
 export async function recordPhases(db: Knex, partner: string, customers: readonly LoadedCustomer[], runId: string | null, now: string): Promise<number> {
   if (customers.length === 0) return 0;
-  const histories = await readHistories(db, partner, customers.map((c) => String(c.record.customer_id)));
+  const before = await readSummaries(db, partner, customers.map((c) => String(c.record.customer_id)));
   const added: Record<string, unknown>[] = [];
-  const summaries: FunnelCustomer[] = [];
+  const changed: FunnelCustomer[] = [];
   for (const { record, loadedAt } of customers) {
     const id = String(record.customer_id);
-    const history = histories.get(id) ?? [];
+    const old = before.get(id);
     const modified = typeof record.last_modified_date === 'string' ? toUtcTimestamp(record.last_modified_date) : null;
-    const entries = observe(history, record.phase, modified ?? loadedAt, modified ? 'last_modified_date' : 'loaded_at');
+    const entries = observe(stateOfRow(old), record.phase, modified ?? loadedAt, modified ? 'last_modified_date' : 'loaded_at');
     for (const e of entries) added.push({ partner_id: partner, customer_id: id, ...e, run_id: runId, loaded_at: now });
-    summaries.push(summarize(partner, record, [...history, ...entries], now));
+    const row = summarize(partner, record, old, entries, now);
+    if (!old || !sameRow(old, row)) changed.push(row);
   }
-  for (let i = 0; i < added.length; i += HISTORY_CHUNK) await db('phase_history').insert(added.slice(i, i + HISTORY_CHUNK));
-  for (let i = 0; i < summaries.length; i += SUMMARY_CHUNK) {
-    await db('funnel_customers').insert(summaries.slice(i, i + SUMMARY_CHUNK)).onConflict(['partner_id', 'customer_id']).merge();
-  }
+  const bulk = BULK_WRITE[isPostgres(db) ? 'pg' : 'sqlite'];
+  for (let i = 0; i < added.length; i += WRITE_CHUNK) await bulk(db, 'phase_history', HISTORY_TYPES, added.slice(i, i + WRITE_CHUNK));
+  for (let i = 0; i < changed.length; i += WRITE_CHUNK) await bulk(db, 'funnel_customers', SUMMARY_TYPES, changed.slice(i, i + WRITE_CHUNK) as unknown as Record<string, unknown>[], SUMMARY_UPSERT);
   return added.length;
 }
+
+type SqlType = 'text' | 'integer' | 'double precision';
+const HISTORY_TYPES: Record<string, SqlType> = {
+  partner_id: 'text', customer_id: 'text', seq: 'integer', phase: 'text', observed_at: 'text', time_source: 'text', failed_from: 'text', run_id: 'text', loaded_at: 'text',
+};
+const SUMMARY_TYPES: Record<string, SqlType> = Object.fromEntries(SUMMARY_COLUMNS.map((c) => [c,
+  c === 'last_seq' || c.startsWith('reached_') ? 'integer' : c.startsWith('days_') ? 'double precision' : 'text'])) as Record<string, SqlType>;
+const SUMMARY_UPSERT = ` ON CONFLICT (partner_id, customer_id) DO UPDATE SET ${SUMMARY_COLUMNS.filter((c) => c !== 'partner_id' && c !== 'customer_id').map((c) => `${c} = excluded.${c}`).join(', ')}`;
+
+type BulkWrite = (db: Knex, table: string, types: Record<string, SqlType>, rows: readonly Record<string, unknown>[], tail?: string) => Promise<void>;
+
+/**
+ * How many rows are written in one statement, per backend: PostgreSQL gets them as one JSON
+ * parameter (a statement with thousands of placeholders costs more to parse than to run); SQLite,
+ * in process, as a multi-row VALUES list. Knex's insert builder is not used: compiling its upsert
+ * costs more than the statement.
+ */
+const BULK_WRITE: Record<'pg' | 'sqlite', BulkWrite> = {
+  async pg(db, table, types, rows, tail = '') {
+    const columns = Object.keys(types);
+    const shape = columns.map((c) => `${c} ${types[c] as string}`).join(', ');
+    await db.raw(`INSERT INTO ${table} (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM json_to_recordset(?::json) AS r(${shape})${tail}`,
+      [JSON.stringify(rows.map((r) => Object.fromEntries(columns.map((c) => [c, r[c] ?? null]))))]);
+  },
+  async sqlite(db, table, types, rows, tail = '') {
+    const columns = Object.keys(types);
+    const one = `(${columns.map(() => '?').join(', ')})`;
+    const bindings: unknown[] = [];
+    for (const r of rows) for (const c of columns) bindings.push(r[c] ?? null);
+    await db.raw(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${rows.map(() => one).join(', ')}${tail}`, bindings as Knex.RawBinding[]);
+  },
+};
 
 /** Customers stored before the phase history existed: their stored phase, at its time, once. */
 export async function seedPhaseHistory(db: Knex): Promise<void> {

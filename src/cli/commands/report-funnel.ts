@@ -82,18 +82,19 @@ export async function reportFunnelCommand(globals: GlobalOptions, args: ReportFu
       const customers = await funnelExplain(store.knex, filters, args.explain as FunnelCell, args.group);
       if (json) io.out(JSON.stringify({ filter: filters, cell: args.explain, group: args.group ?? null, customers }));
       else if (args.csv) {
-        io.out('partner,customer_id,affiliate_id,campaign_id,challenge_type,account_size,signup_date,seq,phase,observed_at,time_source,failed_from');
+        io.out('partner,customer_id,affiliate_id,campaign_id,challenge_type,account_size,signup_date,days,seq,phase,observed_at,time_source,failed_from');
         for (const c of customers) {
           for (const e of c.history.length > 0 ? c.history : [null]) {
-            io.out([c.partner_id, c.customer_id, c.affiliate_id, c.campaign_id, c.challenge_type, c.account_size, c.signup_date,
+            io.out([c.partner_id, c.customer_id, c.affiliate_id, c.campaign_id, c.challenge_type, c.account_size, c.signup_date, c.days ?? null,
               e?.seq ?? null, e?.phase ?? null, e?.observed_at ?? null, e?.time_source ?? null, e?.failed_from ?? null].map(csvCell).join(','));
           }
         }
       } else {
-        io.out(`${customers.length} customer(s) behind ${args.explain}${filters.by ? ` for ${filters.by} ${args.group}` : ''}`);
+        io.out(`${customers.length} customer(s) behind ${args.explain}${filters.by ? ` for ${filters.by} ${args.group}` : ''}${args.explain.startsWith('days_') ? ', in order of their days (the median is the middle one, or the mean of the middle two)' : ''}`);
         if (customers.length > 0) {
-          io.out(formatTable(['PARTNER', 'CUSTOMER', 'AFFILIATE', 'CHALLENGE', 'SIZE', 'SIGNUP', 'PHASE HISTORY'], customers.map((c) => [
-            c.partner_id, c.customer_id, c.affiliate_id, c.challenge_type ?? '-', c.account_size ?? '-', c.signup_date.slice(0, 19) + 'Z',
+          const withDays = args.explain.startsWith('days_');
+          io.out(formatTable(['PARTNER', 'CUSTOMER', 'AFFILIATE', 'CHALLENGE', 'SIZE', 'SIGNUP', ...(withDays ? ['DAYS'] : []), 'PHASE HISTORY'], customers.map((c) => [
+            c.partner_id, c.customer_id, c.affiliate_id, c.challenge_type ?? '-', c.account_size ?? '-', c.signup_date.slice(0, 19) + 'Z', ...(withDays ? [days(c.days ?? null)] : []),
             c.history.map((e) => `${e.phase}${e.failed_from ? `(from ${e.failed_from})` : ''}@${e.observed_at ? e.observed_at.slice(0, 19) + 'Z' : 'unknown'}`).join(' → ') || '(no phase sent)',
           ])));
         }
@@ -118,6 +119,7 @@ export async function reportFunnelCommand(globals: GlobalOptions, args: ReportFu
           days(r.median_days.signup_phase_1), days(r.median_days.phase_1_phase_2), days(r.median_days.phase_2_funded),
         ]),
       ));
+      io.out('failed P1/P2/F/?: customers whose last phase is failed, by the stage they failed at (phase_1, phase_2, funded, unknown).');
       io.out('conversion: share of the previous stage; overall: funded / signups. Days: medians over customers whose both times are known.');
     }
     return EXIT_OK;

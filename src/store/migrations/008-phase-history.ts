@@ -39,6 +39,7 @@ export const phaseHistory: StoreMigration = {
       t.text('signup_day').notNullable();
       t.text('cohort').notNullable();
       t.text('current_phase').nullable();
+      t.integer('last_seq').notNullable();
       t.integer('reached_phase_1').notNullable();
       t.integer('reached_phase_2').notNullable();
       t.integer('reached_funded').notNullable();
