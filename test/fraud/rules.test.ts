@@ -3,6 +3,8 @@
  * miss that must not flag, loaded through the real Loader and the after-load composition.
  */
 import { strict as assert } from 'node:assert';
+import { scanFraud } from '../../jobs/fraud.js';
+import { decideFlag } from '../../src/fraud/flags.js';
 import type { SpecRecord } from '../../src/types.js';
 import { STORES } from '../support/stores.js';
 import { bets, cust, fraudHarness, trade, tx, type FraudHarness } from './harness.js';
@@ -34,6 +36,22 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
     const grown = await h.flags('duplicate_identity');
     assert.deepEqual(grown.map((f) => [f.id, f.customers]), [[flags[0]!.id, ['c5', 'c6']], [flags[1]!.id, ['c1', 'c2', 'c7']]]);
     assert.equal(grown[1]!.evidence.accounts, 3);
+  });
+
+  it('a customer leaving an identity: the open flag is withdrawn; a decided one stays, noted unsupported, and a scan changes nothing more', async () => {
+    h = await fraudHarness(backend, 'rules: {}');
+    const v = (id: string, email: string, at: string) => cust(id, 'aff-1', { email, last_modified_date: at });
+    await h.load('customers', [v('c1', 'a@x.com', '2026-11-01T00:00:00Z'), v('c2', 'a@x.com', '2026-11-01T00:00:00Z'), v('c3', 'b@x.com', '2026-11-01T00:00:00Z'), v('c4', 'b@x.com', '2026-11-01T00:00:00Z')]);
+    const [a, b] = await h.flags();
+    assert.deepEqual([a!.instance_key, b!.instance_key], ['["email","a@x.com"]', '["email","b@x.com"]']);
+    await decideFlag(h.t.store, b!.id, 'confirmed', 'maria', 'one player');
+    h.clock.set('2026-11-22T12:00:00.000Z');
+    // Only c2 and c4 change: their old groups must be judged again although no other member is touched.
+    await h.load('customers', [v('c2', 'c2@x.com', '2026-11-03T00:00:00Z'), v('c4', 'c4@x.com', '2026-11-03T00:00:00Z')]);
+    const after = await h.flags();
+    assert.deepEqual(after.map((f) => [f.id, f.status, f.customers, f.unsupported_since]), [[b!.id, 'confirmed', ['c3', 'c4'], '2026-11-22T12:00:00.000000Z']]);
+    const scan = await scanFraud(h.t.store, h.config);
+    assert.deepEqual(scan.map((x) => [x.opened, x.updated, x.withdrawn, x.unsupported]), [[0, 0, 0, 0]]);
   });
 
   it('duplicate_identity: first + last name + country, case and spaces aside; another country is another person', async () => {
