@@ -6,6 +6,7 @@ import { strict as assert } from 'node:assert';
 import { scanFraud } from '../../jobs/fraud.js';
 import { decideFlag } from '../../src/fraud/flags.js';
 import type { SpecRecord } from '../../src/types.js';
+import { raw } from '../support/records.js';
 import { STORES } from '../support/stores.js';
 import { bets, cust, fraudHarness, trade, tx, type FraudHarness } from './harness.js';
 
@@ -95,6 +96,20 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
     const flags = await h.flags('bonus_bust_out');
     assert.deepEqual(flags.map((f) => [JSON.parse(f.instance_key), f.customers]), [[['b1', 'bo1'], ['b1']]]);
     assert.deepEqual([flags[0]!.evidence.wagering_usd, flags[0]!.evidence.wagering_limit_usd], ['180.00', '250.00']);
+  });
+
+  it('a replaced activity day without a customer’s row re-judges that customer: the bust-out its wagering hid is flagged', async () => {
+    h = await fraudHarness(backend, 'rules: {}');
+    await h.load('customers', [cust('b1'), cust('b2')]);
+    await h.load('transactions', [tx('bo1', 'b1', 'bonus', 50, '2026-11-02T10:00:00Z'), tx('wd1', 'b1', 'withdrawal', 120, '2026-11-03T09:00:00Z')]);
+    await h.load('activity', [bets('2026-11-02', 'b1', 300), bets('2026-11-02', 'b2', 40)]);
+    assert.deepEqual(await h.flags(), []);
+    await h.loader.transaction(async (t) => {
+      await t.replaceDays('casino', 'igaming', ['2026-11-02'], 'run-replace');
+      await t.load({ partner: 'casino', variant: 'igaming', entity: 'activity', runId: 'run-replace', records: raw([bets('2026-11-02', 'b2', 40)]) });
+    });
+    const flags = await h.flags('bonus_bust_out');
+    assert.deepEqual(flags.map((f) => [JSON.parse(f.instance_key), f.evidence.wagering_usd]), [[['b1', 'bo1'], '0.00']]);
   });
 
   it('deposit_cycling: two deposits mostly withdrawn within 3 days with little play flag; a second withdrawal under 80% leaves one cycle', async () => {
