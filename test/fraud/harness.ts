@@ -1,6 +1,6 @@
 /**
  * A store and a Loader wired through the after-load composition (jobs/load-hooks.ts) with fraud
- * rules written as YAML, exactly as in config/fraud.yaml; helpers to read the flags back.
+ * rules written as YAML, exactly as in config/fraud.yaml; functions that read the flags back.
  */
 import assert from 'node:assert/strict';
 import { createLoadHooks } from '../../jobs/load-hooks.js';
