@@ -15,7 +15,9 @@ import type { Store } from '../src/store/store.js';
 import type { Variant } from '../src/types.js';
 import { lockPartnerLoads } from '../src/commission/recompute-pending.js';
 import type { FraudConfig } from '../src/fraud/config.js';
-import { detect, type Detection } from '../src/fraud/detect.js';
+import { detect, markNotFound, type Detection } from '../src/fraud/detect.js';
+
+const SCAN_CHUNK = 2000;
 
 export { loadFraudConfig, formatFraudConfigError, type FraudConfig } from '../src/fraud/config.js';
 
@@ -79,6 +81,8 @@ export interface ScanOptions {
   partner?: string;
   /** Only customers with a signup, transaction or activity on or after this UTC day. */
   from?: string;
+  /** Customers per detection chunk (default 2000). */
+  chunk?: number;
 }
 
 /**
@@ -104,8 +108,23 @@ export async function scanFraud(store: Store, config: FraudConfig, options: Scan
         const act: { customer_id: string }[] = await trx(variant === 'igaming' ? 'gaming_activity' : 'trading_activity').where('partner_id', partner).where('date', '>=', from).distinct('customer_id');
         for (const r of [...tx, ...act]) customers.add(r.customer_id);
       }
-      await rebuildActiveDays(trx, partner, variant, [...customers]);
-      return detect(trx, store, config, { partner, variant, customers }, { full: !from });
+      const ids = [...customers].sort();
+      await rebuildActiveDays(trx, partner, variant, ids);
+      // In chunks, so memory stays bounded: each instance is judged last by the chunk holding the
+      // last of its customers, when all their facts are derived; what no chunk found is marked at the end.
+      const total: Detection = { partner, customers: ids.length, findings: 0, opened: 0, updated: 0, withdrawn: 0, unsupported: 0 };
+      const found = new Set<string>();
+      const chunk = options.chunk ?? SCAN_CHUNK;
+      for (let i = 0; i < ids.length || i === 0; i += chunk) {
+        const r = await detect(trx, store, config, { partner, variant, customers: new Set(ids.slice(i, i + chunk)) }, { found });
+        total.opened += r.opened;
+        total.updated += r.updated;
+        total.withdrawn += r.withdrawn;
+        total.unsupported += r.unsupported;
+      }
+      if (!from) await markNotFound(trx, store, config, partner, variant, found, total);
+      total.findings = found.size;
+      return total;
     }));
   }
   return out;

@@ -24,7 +24,7 @@ import { monthOf } from './dates.js';
 import { emptyScope, writePending } from './engine.js';
 import { parseJson, totalsByAffiliate, type LineState, type Target } from './ledger.js';
 import { money, moneyOrNull, ZERO, type Money } from './money.js';
-import type { PlanKind, RevsharePlan } from './plans.js';
+import type { PlanKind } from './plans.js';
 import { revshareTargets, type RevshareInput } from './rules/revshare.js';
 
 /**
@@ -190,9 +190,6 @@ export function reviewedRevshareTargets(input: RevshareInput, flaggedDays: reado
     return { ...t, basis, review: { flags, withheld: ZERO, waiting } };
   });
 }
-
-/** RevShare plans read flagged customers' days only when some exist. */
-export const needsFlaggedDays = (plans: readonly RevsharePlan[], reviews: ReadonlyMap<string, CustomerReview>): boolean => plans.length > 0 && reviews.size > 0;
 
 /** Replaces the review holds of the evaluated keys with the marks of these targets. */
 export async function replaceReviewHolds(trx: Knex.Transaction, evaluatedKeys: readonly string[], targets: readonly Target[], now: string): Promise<{ held: number; released: number }> {

@@ -39,7 +39,14 @@ export interface Detection {
 /** Rules whose instances belong to customers (the first element of the key, or either of a pair). */
 const CUSTOMER_RULES: readonly RuleName[] = ['bonus_bust_out', 'deposit_cycling', 'fast_funding', 'mirrored_pnl', 'copy_trading'];
 
-export async function detect(trx: Knex.Transaction, store: Store, config: FraudConfig, scope: DetectScope, options: { full?: boolean } = {}): Promise<Detection> {
+export interface DetectOptions {
+  /** The scope is the partner's whole history: every flag of an enabled rule not found is no longer supported. */
+  full?: boolean;
+  /** Collects `rule NUL instance key` of every finding (a scan in chunks marks the rest at the end). */
+  found?: Set<string>;
+}
+
+export async function detect(trx: Knex.Transaction, store: Store, config: FraudConfig, scope: DetectScope, options: DetectOptions = {}): Promise<Detection> {
   const { partner, variant } = scope;
   const result: Detection = { partner, customers: scope.customers.size, findings: 0, opened: 0, updated: 0, withdrawn: 0, unsupported: 0 };
   const settings = settingsFor(config, partner);
@@ -141,6 +148,7 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
 
   // The flags of the evaluated units that this evaluation did not find.
   const found = new Set(findings.map((f) => `${f.rule}\u0000${f.instanceKey}`));
+  for (const f of found) options.found?.add(f);
   const candidates: { id: number; rule: string; instance_key: string }[] = [];
   if (options.full) {
     candidates.push(...(await trx('fraud_flags').where('partner_id', partner).whereIn('rule', [...rules]).select('id', 'rule', 'instance_key')));
@@ -200,4 +208,16 @@ async function knownFlags(trx: Knex.Transaction, partner: string, findings: read
   for (const c of customers) byId.get(Number(c.flag_id))?.customers.push(c.customer_id);
   for (const k of byId.values()) k.customers.sort();
   return out;
+}
+
+/** After a scan in chunks: every flag of an enabled rule of the partner that no chunk found is no longer supported. */
+export async function markNotFound(trx: Knex.Transaction, store: Store, config: FraudConfig, partner: string, variant: Variant, found: ReadonlySet<string>, result: Detection): Promise<void> {
+  const rules = enabledRules(settingsFor(config, partner), variant);
+  const flags: { id: number; rule: string; instance_key: string }[] = await trx('fraud_flags').where('partner_id', partner).whereIn('rule', rules).select('id', 'rule', 'instance_key');
+  for (const f of flags) {
+    if (found.has(`${f.rule}\u0000${f.instance_key}`)) continue;
+    const outcome = await markUnsupported(trx, store, Number(f.id));
+    if (outcome === 'withdrawn') result.withdrawn += 1;
+    if (outcome === 'noted') result.unsupported += 1;
+  }
 }

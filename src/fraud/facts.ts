@@ -55,7 +55,7 @@ export interface CustomerData {
   /**
    * USD wagered per day (total_bets) on the days the rules look at (the windows after the first
    * deposit, each bonus and each deposit: windowsOf); undefined for a day with a bet in a
-   * currency without a rate.
+   * currency without a rate or a row without total_bets. A day without rows counts as 0.
    */
   wagering: Map<string, Money | undefined>;
 }
@@ -127,7 +127,8 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
     if (!data) continue;
     const d = day(a.date);
     if (a.total_bets == null) {
-      if (!data.wagering.has(d)) data.wagering.set(d, ZERO);
+      // total_bets is optional (spec §2.3): a day with a row without it has unknown wagering.
+      data.wagering.set(d, undefined);
       continue;
     }
     const c = rates.convert(money(a.total_bets), String(a.currency), d);

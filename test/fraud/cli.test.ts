@@ -66,7 +66,7 @@ describe('fraud commands', () => {
     assert.equal((JSON.parse((await cli([...base, 'fraud', 'show', '1', '--json'])).out) as { status: string }).status, 'dismissed');
   });
 
-  it('an invalid fraud.yaml: loading and scanning refuse with file, key path and line (exit 2)', async () => {
+  it('an invalid fraud.yaml: check lists it, loading and scanning refuse, with file, key path and line (exit 2)', async () => {
     writeFileSync(join(dir, 'config', 'fraud.yaml'), 'rules:\n  cpa_farming:\n    margn: 0.3\n');
     const file = join(dir, 'config', 'fraud.yaml');
     for (const args of [['fraud', 'scan'], ['import', 'casino', '--variant', 'igaming', '--entity', 'customers', join(dir, 'customers.ndjson')]]) {
@@ -74,5 +74,8 @@ describe('fraud commands', () => {
       assert.equal(r.code, 2);
       assert.ok(r.err.includes(`the fraud rules are invalid:\n  ${file}: rules.cpa_farming.margn (line 3): unknown key "margn" (did you mean margin?)`), r.err);
     }
+    const check = await cli([...base, 'check']);
+    assert.equal(check.code, 2);
+    assert.ok(check.out.includes(`FAIL ${file}: rules.cpa_farming.margn (line 3): unknown key "margn" (did you mean margin?); allowed keys: enabled, baseline_usd, margin,`), check.out);
   });
 });

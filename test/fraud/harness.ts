@@ -1,6 +1,6 @@
 /**
  * A store and a Loader wired through the after-load composition (jobs/load-hooks.ts) with fraud
- * rules written as YAML, exactly as in config/fraud.yaml; helpers to read the flags back.
+ * rules written as YAML, exactly as in config/fraud.yaml; functions that read the flags back.
  */
 import assert from 'node:assert/strict';
 import { createLoadHooks } from '../../jobs/load-hooks.js';
@@ -24,6 +24,7 @@ export function fraudFrom(yaml: string): FraudConfig {
 export interface FraudHarness {
   t: TestStore;
   config: FraudConfig;
+  loader: Loader;
   clock: ReturnType<typeof fixedClock>;
   load(entity: Entity, records: SpecRecord[], options?: { partner?: string; variant?: Variant }): Promise<void>;
   flags(rule?: string): Promise<Flag[]>;
@@ -37,7 +38,7 @@ export async function fraudHarness(backend: StoreBackend, yaml: string, variant:
   const loader = new Loader({ store: t.store, validator, ...createLoadHooks(t.store, { plans: [], logger: silentLogger(), fraud: config }) });
   let run = 0;
   return {
-    t, config, clock,
+    t, config, clock, loader,
     async load(entity, records, options = {}) {
       const result = await loader.load({ partner: options.partner ?? (variant === 'igaming' ? 'casino' : 'prop'), variant: options.variant ?? variant, entity, runId: `run-${++run}`, records: raw(records) });
       assert.equal(result.rejected, 0, `test records must be valid: ${JSON.stringify(result.rejects)}`);

@@ -3,7 +3,10 @@
  * miss that must not flag, loaded through the real Loader and the after-load composition.
  */
 import { strict as assert } from 'node:assert';
+import { scanFraud } from '../../jobs/fraud.js';
+import { decideFlag } from '../../src/fraud/flags.js';
 import type { SpecRecord } from '../../src/types.js';
+import { raw } from '../support/records.js';
 import { STORES } from '../support/stores.js';
 import { bets, cust, fraudHarness, trade, tx, type FraudHarness } from './harness.js';
 
@@ -34,6 +37,22 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
     const grown = await h.flags('duplicate_identity');
     assert.deepEqual(grown.map((f) => [f.id, f.customers]), [[flags[0]!.id, ['c5', 'c6']], [flags[1]!.id, ['c1', 'c2', 'c7']]]);
     assert.equal(grown[1]!.evidence.accounts, 3);
+  });
+
+  it('a customer leaving an identity: the open flag is withdrawn; a decided one stays, noted unsupported, and a scan changes nothing more', async () => {
+    h = await fraudHarness(backend, 'rules: {}');
+    const v = (id: string, email: string, at: string) => cust(id, 'aff-1', { email, last_modified_date: at });
+    await h.load('customers', [v('c1', 'a@x.com', '2026-11-01T00:00:00Z'), v('c2', 'a@x.com', '2026-11-01T00:00:00Z'), v('c3', 'b@x.com', '2026-11-01T00:00:00Z'), v('c4', 'b@x.com', '2026-11-01T00:00:00Z')]);
+    const [a, b] = await h.flags();
+    assert.deepEqual([a!.instance_key, b!.instance_key], ['["email","a@x.com"]', '["email","b@x.com"]']);
+    await decideFlag(h.t.store, b!.id, 'confirmed', 'maria', 'one player');
+    h.clock.set('2026-11-22T12:00:00.000Z');
+    // Only c2 and c4 change: their old groups must be judged again although no other member is touched.
+    await h.load('customers', [v('c2', 'c2@x.com', '2026-11-03T00:00:00Z'), v('c4', 'c4@x.com', '2026-11-03T00:00:00Z')]);
+    const after = await h.flags();
+    assert.deepEqual(after.map((f) => [f.id, f.status, f.customers, f.unsupported_since]), [[b!.id, 'confirmed', ['c3', 'c4'], '2026-11-22T12:00:00.000000Z']]);
+    const scan = await scanFraud(h.t.store, h.config);
+    assert.deepEqual(scan.map((x) => [x.opened, x.updated, x.withdrawn, x.unsupported]), [[0, 0, 0, 0]]);
   });
 
   it('duplicate_identity: first + last name + country, case and spaces aside; another country is another person', async () => {
@@ -77,6 +96,20 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
     const flags = await h.flags('bonus_bust_out');
     assert.deepEqual(flags.map((f) => [JSON.parse(f.instance_key), f.customers]), [[['b1', 'bo1'], ['b1']]]);
     assert.deepEqual([flags[0]!.evidence.wagering_usd, flags[0]!.evidence.wagering_limit_usd], ['180.00', '250.00']);
+  });
+
+  it('a replaced activity day without a customer’s row re-judges that customer: the bust-out its wagering hid is flagged', async () => {
+    h = await fraudHarness(backend, 'rules: {}');
+    await h.load('customers', [cust('b1'), cust('b2')]);
+    await h.load('transactions', [tx('bo1', 'b1', 'bonus', 50, '2026-11-02T10:00:00Z'), tx('wd1', 'b1', 'withdrawal', 120, '2026-11-03T09:00:00Z')]);
+    await h.load('activity', [bets('2026-11-02', 'b1', 300), bets('2026-11-02', 'b2', 40)]);
+    assert.deepEqual(await h.flags(), []);
+    await h.loader.transaction(async (t) => {
+      await t.replaceDays('casino', 'igaming', ['2026-11-02'], 'run-replace');
+      await t.load({ partner: 'casino', variant: 'igaming', entity: 'activity', runId: 'run-replace', records: raw([bets('2026-11-02', 'b2', 40)]) });
+    });
+    const flags = await h.flags('bonus_bust_out');
+    assert.deepEqual(flags.map((f) => [JSON.parse(f.instance_key), f.evidence.wagering_usd]), [[['b1', 'bo1'], '0.00']]);
   });
 
   it('deposit_cycling: two deposits mostly withdrawn within 3 days with little play flag; a second withdrawal under 80% leaves one cycle', async () => {
