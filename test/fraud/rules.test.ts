@@ -147,7 +147,7 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
     assert.deepEqual([e.window_from, e.window_to, e.deposits, e.reversals, e.rate], ['2026-10-07', '2026-11-05', 5, 2, '0.4000']);
   });
 
-  it('ftd_spike: 4 FTDs after 7 days of 1 (mean 1, 4 > 3) flag; 5 after 7 days of 2 (5 ≤ 6) do not', async () => {
+  it('ftd_spike: 4 FTDs after 7 days of 1 (mean 1, 4 > 3) flag; 5 after 7 days of 2 (5 ≤ 6), or 6 on a new affiliate’s first day, do not', async () => {
     h = await fraudHarness(backend, 'rules: { ftd_spike: { history_days: 7, multiple: 3, min_ftds: 4 } }');
     const custs: SpecRecord[] = [];
     const txs: SpecRecord[] = [];
@@ -161,6 +161,7 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
     for (let d = 1; d <= 7; d++) { add('aff-1', `2026-11-0${d}`, 1); add('aff-2', `2026-11-0${d}`, 2); }
     add('aff-1', '2026-11-08', 4);
     add('aff-2', '2026-11-08', 5);
+    add('aff-3', '2026-11-08', 6); // a first day: no history, not judged
     await h.load('customers', custs);
     await h.load('transactions', txs);
     const flags = await h.flags('ftd_spike');
