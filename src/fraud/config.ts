@@ -30,6 +30,7 @@ export const RULES = {
     params: {
       min_accounts: { type: 'integer', default: 2, minimum: 2, description: 'customers sharing one identity key' },
       gmail_dots: { type: 'boolean', default: true, description: 'ignore dots in the local part of gmail.com / googlemail.com addresses' },
+      name_key: { type: 'boolean', default: true, description: 'first + last name + country is an identity key (false where names are too common to tell people apart)' },
     },
   },
   cpa_farming: {

@@ -65,6 +65,12 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
     assert.deepEqual((await h.flags()).map((f) => [JSON.parse(f.instance_key), f.customers]), [[['name', 'ann|lee|DE'], ['n1', 'n2']]]);
   });
 
+  it('duplicate_identity with name_key: false: names alone link no one', async () => {
+    h = await fraudHarness(backend, 'rules: { duplicate_identity: { name_key: false } }');
+    await h.load('customers', [cust('n1', 'aff-1', { first_name: 'Ann', last_name: 'Lee', country_code: 'DE' }), cust('n2', 'aff-2', { first_name: 'Ann', last_name: 'Lee', country_code: 'DE' })]);
+    assert.deepEqual(await h.flags(), []);
+  });
+
   it('cpa_farming: 2 of aff-1’s 4 November FTDs at the baseline with little play (share 0.5000); aff-2 with 1 of 4 does not flag', async () => {
     h = await fraudHarness(backend, 'rules: { cpa_farming: { baseline_usd: 20, margin: 0.25, wagering_multiple: 1, within_days: 7, min_ftds: 4, min_share: 0.5 } }');
     await h.load('customers', ['f1', 'f2', 'f3', 'f4'].map((c) => cust(c, 'aff-1')).concat(['g1', 'g2', 'g3', 'g4'].map((c) => cust(c, 'aff-2'))));
