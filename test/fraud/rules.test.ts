@@ -91,7 +91,7 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
   });
 
   it('bonus_bust_out: a 50 bonus, 180 wagered, 120 withdrawn within 3 days flags; 300 wagered, or a withdrawal a minute too late, does not', async () => {
-    h = await fraudHarness(backend, 'rules: {}');
+    h = await fraudHarness(backend, 'rules: { bonus_bust_out: { wagering_multiple: 5 } }');
     await h.load('customers', [cust('b1'), cust('b2'), cust('b3')]);
     await h.load('transactions', [
       tx('bo1', 'b1', 'bonus', 50, '2026-11-02T10:00:00Z'), tx('wd1', 'b1', 'withdrawal', 120, '2026-11-04T09:00:00Z'),
@@ -105,7 +105,7 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
   });
 
   it('a replaced activity day without a customer’s row re-judges that customer: the bust-out its wagering hid is flagged', async () => {
-    h = await fraudHarness(backend, 'rules: {}');
+    h = await fraudHarness(backend, 'rules: { bonus_bust_out: { wagering_multiple: 5 } }');
     await h.load('customers', [cust('b1'), cust('b2')]);
     await h.load('transactions', [tx('bo1', 'b1', 'bonus', 50, '2026-11-02T10:00:00Z'), tx('wd1', 'b1', 'withdrawal', 120, '2026-11-03T09:00:00Z')]);
     await h.load('activity', [bets('2026-11-02', 'b1', 300), bets('2026-11-02', 'b2', 40)]);
@@ -181,7 +181,7 @@ describe('fraud rules, prop trading: the worked examples of docs/fraud.md', () =
   afterEach(async () => { await h.drop(); });
 
   it('mirrored_pnl: +1000/−950 on EURUSD and −800/+820 on XAUUSD on two days flag p1|p2; a 150 gap on one of p3|p4’s two days does not', async () => {
-    h = await fraudHarness(backend, 'rules: {}', 'prop-trading');
+    h = await fraudHarness(backend, 'rules: { mirrored_pnl: { min_days: 2, pnl_tolerance: 0.1 } }', 'prop-trading');
     await h.load('customers', ['p1', 'p2', 'p3', 'p4'].map((c) => cust(c)));
     await h.load('activity', [
       trade('2026-11-02', 'p1', 'EURUSD', 5, 1000), trade('2026-11-02', 'p2', 'EURUSD', 5.5, -950),
@@ -222,7 +222,7 @@ describe('fraud rules, prop trading: the worked examples of docs/fraud.md', () =
   });
 
   it('refund_after_fee: three refunds after a challenge fee under aff-1 in November flag; aff-2’s third refund had no fee before it', async () => {
-    h = await fraudHarness(backend, 'rules: {}', 'prop-trading');
+    h = await fraudHarness(backend, 'rules: { refund_after_fee: { min_refunds: 3 } }', 'prop-trading');
     await h.load('customers', ['r1', 'r2', 'r3'].map((c) => cust(c, 'aff-1')).concat(['v1', 'v2', 'v3'].map((c) => cust(c, 'aff-2'))));
     const pair = (c: string, fee: boolean) => [
       ...(fee ? [tx(`${c}-fee`, c, 'challenge_fee', 99, '2026-11-02T10:00:00Z')] : []),
