@@ -30,6 +30,7 @@ export const RULES = {
     params: {
       min_accounts: { type: 'integer', default: 2, minimum: 2, description: 'customers sharing one identity key' },
       gmail_dots: { type: 'boolean', default: true, description: 'ignore dots in the local part of gmail.com / googlemail.com addresses' },
+      name_key: { type: 'boolean', default: true, description: 'first + last name + country is an identity key (false where names are too common to tell people apart)' },
     },
   },
   cpa_farming: {
@@ -47,7 +48,7 @@ export const RULES = {
     variant: 'igaming',
     params: {
       within_days: { type: 'integer', default: 3, minimum: 1, description: 'a withdrawal within this many days after the bonus' },
-      wagering_multiple: { type: 'number', default: 5, minimum: 0, description: 'wagering between the bonus and the withdrawal below this multiple of the bonus' },
+      wagering_multiple: { type: 'number', default: 3, minimum: 0, description: 'wagering between the bonus and the withdrawal below this multiple of the bonus' },
     },
   },
   deposit_cycling: {
@@ -78,10 +79,10 @@ export const RULES = {
   mirrored_pnl: {
     variant: 'prop-trading',
     params: {
-      pnl_tolerance: { type: 'number', default: 0.1, minimum: 0, maximum: 1, description: '|pnl a + pnl b| at most this share of the larger |pnl|' },
+      pnl_tolerance: { type: 'number', default: 0.05, minimum: 0, maximum: 1, description: '|pnl a + pnl b| at most this share of the larger |pnl|' },
       lots_tolerance: { type: 'number', default: 0.2, minimum: 0, maximum: 1, description: '|lots a − lots b| at most this share of the larger' },
       min_abs_pnl: { type: 'number', default: 100, minimum: 0, description: 'both |pnl| at least this (in the activity’s currency)' },
-      min_days: { type: 'integer', default: 2, minimum: 1, description: 'mirrored days of one pair of accounts' },
+      min_days: { type: 'integer', default: 3, minimum: 1, description: 'mirrored days of one pair of accounts' },
     },
   },
   copy_trading: {
@@ -101,7 +102,7 @@ export const RULES = {
   refund_after_fee: {
     variant: 'prop-trading',
     params: {
-      min_refunds: { type: 'integer', default: 3, minimum: 2, description: 'refunds after a challenge fee among one affiliate’s customers in one calendar month' },
+      min_refunds: { type: 'integer', default: 4, minimum: 2, description: 'refunds after a challenge fee among one affiliate’s customers in one calendar month' },
     },
   },
 } as const satisfies Record<string, { variant: Variant; params: Record<string, Param> }>;

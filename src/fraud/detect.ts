@@ -103,7 +103,8 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
       const d = rows.get(c);
       if (!d) continue;
       const linked = new Map<string, string>();
-      for (const k of keysOf.filter((x) => x.customer_id === c).sort((a, b) => (a.kind < b.kind ? -1 : 1))) {
+      // Linked by e-mail or click id: first + last name + country alone is too common a coincidence here.
+      for (const k of keysOf.filter((x) => x.customer_id === c && x.kind !== 'name').sort((a, b) => (a.kind < b.kind ? -1 : 1))) {
         for (const m of linkedMembers.get(key(k.kind, k.value)) ?? []) if (m.customer_id !== c && !linked.has(m.customer_id)) linked.set(m.customer_id, k.kind);
       }
       const list = [...linked].map(([customer_id, via]) => ({ customer_id, via })).sort((a, b) => (a.customer_id < b.customer_id ? -1 : 1));

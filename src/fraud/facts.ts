@@ -215,7 +215,7 @@ export function deriveFacts(data: CustomerData, variant: Variant, settings: Rule
     farmed,
     funded_days: fundedDays,
     days: [...days].filter(([, v]) => v.deposits + v.reversals + v.refunds > 0).map(([date, v]) => ({ date, ...v })).sort((a, b) => (a.date < b.date ? -1 : 1)),
-    identities: identityKeys(row, settings.duplicate_identity.gmail_dots),
+    identities: identityKeys(row, settings.duplicate_identity.gmail_dots, settings.duplicate_identity.name_key),
   };
 }
 

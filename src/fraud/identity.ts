@@ -35,14 +35,14 @@ export function normalizeEmail(email: unknown, gmailDots: boolean): string | und
   return `${local}@${domain}`;
 }
 
-export function identityKeys(row: { email?: unknown; first_name?: unknown; last_name?: unknown; country_code?: unknown; click_id?: unknown }, gmailDots: boolean): IdentityKey[] {
+export function identityKeys(row: { email?: unknown; first_name?: unknown; last_name?: unknown; country_code?: unknown; click_id?: unknown }, gmailDots: boolean, nameKey = true): IdentityKey[] {
   const keys: IdentityKey[] = [];
   const email = normalizeEmail(row.email, gmailDots);
   if (email) keys.push({ kind: 'email', value: email });
   const first = clean(row.first_name);
   const last = clean(row.last_name);
   const country = clean(row.country_code).toUpperCase();
-  if (first && last && country) keys.push({ kind: 'name', value: `${first}|${last}|${country}` });
+  if (nameKey && first && last && country) keys.push({ kind: 'name', value: `${first}|${last}|${country}` });
   const click = typeof row.click_id === 'string' ? row.click_id.trim() : '';
   if (click) keys.push({ kind: 'click', value: click });
   return keys;

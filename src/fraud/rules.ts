@@ -191,12 +191,21 @@ export async function ftdSpike(ctx: Ctx, affiliate: string, from: string, to: st
     evaluated.push(key(affiliate, d));
     const today = (byDay.get(d) ?? []).sort();
     if (today.length < s.min_ftds) continue;
+    // The affiliate's own recent history: from its first day with FTDs within the history_days
+    // before D up to the day before D. Without one, the day is not judged (a new affiliate's first
+    // days are not a spike of anything).
     let history = 0;
-    for (let h = 1; h <= s.history_days; h++) history += byDay.get(addDays(d, -h))?.length ?? 0;
-    const mean = money(history).dividedBy(s.history_days);
+    let days = 0;
+    for (let h = 1; h <= s.history_days; h++) {
+      const n = byDay.get(addDays(d, -h))?.length ?? 0;
+      history += n;
+      if (n > 0) days = h;
+    }
+    if (days === 0) continue;
+    const mean = money(history).dividedBy(days);
     if (!money(today.length).greaterThan(mean.times(s.multiple))) continue;
     findings.push(finding(ctx, 'ftd_spike', key(affiliate, d), affiliate, 'medium', today, {
-      affiliate_id: affiliate, date: d, ftds: today.length, history_days: s.history_days, history_ftds: history,
+      affiliate_id: affiliate, date: d, ftds: today.length, history_days: days, history_ftds: history,
       daily_mean: mean.toDecimalPlaces(4).toFixed(4), multiple: s.multiple, customers: today,
     }));
   }

@@ -65,6 +65,12 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
     assert.deepEqual((await h.flags()).map((f) => [JSON.parse(f.instance_key), f.customers]), [[['name', 'ann|lee|DE'], ['n1', 'n2']]]);
   });
 
+  it('duplicate_identity with name_key: false: names alone link no one', async () => {
+    h = await fraudHarness(backend, 'rules: { duplicate_identity: { name_key: false } }');
+    await h.load('customers', [cust('n1', 'aff-1', { first_name: 'Ann', last_name: 'Lee', country_code: 'DE' }), cust('n2', 'aff-2', { first_name: 'Ann', last_name: 'Lee', country_code: 'DE' })]);
+    assert.deepEqual(await h.flags(), []);
+  });
+
   it('cpa_farming: 2 of aff-1’s 4 November FTDs at the baseline with little play (share 0.5000); aff-2 with 1 of 4 does not flag', async () => {
     h = await fraudHarness(backend, 'rules: { cpa_farming: { baseline_usd: 20, margin: 0.25, wagering_multiple: 1, within_days: 7, min_ftds: 4, min_share: 0.5 } }');
     await h.load('customers', ['f1', 'f2', 'f3', 'f4'].map((c) => cust(c, 'aff-1')).concat(['g1', 'g2', 'g3', 'g4'].map((c) => cust(c, 'aff-2'))));
@@ -85,7 +91,7 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
   });
 
   it('bonus_bust_out: a 50 bonus, 180 wagered, 120 withdrawn within 3 days flags; 300 wagered, or a withdrawal a minute too late, does not', async () => {
-    h = await fraudHarness(backend, 'rules: {}');
+    h = await fraudHarness(backend, 'rules: { bonus_bust_out: { wagering_multiple: 5 } }');
     await h.load('customers', [cust('b1'), cust('b2'), cust('b3')]);
     await h.load('transactions', [
       tx('bo1', 'b1', 'bonus', 50, '2026-11-02T10:00:00Z'), tx('wd1', 'b1', 'withdrawal', 120, '2026-11-04T09:00:00Z'),
@@ -99,7 +105,7 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
   });
 
   it('a replaced activity day without a customer’s row re-judges that customer: the bust-out its wagering hid is flagged', async () => {
-    h = await fraudHarness(backend, 'rules: {}');
+    h = await fraudHarness(backend, 'rules: { bonus_bust_out: { wagering_multiple: 5 } }');
     await h.load('customers', [cust('b1'), cust('b2')]);
     await h.load('transactions', [tx('bo1', 'b1', 'bonus', 50, '2026-11-02T10:00:00Z'), tx('wd1', 'b1', 'withdrawal', 120, '2026-11-03T09:00:00Z')]);
     await h.load('activity', [bets('2026-11-02', 'b1', 300), bets('2026-11-02', 'b2', 40)]);
@@ -147,7 +153,7 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
     assert.deepEqual([e.window_from, e.window_to, e.deposits, e.reversals, e.rate], ['2026-10-07', '2026-11-05', 5, 2, '0.4000']);
   });
 
-  it('ftd_spike: 4 FTDs after 7 days of 1 (mean 1, 4 > 3) flag; 5 after 7 days of 2 (5 ≤ 6) do not', async () => {
+  it('ftd_spike: 4 FTDs after 7 days of 1 (mean 1, 4 > 3) flag; 5 after 7 days of 2 (5 ≤ 6), or 6 on a new affiliate’s first day, do not', async () => {
     h = await fraudHarness(backend, 'rules: { ftd_spike: { history_days: 7, multiple: 3, min_ftds: 4 } }');
     const custs: SpecRecord[] = [];
     const txs: SpecRecord[] = [];
@@ -161,6 +167,7 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
     for (let d = 1; d <= 7; d++) { add('aff-1', `2026-11-0${d}`, 1); add('aff-2', `2026-11-0${d}`, 2); }
     add('aff-1', '2026-11-08', 4);
     add('aff-2', '2026-11-08', 5);
+    add('aff-3', '2026-11-08', 6); // a first day: no history, not judged
     await h.load('customers', custs);
     await h.load('transactions', txs);
     const flags = await h.flags('ftd_spike');
@@ -174,7 +181,7 @@ describe('fraud rules, prop trading: the worked examples of docs/fraud.md', () =
   afterEach(async () => { await h.drop(); });
 
   it('mirrored_pnl: +1000/−950 on EURUSD and −800/+820 on XAUUSD on two days flag p1|p2; a 150 gap on one of p3|p4’s two days does not', async () => {
-    h = await fraudHarness(backend, 'rules: {}', 'prop-trading');
+    h = await fraudHarness(backend, 'rules: { mirrored_pnl: { min_days: 2, pnl_tolerance: 0.1 } }', 'prop-trading');
     await h.load('customers', ['p1', 'p2', 'p3', 'p4'].map((c) => cust(c)));
     await h.load('activity', [
       trade('2026-11-02', 'p1', 'EURUSD', 5, 1000), trade('2026-11-02', 'p2', 'EURUSD', 5.5, -950),
@@ -215,7 +222,7 @@ describe('fraud rules, prop trading: the worked examples of docs/fraud.md', () =
   });
 
   it('refund_after_fee: three refunds after a challenge fee under aff-1 in November flag; aff-2’s third refund had no fee before it', async () => {
-    h = await fraudHarness(backend, 'rules: {}', 'prop-trading');
+    h = await fraudHarness(backend, 'rules: { refund_after_fee: { min_refunds: 3 } }', 'prop-trading');
     await h.load('customers', ['r1', 'r2', 'r3'].map((c) => cust(c, 'aff-1')).concat(['v1', 'v2', 'v3'].map((c) => cust(c, 'aff-2'))));
     const pair = (c: string, fee: boolean) => [
       ...(fee ? [tx(`${c}-fee`, c, 'challenge_fee', 99, '2026-11-02T10:00:00Z')] : []),
