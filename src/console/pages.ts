@@ -4,6 +4,8 @@
  * of its own for anything the CLI already answers.
  */
 import { statusRows } from '../cli/commands/status.js';
+import type { Freshness } from '../freshness.js';
+import { isBreach } from '../worker/freshness-monitor.js';
 import { ledgerReport } from '../commission/report.js';
 import { listReviewHolds } from '../commission/review-holds.js';
 import type { PartnerDefinition } from '../config/definition.js';
@@ -38,10 +40,11 @@ export function maskPersonal(value: unknown, key = ''): unknown {
   return value;
 }
 
-function stateBadge(state: string | undefined): Html {
-  const s = state ?? 'none';
-  const cls = s === 'ok' || s === 'late' || s === 'breach' ? s : 'none';
-  return html`<span class="state state-${cls}">${s === 'none' ? 'no target' : s}</span>`;
+/** The status command's freshness as one signal: breach when `status --check` fails for it (isBreach), late while due, else ok. */
+function stateBadge(f: Freshness | null | undefined): Html {
+  if (!f) return html`<span class="state state-none">no target</span>`;
+  const signal = isBreach(f) ? 'breach' : f.state === 'ok' ? 'ok' : 'late';
+  return html`<span class="state state-${signal}" title="${f.state}">${signal}</span>`;
 }
 
 export async function partnersPage(store: Store, definitions: readonly PartnerDefinition[], session: Session): Promise<Html> {
@@ -50,7 +53,7 @@ export async function partnersPage(store: Store, definitions: readonly PartnerDe
   const partners = [...new Set(rows.map((r) => r.partner))];
   const canRun = session.user.role === 'operator';
   return html`${table(['Partner', 'Stream', 'Freshness', 'Detail', 'Last run', 'Result', 'Watermark', 'Open rejects', 'Waiting', 'Error'],
-    rows.map((r) => [r.partner, r.stream, stateBadge(r.freshness?.state), r.freshness ? `${r.freshness.detail} (target: ${r.freshness.target})` : 'not pulled (no definition)',
+    rows.map((r) => [r.partner, r.stream, stateBadge(r.freshness), r.freshness ? `${r.freshness.detail} (target: ${r.freshness.target})` : 'not pulled (no definition)',
       r.last_run ? `${when(r.last_run.started_at)} ${r.last_run.kind}` : 'never', r.last_run?.status ?? '-', r.watermark ?? '-',
       r.rejects_open > 0 ? html`<a href="/console/rejects?${q({ partner: r.partner })}">${r.rejects_open}</a>` : '0', r.waiting,
       (r.last_run as { error?: string | null } | null)?.error ?? '']), 'Streams and their freshness')}
@@ -96,7 +99,7 @@ export async function rejectsPage(store: Store, session: Session, filter: { part
   const canAct = session.user.role === 'operator';
   return html`<p>${rejects.length} open reject(s)${filter.partner ? ` of ${filter.partner}` : ''}. Personal fields of the samples are masked.</p>
   ${table(['Partner', 'Stream', 'Field', 'Rule', 'Count', 'Message', 'Sample record'],
-    [...groups.values()].sort((a, b) => b.count - a.count).map((g) => [g.partner, g.entity, g.field, g.rule, num(g.count), g.message, html`<pre>${JSON.stringify(g.sample, null, 1)}</pre>`]), 'Open rejects by field and rule')}
+    [...groups.values()].sort((a, b) => b.count - a.count).map((g) => [g.partner, g.entity, g.field, g.rule, num(g.count), g.message, html`<pre tabindex="0">${JSON.stringify(g.sample, null, 1)}</pre>`]), 'Open rejects by field and rule')}
   ${canAct && partners.length > 0 ? html`<h2>Replay or discard</h2>${partners.map((p) => html`<div class="filters">
     <form class="inline" method="post" action="/console/rejects/replay">${csrfField(session)}<input type="hidden" name="partner" value="${p}"><button type="submit" class="primary">Replay ${p}</button></form>
     <form class="inline" method="post" action="/console/rejects/discard">${csrfField(session)}<input type="hidden" name="partner" value="${p}">
@@ -161,7 +164,7 @@ export async function fraudFlagPage(store: Store, session: Session, id: number):
   const lines: Record<string, unknown>[] = flag.customers.length === 0 ? [] : await store.knex('commission_ledger').where('partner_id', flag.partner_id).whereIn('customer_id', flag.customers).orderBy('id');
   return html`<p>${flag.rule} (${flag.severity}) of partner ${flag.partner_id}: <strong>${flag.status}</strong>${flag.decided_by ? ` by ${flag.decided_by} at ${when(flag.decided_at)}: ${flag.decision_reason ?? ''}` : ''}</p>
   <p>Customers: ${flag.customers.join(', ')}; affiliate ${flag.affiliate_id ?? '(several)'}.</p>
-  <h2>Evidence</h2><pre>${JSON.stringify(maskPersonal(flag.evidence), null, 2)}</pre>
+  <h2>Evidence</h2><pre tabindex="0">${JSON.stringify(maskPersonal(flag.evidence), null, 2)}</pre>
   <h2>Commission held for review by this flag</h2>
   ${holds.length > 0 ? table(['Plan', 'Affiliate', 'Customer', 'Period', 'Withheld USD', 'Waiting USD'], holds.map((h) => [h.plan_id, h.affiliate_id, h.customer_id ?? '-', h.period, num(h.withheld_usd), num(h.waiting_usd ?? '-')]))
     : html`<p id="no-holds">No commission is held for this flag${flag.status === 'confirmed' ? ' (confirmed: its holds were voided)' : flag.status === 'dismissed' ? ' (dismissed: its holds were released)' : ''}.</p>`}

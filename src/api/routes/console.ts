@@ -7,11 +7,13 @@
  *   reports and decide fraud flags. A page or action of the other role answers 403.
  * - Every action is written to the audit log (who, when, what) shown on the Activity page.
  * Actions call the jobs the CLI calls: jobs/run-partner.ts, jobs/replay-rejects.ts,
- * discardRejects, decideFlag.
+ * discardRejects, decideFlag (then evaluatePartner of jobs/commission.ts, so its holds are released
+ * or voided at once).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { evaluatePartner } from '../../../jobs/commission.js';
 import { replayRejects } from '../../../jobs/replay-rejects.js';
 import { runPartner } from '../../../jobs/run-partner.js';
 import { withExclusiveStreams } from '../../cli/commands/run.js';
@@ -58,7 +60,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
   });
 
   const send = (reply: FastifyReply, page: string, status = 200) =>
-    reply.code(status).header('cache-control', 'no-store').header('x-frame-options', 'DENY')
+    reply.code(status).header('cache-control', 'no-store').header('server-timing', `app;dur=${reply.elapsedTime.toFixed(1)}`).header('x-frame-options', 'DENY')
       .header('content-security-policy', "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'")
       .type('text/html; charset=utf-8').send(page);
 
@@ -247,6 +249,8 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     if (!decision || reason === '') return send(reply, layout('Fraud flag', session, html`<p class="error">Choose confirm or dismiss and give a reason.</p>`), 400);
     try {
       const flag = await decideFlag(store, id, decision, `console:${session.user.name}`, reason);
+      // The decision put the flag's customers in the commission job's pending scope: evaluated now (holds released or voided).
+      await evaluatePartner(store, await commissionPlans(), flag.partner_id, flag.variant, `console-fraud-${id}-${store.now()}`, deps.logger);
       await audit(store, session.user.name, `fraud ${decision === 'confirmed' ? 'confirm' : 'dismiss'}`, `flag #${id}`, reason);
       return after(reply, `/console/fraud/${id}`, `Flag #${id} ${flag.status}: ${flag.customers.length} customer(s) re-evaluated for commission`);
     } catch (error) {
