@@ -32,7 +32,11 @@ const q = (params: Record<string, string | undefined>): string => {
 const PERSONAL = /e?mail|name|phone|birth|address|street|city|zip|postal|ip_?addr|^ip$|document|passport|iban|card|ssn|tax/i;
 export function maskPersonal(value: unknown, key = ''): unknown {
   if (Array.isArray(value)) return value.map((v) => maskPersonal(v, key));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskPersonal(v, k)]));
+  if (value && typeof value === 'object') {
+    // Evidence names what it matched as {key: 'email', value: ...}: the value is as personal as its key.
+    const named = typeof (value as { key?: unknown }).key === 'string' && PERSONAL.test((value as { key: string }).key) ? (value as { key: string }).key : undefined;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskPersonal(v, k === 'value' && named ? named : k)]));
+  }
   if (PERSONAL.test(key) && value !== null && value !== undefined && value !== '') {
     const text = String(value);
     return `${text.slice(0, 1)}${'*'.repeat(Math.min(8, Math.max(3, text.length - 1)))}`;

@@ -16,9 +16,10 @@ import { buildApi } from '../../src/api/server.js';
 import type { KdfParams } from '../../src/api/secret-hash.js';
 import { importCommand } from '../../src/cli/commands/import.js';
 import { loadConfig } from '../../src/cli/definitions.js';
-import type { Io } from '../../src/cli/io.js';
+import type { CliError, Io } from '../../src/cli/io.js';
+import { usersAddCommand } from '../../src/cli/commands/users.js';
 import { cliLoader } from '../../src/cli/loader.js';
-import { addUser } from '../../src/console/users.js';
+import { addUser, checkPassword } from '../../src/console/users.js';
 import { silentLogger } from '../../src/log.js';
 import { packageRoot } from '../../src/paths.js';
 import { quarantine } from '../../src/store/rejects.js';
@@ -52,6 +53,8 @@ describe('web console', function () {
     process.env.REPLICA_PROP_URL ??= `sqlite:${join(dir, 'replica.sqlite')}`;
     process.env.WAREHOUSE_CASINO_URL ??= `sqlite:${join(dir, 'warehouse.sqlite')}`;
     const io = quietIo();
+    const logLevel = process.env.LOG_LEVEL;
+    process.env.LOG_LEVEL = 'error';
     for (const [partner, variant, entity, file] of [
       ['lucky-casino', 'igaming', 'customers', 'samples/igaming/customers.ndjson'],
       ['lucky-casino', 'igaming', 'transactions', 'samples/igaming/transactions.ndjson'],
@@ -63,6 +66,8 @@ describe('web console', function () {
     ] as const) {
       await importCommand(globals, { partner, variant, entity, file: join(root, file) }, io);
     }
+    if (logLevel === undefined) delete process.env.LOG_LEVEL;
+    else process.env.LOG_LEVEL = logLevel;
     store = await openStore({ url: storeUrl });
     await addUser(store, 'olga', 'operator', PASSWORD, TEST_KDF);
     await addUser(store, 'max', 'manager', PASSWORD, TEST_KDF);
@@ -103,6 +108,31 @@ describe('web console', function () {
     const page = await (await fetch(`${url}${path}`, { headers: { cookie: cookie.split(';')[0]! } })).text();
     return /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
   }
+
+  describe('users add', () => {
+    const lines: string[] = [];
+    const io = (): Io => ({ ...quietIo(), out: (t) => lines.push(t) });
+    const globalsOf = () => ({ config: join(root, 'config'), store: `sqlite:${join(dir, 'store.sqlite')}` });
+
+    it('stores a salted scrypt hash of the password from PARTNER_SYNC_USER_PASSWORD; the user signs in with it', async () => {
+      assert.equal(await usersAddCommand(globalsOf(), { name: 'ines', role: 'manager' }, io(), { PARTNER_SYNC_USER_PASSWORD: 'ines-long-password' }), 0);
+      const row = (await store.knex('console_users').where('name', 'ines').first()) as Record<string, string>;
+      assert.equal(row.role, 'manager');
+      assert.equal(JSON.parse(row.kdf!).alg, 'scrypt');
+      assert.ok(!JSON.stringify(row).includes('ines-long-password'), 'only the hash is stored');
+      assert.deepEqual(await checkPassword(store, 'ines', 'ines-long-password'), { name: 'ines', role: 'manager' });
+      assert.equal(await checkPassword(store, 'ines', 'ines-long-passworD'), undefined);
+    });
+
+    it('generates and prints the password once without a terminal or variable; refuses a bad role (exit 2) and a taken name', async () => {
+      lines.length = 0;
+      assert.equal(await usersAddCommand(globalsOf(), { name: 'omar', role: 'operator' }, io(), {}), 0);
+      const password = /password: (\S+)/.exec(lines.join('\n'))![1]!;
+      assert.deepEqual(await checkPassword(store, 'omar', password), { name: 'omar', role: 'operator' });
+      await assert.rejects(usersAddCommand(globalsOf(), { name: 'x', role: 'admin' }, io(), {}), (e: CliError) => e.exitCode === 2 && /--role must be one of operator, manager, got "admin"/.test(e.message));
+      await assert.rejects(usersAddCommand(globalsOf(), { name: 'omar', role: 'operator' }, io(), {}), (e: CliError) => e.exitCode === 2 && e.message === 'user omar already exists');
+    });
+  });
 
   describe('access (HTTP)', () => {
     it('sets an HttpOnly, SameSite=Strict session cookie on /console, refuses a wrong password', async () => {
@@ -236,6 +266,7 @@ describe('web console', function () {
       await visit(page, page.url().slice(url.length), 'fraud-flag-confirmed');
       const after = await page.locator('main').innerText();
       assert.match(after, /Flag #\d+ confirmed/);
+      assert.doesNotMatch(after, /miastone@gmail\.com/, 'the evidence\'s e-mail is masked');
       assert.match(after, /No commission is held for this flag \(confirmed: its holds were voided\)/);
       assert.equal(((await store.knex('fraud_flags').where('id', flag.id).first('decided_by')) as { decided_by: string }).decided_by, 'console:max');
       await visit(page, '/console/activity', 'activity-manager');
