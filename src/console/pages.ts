@@ -62,7 +62,12 @@ export async function partnersPage(store: Store, definitions: readonly PartnerDe
       r.rejects_open > 0 ? html`<a href="/console/rejects?${q({ partner: r.partner })}">${r.rejects_open}</a>` : '0', r.waiting,
       (r.last_run as { error?: string | null } | null)?.error ?? '']), 'Streams and their freshness')}
   ${canRun ? html`<h2>Run now</h2><p class="muted">One incremental sync of every stream of the partner, the same job as <code>partner-sync run</code>.</p>
-  ${partners.filter((p) => defined.has(p)).map((p) => html`<form class="inline" method="post" action="/console/partners/run">${csrfField(session)}<input type="hidden" name="partner" value="${p}"><button type="submit">Run ${p} now</button></form> `)}` : ''}`;
+  ${partners.filter((p) => defined.has(p)).map((p) => html`<form class="inline" method="post" action="/console/partners/run">${csrfField(session)}<input type="hidden" name="partner" value="${p}"><button type="submit">Run ${p} now</button></form> `)}
+  <h2>Backfill</h2><p class="muted">Closed days of every stream, the same job as <code>partner-sync backfill</code>; its runs show on the Runs page.</p>
+  <form class="filters" method="post" action="/console/partners/backfill">${csrfField(session)}
+    <div><label for="bf-partner">Partner</label><select id="bf-partner" name="partner">${partners.filter((p) => defined.has(p)).map((p) => html`<option>${p}</option>`)}</select></div>
+    <div><label for="bf-from">From</label><input id="bf-from" name="from" type="date" required></div>
+    <div><label for="bf-to">To</label><input id="bf-to" name="to" type="date" required></div><button type="submit">Backfill</button></form>` : ''}`;
 }
 
 export async function runsPage(store: Store, filter: { partner?: string; stream?: string; status?: string }): Promise<Html> {

@@ -19,6 +19,7 @@ import { loadConfig } from '../../src/cli/definitions.js';
 import type { CliError, Io } from '../../src/cli/io.js';
 import { usersAddCommand } from '../../src/cli/commands/users.js';
 import { cliLoader } from '../../src/cli/loader.js';
+import type { Loader } from '../../src/pipeline/load.js';
 import { addUser, checkPassword } from '../../src/console/users.js';
 import { silentLogger } from '../../src/log.js';
 import { packageRoot } from '../../src/paths.js';
@@ -39,6 +40,7 @@ describe('web console', function () {
   let app: FastifyInstance;
   let url: string;
   let browser: Browser | undefined;
+  let loaderOf: () => Loader;
   let shots: string;
   const timings: Record<string, number[]> = {};
 
@@ -79,6 +81,7 @@ describe('web console', function () {
     }]));
     const config = await loadConfig(globals);
     const loader = await cliLoader(globals, io, store, silentLogger());
+    loaderOf = () => loader;
     app = await buildApi({ store, loader, logger: silentLogger(), config: { dir: globals.config, definitions: config.definitions, redact: config.redact } }, { env: { PARTNER_SYNC_JWT_SECRET: 'x'.repeat(40) } });
     await app.listen({ host: '127.0.0.1', port: 0 });
     url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -145,6 +148,25 @@ describe('web console', function () {
       const anonymous = await fetch(`${url}/console/partners`, { redirect: 'manual' });
       assert.equal(anonymous.status, 303);
       assert.equal(anonymous.headers.get('location'), '/console/login?next=%2Fconsole%2Fpartners');
+    });
+
+    it('marks the cookie Secure when the console is reached over HTTPS (behind a TLS proxy)', async () => {
+      const proxied = await buildApi({ store, loader: loaderOf(), logger: silentLogger() }, { trustProxy: true, env: { PARTNER_SYNC_JWT_SECRET: 'x'.repeat(40) } });
+      try {
+        const res = await proxied.inject({ method: 'POST', url: '/console/login', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' }, payload: `name=olga&password=${encodeURIComponent(PASSWORD)}` });
+        assert.equal(res.statusCode, 303);
+        assert.match(String(res.headers['set-cookie']), /; HttpOnly; SameSite=Strict; Expires=[^;]+; Secure$/);
+      } finally {
+        await proxied.close();
+      }
+    });
+
+    it('refuses a backfill whose dates are reversed (400), naming them', async () => {
+      const cookie = (await signIn('olga')).split(';')[0]!;
+      const csrf = await csrfOf(cookie, '/console/partners');
+      const res = await fetch(`${url}/console/partners/backfill`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ partner: 'sandbox-casino', from: '2026-11-05', to: '2026-11-01', _csrf: csrf }) });
+      assert.equal(res.status, 400);
+      assert.match(await res.text(), /From 2026-11-05 is after to 2026-11-01\./);
     });
 
     it('refuses an action without the CSRF token or with another one (403), and records nothing', async () => {
