@@ -17,6 +17,7 @@ import { waitingSummary } from '../src/store/waiting.js';
 import { formatTable } from '../src/cli/table.js';
 import { packageRoot } from '../src/paths.js';
 import { startSandbox } from '../src/sandbox/server.js';
+import { addUser, generatePassword } from '../src/console/users.js';
 
 const root = packageRoot();
 const storeFile = join('data', 'demo.sqlite');
@@ -124,4 +125,17 @@ if (flagId) {
   await cli('commissions', '--partner', 'sandbox-casino', '--affiliate', 'AFF-FD-1');
   console.log(`\nAn affiliate manager decides: partner-sync fraud confirm ${flagId} --reason "..." voids both CPAs,`);
   console.log(`partner-sync fraud dismiss ${flagId} --reason "..." books them.`);
+}
+
+// The web console on the same store: a demo manager (sees money, decides fraud flags) with a password made now.
+const consoleStore = await openStore({ url: storeUrl, cwd: root });
+try {
+  const password = generatePassword();
+  if (!(await consoleStore.knex('console_users').where('name', 'demo-manager').first('name'))) await addUser(consoleStore, 'demo-manager', 'manager', password);
+  console.log('\nThe web console shows all of this (freshness, rejects, commissions, the fraud queue):');
+  console.log(`  partner-sync --store ${storeUrl} serve`);
+  console.log('  then open http://127.0.0.1:8080/ and sign in as demo-manager with the password ' + password);
+  console.log('  (more users: partner-sync users add <name> --role operator|manager)');
+} finally {
+  await consoleStore.close();
 }
