@@ -5,6 +5,7 @@
  * Screenshots of every page are written to a temp folder (printed).
  */
 import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -52,7 +53,11 @@ describe('web console', function () {
     const globals = { config: join(root, 'config'), store: storeUrl };
     // The example definitions read their secrets from the environment (the sandbox's demo credential, stand-in databases).
     process.env.SANDBOX_CLIENT_SECRET ??= 'sandbox-secret';
-    process.env.REPLICA_PROP_URL ??= `sqlite:${join(dir, 'replica.sqlite')}`;
+    // The prop firm's replica, a SQLite stand-in seeded from samples/ (as the demo does): "run now" pulls from it.
+    const replica = new Database(join(dir, 'replica.sqlite'));
+    replica.exec(readFileSync(join(root, 'samples', 'replica', 'prop-replica.sql'), 'utf8'));
+    replica.close();
+    process.env.REPLICA_PROP_URL = `sqlite:${join(dir, 'replica.sqlite')}`;
     process.env.WAREHOUSE_CASINO_URL ??= `sqlite:${join(dir, 'warehouse.sqlite')}`;
     const io = quietIo();
     const logLevel = process.env.LOG_LEVEL;
@@ -159,6 +164,19 @@ describe('web console', function () {
       } finally {
         await proxied.close();
       }
+    });
+
+    it('runs a partner now through the run job: its runs are in the store and the action in the audit log', async () => {
+      const cookie = (await signIn('olga')).split(';')[0]!;
+      const csrf = await csrfOf(cookie, '/console/partners');
+      const res = await fetch(`${url}/console/partners/run`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ partner: 'replica-prop', _csrf: csrf }) });
+      assert.equal(res.status, 303);
+      assert.match(decodeURIComponent(res.headers.get('location')!), /^\/console\/partners\?notice=Ran replica-prop: customers succeeded: [1-9]\d* loaded/);
+      const runs = (await store.knex('runs').where({ partner_id: 'replica-prop', kind: 'run' }).select('stream', 'status')) as { stream: string; status: string }[];
+      assert.deepEqual(runs.map((r) => r.stream).sort(), ['activity', 'customers', 'transactions']);
+      const entry = (await store.knex('console_audit').where('action', 'run now').first()) as Record<string, string>;
+      assert.equal(entry.user_name, 'olga');
+      assert.equal(entry.target, 'replica-prop');
     });
 
     it('refuses a backfill whose dates are reversed (400), naming them', async () => {
