@@ -19,6 +19,8 @@ import { packageRoot } from '../src/paths.js';
 import { startSandbox } from '../src/sandbox/server.js';
 import { demoPush } from './demo-push.js';
 
+import { addUser, generatePassword } from '../src/console/users.js';
+
 const root = packageRoot();
 const storeFile = join('data', 'demo.sqlite');
 const storeUrl = `sqlite:${storeFile}`;
@@ -129,3 +131,18 @@ if (flagId) {
 
 await demoPush(root, storeUrl);
 await cli('status', '--partner', 'pushy-casino');
+
+// The web console on the same store: a demo manager (sees money, decides fraud flags) with a password made now.
+const consoleStore = await openStore({ url: storeUrl, cwd: root });
+try {
+  const exists = Boolean(await consoleStore.knex('console_users').where('name', 'demo-manager').first('name'));
+  const password = exists ? undefined : generatePassword();
+  if (password !== undefined) await addUser(consoleStore, 'demo-manager', 'manager', password);
+  console.log('\nThe web console shows all of this (freshness, rejects, commissions, the fraud queue):');
+  console.log(`  partner-sync --store ${storeUrl} serve`);
+  console.log('  then open http://127.0.0.1:8080/ and sign in as demo-manager with the password '
+    + (password ?? 'printed by the first demo run on this store (rm -rf data for a new one)'));
+  console.log('  (more users: partner-sync users add <name> --role operator|manager)');
+} finally {
+  await consoleStore.close();
+}

@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # Makes sure the PostgreSQL and MariaDB servers the integration tests use are up, starting them
 # when they are down (as root on a machine that has them installed), then waits until they answer.
+# Also installs Debian's chromium when missing (as root): the web console's browser tests drive it
+# (test/console/console.test.ts skips them, saying so, when it is still absent).
 set -u
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing chromium (the web console's browser tests)"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) || echo "could not install chromium: the browser tests will be skipped" >&2
+fi
 pg_up() { pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; }
 maria_up() { mysqladmin --protocol=tcp -h 127.0.0.1 -P 3306 -u root ping >/dev/null 2>&1 || mariadb-admin --protocol=tcp -h 127.0.0.1 -P 3306 -u root ping >/dev/null 2>&1; }
 

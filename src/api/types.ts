@@ -3,7 +3,8 @@
  * calling, and what every route module gets.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Logger } from '../log.js';
+import type { PartnerDefinition } from '../config/definition.js';
+import type { Logger, Redact } from '../log.js';
 import type { Loader } from '../pipeline/load.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
@@ -35,6 +36,8 @@ export interface ApiDeps {
   /** The one Loader of the process (src/pipeline/load.ts with jobs/load-hooks.ts). */
   loader: Loader;
   logger: Logger;
+  /** The connector definitions and settings folder of the process (the web console's runs and replays). */
+  config?: { dir: string; definitions: readonly PartnerDefinition[]; redact: Redact };
 }
 
 /** A module of routes: registers them on the app. */

@@ -19,6 +19,7 @@ import { runCommand } from './commands/run.js';
 import { sandboxCommand } from './commands/sandbox.js';
 import { serveCommand } from './commands/serve.js';
 import { statusCommand } from './commands/status.js';
+import { usersAddCommand } from './commands/users.js';
 import { validateCommand } from './commands/validate.js';
 import { workerCommand } from './commands/worker.js';
 import { registerOnboardingCommands } from './commands/onboarding.js';
@@ -245,6 +246,16 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--trust-proxy', 'behind a TLS-terminating proxy: allow plain HTTP on any address, trust X-Forwarded-*')
     .action((opts: { host?: string; port?: number; tlsCert?: string; tlsKey?: string; trustProxy?: boolean }, cmd: Command) =>
       run(serveCommand(globals(cmd), opts, io)));
+
+  program
+    .command('users')
+    .description('web console users')
+    .command('add')
+    .description('a console user; password from PARTNER_SYNC_USER_PASSWORD, asked on a terminal, or generated and printed once')
+    .argument('<name>', 'user name')
+    .addOption(new Option('--role <role>', 'operator (runs, backfills, replays) or manager (money, fraud decisions)').choices(['operator', 'manager']).makeOptionMandatory())
+    .addOption(json())
+    .action((name: string, opts: { role: string }, cmd: Command) => run(usersAddCommand(globals(cmd), { name, role: opts.role }, io)));
 
   const clients = program
     .command('clients')

@@ -4,6 +4,7 @@
  * content-type parsers, hooks or error handler registers a child plugin inside. One line each.
  */
 import type { RouteModule } from '../types.js';
+import { consoleRoutes } from './console.js';
 import { docsRoutes } from './docs.js';
 import { metricsRoutes } from './metrics.js';
 import { recordRoutes } from './records.js';
@@ -14,4 +15,5 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   docsRoutes,
   recordRoutes,
   reportRoutes,
+  consoleRoutes,
 ];

@@ -7,6 +7,8 @@ import { checklistStatus } from '../../onboarding/checklist.js';
 import { streamSnapshots, type StreamSnapshot } from '../../store/status.js';
 import { fromStoreTimestamp } from '../../store/values.js';
 import { ENTITIES, type Entity } from '../../types.js';
+import type { PartnerDefinition } from '../../config/definition.js';
+import type { Store } from '../../store/store.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { formatDefinitionError, loadConfig, type LoadedConfig } from '../definitions.js';
 import { isBreach } from '../../worker/freshness-monitor.js';
@@ -30,49 +32,7 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
   const noDefinitionsFolder = dropMissingFolder(config);
   return withStore(globals, async (store) => {
     const now = store.clock();
-    const snapshots = await streamSnapshots(store.knex);
-    // Every configured stream shows, loaded or not; streams known only to the store (imports) too.
-    for (const def of config.definitions) {
-      for (const entity of ENTITIES) {
-        if (def.streams[entity] && !snapshots.has(`${def.partner}/${entity}`)) {
-          snapshots.set(`${def.partner}/${entity}`, { partner: def.partner, stream: entity, openRejects: 0, waiting: 0 });
-        }
-      }
-    }
-    // Streams fed by pushes (the HTTP API), including partners that only push (no definition).
-    const pushed = await pushStreams(store.knex);
-    for (const p of pushed.values()) {
-      if (!snapshots.has(`${p.partner}/${p.entity}`)) snapshots.set(`${p.partner}/${p.entity}`, { partner: p.partner, stream: p.entity, openRejects: 0, waiting: 0 });
-    }
-    const modes = new Map<string, 'cursor' | 'daily'>(config.definitions.flatMap((d) => ENTITIES.flatMap((e) => {
-      const stream = d.streams[e];
-      return stream ? [[`${d.partner}/${e}`, stream.incremental.mode] as [string, 'cursor' | 'daily']] : [];
-    })));
-    const configured = new Set(modes.keys());
-    const rows = [...snapshots.values()]
-      .filter((s) => !args.partner || s.partner === args.partner)
-      .sort((a, b) => a.partner.localeCompare(b.partner) || ENTITIES.indexOf(a.stream as Entity) - ENTITIES.indexOf(b.stream as Entity))
-      .map((s: StreamSnapshot) => {
-        const key = `${s.partner}/${s.stream}`;
-        const push = pushed.get(key);
-        const fed = streamFreshness(s.stream as Entity, { ...s.state, ...(push ? { pushed: { last_received_at: push.lastReceivedAt, ...(push.lastDay ? { last_day: push.lastDay } : {}) } } : {}) }, now, configured.has(key), modes.get(key));
-        return {
-        partner: s.partner,
-        stream: s.stream,
-        /** pull (a connector definition), push (the HTTP API), both, or null (imports only). */
-        fed_by: fed?.fedBy ?? null,
-        /** When a push last delivered records of this stream, and how many pushes delivered in all. */
-        last_pushed_at: push?.lastReceivedAt ?? null,
-        pushed_records: push?.records ?? 0,
-        last_run: s.lastRun ? { ...s.lastRun, started_at: fromStoreTimestamp(s.lastRun.started_at), finished_at: fromStoreTimestamp(s.lastRun.finished_at) } : null,
-        watermark: s.state?.watermark ?? s.state?.last_day ?? null,
-        max_cursor: s.state?.max_cursor ?? null,
-        // Freshness targets apply to pulled and pushed streams; a partner known only from imports has none.
-        freshness: fed?.freshness ?? null,
-        rejects_open: s.openRejects,
-        waiting: s.waiting,
-      };
-      });
+    const rows = await statusRows(store, config.definitions, args.partner);
     const commissions = await commissionStatus(store.knex, args.partner);
     const breaches = rows.filter((r) => r.freshness !== null && isBreach(r.freshness));
     const brokenDefinitions = config.errors.filter((e) => !args.partner || e.file.replace(/^.*[\\/]/, '').replace(/\.ya?ml$/i, '') === args.partner);
@@ -133,6 +93,60 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
     }
     return exitCode;
   });
+}
+
+export type StatusRow = Awaited<ReturnType<typeof statusRows>>[number];
+
+/**
+ * Per partner and stream: last run, watermark, freshness against its target (ok/late/breach),
+ * open rejects, waiting; the rows of `status` and of the web console's Partners page.
+ */
+export async function statusRows(store: Store, definitions: readonly PartnerDefinition[], partner?: string) {
+  const now = store.clock();
+  const snapshots = await streamSnapshots(store.knex);
+  // Every configured stream shows, loaded or not; streams known only to the store (imports) too.
+  for (const def of definitions) {
+    for (const entity of ENTITIES) {
+      if (def.streams[entity] && !snapshots.has(`${def.partner}/${entity}`)) {
+        snapshots.set(`${def.partner}/${entity}`, { partner: def.partner, stream: entity, openRejects: 0, waiting: 0 });
+      }
+    }
+  }
+  // Streams fed by pushes (the HTTP API), including partners that only push (no definition).
+  const pushed = await pushStreams(store.knex);
+  for (const p of pushed.values()) {
+    if (!snapshots.has(`${p.partner}/${p.entity}`)) snapshots.set(`${p.partner}/${p.entity}`, { partner: p.partner, stream: p.entity, openRejects: 0, waiting: 0 });
+  }
+  const modes = new Map<string, 'cursor' | 'daily'>(definitions.flatMap((d) => ENTITIES.flatMap((e) => {
+    const stream = d.streams[e];
+    return stream ? [[`${d.partner}/${e}`, stream.incremental.mode] as [string, 'cursor' | 'daily']] : [];
+  })));
+  const configured = new Set(modes.keys());
+  const rows = [...snapshots.values()]
+    .filter((s) => !partner || s.partner === partner)
+    .sort((a, b) => a.partner.localeCompare(b.partner) || ENTITIES.indexOf(a.stream as Entity) - ENTITIES.indexOf(b.stream as Entity))
+    .map((s: StreamSnapshot) => {
+      const key = `${s.partner}/${s.stream}`;
+      const push = pushed.get(key);
+      const fed = streamFreshness(s.stream as Entity, { ...s.state, ...(push ? { pushed: { last_received_at: push.lastReceivedAt, ...(push.lastDay ? { last_day: push.lastDay } : {}) } } : {}) }, now, configured.has(key), modes.get(key));
+      return {
+      partner: s.partner,
+      stream: s.stream,
+      /** pull (a connector definition), push (the HTTP API), both, or null (imports only). */
+      fed_by: fed?.fedBy ?? null,
+      /** When a push last delivered records of this stream, and how many pushes delivered in all. */
+      last_pushed_at: push?.lastReceivedAt ?? null,
+      pushed_records: push?.records ?? 0,
+      last_run: s.lastRun ? { ...s.lastRun, started_at: fromStoreTimestamp(s.lastRun.started_at), finished_at: fromStoreTimestamp(s.lastRun.finished_at) } : null,
+      watermark: s.state?.watermark ?? s.state?.last_day ?? null,
+      max_cursor: s.state?.max_cursor ?? null,
+      // Freshness targets apply to pulled and pushed streams; a partner known only from imports has none.
+      freshness: fed?.freshness ?? null,
+      rejects_open: s.openRejects,
+      waiting: s.waiting,
+    };
+    });
+  return rows;
 }
 
 interface CommissionStatus {

@@ -11,6 +11,7 @@ import { phaseHistory } from './008-phase-history.js';
 import { fraud } from './009-fraud.js';
 import { reviewHolds } from './010-review-holds.js';
 import { onboarding } from './011-onboarding.js';
+import { consoleTables } from './012-console.js';
 
 export interface StoreMigration {
   name: string;
@@ -18,4 +19,4 @@ export interface StoreMigration {
 }
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables];

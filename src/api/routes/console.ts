@@ -1,0 +1,313 @@
+/**
+ * The web console (src/console/): server-rendered pages under /console/ on the API's port.
+ * - Sign in with a console user (partner-sync users add); the session cookie `ps_console` is
+ *   HttpOnly, SameSite=Strict, Path=/console, and Secure when the request came over HTTPS.
+ * - Every POST carries the session's CSRF token (`_csrf` field): without it or with another, 403.
+ * - Roles: operators run partners and replay or discard rejects; managers see commissions and
+ *   reports and decide fraud flags. A page or action of the other role answers 403.
+ * - Every action is written to the audit log (who, when, what) shown on the Activity page.
+ * Actions call the jobs the CLI calls: jobs/run-partner.ts, jobs/replay-rejects.ts,
+ * discardRejects, decideFlag (then evaluatePartner of jobs/commission.ts, so its holds are released
+ * or voided at once).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { evaluatePartner } from '../../../jobs/commission.js';
+import { replayRejects } from '../../../jobs/replay-rejects.js';
+import { runPartner } from '../../../jobs/run-partner.js';
+import { withExclusiveStreams } from '../../cli/commands/run.js';
+import { loadPlans } from '../../commission/load-plans.js';
+import type { Plan } from '../../commission/plans.js';
+import { CSS, html, Html, layout } from '../../console/html.js';
+import {
+  activityPage, commissionsPage, fraudFlagPage, fraudPage, ledgerLinesPage, onboardingPage, partnersPage, rejectsPage, reportsPage, runsPage, sourceRecordPage,
+} from '../../console/pages.js';
+import { audit, checkPassword, endSession, findSession, startSession, type Role, type Session } from '../../console/users.js';
+import { decideFlag, DecisionError } from '../../fraud/flags.js';
+import { packageRoot } from '../../paths.js';
+import { discardRejects } from '../../store/reject-lifecycle.js';
+import type { ApiDeps, RouteModule } from '../types.js';
+
+export const SESSION_COOKIE = 'ps_console';
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+function cookieOf(request: FastifyRequest, name: string): string | undefined {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+  }
+  return undefined;
+}
+
+type Form = Record<string, string | undefined>;
+type Query = Record<string, string | undefined>;
+
+const CHART_JS = join(packageRoot(), 'node_modules', 'chart.js', 'dist', 'chart.umd.js');
+
+async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void> {
+  const { store } = deps;
+  const definitions = deps.config?.definitions ?? [];
+  let plans: Plan[] | undefined;
+  const commissionPlans = async (): Promise<Plan[]> => {
+    if (plans) return plans;
+    const file = deps.config ? join(deps.config.dir, 'commissions.yaml') : undefined;
+    plans = file && existsSync(file) ? (await loadPlans(file)).plans : [];
+    return plans;
+  };
+
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+
+  const send = (reply: FastifyReply, page: string, status = 200) =>
+    reply.code(status).header('cache-control', 'no-store').header('server-timing', `app;dur=${reply.elapsedTime.toFixed(1)}`).header('x-frame-options', 'DENY')
+      .header('content-security-policy', "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'")
+      .type('text/html; charset=utf-8').send(page);
+
+  const sessionOf = async (request: FastifyRequest): Promise<Session | undefined> => {
+    const id = cookieOf(request, SESSION_COOKIE);
+    return id ? findSession(store, id) : undefined;
+  };
+
+  /** The signed-in session, or a redirect to the login page (GET) / 401 (POST). */
+  const signedIn = async (request: FastifyRequest, reply: FastifyReply, role?: Role): Promise<Session | undefined> => {
+    const session = await sessionOf(request);
+    if (!session) {
+      if (request.method === 'GET') void reply.redirect(`/console/login?next=${encodeURIComponent(request.url)}`, 303);
+      else void send(reply, layout('Sign in needed', undefined, html`<p class="error">Your session has ended. <a href="/console/login">Sign in</a> again.</p>`), 401);
+      return undefined;
+    }
+    if (request.method === 'POST') {
+      const token = (request.body as Form | undefined)?._csrf;
+      if (token !== session.csrf) {
+        void send(reply, layout('Refused', session, html`<p class="error">This form is stale or did not come from the console (CSRF token missing or wrong). Reload the page and try again.</p>`), 403);
+        return undefined;
+      }
+    }
+    if (role && session.user.role !== role) {
+      void send(reply, layout('Not allowed', session, html`<p class="error">This needs the ${role} role; you are signed in as ${session.user.role}.</p>`), 403);
+      return undefined;
+    }
+    return session;
+  };
+
+  const after = (reply: FastifyReply, path: string, notice: string) => reply.redirect(`${path}${path.includes('?') ? '&' : '?'}notice=${encodeURIComponent(notice)}`, 303);
+  const notice = (request: FastifyRequest) => (request.query as Query).notice;
+
+  app.get('/console/assets/console.css', async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'max-age=3600').send(CSS));
+  app.get('/console/assets/chart.umd.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'max-age=86400').send(readFileSync(CHART_JS)));
+  app.get('/console/assets/reports.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(REPORTS_JS));
+
+  app.get('/', async (_request, reply) => reply.redirect('/console/partners', 303));
+  app.get('/console', async (_request, reply) => reply.redirect('/console/partners', 303));
+
+  app.get('/console/login', async (request, reply) => {
+    const next = (request.query as Query).next ?? '/console/partners';
+    return send(reply, layout('Sign in', undefined, html`<form class="login" method="post" action="/console/login">
+      <input type="hidden" name="next" value="${next}">
+      <label for="name">User name</label><input id="name" name="name" autocomplete="username" required>
+      <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password" required>
+      <p><button type="submit" class="primary">Sign in</button></p></form>`, { notice: notice(request) }));
+  });
+
+  app.post('/console/login', async (request, reply) => {
+    const form = (request.body ?? {}) as Form;
+    const user = await checkPassword(store, form.name ?? '', form.password ?? '');
+    if (!user) {
+      return send(reply, layout('Sign in', undefined, html`<p class="error" role="alert">Wrong user name or password.</p><form class="login" method="post" action="/console/login">
+        <label for="name">User name</label><input id="name" name="name" value="${form.name ?? ''}" required>
+        <label for="password">Password</label><input id="password" name="password" type="password" required>
+        <p><button type="submit" class="primary">Sign in</button></p></form>`), 401);
+    }
+    const session = await startSession(store, user);
+    await audit(store, user.name, 'sign in', user.role, '');
+    const secure = request.protocol === 'https' ? '; Secure' : '';
+    reply.header('set-cookie', `${SESSION_COOKIE}=${session.id}; Path=/console; HttpOnly; SameSite=Strict; Expires=${session.expires.toUTCString()}${secure}`);
+    const next = form.next && form.next.startsWith('/console/') && !form.next.startsWith('/console//') ? form.next : '/console/partners';
+    return reply.redirect(next, 303);
+  });
+
+  app.post('/console/logout', async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    await endSession(store, cookieOf(request, SESSION_COOKIE) ?? '');
+    await audit(store, session.user.name, 'sign out', session.user.role, '');
+    reply.header('set-cookie', `${SESSION_COOKIE}=; Path=/console; HttpOnly; SameSite=Strict; Max-Age=0`);
+    return reply.redirect('/console/login', 303);
+  });
+
+  app.get('/console/partners', async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    return send(reply, layout('Partners', session, await partnersPage(store, definitions, session), { current: '/console/partners', notice: notice(request) }));
+  });
+
+  app.post('/console/partners/run', async (request, reply) => {
+    const session = await signedIn(request, reply, 'operator');
+    if (!session) return reply;
+    const partner = (request.body as Form).partner ?? '';
+    const def = definitions.find((d) => d.partner === partner);
+    if (!def) return send(reply, layout('Run', session, html`<p class="error">No valid connector definition for partner ${partner}.</p>`), 400);
+    const results = await withExclusiveStreams(store, deps.logger, (exclusive) => runPartner(
+      { loader: deps.loader, clock: store.clock, logger: deps.logger, redact: deps.config?.redact ?? ((t: string) => t), exclusive },
+      def, { kind: 'run', scheduledFor: store.clock(), allowShrink: false },
+    ));
+    const summary = results.map((r) => `${r.stream} ${r.status}: ${r.counts.loaded} loaded, ${r.counts.rejected} rejected${r.error ? ` (${r.error})` : ''}`).join('; ');
+    await audit(store, session.user.name, 'run now', partner, summary);
+    return after(reply, '/console/partners', `Ran ${partner}: ${summary}`);
+  });
+
+  app.post('/console/partners/backfill', async (request, reply) => {
+    const session = await signedIn(request, reply, 'operator');
+    if (!session) return reply;
+    const form = request.body as Form;
+    const partner = form.partner ?? '';
+    const [from, to] = [form.from ?? '', form.to ?? ''];
+    const def = definitions.find((d) => d.partner === partner);
+    const problem = !def ? `No valid connector definition for partner ${partner}.`
+      : !DAY.test(from) || !DAY.test(to) ? 'From and to are dates, YYYY-MM-DD.'
+        : from > to ? `From ${from} is after to ${to}.` : undefined;
+    if (problem || !def) return send(reply, layout('Backfill', session, html`<p class="error">${problem}</p>`), 400);
+    // Closed days through the same code as `partner-sync backfill`; the Runs page shows it while it runs.
+    const results = await withExclusiveStreams(store, deps.logger, (exclusive) => runPartner(
+      { loader: deps.loader, clock: store.clock, logger: deps.logger, redact: deps.config?.redact ?? ((t: string) => t), exclusive },
+      def, { kind: 'backfill', from, to, allowShrink: false },
+    ));
+    const summary = results.map((r) => `${r.stream} ${r.status}: ${r.counts.loaded} loaded, ${r.counts.rejected} rejected${r.error ? ` (${r.error})` : ''}`).join('; ');
+    await audit(store, session.user.name, 'backfill', `${partner} ${from}..${to}`, summary);
+    return after(reply, '/console/partners', `Backfilled ${partner} ${from}..${to}: ${summary}`);
+  });
+
+  app.get('/console/runs', async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    const qy = request.query as Query;
+    return send(reply, layout('Runs', session, await runsPage(store, { partner: qy.partner, stream: qy.stream, status: qy.status }), { current: '/console/runs' }));
+  });
+
+  app.get('/console/rejects', async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    return send(reply, layout('Rejects', session, await rejectsPage(store, session, { partner: (request.query as Query).partner }), { current: '/console/rejects', notice: notice(request) }));
+  });
+
+  app.post('/console/rejects/replay', async (request, reply) => {
+    const session = await signedIn(request, reply, 'operator');
+    if (!session) return reply;
+    const partner = (request.body as Form).partner ?? '';
+    const results = await replayRejects(deps.loader, partner, definitions.find((d) => d.partner === partner));
+    const summary = results.length === 0 ? 'no open rejects' : results.map((r) => `${r.entity}: ${r.replayed} replayed, ${r.counts.loaded} loaded, ${r.superseded} superseded, ${r.stillRejected} still rejected`).join('; ');
+    await audit(store, session.user.name, 'replay rejects', partner, summary);
+    return after(reply, '/console/rejects', `Replayed ${partner}: ${summary}`);
+  });
+
+  app.post('/console/rejects/discard', async (request, reply) => {
+    const session = await signedIn(request, reply, 'operator');
+    if (!session) return reply;
+    const form = request.body as Form;
+    const partner = form.partner ?? '';
+    const reason = (form.reason ?? '').trim();
+    if (reason === '') return send(reply, layout('Discard', session, html`<p class="error">A discard needs a reason (kept for audit).</p>`), 400);
+    const n = await discardRejects(store.knex, { partner, reason, by: `console:${session.user.name}`, now: store.now() });
+    await audit(store, session.user.name, 'discard rejects', partner, `${n} discarded: ${reason}`);
+    return after(reply, '/console/rejects', `Discarded ${n} open reject(s) of ${partner}`);
+  });
+
+  app.get('/console/commissions', async (request, reply) => {
+    const session = await signedIn(request, reply, 'manager');
+    if (!session) return reply;
+    const qy = request.query as Query;
+    return send(reply, layout('Commissions', session, await commissionsPage(store, await commissionPlans(), { affiliate: qy.affiliate, month: qy.month, partner: qy.partner }), { current: '/console/commissions' }));
+  });
+
+  app.get('/console/commissions/lines', async (request, reply) => {
+    const session = await signedIn(request, reply, 'manager');
+    if (!session) return reply;
+    const qy = request.query as Query;
+    return send(reply, layout('Ledger lines', session, await ledgerLinesPage(store, await commissionPlans(), { affiliate: qy.affiliate, month: qy.month, partner: qy.partner, plan: qy.plan }), { current: '/console/commissions' }));
+  });
+
+  app.get<{ Params: { kind: string } }>('/console/records/:kind', async (request, reply) => {
+    const session = await signedIn(request, reply, 'manager');
+    if (!session) return reply;
+    const qy = request.query as Query;
+    return send(reply, layout('Source record', session, await sourceRecordPage(store, request.params.kind, qy.partner ?? '', qy.id ?? ''), { current: '/console/commissions' }));
+  });
+
+  app.get('/console/reports', async (request, reply) => {
+    const session = await signedIn(request, reply, 'manager');
+    if (!session) return reply;
+    const qy = request.query as Query;
+    const { body, data } = await reportsPage(store, { from: qy.from, to: qy.to, partner: qy.partner });
+    // The data travels as inert JSON (not script): the page's own script reads and charts it.
+    const json = JSON.stringify(data).replace(/</g, '\\u003c');
+    return send(reply, layout('Reports', session, html`${body}<script type="application/json" id="report-data">${new Html(json)}</script>`, {
+      current: '/console/reports', scripts: html`<script src="/console/assets/chart.umd.js"></script><script src="/console/assets/reports.js"></script>`,
+    }));
+  });
+
+  app.get('/console/fraud', async (request, reply) => {
+    const session = await signedIn(request, reply, 'manager');
+    if (!session) return reply;
+    return send(reply, layout('Fraud queue', session, await fraudPage(store, (request.query as Query).status), { current: '/console/fraud', notice: notice(request) }));
+  });
+
+  app.get<{ Params: { id: string } }>('/console/fraud/:id', async (request, reply) => {
+    const session = await signedIn(request, reply, 'manager');
+    if (!session) return reply;
+    const page = await fraudFlagPage(store, session, Number(request.params.id));
+    if (!page) return send(reply, layout('Fraud flag', session, html`<p class="error">No fraud flag ${request.params.id}.</p>`), 404);
+    return send(reply, layout(`Fraud flag #${request.params.id}`, session, page, { current: '/console/fraud', notice: notice(request) }));
+  });
+
+  app.post<{ Params: { id: string } }>('/console/fraud/:id/decide', async (request, reply) => {
+    const session = await signedIn(request, reply, 'manager');
+    if (!session) return reply;
+    const form = request.body as Form;
+    const id = Number(request.params.id);
+    const decision = form.decision === 'confirmed' || form.decision === 'dismissed' ? form.decision : undefined;
+    const reason = (form.reason ?? '').trim();
+    if (!decision || reason === '') return send(reply, layout('Fraud flag', session, html`<p class="error">Choose confirm or dismiss and give a reason.</p>`), 400);
+    try {
+      const flag = await decideFlag(store, id, decision, `console:${session.user.name}`, reason);
+      // The decision put the flag's customers in the commission job's pending scope: evaluated now (holds released or voided).
+      await evaluatePartner(store, await commissionPlans(), flag.partner_id, flag.variant, `console-fraud-${id}-${store.now()}`, deps.logger);
+      await audit(store, session.user.name, `fraud ${decision === 'confirmed' ? 'confirm' : 'dismiss'}`, `flag #${id}`, reason);
+      return after(reply, `/console/fraud/${id}`, `Flag #${id} ${flag.status}: ${flag.customers.length} customer(s) re-evaluated for commission`);
+    } catch (error) {
+      if (error instanceof DecisionError) return send(reply, layout('Fraud flag', session, html`<p class="error">${error.message}</p>`), 409);
+      throw error;
+    }
+  });
+
+  app.get('/console/onboarding', async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    return send(reply, layout('Onboarding', session, await onboardingPage(store), { current: '/console/onboarding' }));
+  });
+
+  app.get('/console/activity', async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    return send(reply, layout('Activity', session, await activityPage(store), { current: '/console/activity' }));
+  });
+}
+
+/** Draws the Reports page's charts from its inert JSON data (Chart.js, served from node_modules). */
+const REPORTS_JS = `(function () {
+  var el = document.getElementById('report-data'); if (!el || !window.Chart) return;
+  var d = JSON.parse(el.textContent);
+  new Chart(document.getElementById('series'), { type: 'line', data: { labels: d.days, datasets: [
+    { label: 'FTDs', data: d.ftd, yAxisID: 'count', borderColor: '#0a58ca' },
+    { label: 'GGR USD', data: d.ggr, yAxisID: 'usd', borderColor: '#1a7f37' },
+    { label: 'NGR USD', data: d.ngr, yAxisID: 'usd', borderColor: '#8a5a00' } ] },
+    options: { animation: false, maintainAspectRatio: false, scales: { count: { position: 'left', beginAtZero: true }, usd: { position: 'right' } } } });
+  new Chart(document.getElementById('funnel'), { type: 'bar', data: { labels: d.funnelLabels, datasets: [{ label: 'customers', data: d.funnel, backgroundColor: '#0a58ca' }] },
+    options: { animation: false, maintainAspectRatio: false, indexAxis: 'y' } });
+})();`;
+
+/** In an encapsulated child: the form parser applies to the console's routes only. */
+export const consoleRoutes: RouteModule = async (app, deps) => {
+  await app.register(async (child) => consoleModule(child, deps));
+};

@@ -1,0 +1,220 @@
+/**
+ * The pages of the web console. Each reads through the functions the CLI uses (status rows,
+ * rejects, the ledger report, fraud flags, reports, the onboarding checklist): no second query
+ * of its own for anything the CLI already answers.
+ */
+import { statusRows } from '../cli/commands/status.js';
+import type { Freshness } from '../freshness.js';
+import { isBreach } from '../worker/freshness-monitor.js';
+import { ledgerReport } from '../commission/report.js';
+import { listReviewHolds } from '../commission/review-holds.js';
+import type { PartnerDefinition } from '../config/definition.js';
+import { decisionsOf, getFlag, listFlags, type FlagStatus } from '../fraud/flags.js';
+import { checklistStatus } from '../onboarding/checklist.js';
+import { affiliateReport } from '../reports/affiliates.js';
+import { funnelReport } from '../reports/funnel.js';
+import { listRejects } from '../store/rejects.js';
+import type { Store } from '../store/store.js';
+import { fromStoreTimestamp } from '../store/values.js';
+import { csrfField, html, Html, table } from './html.js';
+import { listAudit, type Session } from './users.js';
+import type { Plan } from '../commission/plans.js';
+
+const when = (v: unknown): string => (fromStoreTimestamp(v) ?? '').slice(0, 19).replace('T', ' ');
+const num = (v: unknown): Html => html`<span class="num">${v}</span>`;
+const q = (params: Record<string, string | undefined>): string => {
+  const u = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') u.set(k, v);
+  return u.toString();
+};
+
+/** Personal fields of a sample record: shown as their first character and stars. */
+const PERSONAL = /e?mail|name|phone|birth|address|street|city|zip|postal|ip_?addr|^ip$|document|passport|iban|card|ssn|tax/i;
+export function maskPersonal(value: unknown, key = ''): unknown {
+  if (Array.isArray(value)) return value.map((v) => maskPersonal(v, key));
+  if (value && typeof value === 'object') {
+    // Evidence names what it matched as {key: 'email', value: ...}: the value is as personal as its key.
+    const named = typeof (value as { key?: unknown }).key === 'string' && PERSONAL.test((value as { key: string }).key) ? (value as { key: string }).key : undefined;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskPersonal(v, k === 'value' && named ? named : k)]));
+  }
+  if (PERSONAL.test(key) && value !== null && value !== undefined && value !== '') {
+    const text = String(value);
+    return `${text.slice(0, 1)}${'*'.repeat(Math.min(8, Math.max(3, text.length - 1)))}`;
+  }
+  return value;
+}
+
+/** The status command's freshness as one signal: breach when `status --check` fails for it (isBreach), late while due, else ok. */
+function stateBadge(f: Freshness | null | undefined): Html {
+  if (!f) return html`<span class="state state-none">no target</span>`;
+  const signal = isBreach(f) ? 'breach' : f.state === 'ok' ? 'ok' : 'late';
+  return html`<span class="state state-${signal}" title="${f.state}">${signal}</span>`;
+}
+
+export async function partnersPage(store: Store, definitions: readonly PartnerDefinition[], session: Session): Promise<Html> {
+  const rows = await statusRows(store, definitions);
+  const defined = new Set(definitions.map((d) => d.partner));
+  const partners = [...new Set(rows.map((r) => r.partner))];
+  const canRun = session.user.role === 'operator';
+  return html`${table(['Partner', 'Stream', 'Freshness', 'Detail', 'Last run', 'Result', 'Watermark', 'Open rejects', 'Waiting', 'Error'],
+    rows.map((r) => [r.partner, r.stream, stateBadge(r.freshness), r.freshness ? `${r.freshness.detail} (target: ${r.freshness.target})` : 'not pulled (no definition)',
+      r.last_run ? `${when(r.last_run.started_at)} ${r.last_run.kind}` : 'never', r.last_run?.status ?? '-', r.watermark ?? '-',
+      r.rejects_open > 0 ? html`<a href="/console/rejects?${q({ partner: r.partner })}">${r.rejects_open}</a>` : '0', r.waiting,
+      (r.last_run as { error?: string | null } | null)?.error ?? '']), 'Streams and their freshness')}
+  ${canRun ? html`<h2>Run now</h2><p class="muted">One incremental sync of every stream of the partner, the same job as <code>partner-sync run</code>.</p>
+  ${partners.filter((p) => defined.has(p)).map((p) => html`<form class="inline" method="post" action="/console/partners/run">${csrfField(session)}<input type="hidden" name="partner" value="${p}"><button type="submit">Run ${p} now</button></form> `)}
+  <h2>Backfill</h2><p class="muted">Closed days of every stream, the same job as <code>partner-sync backfill</code>; its runs show on the Runs page.</p>
+  <form class="filters" method="post" action="/console/partners/backfill">${csrfField(session)}
+    <div><label for="bf-partner">Partner</label><select id="bf-partner" name="partner">${partners.filter((p) => defined.has(p)).map((p) => html`<option>${p}</option>`)}</select></div>
+    <div><label for="bf-from">From</label><input id="bf-from" name="from" type="date" required></div>
+    <div><label for="bf-to">To</label><input id="bf-to" name="to" type="date" required></div><button type="submit">Backfill</button></form>` : ''}`;
+}
+
+export async function runsPage(store: Store, filter: { partner?: string; stream?: string; status?: string }): Promise<Html> {
+  const query = store.knex('runs').select('*').orderBy('started_at', 'desc').limit(200);
+  if (filter.partner) query.where('partner_id', filter.partner);
+  if (filter.stream) query.where('stream', filter.stream);
+  if (filter.status) query.where('status', filter.status);
+  const runs: Record<string, unknown>[] = await query;
+  const field = (name: string, label: string, value: string | undefined) => html`<div><label for="f-${name}">${label}</label><input id="f-${name}" name="${name}" value="${value ?? ''}" size="14"></div>`;
+  return html`<form class="filters" method="get" action="/console/runs">${field('partner', 'Partner', filter.partner)}${field('stream', 'Stream', filter.stream)}
+  <div><label for="f-status">Status</label><select id="f-status" name="status"><option value="">any</option>${['running', 'succeeded', 'failed', 'partial'].map((s) =>
+    html`<option${s === filter.status ? new Html(' selected') : ''}>${s}</option>`)}</select></div><button type="submit">Filter</button></form>
+  ${table(['Started', 'Partner', 'Stream', 'Kind', 'Status', 'Pulled', 'Loaded', 'Rejected', 'Waiting', 'Window', 'Duration ms', 'Error'],
+    runs.map((r) => [when(r.started_at), r.partner_id, r.stream, r.kind, r.status, num(r.pulled), num(r.loaded), num(r.rejected), num(r.waiting),
+      r.window_from || r.window_to ? `${String(r.window_from ?? '')} – ${String(r.window_to ?? '')}` : '', num(r.duration_ms), r.error ?? '']), `Runs (latest ${runs.length})`)}`;
+}
+
+export async function rejectsPage(store: Store, session: Session, filter: { partner?: string }): Promise<Html> {
+  const rejects = await listRejects(store.knex, { status: 'open', partner: filter.partner });
+  const groups = new Map<string, { partner: string; entity: string; field: string; rule: string; count: number; sample: unknown; message: string }>();
+  for (const r of rejects) {
+    for (const e of r.errors) {
+      const key = [r.partner_id, r.entity, e.field, e.rule].join('\u0000');
+      const g = groups.get(key);
+      if (g) g.count += 1;
+      else {
+        let payload: unknown;
+        try {
+          payload = JSON.parse(r.payload);
+        } catch {
+          payload = r.payload;
+        }
+        groups.set(key, { partner: r.partner_id, entity: r.entity, field: e.field, rule: e.rule, count: 1, sample: maskPersonal(payload), message: e.message });
+      }
+    }
+  }
+  const partners = [...new Set(rejects.map((r) => r.partner_id))].sort();
+  const canAct = session.user.role === 'operator';
+  return html`<p>${rejects.length} open reject(s)${filter.partner ? ` of ${filter.partner}` : ''}. Personal fields of the samples are masked.</p>
+  ${table(['Partner', 'Stream', 'Field', 'Rule', 'Count', 'Message', 'Sample record'],
+    [...groups.values()].sort((a, b) => b.count - a.count).map((g) => [g.partner, g.entity, g.field, g.rule, num(g.count), g.message, html`<pre tabindex="0">${JSON.stringify(g.sample, null, 1)}</pre>`]), 'Open rejects by field and rule')}
+  ${canAct && partners.length > 0 ? html`<h2>Replay or discard</h2>${partners.map((p) => html`<div class="filters">
+    <form class="inline" method="post" action="/console/rejects/replay">${csrfField(session)}<input type="hidden" name="partner" value="${p}"><button type="submit" class="primary">Replay ${p}</button></form>
+    <form class="inline" method="post" action="/console/rejects/discard">${csrfField(session)}<input type="hidden" name="partner" value="${p}">
+      <label for="reason-${p}">Reason</label><input id="reason-${p}" name="reason" required size="30"><button type="submit">Discard open rejects of ${p}</button></form></div>`)}` : ''}`;
+}
+
+export async function commissionsPage(store: Store, plans: readonly Plan[], filter: { affiliate?: string; month?: string; partner?: string }): Promise<Html> {
+  const report = await ledgerReport(store.knex, filter, { lines: false, plans, now: store.now() });
+  const held = new Map<string, number>();
+  for (const h of report.review_held) {
+    const key = `${h.affiliate_id}\u0000${h.period}`;
+    held.set(key, (held.get(key) ?? 0) + Number(h.withheld_usd));
+  }
+  return html`<p>Total ${report.total_usd} USD; payable ${report.payable_usd} USD (${report.review_withheld_usd} withheld for review). Select an amount to see its ledger lines.</p>
+  ${table(['Affiliate', 'Month', 'Plan', 'Partner', 'Earned USD', 'Clawed back USD', 'Held for review USD', 'Net USD', 'Lines'],
+    report.totals.map((t) => [t.affiliate, t.month, t.plan_id, t.partner, num(t.earned), num(t.clawed_back), num((held.get(`${t.affiliate}\u0000${t.month}`) ?? 0).toFixed(2)),
+      html`<a href="/console/commissions/lines?${q({ affiliate: t.affiliate, month: t.month, partner: t.partner, plan: t.plan_id })}">${t.amount_usd}</a>`, num(t.lines)]), 'Commissions per affiliate and month')}
+  ${report.held.length > 0 ? html`<h2>Held for FX rates</h2>${table(['Plan', 'Affiliate', 'Customer', 'Period', 'Since', 'Missing rates'], report.held.map((h) => [h.plan_id, h.affiliate_id, h.customer_id ?? '-', h.period, when(h.since), h.missing.join(', ')]))}` : ''}
+  ${report.review_held.length > 0 ? html`<h2>Held for review</h2>${table(['Plan', 'Affiliate', 'Customer', 'Period', 'Withheld USD', 'Waiting USD', 'Fraud flags'],
+    report.review_held.map((h) => [h.plan_id, h.affiliate_id, h.customer_id ?? '-', h.period, num(h.withheld_usd), num(h.waiting_usd ?? 'FX rate missing'),
+      h.flags.map((f) => html`<a href="/console/fraud/${f.id}">#${f.id} ${f.rule}</a> `)]))}` : ''}`;
+}
+
+function sourceLink(partner: string, source: string): Html {
+  const [kind, id] = [source.slice(0, source.indexOf(':')), source.slice(source.indexOf(':') + 1)];
+  return html`<a href="/console/records/${kind}?${q({ partner, id })}">${source}</a> `;
+}
+
+export async function ledgerLinesPage(store: Store, plans: readonly Plan[], filter: { affiliate?: string; month?: string; partner?: string; plan?: string }): Promise<Html> {
+  const report = await ledgerReport(store.knex, filter, { lines: true, plans, now: store.now() });
+  return html`<p>Affiliate ${filter.affiliate ?? 'any'}, month ${filter.month ?? 'any'}, partner ${filter.partner ?? 'any'}, plan ${filter.plan ?? 'any'}: ${report.total_usd} USD. <a href="/console/commissions">Back to commissions</a></p>
+  ${table(['Line', 'Created', 'Customer', 'Period', 'Reason', 'Amount USD', 'Running total USD', 'Source records'],
+    (report.lines ?? []).map((l) => [l.id, when(l.created_at), l.customer_id ?? '-', l.period, l.reason, num(l.amount_usd), num(l.total_usd), l.sources.map((s) => sourceLink(l.partner_id, s))]), 'Ledger lines')}`;
+}
+
+export async function sourceRecordPage(store: Store, kind: string, partner: string, id: string): Promise<Html> {
+  let rows: Record<string, unknown>[] = [];
+  if (kind === 'transactions') rows = await store.knex('transactions').where({ partner_id: partner, transaction_id: id });
+  else if (kind === 'customers') rows = await store.knex('customers').where({ partner_id: partner, customer_id: id });
+  else if (kind === 'activity') {
+    const at = id.lastIndexOf('@');
+    const [customer, day] = [id.slice(0, at), id.slice(at + 1)];
+    for (const t of ['gaming_activity', 'trading_activity']) rows.push(...((await store.knex(t).where({ partner_id: partner, customer_id: customer }).where('date', day)) as Record<string, unknown>[]));
+  }
+  if (rows.length === 0) return html`<p class="error">No ${kind} record ${id} of ${partner} in the store.</p>`;
+  return html`${rows.map((r) => table(['Field', 'Value'], Object.entries(maskPersonal(r) as Record<string, unknown>).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v === null ? '' : String(v)]), `${kind} ${id} of ${partner}`))}`;
+}
+
+export async function fraudPage(store: Store, status: string | undefined): Promise<Html> {
+  const flags = await listFlags(store.knex, { status: (status || 'open') as FlagStatus });
+  return html`<form class="filters" method="get" action="/console/fraud"><div><label for="f-status">Status</label><select id="f-status" name="status">${['open', 'confirmed', 'dismissed'].map((s) =>
+    html`<option${s === (status || 'open') ? new Html(' selected') : ''}>${s}</option>`)}</select></div><button type="submit">Show</button></form>
+  ${table(['Flag', 'Partner', 'Rule', 'Affiliate', 'Severity', 'Status', 'Customers', 'First seen', 'Last seen'],
+    flags.map((f) => [html`<a href="/console/fraud/${f.id}">#${f.id}</a>`, f.partner_id, f.rule, f.affiliate_id ?? '(several)', f.severity, f.status, f.customers.length, when(f.first_seen), when(f.last_seen)]), `Fraud flags (${status || 'open'})`)}`;
+}
+
+export async function fraudFlagPage(store: Store, session: Session, id: number): Promise<Html | undefined> {
+  const flag = await getFlag(store.knex, id);
+  if (!flag) return undefined;
+  const decisions = await decisionsOf(store.knex, id);
+  const holds = (await listReviewHolds(store.knex, { partner: flag.partner_id })).filter((h) => h.flags.some((f) => f.id === id));
+  const lines: Record<string, unknown>[] = flag.customers.length === 0 ? [] : await store.knex('commission_ledger').where('partner_id', flag.partner_id).whereIn('customer_id', flag.customers).orderBy('id');
+  return html`<p>${flag.rule} (${flag.severity}) of partner ${flag.partner_id}: <strong>${flag.status}</strong>${flag.decided_by ? ` by ${flag.decided_by} at ${when(flag.decided_at)}: ${flag.decision_reason ?? ''}` : ''}</p>
+  <p>Customers: ${flag.customers.join(', ')}; affiliate ${flag.affiliate_id ?? '(several)'}.</p>
+  <h2>Evidence</h2><pre tabindex="0">${JSON.stringify(maskPersonal(flag.evidence), null, 2)}</pre>
+  <h2>Commission held for review by this flag</h2>
+  ${holds.length > 0 ? table(['Plan', 'Affiliate', 'Customer', 'Period', 'Withheld USD', 'Waiting USD'], holds.map((h) => [h.plan_id, h.affiliate_id, h.customer_id ?? '-', h.period, num(h.withheld_usd), num(h.waiting_usd ?? '-')]))
+    : html`<p id="no-holds">No commission is held for this flag${flag.status === 'confirmed' ? ' (confirmed: its holds were voided)' : flag.status === 'dismissed' ? ' (dismissed: its holds were released)' : ''}.</p>`}
+  <h2>Ledger lines of its customers</h2>
+  ${table(['Line', 'Affiliate', 'Customer', 'Period', 'Reason', 'Amount USD'], lines.map((l) => [l.id, l.affiliate_id, l.customer_id, l.period, l.reason, num(l.amount_usd)]))}
+  ${decisions.length > 0 ? html`<h2>Decisions</h2>${table(['Decision', 'By', 'At', 'Reason'], decisions.map((d) => [d.decision, d.by, when(d.at), d.reason]))}` : ''}
+  ${flag.status === 'open' && session.user.role === 'manager' ? html`<h2>Decide</h2><form method="post" action="/console/fraud/${flag.id}/decide">${csrfField(session)}
+    <label for="reason">Reason</label><input id="reason" name="reason" required size="50">
+    <button type="submit" name="decision" value="confirmed" class="primary">Confirm fraud</button> <button type="submit" name="decision" value="dismissed">Dismiss</button></form>` : ''}`;
+}
+
+export async function reportsPage(store: Store, filter: { from?: string; to?: string; partner?: string }): Promise<{ body: Html; data: unknown }> {
+  const report = await affiliateReport(store, { partner: filter.partner, from: filter.from, to: filter.to }, 'day');
+  const days = new Map<string, { ftd: number; ggr: number; ngr: number }>();
+  for (const r of report.rows) {
+    const d = days.get(r.day ?? '') ?? { ftd: 0, ggr: 0, ngr: 0 };
+    d.ftd += r.ftd_count;
+    d.ggr += Number(r.ggr_usd);
+    d.ngr += Number(r.ngr_usd);
+    days.set(r.day ?? '', d);
+  }
+  const series = [...days.entries()].sort(([a], [b]) => a.localeCompare(b));
+  const funnel = await funnelReport(store.knex, {});
+  const steps = ['signups', 'phase_1', 'phase_2', 'funded'] as const;
+  const totals = steps.map((c) => funnel.reduce((n, row) => n + row[c], 0));
+  const data = { days: series.map(([d]) => d), ftd: series.map(([, v]) => v.ftd), ggr: series.map(([, v]) => Math.round(v.ggr * 100) / 100), ngr: series.map(([, v]) => Math.round(v.ngr * 100) / 100), funnelLabels: steps, funnel: totals };
+  const body = html`<h2>FTDs, GGR and NGR by day</h2><div class="chart"><canvas id="series" role="img" aria-label="FTDs, GGR and NGR by day"></canvas></div>
+  ${table(['Day', 'FTDs', 'GGR USD', 'NGR USD'], series.map(([d, v]) => [d, num(v.ftd), num(v.ggr.toFixed(2)), num(v.ngr.toFixed(2))]), 'By day (all affiliates)')}
+  <h2>Funnel (prop trading)</h2><div class="chart"><canvas id="funnel" role="img" aria-label="Funnel: customers per phase"></canvas></div>
+  ${table(['Step', 'Customers'], steps.map((c, i) => [c, num(totals[i])]), 'Funnel totals')}`;
+  return { body, data };
+}
+
+export async function onboardingPage(store: Store): Promise<Html> {
+  const status = await checklistStatus(store.knex);
+  const partners = Object.keys(status).sort();
+  if (partners.length === 0) return html`<p class="empty">No onboarding checklist yet (partner-sync onboard verifies one).</p>`;
+  return html`${partners.map((p) => table(['Item', 'OK', 'Detail', 'Checked', 'First passed'], status[p]!.map((i) => [i.item, i.ok ? 'yes' : 'no', i.detail, when(i.checked_at), when(i.first_ok_at)]), `Partner ${p}`))}`;
+}
+
+export async function activityPage(store: Store): Promise<Html> {
+  const entries = await listAudit(store);
+  return table(['When', 'Who', 'Action', 'Target', 'Detail'], entries.map((e) => [when(e.at), e.user, e.action, e.target, e.detail]), 'Actions taken in the console (latest first)');
+}

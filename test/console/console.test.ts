@@ -1,0 +1,317 @@
+/**
+ * The web console end to end: one `serve`-equivalent app (buildApi with the console module) on a
+ * SQLite store holding the bundled samples, one headless chromium (playwright-core) for the
+ * browser scenarios, plain fetch for the refusals (CSRF, roles) and cookie flags.
+ * Screenshots of every page are written to a temp folder (printed).
+ */
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import type { Browser, Page } from 'playwright-core';
+import { buildApi } from '../../src/api/server.js';
+import type { KdfParams } from '../../src/api/secret-hash.js';
+import { importCommand } from '../../src/cli/commands/import.js';
+import { loadConfig } from '../../src/cli/definitions.js';
+import type { CliError, Io } from '../../src/cli/io.js';
+import { usersAddCommand } from '../../src/cli/commands/users.js';
+import { cliLoader } from '../../src/cli/loader.js';
+import type { Loader } from '../../src/pipeline/load.js';
+import { addUser, checkPassword } from '../../src/console/users.js';
+import { silentLogger } from '../../src/log.js';
+import { packageRoot } from '../../src/paths.js';
+import { quarantine } from '../../src/store/rejects.js';
+import { openStore, type Store } from '../../src/store/store.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const TEST_KDF: KdfParams = { alg: 'scrypt', N: 1024, r: 8, p: 1, keylen: 32 };
+const PASSWORD = 'correct horse battery';
+const root = packageRoot();
+
+const quietIo = (): Io => ({ out: () => undefined, err: () => undefined, stdin: new PassThrough(), isTty: false });
+
+describe('web console', function () {
+  this.timeout(60_000);
+  let dir: string;
+  let store: Store;
+  let app: FastifyInstance;
+  let url: string;
+  let browser: Browser | undefined;
+  let loaderOf: () => Loader;
+  let shots: string;
+  const timings: Record<string, number[]> = {};
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'console-test-'));
+    shots = join(dir, 'screenshots');
+    mkdirSync(shots);
+    const storeUrl = `sqlite:${join(dir, 'store.sqlite')}`;
+    const globals = { config: join(root, 'config'), store: storeUrl };
+    // The example definitions read their secrets from the environment (the sandbox's demo credential, stand-in databases).
+    process.env.SANDBOX_CLIENT_SECRET ??= 'sandbox-secret';
+    // The prop firm's replica, a SQLite stand-in seeded from samples/ (as the demo does): "run now" pulls from it.
+    const replica = new Database(join(dir, 'replica.sqlite'));
+    replica.exec(readFileSync(join(root, 'samples', 'replica', 'prop-replica.sql'), 'utf8'));
+    replica.close();
+    process.env.REPLICA_PROP_URL = `sqlite:${join(dir, 'replica.sqlite')}`;
+    process.env.WAREHOUSE_CASINO_URL ??= `sqlite:${join(dir, 'warehouse.sqlite')}`;
+    const io = quietIo();
+    const logLevel = process.env.LOG_LEVEL;
+    process.env.LOG_LEVEL = 'error';
+    for (const [partner, variant, entity, file] of [
+      ['lucky-casino', 'igaming', 'customers', 'samples/igaming/customers.ndjson'],
+      ['lucky-casino', 'igaming', 'transactions', 'samples/igaming/transactions.ndjson'],
+      // The same players at sandbox-casino, whose commission plans (config/commissions.yaml) book CPAs.
+      ['sandbox-casino', 'igaming', 'customers', 'samples/igaming/customers.ndjson'],
+      ['sandbox-casino', 'igaming', 'transactions', 'samples/igaming/transactions.ndjson'],
+      ['sandbox-casino', 'igaming', 'customers', 'samples/fraud/customers.ndjson'],
+      ['sandbox-casino', 'igaming', 'transactions', 'samples/fraud/transactions.ndjson'],
+    ] as const) {
+      await importCommand(globals, { partner, variant, entity, file: join(root, file) }, io);
+    }
+    if (logLevel === undefined) delete process.env.LOG_LEVEL;
+    else process.env.LOG_LEVEL = logLevel;
+    store = await openStore({ url: storeUrl });
+    await addUser(store, 'olga', 'operator', PASSWORD, TEST_KDF);
+    await addUser(store, 'max', 'manager', PASSWORD, TEST_KDF);
+    // A record rejected under a rule since fixed: valid now, so a replay loads it.
+    await store.transaction((trx) => quarantine(trx, { partner: 'lucky-casino', variant: 'igaming', entity: 'customers', runId: 'before-the-fix', now: store.now() }, [{
+      position: 1, origin: 'spec', key: 'LC-9001',
+      payload: { customer_id: 'LC-9001', signup_date: '2026-11-03T10:00:00Z', affiliate_id: 'AFF-7', last_modified_date: '2026-11-03T10:00:00Z', country_code: 'GB', email: 'zoe.replayed@example.com' },
+      errors: [{ field: 'country_code', rule: 'enum', message: 'country_code: an older list of countries lacked GB' }],
+    }]));
+    const config = await loadConfig(globals);
+    const loader = await cliLoader(globals, io, store, silentLogger());
+    loaderOf = () => loader;
+    app = await buildApi({ store, loader, logger: silentLogger(), config: { dir: globals.config, definitions: config.definitions, redact: config.redact } }, { env: { PARTNER_SYNC_JWT_SECRET: 'x'.repeat(40) } });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+    if (existsSync(CHROMIUM)) {
+      const { chromium } = await import('playwright-core');
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+    }
+    console.log(`      console screenshots: ${shots}`);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await app?.close();
+    await store?.close();
+    const rows = Object.entries(timings).map(([page, ms]) => `${page} ${Math.max(...ms).toFixed(1)} ms`);
+    if (rows.length > 0) console.log(`      server time per page (max of visits, demo-sized store): ${rows.join(', ')}`);
+    if (dir && process.env.KEEP_CONSOLE_ARTIFACTS === undefined) rmSync(join(dir, 'store.sqlite'), { force: true });
+  });
+
+  async function signIn(name: string): Promise<string> {
+    const res = await fetch(`${url}/console/login`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ name, password: PASSWORD }) });
+    assert.equal(res.status, 303);
+    return res.headers.get('set-cookie')!;
+  }
+
+  async function csrfOf(cookie: string, path: string): Promise<string> {
+    const page = await (await fetch(`${url}${path}`, { headers: { cookie: cookie.split(';')[0]! } })).text();
+    return /name="_csrf" value="([^"]+)"/.exec(page)![1]!;
+  }
+
+  describe('users add', () => {
+    const lines: string[] = [];
+    const io = (): Io => ({ ...quietIo(), out: (t) => lines.push(t) });
+    const globalsOf = () => ({ config: join(root, 'config'), store: `sqlite:${join(dir, 'store.sqlite')}` });
+
+    it('stores a salted scrypt hash of the password from PARTNER_SYNC_USER_PASSWORD; the user signs in with it', async () => {
+      assert.equal(await usersAddCommand(globalsOf(), { name: 'ines', role: 'manager' }, io(), { PARTNER_SYNC_USER_PASSWORD: 'ines-long-password' }), 0);
+      const row = (await store.knex('console_users').where('name', 'ines').first()) as Record<string, string>;
+      assert.equal(row.role, 'manager');
+      assert.equal(JSON.parse(row.kdf!).alg, 'scrypt');
+      assert.ok(!JSON.stringify(row).includes('ines-long-password'), 'only the hash is stored');
+      assert.deepEqual(await checkPassword(store, 'ines', 'ines-long-password'), { name: 'ines', role: 'manager' });
+      assert.equal(await checkPassword(store, 'ines', 'ines-long-passworD'), undefined);
+    });
+
+    it('generates and prints the password once without a terminal or variable; refuses a bad role (exit 2) and a taken name', async () => {
+      lines.length = 0;
+      assert.equal(await usersAddCommand(globalsOf(), { name: 'omar', role: 'operator' }, io(), {}), 0);
+      const password = /password: (\S+)/.exec(lines.join('\n'))![1]!;
+      assert.deepEqual(await checkPassword(store, 'omar', password), { name: 'omar', role: 'operator' });
+      await assert.rejects(usersAddCommand(globalsOf(), { name: 'x', role: 'admin' }, io(), {}), (e: CliError) => e.exitCode === 2 && /--role must be one of operator, manager, got "admin"/.test(e.message));
+      await assert.rejects(usersAddCommand(globalsOf(), { name: 'omar', role: 'operator' }, io(), {}), (e: CliError) => e.exitCode === 2 && e.message === 'user omar already exists');
+    });
+  });
+
+  describe('access (HTTP)', () => {
+    it('sets an HttpOnly, SameSite=Strict session cookie on /console, refuses a wrong password', async () => {
+      const cookie = await signIn('olga');
+      assert.match(cookie, /^ps_console=[A-Za-z0-9_-]{43}; Path=\/console; HttpOnly; SameSite=Strict; Expires=/);
+      assert.doesNotMatch(cookie, /Secure/, 'plain HTTP on loopback: no Secure flag (it would never be sent back)');
+      const wrong = await fetch(`${url}/console/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=olga&password=nope' });
+      assert.equal(wrong.status, 401);
+      assert.match(await wrong.text(), /Wrong user name or password/);
+      const anonymous = await fetch(`${url}/console/partners`, { redirect: 'manual' });
+      assert.equal(anonymous.status, 303);
+      assert.equal(anonymous.headers.get('location'), '/console/login?next=%2Fconsole%2Fpartners');
+    });
+
+    it('marks the cookie Secure when the console is reached over HTTPS (behind a TLS proxy)', async () => {
+      const proxied = await buildApi({ store, loader: loaderOf(), logger: silentLogger() }, { trustProxy: true, env: { PARTNER_SYNC_JWT_SECRET: 'x'.repeat(40) } });
+      try {
+        const res = await proxied.inject({ method: 'POST', url: '/console/login', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' }, payload: `name=olga&password=${encodeURIComponent(PASSWORD)}` });
+        assert.equal(res.statusCode, 303);
+        assert.match(String(res.headers['set-cookie']), /; HttpOnly; SameSite=Strict; Expires=[^;]+; Secure$/);
+      } finally {
+        await proxied.close();
+      }
+    });
+
+    it('runs a partner now through the run job: its runs are in the store and the action in the audit log', async () => {
+      const cookie = (await signIn('olga')).split(';')[0]!;
+      const csrf = await csrfOf(cookie, '/console/partners');
+      const res = await fetch(`${url}/console/partners/run`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ partner: 'replica-prop', _csrf: csrf }) });
+      assert.equal(res.status, 303);
+      assert.match(decodeURIComponent(res.headers.get('location')!), /^\/console\/partners\?notice=Ran replica-prop: customers succeeded: [1-9]\d* loaded/);
+      const runs = (await store.knex('runs').where({ partner_id: 'replica-prop', kind: 'run' }).select('stream', 'status')) as { stream: string; status: string }[];
+      assert.deepEqual(runs.map((r) => r.stream).sort(), ['activity', 'customers', 'transactions']);
+      const entry = (await store.knex('console_audit').where('action', 'run now').first()) as Record<string, string>;
+      assert.equal(entry.user_name, 'olga');
+      assert.equal(entry.target, 'replica-prop');
+    });
+
+    it('refuses a backfill whose dates are reversed (400), naming them', async () => {
+      const cookie = (await signIn('olga')).split(';')[0]!;
+      const csrf = await csrfOf(cookie, '/console/partners');
+      const res = await fetch(`${url}/console/partners/backfill`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ partner: 'sandbox-casino', from: '2026-11-05', to: '2026-11-01', _csrf: csrf }) });
+      assert.equal(res.status, 400);
+      assert.match(await res.text(), /From 2026-11-05 is after to 2026-11-01\./);
+    });
+
+    it('refuses an action without the CSRF token or with another one (403), and records nothing', async () => {
+      const cookie = (await signIn('olga')).split(';')[0]!;
+      for (const body of ['partner=lucky-casino&reason=x', 'partner=lucky-casino&reason=x&_csrf=forged']) {
+        const res = await fetch(`${url}/console/rejects/discard`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body });
+        assert.equal(res.status, 403);
+        assert.match(await res.text(), /CSRF token missing or wrong/);
+      }
+      const open = await store.knex('rejects').where({ partner_id: 'lucky-casino', status: 'open' }).count({ n: '*' });
+      assert.ok(Number(open[0]!.n) > 0, 'the rejects are still open');
+      assert.equal((await store.knex('console_audit').where('action', 'discard rejects')).length, 0);
+    });
+
+    it('refuses money pages and fraud decisions to an operator and runs to a manager (403)', async () => {
+      const operator = (await signIn('olga')).split(';')[0]!;
+      assert.equal((await fetch(`${url}/console/commissions`, { headers: { cookie: operator } })).status, 403);
+      const manager = (await signIn('max')).split(';')[0]!;
+      const csrf = await csrfOf(manager, '/console/partners');
+      const res = await fetch(`${url}/console/partners/run`, { method: 'POST', redirect: 'manual', headers: { cookie: manager, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ partner: 'sandbox-casino', _csrf: csrf }) });
+      assert.equal(res.status, 403);
+      assert.match(await res.text(), /This needs the operator role; you are signed in as manager/);
+      const flag = (await store.knex('fraud_flags').first('id')) as { id: number };
+      const opCsrf = await csrfOf(operator, '/console/partners');
+      const decide = await fetch(`${url}/console/fraud/${flag.id}/decide`, { method: 'POST', redirect: 'manual', headers: { cookie: operator, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ decision: 'confirmed', reason: 'x', _csrf: opCsrf }) });
+      assert.equal(decide.status, 403);
+      assert.equal(((await store.knex('fraud_flags').where('id', flag.id).first('status')) as { status: string }).status, 'open');
+    });
+  });
+
+  describe('in a browser (chromium)', () => {
+    before(function () {
+      if (!browser) {
+        console.log(`      SKIPPED: no chromium at ${CHROMIUM} (scripts/ensure-services.sh installs the Debian package when run as root)`);
+        this.skip();
+      }
+    });
+
+    async function visit(page: Page, path: string, name: string): Promise<void> {
+      const res = await page.goto(`${url}${path}`);
+      assert.ok(res && res.ok(), `${path}: ${res?.status()}`);
+      const timing = /dur=([\d.]+)/.exec((await res.allHeaders())['server-timing'] ?? '');
+      if (timing) (timings[name] ??= []).push(Number(timing[1]));
+      await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+      await page.addScriptTag({ content: readFileSync(join(root, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8') }).catch(async () => {
+        // The console's CSP refuses inline scripts; axe goes in through the page's own context instead.
+        await page.evaluate(readFileSync(join(root, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8'));
+      });
+      const violations = await page.evaluate(async () => {
+        const result = await (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run();
+        return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}, ${v.nodes.length} nodes)`);
+      });
+      assert.deepEqual(violations, [], `${path}: accessibility violations`);
+    }
+
+    async function login(page: Page, name: string): Promise<void> {
+      await page.goto(`${url}/console/login`);
+      await page.screenshot({ path: join(shots, 'login.png') });
+      await page.fill('#name', name);
+      await page.fill('#password', PASSWORD);
+      await page.click('button[type=submit]');
+      await page.waitForURL(/\/console\/partners/);
+    }
+
+    it('an operator sees the partners\' freshness, replays a reject and sees it load; the action is on the Activity page', async () => {
+      const context = await browser!.newContext({ viewport: { width: 1300, height: 900 } });
+      const page = await context.newPage();
+      page.setDefaultTimeout(5000);
+      await login(page, 'olga');
+      await visit(page, '/console/partners', 'partners');
+      const text = await page.locator('main').innerText();
+      assert.match(text, /lucky-casino\s+customers/);
+      assert.match(text, /sandbox-casino\s+customers\s+(ok|late|breach)/);
+      await visit(page, '/console/runs?partner=lucky-casino', 'runs');
+      assert.match(await page.locator('main').innerText(), /lucky-casino\s+customers\s+import\s+(succeeded|partial)/);
+      await visit(page, '/console/rejects', 'rejects');
+      const rejects = await page.locator('main').innerText();
+      assert.match(rejects, /country_code\s+enum\s+1\s+country_code: an older list of countries lacked GB\s+\{\s+"customer_id": "LC-9001"/);
+      assert.doesNotMatch(rejects, /zoe\.replayed@example\.com/, 'personal fields are masked');
+      assert.match(rejects, /"email": "z\*+"/);
+      await page.click('form[action="/console/rejects/replay"] button:has-text("Replay lucky-casino")');
+      await page.waitForURL(/notice=/);
+      assert.match(await page.locator('.notice').innerText(), /Replayed lucky-casino: customers: \d+ replayed, [1-9]\d* loaded/);
+      const loaded = await store.knex('customers').where({ partner_id: 'lucky-casino', customer_id: 'LC-9001' }).first('customer_id');
+      assert.ok(loaded, 'the replayed customer is in the store');
+      await visit(page, '/console/activity', 'activity');
+      assert.match(await page.locator('main').innerText(), /olga\s+replay rejects\s+lucky-casino/);
+      await visit(page, '/console/onboarding', 'onboarding');
+      await context.close();
+    });
+
+    it('a manager drills from a commission figure to its source transaction, confirms a fraud flag and sees its hold voided', async () => {
+      const context = await browser!.newContext({ viewport: { width: 1300, height: 900 } });
+      const page = await context.newPage();
+      page.setDefaultTimeout(5000);
+      await login(page, 'max');
+      await visit(page, '/console/commissions', 'commissions');
+      const figure = page.locator('a[href^="/console/commissions/lines"]').first();
+      await figure.click();
+      await page.waitForURL(/\/console\/commissions\/lines/);
+      await visit(page, page.url().slice(url.length), 'ledger-lines');
+      const source = page.locator('a[href^="/console/records/transactions"]').first();
+      const sourceText = await source.innerText();
+      await source.click();
+      await page.waitForURL(/\/console\/records\/transactions/);
+      await visit(page, page.url().slice(url.length), 'source-record');
+      const record = await page.locator('main').innerText();
+      assert.match(record, new RegExp(`transaction_id\\s+${sourceText.replace('transactions:', '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+      await visit(page, '/console/reports', 'reports');
+      assert.equal(await page.evaluate(() => typeof (globalThis as unknown as { Chart?: unknown }).Chart), 'function', 'chart.js loaded from the server');
+      await visit(page, '/console/fraud', 'fraud');
+      const flag = (await store.knex('fraud_flags').where({ partner_id: 'sandbox-casino', rule: 'duplicate_identity', status: 'open' }).first('id')) as { id: number };
+      await page.goto(`${url}/console/fraud/${flag.id}`);
+      assert.ok(await page.locator('table:has(th:text("Withheld USD"))').count() > 0, 'the flag holds commission for review');
+      await page.screenshot({ path: join(shots, 'fraud-flag-open.png'), fullPage: true });
+      await page.fill('#reason', 'same person, two accounts');
+      await page.click('button[value=confirmed]');
+      await page.waitForURL(/notice=/);
+      await visit(page, page.url().slice(url.length), 'fraud-flag-confirmed');
+      const after = await page.locator('main').innerText();
+      assert.match(after, /Flag #\d+ confirmed/);
+      assert.doesNotMatch(after, /miastone@gmail\.com/, 'the evidence\'s e-mail is masked');
+      assert.match(after, /No commission is held for this flag \(confirmed: its holds were voided\)/);
+      assert.equal(((await store.knex('fraud_flags').where('id', flag.id).first('decided_by')) as { decided_by: string }).decided_by, 'console:max');
+      await visit(page, '/console/activity', 'activity-manager');
+      assert.match(await page.locator('main').innerText(), /max\s+fraud confirm\s+flag #\d+\s+same person, two accounts/);
+      await context.close();
+    });
+  });
+});
