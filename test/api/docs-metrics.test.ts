@@ -163,7 +163,7 @@ describe('API self-description: /openapi.json, /docs, /metrics', () => {
     const ok = await post('/api/v1/prop-trading/customers/bulk', [{ customer_id: 'p1', signup_date: '2026-11-01T00:00:00Z', affiliate_id: 'a1', phase: 'phase_1' }]);
     assert.equal(ok.status, 200);
     conforms('PushResult', await ok.json());
-    const bad = await post('/api/v1/prop-trading/customers/bulk', [{ customer_id: '', signup_date: 'yesterday' }, { __proto__: 1 }]);
+    const bad = await post('/api/v1/prop-trading/customers/bulk', [{ customer_id: '', signup_date: 'yesterday' }, { ['__proto__']: 1 }]);
     assert.equal(bad.status, 422);
     conforms('ValidationError', await bad.json());
     const page = await fetch(`${api.url}/api/v1/prop-trading/customers?per_page=1`, { headers: { authorization: `Bearer ${token}` } });
