@@ -164,7 +164,7 @@ export function requireVariant(variant?: Variant): preHandlerAsyncHookHandler {
       return reply.code(404).send({ error: 'not_found', message: `unknown variant ${JSON.stringify(wanted)}; variants: igaming, prop-trading` });
     }
     if (wanted !== principal.variant) {
-      return forbidden(reply, 'wrong_variant', `this access token is for ${principal.partner}, a ${principal.variant} partner; it cannot use ${wanted} paths`);
+      return forbidden(reply, 'wrong_variant', `this access token is for ${principal.partner}, a partner of variant ${principal.variant}; it cannot use ${wanted} paths`);
     }
     return undefined;
   };

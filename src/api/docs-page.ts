@@ -7,6 +7,13 @@
 import { ENTITIES, VARIANTS, type Entity, type Variant } from '../types.js';
 import { exampleRecord, type JsonObject } from './openapi.js';
 
+/** A sample query of each report route for its curl example. */
+const REPORT_QUERY: Record<string, string> = {
+  '/api/v1/reports/affiliates': '?from=2026-10-01&to=2026-10-31&by=month',
+  '/api/v1/reports/affiliates/explain': '?column=ftd_count&affiliate=aff-7&month=2026-10',
+  '/api/v1/reports/funnel': '?from=2026-10-01&to=2026-10-31&by=affiliate',
+};
+
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 const escapeHtml = (text: unknown): string =>
@@ -100,7 +107,7 @@ function curlExample(base: string, method: string, path: string, op: JsonObject)
   }
   const auth = authText({}, op) === 'none' ? '' : ` \\\n  -H "Authorization: Bearer $TOKEN"`;
   if (method === 'get') {
-    const query = path.startsWith('/api/') ? '?per_page=50' : '';
+    const query = path.startsWith('/api/v1/reports/') ? REPORT_QUERY[path] ?? '' : path.startsWith('/api/') ? '?per_page=50' : '';
     return `curl -s '${url}${query}'${auth}`;
   }
   const route = recordRoute(path);

@@ -40,5 +40,27 @@ export interface ApiDeps {
   config?: { dir: string; definitions: readonly PartnerDefinition[]; redact: Redact };
 }
 
+/**
+ * A route that is not part of the partner API (a web console's HTML pages and login forms, for
+ * example) says so in its options: `app.get('/console', { config: { openapi: false } }, handler)`.
+ * Such a route is left out of /openapi.json and /docs, and the check that every served route is
+ * documented skips it. Every other route of a module must be documented in src/api/openapi.ts.
+ */
+export interface RouteDocConfig {
+  /** false: not part of the partner API, never documented. */
+  openapi?: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    openapi?: boolean;
+  }
+}
+
+/** Whether a declared route (fastify's route options, e.g. from an onRoute hook) belongs to the partner API document. */
+export function isDocumentedRoute(route: { config?: unknown }): boolean {
+  return (route.config as RouteDocConfig | undefined)?.openapi !== false;
+}
+
 /** A module of routes: registers them on the app. */
 export type RouteModule = (app: FastifyInstance, deps: ApiDeps) => Promise<void> | void;

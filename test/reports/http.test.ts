@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { STORES } from '../support/stores.js';
 import { startApi, type StartedApi } from '../support/api.js';
 import type { SpecRecord } from '../../src/types.js';
+import { revokeClient } from '../../src/api/clients.js';
 
 const backend = STORES.find((b) => b.name === 'sqlite') ?? STORES[0];
 
@@ -70,6 +71,41 @@ if (backend) {
       assert.deepEqual(JSON.parse(ftd.text).total, '70.00');
       for (const text of [all.text, own.text, explained.text, ftd.text]) {
         for (const personal of ['example.com', 'click-', 'Ann', 'Lee']) assert.ok(!text.includes(personal), `no ${personal} in ${text}`);
+      }
+    });
+
+    it('a token of partner B sees none of partner A\'s report rows on any report route; no token is 401, a write-only token 403, a revoked client 401', async () => {
+      const reports = ['/api/v1/reports/affiliates?from=2026-10-01&to=2026-10-31', '/api/v1/reports/affiliates/explain?column=registrations&affiliate=aff-1&month=2026-10', '/api/v1/reports/funnel?by=affiliate'];
+      const reader = await api.addClient('other', 'igaming', ['read']);
+      const other = await api.token(reader);
+      const all = await get(other, reports[0]!);
+      assert.deepEqual((JSON.parse(all.text) as { rows: { partner: string; affiliate: string; registrations: number; ftd_count: number }[] }).rows.map((r) => [r.partner, r.affiliate, r.registrations, r.ftd_count]), [['other', 'aff-1', 1, 0]]);
+      const explained = await get(other, reports[1]!);
+      assert.deepEqual((JSON.parse(explained.text) as { records: { customer_id: string }[] }).records.map((r) => r.customer_id), ['x1']);
+      const aimed = await get(other, '/api/v1/reports/affiliates/explain?column=deposits_usd&affiliate=aff-2&month=2026-10');
+      assert.deepEqual((JSON.parse(aimed.text) as { records: unknown[] }).records, [], 'casino\'s aff-2 deposits are not other\'s');
+      for (const path of reports) {
+        const res = await get(other, `${path}&format=${path.includes('explain') ? 'json' : 'csv'}`);
+        assert.ok(res.status === 200 || res.status === 400, `${path}: ${res.status}`);
+        for (const text of [res.text, all.text, explained.text]) assert.ok(!/casino|\bc1\b|\bc2\b|\bd1\b|70\.00|40\.00/.test(text), `${path}: ${text}`);
+      }
+
+      const writer = await api.token(await api.addClient('casino', 'igaming', ['write']));
+      for (const path of reports) {
+        const none = await fetch(`${api.url}${path}`);
+        assert.deepEqual([none.status, none.headers.get('www-authenticate'), ((await none.json()) as { error: string }).error], [401, 'Bearer realm="partner-sync"', 'invalid_token'], path);
+        const scoped = await get(writer, path);
+        assert.deepEqual([scoped.status, (JSON.parse(scoped.text) as { error: string }).error], [403, 'insufficient_scope'], path);
+      }
+
+      await api.close();
+      api = await startApi(t.store, { revocationCacheMs: 100 });
+      assert.equal((await get(other, reports[0]!)).status, 200);
+      assert.equal(await revokeClient(t.store, reader.client_id), true);
+      await new Promise((r) => setTimeout(r, 150));
+      for (const path of reports) {
+        const res = await get(other, path);
+        assert.deepEqual([res.status, JSON.parse(res.text)], [401, { error: 'invalid_token', message: 'the access token was revoked' }], path);
       }
     });
 

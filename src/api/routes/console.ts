@@ -30,6 +30,8 @@ import { discardRejects } from '../../store/reject-lifecycle.js';
 import type { ApiDeps, RouteModule } from '../types.js';
 
 export const SESSION_COOKIE = 'ps_console';
+/** Console pages are served by the API's server but are not part of the partner API document (/openapi.json). */
+const CONSOLE_ROUTE = { config: { openapi: false } };
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 function cookieOf(request: FastifyRequest, name: string): string | undefined {
@@ -95,14 +97,14 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
   const after = (reply: FastifyReply, path: string, notice: string) => reply.redirect(`${path}${path.includes('?') ? '&' : '?'}notice=${encodeURIComponent(notice)}`, 303);
   const notice = (request: FastifyRequest) => (request.query as Query).notice;
 
-  app.get('/console/assets/console.css', async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'max-age=3600').send(CSS));
-  app.get('/console/assets/chart.umd.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'max-age=86400').send(readFileSync(CHART_JS)));
-  app.get('/console/assets/reports.js', async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(REPORTS_JS));
+  app.get('/console/assets/console.css', CONSOLE_ROUTE, async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'max-age=3600').send(CSS));
+  app.get('/console/assets/chart.umd.js', CONSOLE_ROUTE, async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'max-age=86400').send(readFileSync(CHART_JS)));
+  app.get('/console/assets/reports.js', CONSOLE_ROUTE, async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(REPORTS_JS));
 
-  app.get('/', async (_request, reply) => reply.redirect('/console/partners', 303));
-  app.get('/console', async (_request, reply) => reply.redirect('/console/partners', 303));
+  app.get('/', CONSOLE_ROUTE, async (_request, reply) => reply.redirect('/console/partners', 303));
+  app.get('/console', CONSOLE_ROUTE, async (_request, reply) => reply.redirect('/console/partners', 303));
 
-  app.get('/console/login', async (request, reply) => {
+  app.get('/console/login', CONSOLE_ROUTE, async (request, reply) => {
     const next = (request.query as Query).next ?? '/console/partners';
     return send(reply, layout('Sign in', undefined, html`<form class="login" method="post" action="/console/login">
       <input type="hidden" name="next" value="${next}">
@@ -111,7 +113,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
       <p><button type="submit" class="primary">Sign in</button></p></form>`, { notice: notice(request) }));
   });
 
-  app.post('/console/login', async (request, reply) => {
+  app.post('/console/login', CONSOLE_ROUTE, async (request, reply) => {
     const form = (request.body ?? {}) as Form;
     const user = await checkPassword(store, form.name ?? '', form.password ?? '');
     if (!user) {
@@ -128,7 +130,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     return reply.redirect(next, 303);
   });
 
-  app.post('/console/logout', async (request, reply) => {
+  app.post('/console/logout', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply);
     if (!session) return reply;
     await endSession(store, cookieOf(request, SESSION_COOKIE) ?? '');
@@ -137,13 +139,13 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     return reply.redirect('/console/login', 303);
   });
 
-  app.get('/console/partners', async (request, reply) => {
+  app.get('/console/partners', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply);
     if (!session) return reply;
     return send(reply, layout('Partners', session, await partnersPage(store, definitions, session), { current: '/console/partners', notice: notice(request) }));
   });
 
-  app.post('/console/partners/run', async (request, reply) => {
+  app.post('/console/partners/run', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply, 'operator');
     if (!session) return reply;
     const partner = (request.body as Form).partner ?? '';
@@ -158,7 +160,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     return after(reply, '/console/partners', `Ran ${partner}: ${summary}`);
   });
 
-  app.post('/console/partners/backfill', async (request, reply) => {
+  app.post('/console/partners/backfill', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply, 'operator');
     if (!session) return reply;
     const form = request.body as Form;
@@ -179,20 +181,20 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     return after(reply, '/console/partners', `Backfilled ${partner} ${from}..${to}: ${summary}`);
   });
 
-  app.get('/console/runs', async (request, reply) => {
+  app.get('/console/runs', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply);
     if (!session) return reply;
     const qy = request.query as Query;
     return send(reply, layout('Runs', session, await runsPage(store, { partner: qy.partner, stream: qy.stream, status: qy.status }), { current: '/console/runs' }));
   });
 
-  app.get('/console/rejects', async (request, reply) => {
+  app.get('/console/rejects', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply);
     if (!session) return reply;
     return send(reply, layout('Rejects', session, await rejectsPage(store, session, { partner: (request.query as Query).partner }), { current: '/console/rejects', notice: notice(request) }));
   });
 
-  app.post('/console/rejects/replay', async (request, reply) => {
+  app.post('/console/rejects/replay', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply, 'operator');
     if (!session) return reply;
     const partner = (request.body as Form).partner ?? '';
@@ -202,7 +204,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     return after(reply, '/console/rejects', `Replayed ${partner}: ${summary}`);
   });
 
-  app.post('/console/rejects/discard', async (request, reply) => {
+  app.post('/console/rejects/discard', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply, 'operator');
     if (!session) return reply;
     const form = request.body as Form;
@@ -214,28 +216,28 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     return after(reply, '/console/rejects', `Discarded ${n} open reject(s) of ${partner}`);
   });
 
-  app.get('/console/commissions', async (request, reply) => {
+  app.get('/console/commissions', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply, 'manager');
     if (!session) return reply;
     const qy = request.query as Query;
     return send(reply, layout('Commissions', session, await commissionsPage(store, await commissionPlans(), { affiliate: qy.affiliate, month: qy.month, partner: qy.partner }), { current: '/console/commissions' }));
   });
 
-  app.get('/console/commissions/lines', async (request, reply) => {
+  app.get('/console/commissions/lines', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply, 'manager');
     if (!session) return reply;
     const qy = request.query as Query;
     return send(reply, layout('Ledger lines', session, await ledgerLinesPage(store, await commissionPlans(), { affiliate: qy.affiliate, month: qy.month, partner: qy.partner, plan: qy.plan }), { current: '/console/commissions' }));
   });
 
-  app.get<{ Params: { kind: string } }>('/console/records/:kind', async (request, reply) => {
+  app.get<{ Params: { kind: string } }>('/console/records/:kind', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply, 'manager');
     if (!session) return reply;
     const qy = request.query as Query;
     return send(reply, layout('Source record', session, await sourceRecordPage(store, request.params.kind, qy.partner ?? '', qy.id ?? ''), { current: '/console/commissions' }));
   });
 
-  app.get('/console/reports', async (request, reply) => {
+  app.get('/console/reports', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply, 'manager');
     if (!session) return reply;
     const qy = request.query as Query;
@@ -247,13 +249,13 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     }));
   });
 
-  app.get('/console/fraud', async (request, reply) => {
+  app.get('/console/fraud', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply, 'manager');
     if (!session) return reply;
     return send(reply, layout('Fraud queue', session, await fraudPage(store, (request.query as Query).status), { current: '/console/fraud', notice: notice(request) }));
   });
 
-  app.get<{ Params: { id: string } }>('/console/fraud/:id', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/console/fraud/:id', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply, 'manager');
     if (!session) return reply;
     const page = await fraudFlagPage(store, session, Number(request.params.id));
@@ -261,7 +263,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     return send(reply, layout(`Fraud flag #${request.params.id}`, session, page, { current: '/console/fraud', notice: notice(request) }));
   });
 
-  app.post<{ Params: { id: string } }>('/console/fraud/:id/decide', async (request, reply) => {
+  app.post<{ Params: { id: string } }>('/console/fraud/:id/decide', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply, 'manager');
     if (!session) return reply;
     const form = request.body as Form;
@@ -281,13 +283,13 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     }
   });
 
-  app.get('/console/onboarding', async (request, reply) => {
+  app.get('/console/onboarding', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply);
     if (!session) return reply;
     return send(reply, layout('Onboarding', session, await onboardingPage(store), { current: '/console/onboarding' }));
   });
 
-  app.get('/console/activity', async (request, reply) => {
+  app.get('/console/activity', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply);
     if (!session) return reply;
     return send(reply, layout('Activity', session, await activityPage(store), { current: '/console/activity' }));

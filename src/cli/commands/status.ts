@@ -84,7 +84,7 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
       if (commissions.some((c) => c.review_held > 0)) io.out('held for review: released when their fraud flags are dismissed, voided when confirmed: partner-sync fraud list');
     }
     for (const e of config.errors) io.err(`warning: ${formatDefinitionError(e)}`);
-    if (noDefinitionsFolder && rows.length > 0) io.out(`note: no connector definitions (${config.dir} does not exist): only ${pushed.size > 0 ? 'pushed and imported' : 'imported'} data is shown`);
+    if (noDefinitionsFolder && rows.length > 0) io.out(`note: no connector definitions (${config.dir} does not exist): only ${rows.some((r) => r.pushed_records > 0) ? 'pushed and imported' : 'imported'} data is shown`);
     if (args.check) {
       const streams = rows.filter((r) => r.freshness !== null).length;
       io.out(checkFailed
