@@ -196,7 +196,8 @@ export async function replaceHolds(trx: Knex.Transaction, evaluatedKeys: readonl
   return [...previous.keys()].filter((k) => !still.has(k)).length;
 }
 
-export interface Hold {
+/** What every held entry says, whatever holds it (an FX rate or a fraud flag). */
+export interface HeldEntry {
   line_key: string;
   affiliate_id: string;
   plan_id: string;
@@ -204,28 +205,44 @@ export interface Hold {
   partner_id: string;
   customer_id: string | null;
   period: string;
-  missing: string[];
   since: string;
 }
 
-/** Held entries (waiting for FX rates), optionally of one partner or affiliate. */
-export async function listHolds(knex: Knex, filter: { partner?: string; affiliate?: string; month?: string } = {}): Promise<Hold[]> {
-  const q = knex('commission_holds').select('*').orderBy(['partner_id', 'plan_id', 'line_key', 'affiliate_id']);
+export interface Hold extends HeldEntry {
+  missing: string[];
+}
+
+export interface HoldFilter {
+  partner?: string;
+  affiliate?: string;
+  month?: string;
+}
+
+/** The rows of a table of held entries (FX or review), optionally of one partner, affiliate or month, each with its common fields read. */
+export async function readHeldEntries(knex: Knex, table: 'commission_holds' | 'commission_review_holds', filter: HoldFilter): Promise<{ entry: HeldEntry; row: Record<string, unknown> }[]> {
+  const q = knex(table).select('*').orderBy(['partner_id', 'plan_id', 'line_key', 'affiliate_id']);
   if (filter.partner) q.where('partner_id', filter.partner);
   if (filter.affiliate) q.where('affiliate_id', filter.affiliate);
   if (filter.month) q.where('period', filter.month);
   const rows: Record<string, unknown>[] = await q;
   return rows.map((r) => ({
-    line_key: String(r.line_key),
-    affiliate_id: String(r.affiliate_id),
-    plan_id: String(r.plan_id),
-    plan_kind: String(r.plan_kind) as PlanKind,
-    partner_id: String(r.partner_id),
-    customer_id: r.customer_id === null ? null : String(r.customer_id),
-    period: String(r.period),
-    missing: parseJson<string[]>(r.missing),
-    since: fromStoreTimestamp(r.since) ?? '',
+    row: r,
+    entry: {
+      line_key: String(r.line_key),
+      affiliate_id: String(r.affiliate_id),
+      plan_id: String(r.plan_id),
+      plan_kind: String(r.plan_kind) as PlanKind,
+      partner_id: String(r.partner_id),
+      customer_id: r.customer_id === null ? null : String(r.customer_id),
+      period: String(r.period),
+      since: fromStoreTimestamp(r.since) ?? '',
+    },
   }));
+}
+
+/** Held entries (waiting for FX rates), optionally of one partner or affiliate. */
+export async function listHolds(knex: Knex, filter: HoldFilter = {}): Promise<Hold[]> {
+  return (await readHeldEntries(knex, 'commission_holds', filter)).map(({ entry, row }) => ({ ...entry, missing: parseJson<string[]>(row.missing) }));
 }
 
 /**

@@ -22,9 +22,8 @@ import type { Variant } from '../types.js';
 import type { AffiliateMonth, CachedDay } from './customer-days.js';
 import { monthOf } from './dates.js';
 import { emptyScope, writePending } from './engine.js';
-import { parseJson, totalsByAffiliate, type LineState, type Target } from './ledger.js';
+import { parseJson, readHeldEntries, totalsByAffiliate, type HeldEntry, type HoldFilter, type LineState, type Target } from './ledger.js';
 import { money, moneyOrNull, ZERO, type Money } from './money.js';
-import type { PlanKind } from './plans.js';
 import { revshareTargets, type RevshareInput } from './rules/revshare.js';
 
 /**
@@ -215,39 +214,19 @@ export async function replaceReviewHolds(trx: Knex.Transaction, evaluatedKeys: r
   return { held: marked.length, released: [...previous.keys()].filter((k) => !still.has(k)).length };
 }
 
-export interface ReviewHold {
-  line_key: string;
-  affiliate_id: string;
-  plan_id: string;
-  plan_kind: PlanKind;
-  partner_id: string;
-  customer_id: string | null;
-  period: string;
+export interface ReviewHold extends HeldEntry {
   flags: FlagRef[];
   withheld_usd: string;
   waiting_usd: string | null;
-  since: string;
 }
 
 /** Review holds (fraud flags open), optionally of one partner, affiliate or month. */
-export async function listReviewHolds(knex: Knex, filter: { partner?: string; affiliate?: string; month?: string } = {}): Promise<ReviewHold[]> {
-  const q = knex('commission_review_holds').select('*').orderBy(['partner_id', 'plan_id', 'line_key', 'affiliate_id']);
-  if (filter.partner) q.where('partner_id', filter.partner);
-  if (filter.affiliate) q.where('affiliate_id', filter.affiliate);
-  if (filter.month) q.where('period', filter.month);
-  const rows: Record<string, unknown>[] = await q;
-  return rows.map((r) => ({
-    line_key: String(r.line_key),
-    affiliate_id: String(r.affiliate_id),
-    plan_id: String(r.plan_id),
-    plan_kind: String(r.plan_kind) as PlanKind,
-    partner_id: String(r.partner_id),
-    customer_id: r.customer_id === null ? null : String(r.customer_id),
-    period: String(r.period),
-    flags: parseJson<FlagRef[]>(r.flags),
-    withheld_usd: money(r.withheld_usd).toFixed(2),
-    waiting_usd: moneyOrNull(r.waiting_usd)?.toFixed(2) ?? null,
-    since: fromStoreTimestamp(r.since) ?? '',
+export async function listReviewHolds(knex: Knex, filter: HoldFilter = {}): Promise<ReviewHold[]> {
+  return (await readHeldEntries(knex, 'commission_review_holds', filter)).map(({ entry, row }) => ({
+    ...entry,
+    flags: parseJson<FlagRef[]>(row.flags),
+    withheld_usd: money(row.withheld_usd).toFixed(2),
+    waiting_usd: moneyOrNull(row.waiting_usd)?.toFixed(2) ?? null,
   }));
 }
 
