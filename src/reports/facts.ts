@@ -13,7 +13,7 @@ import type { Knex } from 'knex';
 import { addDays, lastDayOf, utcDay } from '../commission/dates.js';
 import { RateBook } from '../commission/fx.js';
 import { money, moneyOrNull, ZERO, type Money } from '../commission/money.js';
-import { fromStoreTimestamp } from '../store/values.js';
+import { fromStoreTimestamp, toUtcTimestamp } from '../store/values.js';
 import type { StoreKind } from '../store/dialects.js';
 import type { Store } from '../store/store.js';
 import type { SpecRecord, Variant } from '../types.js';
@@ -398,7 +398,7 @@ export interface PriorVersions {
   /** customer id → its stored attribution, signup day and product. */
   customers: Map<string, { pair: string; signupDay: string; product: string }>;
   /** (customer, day, was a deposit) of stored transactions about to be replaced. */
-  transactions: { customer: string; day: string; deposit: boolean }[];
+  transactions: { id: string; customer: string; day: string; deposit: boolean; facts: string }[];
   /** Activity key → its stored version before this batch (null: none), for the cells to move by their difference. */
   activity: Map<string, ActivityValues | null>;
 }
@@ -422,10 +422,22 @@ export async function readPriors(trx: Knex.Transaction, partner: string, entity:
   } else if (entity === 'transactions') {
     for (const part of chunks(records.map((r) => String(r.transaction_id)))) {
       const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).whereIn('transaction_id', part)
-        .select('customer_id', 'transaction_date', 'transaction_type');
-      for (const r of rows) into.transactions.push({ customer: String(r.customer_id), day: (fromStoreTimestamp(r.transaction_date) as string).slice(0, 10), deposit: r.transaction_type === 'deposit' });
+        .select('transaction_id', 'customer_id', 'transaction_date', 'transaction_type', 'status', 'amount_currency', 'currency', 'amount_usd');
+      for (const r of rows) {
+        into.transactions.push({ id: String(r.transaction_id), customer: String(r.customer_id), day: (fromStoreTimestamp(r.transaction_date) as string).slice(0, 10),
+          deposit: r.transaction_type === 'deposit', facts: transactionFacts(r, fromStoreTimestamp(r.transaction_date) as string) });
+      }
     }
   }
+}
+
+/**
+ * What of a transaction the facts read (customer, type, status, time, amount, currency, USD amount),
+ * as one text: a stored version and the version that replaced it with the same text count alike.
+ */
+function transactionFacts(r: Record<string, unknown>, at: string): string {
+  const dec = (v: unknown): string => (v === null || v === undefined || v === '' ? '' : money(v).toFixed());
+  return [String(r.customer_id), String(r.transaction_type), String(r.status), at, dec(r.amount_currency), String(r.currency), dec(r.amount_usd)].join('\u0000');
 }
 
 export interface WrittenChange {
@@ -470,11 +482,31 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
   // Transactions and activity: their customer's current cell on their day, and where the old version counted.
   const touchedDays: [string, string, Part][] = [];
   const ftdCustomers = new Set<string>();
+  // A transaction re-sent as it is stored (same customer, type, status, time and amounts) changes no fact.
+  const priorFacts = new Map<string, string[]>();
+  for (const t of priors.transactions) priorFacts.set(t.id, [...(priorFacts.get(t.id) ?? []), t.facts]);
+  const factsOf = (t: SpecRecord): string | undefined => {
+    try {
+      return transactionFacts(t as Record<string, unknown>, toUtcTimestamp(String(t.transaction_date)));
+    } catch {
+      return undefined;
+    }
+  };
+  const same = new Map<string, boolean>();
   for (const t of change.transactions) {
+    const id = String(t.transaction_id);
+    const was = priorFacts.get(id);
+    const now = factsOf(t);
+    same.set(id, (same.get(id) ?? true) && was !== undefined && was.length === 1 && now !== undefined && was[0] === now);
+  }
+  const unchanged = new Set([...same].filter(([, s]) => s).map(([id]) => id));
+  for (const t of change.transactions) {
+    if (unchanged.has(String(t.transaction_id))) continue;
     touchedDays.push([String(t.customer_id), utcDay(String(t.transaction_date)), 'tx']);
     if (t.transaction_type === 'deposit') ftdCustomers.add(String(t.customer_id));
   }
   for (const t of priors.transactions) {
+    if (unchanged.has(t.id)) continue;
     touchedDays.push([t.customer, t.day, 'tx']);
     if (t.deposit) ftdCustomers.add(t.customer);
   }
