@@ -13,7 +13,7 @@ import type { Knex } from 'knex';
 import { addDays, lastDayOf, utcDay } from '../commission/dates.js';
 import { RateBook } from '../commission/fx.js';
 import { money, moneyOrNull, ZERO, type Money } from '../commission/money.js';
-import { fromStoreTimestamp } from '../store/values.js';
+import { fromStoreTimestamp, toUtcTimestamp } from '../store/values.js';
 import type { StoreKind } from '../store/dialects.js';
 import type { Store } from '../store/store.js';
 import type { SpecRecord, Variant } from '../types.js';
@@ -398,10 +398,12 @@ export interface PriorVersions {
   /** customer id → its stored attribution, signup day and product. */
   customers: Map<string, { pair: string; signupDay: string; product: string }>;
   /** (customer, day, was a deposit) of stored transactions about to be replaced. */
-  transactions: { customer: string; day: string; deposit: boolean }[];
+  transactions: { id: string; customer: string; day: string; deposit: boolean; facts: string }[];
+  /** Activity key → its stored version before this batch (null: none), for the cells to move by their difference. */
+  activity: Map<string, ActivityValues | null>;
 }
 
-export const emptyPriors = (): PriorVersions => ({ customers: new Map(), transactions: [] });
+export const emptyPriors = (): PriorVersions => ({ customers: new Map(), transactions: [], activity: new Map() });
 
 /** Reads the stored versions of records about to be replaced (customers and transactions; activity keeps its key). */
 export async function readPriors(trx: Knex.Transaction, partner: string, entity: string, records: readonly SpecRecord[], into: PriorVersions): Promise<void> {
@@ -420,10 +422,22 @@ export async function readPriors(trx: Knex.Transaction, partner: string, entity:
   } else if (entity === 'transactions') {
     for (const part of chunks(records.map((r) => String(r.transaction_id)))) {
       const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).whereIn('transaction_id', part)
-        .select('customer_id', 'transaction_date', 'transaction_type');
-      for (const r of rows) into.transactions.push({ customer: String(r.customer_id), day: (fromStoreTimestamp(r.transaction_date) as string).slice(0, 10), deposit: r.transaction_type === 'deposit' });
+        .select('transaction_id', 'customer_id', 'transaction_date', 'transaction_type', 'status', 'amount_currency', 'currency', 'amount_usd');
+      for (const r of rows) {
+        into.transactions.push({ id: String(r.transaction_id), customer: String(r.customer_id), day: (fromStoreTimestamp(r.transaction_date) as string).slice(0, 10),
+          deposit: r.transaction_type === 'deposit', facts: transactionFacts(r, fromStoreTimestamp(r.transaction_date) as string) });
+      }
     }
   }
+}
+
+/**
+ * What of a transaction the facts read (customer, type, status, time, amount, currency, USD amount),
+ * as one text: a stored version and the version that replaced it with the same text count alike.
+ */
+function transactionFacts(r: Record<string, unknown>, at: string): string {
+  const dec = (v: unknown): string => (v === null || v === undefined || v === '' ? '' : money(v).toFixed());
+  return [String(r.customer_id), String(r.transaction_type), String(r.status), at, dec(r.amount_currency), String(r.currency), dec(r.amount_usd)].join('\u0000');
 }
 
 export interface WrittenChange {
@@ -468,15 +482,47 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
   // Transactions and activity: their customer's current cell on their day, and where the old version counted.
   const touchedDays: [string, string, Part][] = [];
   const ftdCustomers = new Set<string>();
+  // A transaction re-sent as it is stored (same customer, type, status, time and amounts) changes no fact.
+  const priorFacts = new Map<string, string[]>();
+  for (const t of priors.transactions) priorFacts.set(t.id, [...(priorFacts.get(t.id) ?? []), t.facts]);
+  const factsOf = (t: SpecRecord): string | undefined => {
+    try {
+      return transactionFacts(t as Record<string, unknown>, toUtcTimestamp(String(t.transaction_date)));
+    } catch {
+      return undefined;
+    }
+  };
+  const same = new Map<string, boolean>();
   for (const t of change.transactions) {
+    const id = String(t.transaction_id);
+    const was = priorFacts.get(id);
+    const now = factsOf(t);
+    same.set(id, (same.get(id) ?? true) && was !== undefined && was.length === 1 && now !== undefined && was[0] === now);
+  }
+  const unchanged = new Set([...same].filter(([, s]) => s).map(([id]) => id));
+  for (const t of change.transactions) {
+    if (unchanged.has(String(t.transaction_id))) continue;
     touchedDays.push([String(t.customer_id), utcDay(String(t.transaction_date)), 'tx']);
     if (t.transaction_type === 'deposit') ftdCustomers.add(String(t.customer_id));
   }
   for (const t of priors.transactions) {
+    if (unchanged.has(t.id)) continue;
     touchedDays.push([t.customer, t.day, 'tx']);
     if (t.deposit) ftdCustomers.add(t.customer);
   }
-  for (const a of change.activity) touchedDays.push([String(a.customer_id), String(a.date), 'act']);
+  // Activity rows rewritten in place move their cells by the difference (old versions read before the write);
+  // a row of a replaced day, of a customer this batch wrote, or whose old version was not read is recomputed from rows.
+  const replaced = new Set(change.replacedDays);
+  const batchCustomers = new Set(change.customers.map((c) => String(c.customer_id)));
+  const candidates = new Set<string>();
+  for (const a of change.activity) {
+    const key = activityKey(a as never);
+    if (variant === 'igaming' && !replaced.has(String(a.date).slice(0, 10)) && !batchCustomers.has(String(a.customer_id)) && priors.activity.has(key)) candidates.add(key);
+  }
+  const currentActivity = candidates.size > 0 ? await storedActivity(trx, partner, candidates) : [];
+  // Only keys whose written row is found as stored move by difference; any other is recomputed from rows.
+  const activityDeltas = new Set(currentActivity.map((r) => activityKey(r as never)));
+  for (const a of change.activity) if (!activityDeltas.has(activityKey(a as never))) touchedDays.push([String(a.customer_id), String(a.date), 'act']);
   const ftdMoves = ftdCustomers.size > 0 ? await recomputeFtd(trx, partner, [...ftdCustomers]) : new Map<string, Set<string>>();
   for (const [customer, days] of ftdMoves) for (const day of days) touchedDays.push([customer, day, 'ftd']);
   if (touchedDays.length > 0) {
@@ -494,6 +540,12 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
     if (!month) months.set(day.slice(0, 7), (month = emptyMonthChange()));
     cells += await recomputeDay(trx, partner, variant, day, pairs, parts, month);
   }
+  const covered = (day: string, affiliate: string): boolean => {
+    const d = dirty.days.get(day);
+    if (!d || !d.parts.has('act')) return false;
+    return d.pairs === 'all' || [...d.pairs].some((p) => splitPair(p)[0] === affiliate);
+  };
+  if (variant === 'igaming') await applyActivityDeltas(trx, partner, activityDeltas, currentActivity, priors.activity, covered, months);
   for (const [month, monthChange] of months) await applyMonthChange(trx, partner, month, monthChange);
   return { days: dirty.days.size, cells, ftdCustomers: ftdCustomers.size };
 }
@@ -624,4 +676,135 @@ export async function refreshFactsForRates(trx: Knex.Transaction, kind: StoreKin
     await recomputeMonths(trx, kind, partner, [...byDay.keys()].map((d) => [d, 'all']));
   }
   return cells;
+}
+
+/** A stored gaming activity row's key (its primary key without the partner). */
+const activityKey = (r: { customer_id: unknown; date: unknown; game_type: unknown; currency: unknown }): string =>
+  `${String(r.customer_id)}\u0000${String(r.date).slice(0, 10)}\u0000${String(r.game_type)}\u0000${String(r.currency)}`;
+
+/** The values of an activity row a cell sums. */
+type ActivityValues = { currency: unknown; total_bets: unknown; wins: unknown; ggr: unknown; ngr: unknown };
+
+/**
+ * Reads the stored versions of activity rows about to be replaced (first read per key wins: the
+ * version stored before this batch). A key with no stored row is kept as null (nothing to take out).
+ */
+export async function readActivityPriors(trx: Knex.Transaction, partner: string, records: readonly SpecRecord[], into: Map<string, ActivityValues | null>): Promise<void> {
+  const wanted = new Set<string>();
+  for (const r of records) {
+    const key = activityKey(r as never);
+    if (!into.has(key)) wanted.add(key);
+  }
+  if (wanted.size === 0) return;
+  const days = [...new Set(records.map((r) => String(r.date).slice(0, 10)))];
+  for (const part of chunks([...new Set(records.map((r) => String(r.customer_id)))])) {
+    const rows: Record<string, unknown>[] = await trx('gaming_activity').where('partner_id', partner).whereIn('customer_id', part).whereIn('date', days)
+      .select('customer_id', 'date', 'game_type', 'currency', 'total_bets', 'wins', 'ggr', 'ngr');
+    for (const r of rows) {
+      const key = activityKey(r as never);
+      if (wanted.has(key) && !into.has(key)) into.set(key, r as ActivityValues);
+    }
+  }
+  for (const key of wanted) if (!into.has(key)) into.set(key, null);
+}
+
+/** The activity columns of a cell as a difference (bets, GGR, NGR in USD; unconverted rows). */
+type ActivityDelta = { unconverted_activity: number; bets_usd: Money; ggr_usd: Money; ngr_usd: Money };
+
+function addActivity(delta: ActivityDelta, row: ActivityValues, rate: Money | undefined, sign: 1 | -1): void {
+  if (rate === undefined) {
+    delta.unconverted_activity += sign;
+    return;
+  }
+  const bets = moneyOrNull(row.total_bets);
+  const ngr = moneyOrNull(row.ngr);
+  delta.bets_usd = delta.bets_usd.plus((bets === null ? ZERO : bets.times(rate)).times(sign));
+  delta.ggr_usd = delta.ggr_usd.plus(activityGgr(row).times(rate).times(sign));
+  delta.ngr_usd = delta.ngr_usd.plus((ngr === null ? ZERO : ngr.times(rate)).times(sign));
+}
+
+/**
+ * Moves the day cells of activity rows rewritten in place by their difference: the new stored
+ * versions' contribution minus the old versions' (read by `beforeWrite`), per (day, affiliate,
+ * campaign) of the customer's current attribution. Cells whose activity part the batch recomputed
+ * from rows (`covered`) are left alone. The month cells move with them (through `months`).
+ */
+/** The stored activity rows of these keys (as written by the batch). */
+async function storedActivity(trx: Knex.Transaction, partner: string, keys: ReadonlySet<string>): Promise<Record<string, unknown>[]> {
+  const customers = new Set<string>();
+  const days = new Set<string>();
+  for (const key of keys) {
+    const [customer, day] = key.split('\u0000') as [string, string];
+    customers.add(customer);
+    days.add(day);
+  }
+  const current: Record<string, unknown>[] = [];
+  for (const part of chunks([...customers])) {
+    const rows: Record<string, unknown>[] = await trx('gaming_activity').where('partner_id', partner).whereIn('customer_id', part).whereIn('date', [...days])
+      .select('customer_id', 'date', 'game_type', 'currency', 'total_bets', 'wins', 'ggr', 'ngr');
+    for (const r of rows) if (keys.has(activityKey(r as never))) current.push(r);
+  }
+  return current;
+}
+
+async function applyActivityDeltas(trx: Knex.Transaction, partner: string, keys: ReadonlySet<string>, current: readonly Record<string, unknown>[], priors: ReadonlyMap<string, ActivityValues | null>,
+  covered: (day: string, affiliate: string) => boolean, months: Map<string, MonthChange>): Promise<void> {
+  if (keys.size === 0) return;
+  const attribution = await attributions(trx, partner, [...keys].map((key) => key.split('\u0000')[0] as string));
+  const rateNeeds = new Set<string>();
+  const versions: { key: string; row: ActivityValues; sign: 1 | -1 }[] = [];
+  for (const r of current) versions.push({ key: activityKey(r as never), row: r as ActivityValues, sign: 1 });
+  for (const key of keys) {
+    const old = priors.get(key);
+    if (old) versions.push({ key, row: old, sign: -1 });
+  }
+  for (const v of versions) rateNeeds.add(`${String(v.row.currency)}\u0000${v.key.split('\u0000')[1] as string}`);
+  const fx = await RateBook.load(trx, [...rateNeeds].map((n) => n.split('\u0000') as [string, string]));
+  // day → pair → difference
+  const deltas = new Map<string, Map<string, ActivityDelta>>();
+  for (const v of versions) {
+    const [customer, day] = v.key.split('\u0000') as [string, string];
+    const pair = attribution.get(customer);
+    if (pair === undefined || covered(day, splitPair(pair)[0])) continue;
+    let byPair = deltas.get(day);
+    if (!byPair) deltas.set(day, (byPair = new Map()));
+    let d = byPair.get(pair);
+    if (!d) byPair.set(pair, (d = { unconverted_activity: 0, bets_usd: ZERO, ggr_usd: ZERO, ngr_usd: ZERO }));
+    addActivity(d, v.row, fx.rate(String(v.row.currency), day), v.sign);
+  }
+  for (const [day, byPair] of deltas) {
+    const moving = [...byPair].filter(([, d]) => d.unconverted_activity !== 0 || !d.bets_usd.isZero() || !d.ggr_usd.isZero() || !d.ngr_usd.isZero());
+    if (moving.length === 0) continue;
+    const stored = new Map<string, Record<string, unknown>>();
+    for (const part of chunks([...new Set(moving.map(([pair]) => splitPair(pair)[0]))])) {
+      const rows: Record<string, unknown>[] = await trx('report_cells').where('partner_id', partner).where('day', day).whereIn('affiliate_id', part).select('*');
+      for (const r of rows) stored.set(pairKey(String(r.affiliate_id), String(r.campaign_id)), r);
+    }
+    const monthKey = day.slice(0, 7);
+    let month = months.get(monthKey);
+    if (!month) months.set(monthKey, (month = emptyMonthChange()));
+    const upserts: Record<string, unknown>[] = [];
+    const empty: [string, string][] = [];
+    for (const [pair, d] of moving) {
+      const [affiliate, campaign] = splitPair(pair);
+      const before = stored.get(pair);
+      const row: Record<string, unknown> = { partner_id: partner, affiliate_id: affiliate, campaign_id: campaign, day };
+      for (const c of COUNT_COLUMNS) row[c] = Number(before?.[c] ?? 0);
+      for (const c of MONEY_COLUMNS) row[c] = money(before?.[c] ?? 0).toFixed();
+      row.unconverted_activity = (row.unconverted_activity as number) + d.unconverted_activity;
+      for (const c of ['bets_usd', 'ggr_usd', 'ngr_usd'] as const) row[c] = money(row[c]).plus(d[c]).toFixed();
+      const delta: Record<string, Money> = Object.fromEntries(SUMMED_COLUMNS.map((c) => [c, ZERO]));
+      delta.unconverted_activity = money(d.unconverted_activity);
+      for (const c of ['bets_usd', 'ggr_usd', 'ngr_usd'] as const) delta[c] = d[c];
+      const sum = month.deltas.get(pair);
+      if (!sum) month.deltas.set(pair, delta);
+      else for (const c of SUMMED_COLUMNS) sum[c] = (sum[c] as Money).plus(delta[c] as Money);
+      const zero = COUNT_COLUMNS.every((c) => Number(row[c]) === 0) && MONEY_COLUMNS.every((c) => money(row[c]).isZero());
+      if (zero) {
+        if (before) empty.push([affiliate, campaign]);
+      } else upserts.push(row);
+    }
+    for (const part of chunks(empty)) await trx('report_cells').where('partner_id', partner).where('day', day).whereIn(['affiliate_id', 'campaign_id'], part).delete();
+    for (const part of chunks(upserts, 1000)) await trx('report_cells').insert(part).onConflict(['partner_id', 'day', 'affiliate_id', 'campaign_id']).merge();
+  }
 }

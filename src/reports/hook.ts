@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import type { LoaderDeps } from '../pipeline/load.js';
 import type { Store } from '../store/store.js';
-import { emptyPriors, readPriors, updateFacts, type PriorVersions } from './facts.js';
+import { emptyPriors, readActivityPriors, readPriors, updateFacts, type PriorVersions } from './facts.js';
 
 export type ReportFactsHooks = Required<Pick<LoaderDeps, 'beforeWrite' | 'inTransaction'>>;
 
@@ -16,10 +16,11 @@ export function createReportFactsHook(store: Store): ReportFactsHooks {
   const pending = new WeakMap<Knex.Transaction, PriorVersions>();
   return {
     async beforeWrite(trx, batch) {
-      if (batch.entity === 'activity') return; // an activity row's key is its customer-day: the new version's cell is the old one's
+      if (batch.entity === 'activity' && batch.variant !== 'igaming') return;
       let priors = pending.get(trx);
       if (!priors) pending.set(trx, (priors = emptyPriors()));
-      await readPriors(trx, batch.partner, batch.entity, batch.records, priors);
+      if (batch.entity === 'activity') await readActivityPriors(trx, batch.partner, batch.records, priors.activity);
+      else await readPriors(trx, batch.partner, batch.entity, batch.records, priors);
     },
     async inTransaction(trx, change) {
       const priors = pending.get(trx) ?? emptyPriors();
