@@ -78,4 +78,37 @@ describe('fraud commands', () => {
     assert.equal(check.code, 2);
     assert.ok(check.out.includes(`FAIL ${file}: rules.cpa_farming.margn (line 3): unknown key "margn" (did you mean margin?); allowed keys: enabled, baseline_usd, margin,`), check.out);
   });
+  it('a decision from the command line books its commission at once: dismiss books the held CPAs, no load needed', async () => {
+    const { mkdirSync } = await import('node:fs');
+    const { openStore } = await import('../../src/store/store.js');
+    const d = join(dir, 'decide');
+    mkdirSync(join(d, 'config'), { recursive: true });
+    writeFileSync(join(d, 'config', 'fraud.yaml'), 'rules:\n  duplicate_identity: { min_accounts: 2 }\n');
+    writeFileSync(join(d, 'config', 'commissions.yaml'), [
+      'plans:',
+      '  - id: cpa', '    kind: cpa_ftd', '    partner: casino', '    affiliates: all',
+      '    effective: { from: 2026-01-01 }',
+      '    qualification: { window_days: 30, min_first_deposit_usd: 20 }',
+      '    amount_usd: { default: 100 }', '',
+    ].join('\n'));
+    writeFileSync(join(d, 'deposits.ndjson'), ['c1', 'c2'].map((c, i) => JSON.stringify({
+      transaction_id: `t${i + 1}`, customer_id: c, transaction_type: 'deposit', amount_currency: 60, currency: 'USD', transaction_date: '2026-11-03T10:00:00Z', status: 'approved',
+    })).join('\n'));
+    const args = ['--config', join(d, 'config'), '--store', `sqlite:${join(d, 'store.sqlite')}`];
+    assert.equal((await cli([...args, 'import', 'casino', '--variant', 'igaming', '--entity', 'customers', join(dir, 'customers.ndjson')])).code, 0);
+    assert.equal((await cli([...args, 'import', 'casino', '--variant', 'igaming', '--entity', 'transactions', join(d, 'deposits.ndjson')])).code, 0);
+    const ledger = async (): Promise<string[]> => {
+      const store = await openStore({ url: `sqlite:${join(d, 'store.sqlite')}` });
+      try {
+        return ((await store.knex('commission_ledger').orderBy('id').select('affiliate_id', 'amount_usd')) as { affiliate_id: string; amount_usd: unknown }[])
+          .map((r) => `${r.affiliate_id} ${Number(r.amount_usd).toFixed(2)}`);
+      } finally {
+        await store.close();
+      }
+    };
+    assert.deepEqual(await ledger(), [], 'both CPAs are held for review while the flag is open');
+    const dismissed = await cli([...args, 'fraud', 'dismiss', '1', '--reason', 'two people', '--by', 'maria']);
+    assert.equal(dismissed.code, 0, dismissed.err);
+    assert.deepEqual((await ledger()).sort(), ['aff-1 100.00', 'aff-2 100.00']);
+  });
 });

@@ -7,13 +7,13 @@
  *   reports and decide fraud flags. A page or action of the other role answers 403.
  * - Every action is written to the audit log (who, when, what) shown on the Activity page.
  * Actions call the jobs the CLI calls: jobs/run-partner.ts, jobs/replay-rejects.ts,
- * discardRejects, decideFlag (then evaluatePartner of jobs/commission.ts, so its holds are released
+ * discardRejects, decideAndEvaluate (jobs/fraud-decision.ts: the decision, then the commission evaluation, so its holds are released
  * or voided at once).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { evaluatePartner } from '../../../jobs/commission.js';
+import { decideAndEvaluate } from '../../../jobs/fraud-decision.js';
 import { replayRejects } from '../../../jobs/replay-rejects.js';
 import { runPartner } from '../../../jobs/run-partner.js';
 import { withExclusiveStreams } from '../../cli/commands/run.js';
@@ -24,7 +24,7 @@ import {
   activityPage, commissionsPage, fraudFlagPage, fraudPage, ledgerLinesPage, onboardingPage, partnersPage, rejectsPage, reportsPage, runsPage, sourceRecordPage,
 } from '../../console/pages.js';
 import { audit, checkPassword, endSession, findSession, startSession, type Role, type Session } from '../../console/users.js';
-import { decideFlag, DecisionError } from '../../fraud/flags.js';
+import { DecisionError } from '../../fraud/flags.js';
 import { packageRoot } from '../../paths.js';
 import { discardRejects } from '../../store/reject-lifecycle.js';
 import type { ApiDeps, RouteModule } from '../types.js';
@@ -272,9 +272,8 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     const reason = (form.reason ?? '').trim();
     if (!decision || reason === '') return send(reply, layout('Fraud flag', session, html`<p class="error">Choose confirm or dismiss and give a reason.</p>`), 400);
     try {
-      const flag = await decideFlag(store, id, decision, `console:${session.user.name}`, reason);
-      // The decision put the flag's customers in the commission job's pending scope: evaluated now (holds released or voided).
-      await evaluatePartner(store, await commissionPlans(), flag.partner_id, flag.variant, `console-fraud-${id}-${store.now()}`, deps.logger);
+      // Evaluated at once: the flag's held commission is released or voided.
+      const flag = await decideAndEvaluate(store, await commissionPlans(), deps.logger, { id, decision, by: `console:${session.user.name}`, reason });
       await audit(store, session.user.name, `fraud ${decision === 'confirmed' ? 'confirm' : 'dismiss'}`, `flag #${id}`, reason);
       return after(reply, `/console/fraud/${id}`, `Flag #${id} ${flag.status}: ${flag.customers.length} customer(s) re-evaluated for commission`);
     } catch (error) {

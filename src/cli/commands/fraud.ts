@@ -1,8 +1,11 @@
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { scanFraud } from '../../../jobs/fraud.js';
+import { decideAndEvaluate } from '../../../jobs/fraud-decision.js';
+import { createLogger } from '../../log.js';
+import { commissionPlans } from './commissions.js';
 import { formatFraudConfigError, loadFraudConfig, RULE_NAMES, type FraudConfig } from '../../fraud/config.js';
-import { decideFlag, decisionsOf, DecisionError, getFlag, listFlags, type Decision, type Flag, type FlagStatus } from '../../fraud/flags.js';
+import { decisionsOf, DecisionError, getFlag, listFlags, type Decision, type Flag, type FlagStatus } from '../../fraud/flags.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 import { formatTable } from '../table.js';
@@ -91,9 +94,10 @@ export async function fraudDecideCommand(globals: GlobalOptions, args: { id: str
   const id = parseId(args.id);
   if (args.reason === undefined || args.reason.trim() === '') throw new CliError(`fraud ${args.decision === 'confirmed' ? 'confirm' : 'dismiss'} needs --reason TEXT (why; kept for audit)`, EXIT_USAGE);
   const by = args.by ?? osUser();
+  const plans = await commissionPlans(globals, io, { quiet: true });
   return withStore(globals, async (store) => {
     try {
-      const flag = await decideFlag(store, id, args.decision, by, args.reason!);
+      const flag = await decideAndEvaluate(store, plans, createLogger({ level: process.env.LOG_LEVEL ?? 'warn' }), { id, decision: args.decision, by, reason: args.reason! });
       if (globals.json) io.out(JSON.stringify(flagJson(flag)));
       else io.out(`flag ${flag.id} ${flag.status} by ${flag.decided_by} at ${flag.decided_at}: ${flag.customers.length} customer(s) re-evaluated for commission`);
       return EXIT_OK;
