@@ -14,10 +14,8 @@
  * (median): the job alone (its in-transaction scope record and its evaluation after the commit)
  * and the whole load including it.
  */
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import { copyLines, dropBenchSchemas, printCostTable, type Timing } from './support/pg-bench.js';
 import { createCommissionHook, recompute } from '../jobs/commission.js';
 import { addDays } from '../src/commission/dates.js';
 import { parsePlans } from '../src/commission/load-plans.js';
@@ -74,21 +72,6 @@ function activityValues(i: number, d: number): { bets: string; wins: string; ggr
   return { bets: cents(bets), wins: cents(wins), ggr: cents(ggr), ngr: cents(Math.floor(ggr * 0.9)) };
 }
 
-async function copy(client: pg.Client, sql: string, lines: () => Generator<string>): Promise<void> {
-  function* chunks(): Generator<string> {
-    let buffer = '';
-    for (const line of lines()) {
-      buffer += line;
-      if (buffer.length > 1 << 20) {
-        yield buffer;
-        buffer = '';
-      }
-    }
-    if (buffer) yield buffer;
-  }
-  await pipeline(Readable.from(chunks()), client.query(copyFrom(sql)));
-}
-
 /** Schemas this run created, dropped at the end whatever happens. */
 const created: { schema: string; store?: Store }[] = [];
 
@@ -110,13 +93,13 @@ async function buildStore(rows: number): Promise<{ store: Store; schema: string;
   await client.connect();
   try {
     await client.query(`INSERT INTO partners VALUES ('bench', 'igaming', '${now}')`);
-    await copy(client, 'COPY customers (partner_id, customer_id, signup_date, affiliate_id, country_code, loaded_at) FROM STDIN', function* () {
+    await copyLines(client, 'COPY customers (partner_id, customer_id, signup_date, affiliate_id, country_code, loaded_at) FROM STDIN', function* () {
       for (let i = 0; i < CUSTOMERS; i++) yield `bench\t${customerId(i)}\t${signupOf(i)}\t${affiliateOf(i)}\t${i % 3 === 0 ? 'DE' : 'GB'}\t${now}\n`;
     });
-    await copy(client, 'COPY transactions (partner_id, transaction_id, customer_id, transaction_type, amount_currency, currency, transaction_date, status, amount_usd, loaded_at) FROM STDIN', function* () {
+    await copyLines(client, 'COPY transactions (partner_id, transaction_id, customer_id, transaction_type, amount_currency, currency, transaction_date, status, amount_usd, loaded_at) FROM STDIN', function* () {
       for (let i = 0; i < CUSTOMERS; i++) yield `bench\tftd-${i}\t${customerId(i)}\tdeposit\t50.00\tUSD\t${signupOf(i).slice(0, 10)}T11:00:00Z\tapproved\t50.00\t${now}\n`;
     });
-    await copy(client, 'COPY gaming_activity (partner_id, date, customer_id, game_type, currency, total_bets, wins, ggr, ngr, loaded_at) FROM STDIN', function* () {
+    await copyLines(client, 'COPY gaming_activity (partner_id, date, customer_id, game_type, currency, total_bets, wins, ggr, ngr, loaded_at) FROM STDIN', function* () {
       let n = 0;
       for (let d = 0; d < days; d++) {
         const date = addDays(firstDay, d);
@@ -143,12 +126,7 @@ async function buildStore(rows: number): Promise<{ store: Store; schema: string;
   return { store, schema, url, days, setupMs: performance.now() - started };
 }
 
-interface Timing {
-  job: number[];
-  load: number[];
-}
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 /** PROFILE=1: the slowest statements of the job per batch kind (total ms over the counted rounds). */
 function profiler(store: Store): { start(name: string): void; report(): void } {
@@ -269,27 +247,11 @@ async function main(): Promise<void> {
   const timings = [];
   for (const s of stores) timings.push(await measure(s.store));
   const [a, b] = timings;
-  const size = (n: number) => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1000}k`);
-  const head = `${'batch of 1000'.padEnd(32)} ${`job @${size(SMALL)}`.padStart(10)} ${`job @${size(BIG)}`.padStart(10)} ${'ratio'.padStart(6)}   ${'load+job @small'.padStart(15)} ${'load+job @big'.padStart(14)}`;
-  console.log(head);
-  for (const [name, t] of a ?? new Map<string, Timing>()) {
-    const u = b?.get(name) as Timing;
-    const js = median(t.job);
-    const jb = median(u.job);
-    console.log(`${name.padEnd(32)} ${`${js.toFixed(1)} ms`.padStart(10)} ${`${jb.toFixed(1)} ms`.padStart(10)} ${(jb / js).toFixed(2).padStart(6)}   ${`${median(t.load).toFixed(1)} ms`.padStart(15)} ${`${median(u.load).toFixed(1)} ms`.padStart(14)}`);
-  }
+  printCostTable(SMALL, BIG, a, b);
 }
 
 try {
   await main();
 } finally {
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  for (const c of created) {
-    await c.store?.close();
-    // BENCH_KEEP=1 keeps the stores for a look at query plans (drop them by hand afterwards).
-    if (process.env.BENCH_KEEP) console.log(`kept schema ${c.schema}`);
-    else await admin.query(`DROP SCHEMA IF EXISTS ${c.schema} CASCADE`);
-  }
-  await admin.end();
+  await dropBenchSchemas(PG_URL, created);
 }

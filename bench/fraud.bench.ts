@@ -14,10 +14,8 @@
  * (median, after one warm-up round): the job alone (its in-transaction hook) and the whole load
  * including it.
  */
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import { copyLines, dropBenchSchemas, printCostTable, type Timing } from './support/pg-bench.js';
 import { createFraudHook } from '../jobs/fraud.js';
 import { addDays } from '../src/commission/dates.js';
 import { defaultConfig } from '../src/fraud/config.js';
@@ -46,18 +44,6 @@ const emailOf = (i: number) => `player${i - (i % 50 === 1 ? 1 : 0)}@example.com`
 const cents = (n: number) => (n / 100).toFixed(2);
 const betsOf = (i: number, d: number) => cents(1000 + ((i * 7919 + d * 104729) % 90000));
 
-async function copy(client: pg.Client, sql: string, lines: () => Generator<string>): Promise<void> {
-  function* chunks(): Generator<string> {
-    let buffer = '';
-    for (const line of lines()) {
-      buffer += line;
-      if (buffer.length > 1 << 20) { yield buffer; buffer = ''; }
-    }
-    if (buffer) yield buffer;
-  }
-  await pipeline(Readable.from(chunks()), client.query(copyFrom(sql)));
-}
-
 const created: { schema: string; store?: Store }[] = [];
 
 async function buildStore(rows: number): Promise<{ store: Store; days: number; setupMs: number; flags: number }> {
@@ -78,13 +64,13 @@ async function buildStore(rows: number): Promise<{ store: Store; days: number; s
   await client.connect();
   try {
     await client.query(`INSERT INTO partners VALUES ('bench', 'igaming', '${now}')`);
-    await copy(client, 'COPY customers (partner_id, customer_id, signup_date, affiliate_id, country_code, email, click_id, first_name, last_name, loaded_at) FROM STDIN', function* () {
+    await copyLines(client, 'COPY customers (partner_id, customer_id, signup_date, affiliate_id, country_code, email, click_id, first_name, last_name, loaded_at) FROM STDIN', function* () {
       for (let i = 0; i < CUSTOMERS; i++) yield `bench\t${customerId(i)}\t${signupOf(i)}\t${affiliateOf(i)}\t${i % 3 === 0 ? 'DE' : 'GB'}\t${emailOf(i)}\tclick-${i}\tName${i}\tLast${i}\t${now}\n`;
     });
-    await copy(client, 'COPY transactions (partner_id, transaction_id, customer_id, transaction_type, amount_currency, currency, transaction_date, status, amount_usd, loaded_at) FROM STDIN', function* () {
+    await copyLines(client, 'COPY transactions (partner_id, transaction_id, customer_id, transaction_type, amount_currency, currency, transaction_date, status, amount_usd, loaded_at) FROM STDIN', function* () {
       for (let i = 0; i < CUSTOMERS; i++) yield `bench\tftd-${i}\t${customerId(i)}\tdeposit\t50.00\tUSD\t${signupOf(i).slice(0, 10)}T11:00:00Z\tapproved\t50.00\t${now}\n`;
     });
-    await copy(client, 'COPY gaming_activity (partner_id, date, customer_id, game_type, currency, total_bets, wins, loaded_at) FROM STDIN', function* () {
+    await copyLines(client, 'COPY gaming_activity (partner_id, date, customer_id, game_type, currency, total_bets, wins, loaded_at) FROM STDIN', function* () {
       let n = 0;
       for (let d = 0; d < days; d++) {
         const date = addDays(firstDay, d);
@@ -107,8 +93,6 @@ async function buildStore(rows: number): Promise<{ store: Store; days: number; s
   return { store, days, setupMs: performance.now() - started, flags: Number(n) };
 }
 
-interface Timing { job: number[]; load: number[] }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 /** PROFILE=1: the slowest statements of the job (total ms over the counted rounds). */
 function profiler(store: Store): () => void {
@@ -188,25 +172,11 @@ async function main(): Promise<void> {
   const timings = [];
   for (const s of stores) timings.push(await measure(s.store));
   const [a, b] = timings;
-  const size = (n: number) => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1000}k`);
-  console.log(`${'batch of 1000'.padEnd(32)} ${`job @${size(SMALL)}`.padStart(10)} ${`job @${size(BIG)}`.padStart(10)} ${'ratio'.padStart(6)}   ${'load+job @small'.padStart(15)} ${'load+job @big'.padStart(14)}`);
-  for (const [name, t] of a ?? new Map<string, Timing>()) {
-    const u = b?.get(name) as Timing;
-    const js = median(t.job);
-    const jb = median(u.job);
-    console.log(`${name.padEnd(32)} ${`${js.toFixed(1)} ms`.padStart(10)} ${`${jb.toFixed(1)} ms`.padStart(10)} ${(jb / js).toFixed(2).padStart(6)}   ${`${median(t.load).toFixed(1)} ms`.padStart(15)} ${`${median(u.load).toFixed(1)} ms`.padStart(14)}`);
-  }
+  printCostTable(SMALL, BIG, a, b);
 }
 
 try {
   await main();
 } finally {
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  for (const c of created) {
-    await c.store?.close();
-    if (process.env.BENCH_KEEP) console.log(`kept schema ${c.schema}`);
-    else await admin.query(`DROP SCHEMA IF EXISTS ${c.schema} CASCADE`);
-  }
-  await admin.end();
+  await dropBenchSchemas(PG_URL, created);
 }

@@ -13,10 +13,8 @@
  * that rebuilds them from the raw tables, and the funnel rows with the phase history's seeding
  * (`seedPhaseHistory`). The report's figures are checked against the raw GROUP BY's before timing.
  */
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
+import { copyLines } from './support/pg-bench.js';
 import { addDays } from '../src/commission/dates.js';
 import { money } from '../src/commission/money.js';
 import { Loader } from '../src/pipeline/load.js';
@@ -46,21 +44,6 @@ const campaignOf = (i: number) => (i % 10 === 0 ? '\\N' : `${affiliateOf(i)}-c${
 const dayOf = (n: number) => addDays(YEAR_START, ((n % DAYS) + DAYS) % DAYS);
 const cents = (n: number) => (n / 100).toFixed(2);
 
-async function copy(client: pg.Client, sql: string, lines: () => Generator<string>): Promise<void> {
-  function* chunks(): Generator<string> {
-    let buffer = '';
-    for (const line of lines()) {
-      buffer += line;
-      if (buffer.length > 1 << 20) {
-        yield buffer;
-        buffer = '';
-      }
-    }
-    if (buffer) yield buffer;
-  }
-  await pipeline(Readable.from(chunks()), client.query(copyFrom(sql)));
-}
-
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 const stats = (ms: number[]) => {
   const s = [...ms].sort((a, b) => a - b);
@@ -77,11 +60,11 @@ async function time<T>(work: () => Promise<T>): Promise<[number, T]> {
 async function build(client: pg.Client, now: string): Promise<void> {
   const t0 = performance.now();
   await client.query(`INSERT INTO partners (partner_id, variant, created_at) VALUES ('bench', 'igaming', '${now}'), ('bench-prop', 'prop-trading', '${now}')`);
-  await copy(client, 'COPY customers (partner_id, customer_id, signup_date, affiliate_id, campaign_id, country_code, loaded_at) FROM STDIN', function* () {
+  await copyLines(client, 'COPY customers (partner_id, customer_id, signup_date, affiliate_id, campaign_id, country_code, loaded_at) FROM STDIN', function* () {
     for (let i = 0; i < N; i++) yield `bench\t${customerId(i)}\t${dayOf(i)}T${String(i % 24).padStart(2, '0')}:15:00Z\t${affiliateOf(i)}\t${campaignOf(i)}\tDE\t${now}\n`;
   });
   const phases = ['phase_1', 'phase_1', 'phase_2', 'funded', 'failed'];
-  await copy(client, 'COPY customers (partner_id, customer_id, signup_date, affiliate_id, campaign_id, challenge_type, account_size, phase, last_modified_date, loaded_at) FROM STDIN', function* () {
+  await copyLines(client, 'COPY customers (partner_id, customer_id, signup_date, affiliate_id, campaign_id, challenge_type, account_size, phase, last_modified_date, loaded_at) FROM STDIN', function* () {
     for (let i = 0; i < N / 10; i++) {
       yield `bench-prop\t${customerId(i)}\t${dayOf(i)}T08:00:00Z\t${affiliateOf(i)}\t${campaignOf(i)}\t${i % 2 ? 'standard' : 'rapid'}\t${[10000, 50000, 100000][i % 3]}\t${phases[i % 5]}\t${addDays(dayOf(i), 20 + (i % 30))}T08:00:00Z\t${now}\n`;
     }
@@ -89,18 +72,18 @@ async function build(client: pg.Client, now: string): Promise<void> {
   console.log(`customers: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   const t1 = performance.now();
   const types = ['deposit', 'deposit', 'deposit', 'deposit', 'deposit', 'deposit', 'withdrawal', 'withdrawal', 'bonus', 'adjustment'];
-  await copy(client, 'COPY transactions (partner_id, transaction_id, customer_id, transaction_type, amount_currency, currency, transaction_date, status, loaded_at) FROM STDIN', function* () {
+  await copyLines(client, 'COPY transactions (partner_id, transaction_id, customer_id, transaction_type, amount_currency, currency, transaction_date, status, loaded_at) FROM STDIN', function* () {
     for (let i = 0; i < 2 * N; i++) {
       const status = i % 20 === 0 ? 'declined' : i % 31 === 0 ? 'reversed' : 'approved';
       yield `bench\tt${i}\t${customerId((i * 7919) % N)}\t${types[i % 10]}\t${cents(1000 + ((i * 37) % 50000))}\t${i % 4 === 0 ? 'EUR' : 'USD'}\t${dayOf(i * 13)}T${String(i % 24).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}:00Z\t${status}\t${now}\n`;
     }
   });
-  await copy(client, 'COPY fx_rates (currency, date, rate, source, loaded_at) FROM STDIN', function* () {
+  await copyLines(client, 'COPY fx_rates (currency, date, rate, source, loaded_at) FROM STDIN', function* () {
     for (let d = 0; d < DAYS + 60; d++) yield `EUR\t${addDays(YEAR_START, d)}\t${(1.05 + (d % 10) / 100).toFixed(4)}\tbench\t${now}\n`;
   });
   console.log(`transactions: ${((performance.now() - t1) / 1000).toFixed(1)} s`);
   const t2 = performance.now();
-  await copy(client, 'COPY gaming_activity (partner_id, date, customer_id, game_type, currency, bets_count, total_bets, wins, ggr, ngr, loaded_at) FROM STDIN', function* () {
+  await copyLines(client, 'COPY gaming_activity (partner_id, date, customer_id, game_type, currency, bets_count, total_bets, wins, ggr, ngr, loaded_at) FROM STDIN', function* () {
     for (let i = 0; i < N; i++) {
       for (let j = 0; j < 10; j++) {
         const bets = 500 + ((i * 31 + j * 17) % 100000);
