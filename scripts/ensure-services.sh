@@ -6,7 +6,14 @@
 set -u
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing chromium (the web console's browser tests)"
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) || echo "could not install chromium: the browser tests will be skipped" >&2
+  apt_log=$(mktemp)
+  if (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >"$apt_log" 2>&1; then
+    echo "chromium installed: $(/usr/bin/chromium --version 2>/dev/null)"
+  else
+    tail -n 20 "$apt_log" >&2
+    echo "could not install chromium: the browser tests will be skipped" >&2
+  fi
+  rm -f "$apt_log"
 fi
 pg_up() { pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; }
 maria_up() { mysqladmin --protocol=tcp -h 127.0.0.1 -P 3306 -u root ping >/dev/null 2>&1 || mariadb-admin --protocol=tcp -h 127.0.0.1 -P 3306 -u root ping >/dev/null 2>&1; }
