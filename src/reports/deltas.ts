@@ -152,11 +152,13 @@ async function writeRows(trx: Knex.Transaction, kind: StoreKind, table: Table, p
 
 /**
  * Adds differences to stored rows: each key's stored values plus its difference; a row whose
- * values all come to zero (`empty`) is deleted, any other written. Returns the rows written.
+ * values all come to zero (`empty`, `emptySql` on PostgreSQL) is deleted, any other written.
+ * Returns the rows written.
  */
-async function applyTo(trx: Knex.Transaction, kind: StoreKind, table: Table, partner: string, changes: Map<string, Map<string, Money>>, empty: (row: Record<string, unknown>) => boolean): Promise<number> {
+async function applyTo(trx: Knex.Transaction, kind: StoreKind, table: Table, partner: string, changes: Map<string, Map<string, Money>>, empty: (row: Record<string, unknown>) => boolean, emptySql: string): Promise<number> {
   const moving = [...changes].filter(([, d]) => [...d.values()].some((v) => !v.isZero()));
   if (moving.length === 0) return 0;
+  if (kind === 'postgres') return addInSql(trx, table, partner, moving, emptySql);
   const keys = moving.map(([k]) => k.split('\u0000'));
   const stored = await readRows(trx, kind, table, partner, keys);
   const upserts: Record<string, unknown>[] = [];
@@ -174,6 +176,37 @@ async function applyTo(trx: Knex.Transaction, kind: StoreKind, table: Table, par
   await writeRows(trx, kind, table, partner, upserts, deletes);
   return upserts.length;
 }
+
+/**
+ * PostgreSQL adds the differences in the statement that writes them (exact NUMERIC): only the
+ * columns the batch moved are sent, a new key starts from zero, and the keys whose row comes to
+ * zero everywhere come back to be deleted (rare: a cell whose last record went).
+ */
+async function addInSql(trx: Knex.Transaction, table: Table, partner: string, moving: [string, Map<string, Money>][], emptySql: string): Promise<number> {
+  const moved = [...table.counts, ...table.sums].filter((c) => moving.some(([, d]) => d.has(c) && !(d.get(c) as Money).isZero()));
+  const isCount = new Set(table.counts);
+  const rows = moving.map(([key, d]) => {
+    const values = key.split('\u0000');
+    const row: Record<string, unknown> = Object.fromEntries(table.key.map((k, i) => [k, values[i]]));
+    for (const c of moved) {
+      const v = d.get(c);
+      if (v !== undefined && !v.isZero()) row[c] = isCount.has(c) ? v.toNumber() : v.toFixed();
+    }
+    return row;
+  });
+  const shape = [...table.key.map((k, i) => `${k} ${table.keyTypes[i] as string}`), ...moved.map((c) => `${c} ${isCount.has(c) ? 'bigint' : 'numeric'}`)].join(', ');
+  const values = [...table.counts, ...table.sums].map((c) => (moved.includes(c) ? `COALESCE(k.${c}, 0)` : '0'));
+  const result = await trx.raw(`WITH u AS (INSERT INTO ${table.name} (partner_id, ${[...table.key, ...table.counts, ...table.sums].join(', ')})
+      SELECT ?, ${table.key.map((k) => `k.${k}`).join(', ')}, ${values.join(', ')} FROM json_to_recordset(?::json) AS k(${shape})
+      ON CONFLICT (partner_id, ${table.key.join(', ')}) DO UPDATE SET ${moved.map((c) => `${c} = ${table.name}.${c} + excluded.${c}`).join(', ')}
+      RETURNING *)
+    SELECT ${table.key.map((k) => `u.${k}::text AS ${k}`).join(', ')} FROM u WHERE ${emptySql}`, [partner, JSON.stringify(rows)]);
+  const empty = (result as { rows: Record<string, unknown>[] }).rows;
+  if (empty.length > 0) await writeRows(trx, 'postgres', table, partner, [], empty.map((r) => table.key.map((k) => String(r[k]))));
+  return rows.length - empty.length;
+}
+
+const zeroSql = (columns: readonly string[]): string => columns.map((c) => `u.${c} = 0`).join(' AND ');
 
 const allZero = (columns: readonly string[]) => (row: Record<string, unknown>): boolean => columns.every((c) => money(row[c] as string | number).isZero());
 
@@ -200,9 +233,10 @@ export async function applyDeltas(trx: Knex.Transaction, kind: StoreKind, partne
     m.set('depositors', (m.get('depositors') ?? ZERO).plus(n));
   }
   const products = new Map([...deltas.products].map(([k, p]) => [k, new Map<string, Money>([['purchases', money(p.purchases)], ['unconverted', money(p.unconverted)], ['fees_usd', p.fees]])]));
-  const cells = await applyTo(trx, kind, DAY_CELLS, partner, deltas.cells as Map<string, Map<string, Money>>, allZero([...COUNT_COLUMNS, ...MONEY_COLUMNS]));
-  await applyTo(trx, kind, MONTH_CELLS, partner, months, allZero([...COUNT_COLUMNS, ...MONEY_COLUMNS]));
-  await applyTo(trx, kind, PRODUCT_CELLS, partner, products, (row) => Number(row.purchases) === 0);
+  const cellColumns = [...COUNT_COLUMNS, ...MONEY_COLUMNS];
+  const cells = await applyTo(trx, kind, DAY_CELLS, partner, deltas.cells as Map<string, Map<string, Money>>, allZero(cellColumns), zeroSql(cellColumns));
+  await applyTo(trx, kind, MONTH_CELLS, partner, months, allZero(cellColumns), zeroSql(cellColumns));
+  await applyTo(trx, kind, PRODUCT_CELLS, partner, products, (row) => Number(row.purchases) === 0, 'u.purchases = 0');
   return cells;
 }
 

@@ -9,7 +9,7 @@
 import type { Knex } from 'knex';
 import type { StoreKind } from '../store/dialects.js';
 import type { FactDeltas } from './deltas.js';
-import { chunks, pairKey, splitPair, type Attribution } from './facts-values.js';
+import { chunks, insertJson, pairKey, splitPair, type Attribution } from './facts-values.js';
 import { readDeposits, updateFtd } from './ftd.js';
 
 /**
@@ -71,6 +71,7 @@ export async function moveDepositFacts(trx: Knex.Transaction, kind: StoreKind, p
       [JSON.stringify(part.map(([day, customer_id]) => ({ day, customer_id }))), partner]);
     else await trx('report_depositors').where('partner_id', partner).whereIn(['day', 'customer_id'], part).delete();
   }
-  for (const part of chunks(inserts, 1000)) await trx('report_depositors').insert(part);
+  if (kind === 'postgres') await insertJson(trx, 'report_depositors', { partner_id: 'text', day: 'date', customer_id: 'text', affiliate_id: 'text', campaign_id: 'text' }, inserts);
+  else for (const part of chunks(inserts, 1000)) await trx('report_depositors').insert(part);
   return inserts.length + deletes.length;
 }

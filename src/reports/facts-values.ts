@@ -7,7 +7,8 @@ import { RateBook } from '../commission/fx.js';
 import { money, moneyOrNull, ZERO, type Money } from '../commission/money.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS, type MoneyColumn } from './facts-columns.js';
 
-export const CHUNK = 500;
+/** Keys per statement (a batch of 1000 records reads in one). */
+export const CHUNK = 1000;
 
 /** A cell's (affiliate, campaign) as one key. */
 export const pairKey = (affiliate: string, campaign: string): string => `${affiliate}\u0000${campaign}`;
@@ -67,4 +68,16 @@ export async function attributions(trx: Knex.Transaction, partner: string, custo
     for (const r of rows) out.set(String(r.customer_id), { pair: pairKey(String(r.affiliate_id), campaignKey(r.campaign_id)), product: productKey(r.challenge_type, r.account_size) });
   }
   return out;
+}
+
+/**
+ * PostgreSQL: inserts rows given as one JSON parameter (`types`: each column's SQL type; `tail`:
+ * an ON CONFLICT clause). Knex's insert builder is not used for a batch's rows: compiling
+ * thousands of placeholders costs more than the statement.
+ */
+export async function insertJson(trx: Knex.Transaction, table: string, types: Record<string, string>, rows: readonly Record<string, unknown>[], tail = ''): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = Object.keys(types);
+  await trx.raw(`INSERT INTO ${table} (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM json_to_recordset(?::json) AS r(${columns.map((c) => `${c} ${types[c] as string}`).join(', ')})${tail}`,
+    [JSON.stringify(rows.map((r) => Object.fromEntries(columns.map((c) => [c, r[c] ?? null]))))]);
 }

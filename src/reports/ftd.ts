@@ -6,7 +6,12 @@ import type { Knex } from 'knex';
 import { RateBook } from '../commission/fx.js';
 import { money } from '../commission/money.js';
 import { fromStoreTimestamp } from '../store/values.js';
-import { chunks, toUsd } from './facts-values.js';
+import { chunks, insertJson, toUsd } from './facts-values.js';
+
+const isPostgres = (db: Knex): boolean => db.client.config.client === 'pg';
+const FTD_TYPES: Record<string, string> = {
+  partner_id: 'text', customer_id: 'text', transaction_id: 'text', transaction_date: 'timestamptz', day: 'date', amount_currency: 'numeric', currency: 'text', amount_usd: 'numeric',
+};
 
 /** An approved deposit as stored (`at`: its UTC time). */
 export interface Deposit {
@@ -93,6 +98,14 @@ export async function updateFtd(trx: Knex.Transaction, partner: string, customer
       }
       if (prior) deletes.push(customer);
       if (row) inserts.push(row);
+    }
+    if (isPostgres(trx)) {
+      // One upsert for the FTDs that moved; a delete only for customers left without one.
+      const kept = new Set(inserts.map((r) => r.customer_id as string));
+      const gone = deletes.filter((c) => !kept.has(c));
+      if (gone.length > 0) await trx('report_ftd').where('partner_id', partner).whereIn('customer_id', gone).delete();
+      await insertJson(trx, 'report_ftd', FTD_TYPES, inserts, ` ON CONFLICT (partner_id, customer_id) DO UPDATE SET ${Object.keys(FTD_TYPES).slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}`);
+      continue;
     }
     for (const ids of chunks(deletes)) await trx('report_ftd').where('partner_id', partner).whereIn('customer_id', ids).delete();
     for (const rows of chunks(inserts, 1000)) await trx('report_ftd').insert(rows);

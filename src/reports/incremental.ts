@@ -23,7 +23,7 @@ import type { SpecRecord, Variant } from '../types.js';
 import { applyDeltas, FactDeltas, reported, type Sign } from './deltas.js';
 import { moveDepositFacts } from './deposit-facts.js';
 import { attributions, campaignKey, chunks, pairKey, productKey, type Attribution } from './facts-values.js';
-import { activityKey, readActivity, readCustomerActivity, readTransactions, TX_READ, storedTransaction, type ActivityValues, type PriorVersions, type StoredTransaction } from './priors.js';
+import { activityKey, readActivity, readCustomerActivity, TX_READ, storedTransaction, writtenTransaction, type ActivityValues, type PriorVersions, type StoredTransaction } from './priors.js';
 
 export interface WrittenChange {
   /** The store's backend. */
@@ -74,7 +74,7 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
   // Step 2: transactions and activity, at the customers' cells now.
   const versions: { t: StoredTransaction; sign: Sign }[] = [];
   if (change.transactions.length > 0) {
-    for (const now of await readTransactions(trx, partner, [...writtenTx])) {
+    for (const now of change.transactions.map(writtenTransaction)) {
       const was = priors.transactions.get(now.id);
       // Re-sent as stored (same customer, type, status, time and amounts): no fact changes.
       if (was && was.facts === now.facts) continue;

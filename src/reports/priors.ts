@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex';
 import { money } from '../commission/money.js';
-import { fromStoreTimestamp } from '../store/values.js';
+import { fromStoreTimestamp, toUtcTimestamp } from '../store/values.js';
 import type { SpecRecord } from '../types.js';
 import { campaignKey, chunks, pairKey, productKey } from './facts-values.js';
 
@@ -53,6 +53,14 @@ export function storedTransaction(r: Record<string, unknown>): StoredTransaction
   // A stored version and the version that replaced it with the same text count alike.
   t.facts = [t.customer, t.type, t.status, at, dec(t.amount_currency), t.currency, dec(t.amount_usd)].join('\u0000');
   return t;
+}
+
+/**
+ * A written transaction record as the store holds it (the Loader writes decimals as their exact
+ * text and times as UTC microseconds: the same values a read would give back).
+ */
+export function writtenTransaction(record: SpecRecord): StoredTransaction {
+  return storedTransaction({ ...record, amount_usd: record.amount_usd ?? null, transaction_date: toUtcTimestamp(String(record.transaction_date)) });
 }
 
 /** Reads the stored transactions of these ids of a partner. */
