@@ -6,7 +6,8 @@
  * customers; and what the facts add to each loaded 1000-record batch (the Loader with and without
  * the report-facts hook, same batches).
  *
- *   node dist/bench/reports.bench.js [customers=1000000] [repeats=20]     (TEST_PG_URL overrides the server)
+ *   node dist/bench/reports.bench.js [customers=1000000] [repeats=20] [cost]     (TEST_PG_URL overrides the server;
+ *   `cost`: only the per-batch cost, on the same store)
  *
  * Set-up writes the history with COPY straight into the store's tables (the Loader would take
  * hours for 13,000,000 records), then builds the facts once with `rebuildFacts`, the function
@@ -29,13 +30,15 @@ import type { RawRecord, SpecRecord } from '../src/types.js';
 
 const N = Number(process.argv[2] ?? 1_000_000);
 const REPEATS = Number(process.argv[3] ?? 20);
+/** `cost`: only the per-batch cost of the facts (the store is built all the same). */
+const ONLY_COST = process.argv[4] === 'cost';
 const PG_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const AFFILIATES = 1000;
 const YEAR_START = '2026-01-01';
 const DAYS = 365;
 const MONTH = { from: '2026-10-01', to: '2026-10-31' };
 const BATCH = 1000;
-const BATCHES = 10;
+const BATCHES = Number(process.env.BENCH_BATCHES ?? 10);
 const GAMES = ['slots', 'live_casino', 'poker', 'sportsbook', 'table_games'];
 
 const customerId = (i: number) => `c${String(i).padStart(8, '0')}`;
@@ -127,6 +130,69 @@ async function rawGroupBy(client: pg.Client): Promise<Map<string, Record<string,
   return out;
 }
 
+/**
+ * What the facts add to each loaded batch: 1000-record batches of every kind, the Loader without
+ * and with the report-facts hook, same run, alternating which goes first. Batches are spread over
+ * the 1000 affiliates of a few days (every one touches about a thousand cells).
+ */
+async function loadCost(store: Store): Promise<void> {
+  const validator = createSpecValidator();
+  const plain = new Loader({ store, validator });
+  const withFacts = new Loader({ store, validator, ...createReportFactsHook(store) });
+  const rawRecords = (records: SpecRecord[]): RawRecord[] => records.map((value, i) => ({ position: i + 1, value }));
+  const someone = (k: number, i: number) => customerId((k * 104729 + i * 7907) % N);
+  const txBatch = (k: number): SpecRecord[] => Array.from({ length: BATCH }, (_, i) => ({
+    transaction_id: `new-${k}-${i}`, customer_id: someone(k, i), transaction_type: i % 3 === 0 ? 'withdrawal' : 'deposit',
+    amount_currency: 25 + (i % 100), currency: i % 4 === 0 ? 'EUR' : 'USD', transaction_date: `${addDays('2026-12-01', k % 20)}T10:${String(i % 60).padStart(2, '0')}:00Z`, status: 'approved',
+  }));
+  const actBatch = (k: number): SpecRecord[] => Array.from({ length: BATCH }, (_, i) => ({
+    date: addDays('2026-12-01', k % 20), customer_id: customerId((k * 15485863 + i * 7919) % N), game_type: `bingo-${k}`, currency: 'USD', total_bets: 100 + i, wins: 50, ggr: 50 + i, ngr: 40 + i,
+  }));
+  const custBatch = (k: number): SpecRecord[] => Array.from({ length: BATCH }, (_, i) => ({
+    customer_id: `new-${k}-${i}`, signup_date: `${addDays('2026-12-01', k % 20)}T09:${String(i % 60).padStart(2, '0')}:00Z`, affiliate_id: affiliateOf(i), campaign_id: `${affiliateOf(i)}-c1`, country_code: 'DE',
+  }));
+  // Another affiliate and campaign for the same customers: every cell of their history moves.
+  const moveCust = (records: SpecRecord[]): SpecRecord[] => records.map((r, i) => ({ ...r, affiliate_id: affiliateOf(i + 1), campaign_id: `${affiliateOf(i + 1)}-c2` }));
+  // The same transactions reversed: their amounts leave their cells, their customers' FTDs and depositor days are looked at again.
+  const reverse = (records: SpecRecord[]): SpecRecord[] => records.map((r) => ({ ...r, status: 'reversed' }));
+  const kinds = ['customers, new', 'customers, re-sent', 'customers, moved', 'transactions, new', 'transactions, re-sent', 'transactions, reversed', 'activity, new', 'activity, re-sent'];
+  const cost = new Map(kinds.map((k) => [k, { plain: [] as number[], facts: [] as number[] }]));
+  let run = 0;
+  const load = async (loader: Loader, entity: 'customers' | 'transactions' | 'activity', records: SpecRecord[]) =>
+    (await time(() => loader.load({ partner: 'bench', variant: 'igaming', entity, runId: `bench-${++run}`, records: rawRecords(records) })))[0];
+  /** One batch kind: `a` through the Loader alone, `b` (same shape) through the Loader with the facts. */
+  const pair = async (kind: string, k: number, entity: 'customers' | 'transactions' | 'activity', a: SpecRecord[], b: SpecRecord[]) => {
+    const c = cost.get(kind)!;
+    if (k % 2 === 0) {
+      c.plain.push(await load(plain, entity, a));
+      c.facts.push(await load(withFacts, entity, b));
+    } else {
+      c.facts.push(await load(withFacts, entity, b));
+      c.plain.push(await load(plain, entity, a));
+    }
+  };
+  for (let k = 0; k < BATCHES; k++) {
+    const [ca, cb] = [custBatch(2 * k + 100), custBatch(2 * k + 101)];
+    await pair('customers, new', k, 'customers', ca, cb);
+    await pair('customers, re-sent', k, 'customers', ca, cb);
+    await pair('customers, moved', k, 'customers', moveCust(ca), moveCust(cb));
+    const [ta, tb] = [txBatch(2 * k + 100), txBatch(2 * k + 101)];
+    await pair('transactions, new', k, 'transactions', ta, tb);
+    await pair('transactions, re-sent', k, 'transactions', ta, tb);
+    await pair('transactions, reversed', k, 'transactions', reverse(ta), reverse(tb));
+    const [aa, ab] = [actBatch(2 * k + 100), actBatch(2 * k + 101)];
+    await pair('activity, new', k, 'activity', aa, ab);
+    await pair('activity, re-sent', k, 'activity', aa, ab);
+  }
+  // Batches loaded without the hook leave their cells stale: a store used afterwards needs rebuildFacts.
+  console.log(`load cost per ${BATCH}-record batch, median of ${BATCHES}, ms:`);
+  for (const [k, v] of cost) {
+    const p = median(v.plain);
+    const f = median(v.facts);
+    console.log(`  ${k.padEnd(24)} Loader ${String(p).padStart(7)}  Loader + facts ${String(f).padStart(7)}  facts add ${String((f - p).toFixed(1)).padStart(7)} ms = ${(((f - p) / p) * 100).toFixed(0)}%`);
+  }
+}
+
 async function main(): Promise<void> {
   const schema = `bench_reports_${process.pid}`;
   const admin = new pg.Client({ connectionString: PG_URL });
@@ -149,6 +215,10 @@ async function main(): Promise<void> {
     console.log(`funnel rows seeded from ${N / 10} prop-trading customers: ${(seedMs / 1000).toFixed(1)} s`);
     await client.query('ANALYZE');
 
+    if (ONLY_COST) {
+      await loadCost(store);
+      return;
+    }
     // The facts' figures equal the raw GROUP BY's.
     const filter = { partner: 'bench', ...MONTH };
     const report = await affiliateReport(store, filter, 'month');
@@ -180,46 +250,7 @@ async function main(): Promise<void> {
     const rawStats = summary.raw_group_by!;
     console.log(`  raw GROUP BY p50 / facts p50 = ${(rawStats.p50 / facts.p50).toFixed(1)}x; raw p50 / facts p95 = ${(rawStats.p50 / facts.p95).toFixed(1)}x`);
 
-    // Load cost: 1000-record batches, the Loader without and with the report-facts hook.
-    const validator = createSpecValidator();
-    const plain = new Loader({ store, validator });
-    const withFacts = new Loader({ store, validator, ...createReportFactsHook(store) });
-    const rawRecords = (records: SpecRecord[]): RawRecord[] => records.map((value, i) => ({ position: i + 1, value }));
-    const txBatch = (k: number): SpecRecord[] => Array.from({ length: BATCH }, (_, i) => ({
-      transaction_id: `new-${k}-${i}`, customer_id: customerId((k * 104729 + i * 7907) % N), transaction_type: i % 3 === 0 ? 'withdrawal' : 'deposit',
-      amount_currency: 25 + (i % 100), currency: i % 4 === 0 ? 'EUR' : 'USD', transaction_date: `${addDays('2026-12-01', k % 20)}T10:${String(i % 60).padStart(2, '0')}:00Z`, status: 'approved',
-    }));
-    const actBatch = (k: number): SpecRecord[] => Array.from({ length: BATCH }, (_, i) => ({
-      date: addDays('2026-12-01', k % 20), customer_id: customerId((k * 15485863 + i * 7919) % N), game_type: `bingo-${k}`, currency: 'USD', total_bets: 100 + i, wins: 50, ggr: 50 + i, ngr: 40 + i,
-    }));
-    const cost: Record<string, { plain: number[]; facts: number[] }> = { 'transactions, new': { plain: [], facts: [] }, 'transactions, re-sent': { plain: [], facts: [] }, 'activity, new': { plain: [], facts: [] }, 'activity, re-sent': { plain: [], facts: [] } };
-    let run = 0;
-    const load = async (loader: Loader, entity: 'transactions' | 'activity', records: SpecRecord[]) =>
-      (await time(() => loader.load({ partner: 'bench', variant: 'igaming', entity, runId: `bench-${++run}`, records: rawRecords(records) })))[0];
-    for (let k = 0; k < BATCHES; k++) {
-      for (const [entity, make] of [['transactions', txBatch], ['activity', actBatch]] as const) {
-        // New records: batch 2k without the hook, batch 2k+1 (same shape) with it, alternating which goes first.
-        const a = make(2 * k + 100);
-        const b = make(2 * k + 101);
-        if (k % 2 === 0) {
-          cost[`${entity}, new`]!.plain.push(await load(plain, entity, a));
-          cost[`${entity}, new`]!.facts.push(await load(withFacts, entity, b));
-        } else {
-          cost[`${entity}, new`]!.facts.push(await load(withFacts, entity, b));
-          cost[`${entity}, new`]!.plain.push(await load(plain, entity, a));
-        }
-        // The same batch re-sent, without and with the hook.
-        cost[`${entity}, re-sent`]!.plain.push(await load(plain, entity, a));
-        cost[`${entity}, re-sent`]!.facts.push(await load(withFacts, entity, a));
-      }
-    }
-    // Batches loaded without the hook leave their cells stale: rebuild so that the store agrees again (not timed).
-    console.log(`load cost per ${BATCH}-record batch, median of ${BATCHES}, ms:`);
-    for (const [k, v] of Object.entries(cost)) {
-      const p = median(v.plain);
-      const f = median(v.facts);
-      console.log(`  ${k.padEnd(22)} Loader ${String(p).padStart(7)}  Loader + facts ${String(f).padStart(7)}  facts add ${String((f - p).toFixed(1)).padStart(7)} ms = ${(((f - p) / p) * 100).toFixed(0)}%`);
-    }
+    await loadCost(store);
   } finally {
     await client.end().catch(() => undefined);
     await store?.close();

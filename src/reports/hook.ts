@@ -7,7 +7,8 @@
 import type { Knex } from 'knex';
 import type { LoaderDeps } from '../pipeline/load.js';
 import type { Store } from '../store/store.js';
-import { emptyPriors, readActivityPriors, readPriors, updateFacts, type PriorVersions } from './facts.js';
+import { updateFacts } from './incremental.js';
+import { emptyPriors, readActivityPriors, readPriors, type PriorVersions } from './priors.js';
 
 export type ReportFactsHooks = Required<Pick<LoaderDeps, 'beforeWrite' | 'inTransaction'>>;
 

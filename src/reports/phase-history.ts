@@ -244,9 +244,11 @@ export async function recordPhases(db: Knex, partner: string, customers: readonl
     const row = summarize(partner, record, old, entries, now);
     if (!old || !sameRow(old, row)) changed.push(row);
   }
-  const bulk = BULK_WRITE[isPostgres(db) ? 'pg' : 'sqlite'];
-  for (let i = 0; i < added.length; i += WRITE_CHUNK) await bulk(db, 'phase_history', HISTORY_TYPES, added.slice(i, i + WRITE_CHUNK));
-  for (let i = 0; i < changed.length; i += WRITE_CHUNK) await bulk(db, 'funnel_customers', SUMMARY_TYPES, changed.slice(i, i + WRITE_CHUNK) as unknown as Record<string, unknown>[], SUMMARY_UPSERT);
+  if (isPostgres(db)) await writePg(db, added, changed as unknown as Record<string, unknown>[]);
+  else {
+    for (let i = 0; i < added.length; i += WRITE_CHUNK) await writeSqlite(db, 'phase_history', HISTORY_TYPES, added.slice(i, i + WRITE_CHUNK));
+    for (let i = 0; i < changed.length; i += WRITE_CHUNK) await writeSqlite(db, 'funnel_customers', SUMMARY_TYPES, changed.slice(i, i + WRITE_CHUNK) as unknown as Record<string, unknown>[], SUMMARY_UPSERT);
+  }
   return added.length;
 }
 
@@ -258,29 +260,38 @@ const SUMMARY_TYPES: Record<string, SqlType> = Object.fromEntries(SUMMARY_COLUMN
   c === 'last_seq' || c.startsWith('reached_') ? 'integer' : c.startsWith('days_') ? 'double precision' : 'text'])) as Record<string, SqlType>;
 const SUMMARY_UPSERT = ` ON CONFLICT (partner_id, customer_id) DO UPDATE SET ${SUMMARY_COLUMNS.filter((c) => c !== 'partner_id' && c !== 'customer_id').map((c) => `${c} = excluded.${c}`).join(', ')}`;
 
-type BulkWrite = (db: Knex, table: string, types: Record<string, SqlType>, rows: readonly Record<string, unknown>[], tail?: string) => Promise<void>;
+/** `INSERT … SELECT` of rows given as one JSON parameter (PostgreSQL). */
+function insertFromJson(table: string, types: Record<string, SqlType>, tail = ''): string {
+  const columns = Object.keys(types);
+  const shape = columns.map((c) => `${c} ${types[c] as string}`).join(', ');
+  return `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM json_to_recordset(?::json) AS r(${shape})${tail}`;
+}
+
+const jsonRows = (types: Record<string, SqlType>, rows: readonly Record<string, unknown>[]): string =>
+  JSON.stringify(rows.map((r) => Object.fromEntries(Object.keys(types).map((c) => [c, r[c] ?? null]))));
 
 /**
- * How many rows are written in one statement, per backend: PostgreSQL gets them as one JSON
- * parameter (a statement with thousands of placeholders costs more to parse than to run); SQLite,
- * in process, as a multi-row VALUES list. Knex's insert builder is not used: compiling its upsert
- * costs more than the statement.
+ * PostgreSQL: the history entries and the funnel rows of a whole batch in one statement, each
+ * set as one JSON parameter (a statement with thousands of placeholders costs more to parse than
+ * to run, and a round trip per chunk more than the rows). Knex's insert builder is not used:
+ * compiling its upsert costs more than the statement.
  */
-const BULK_WRITE: Record<'pg' | 'sqlite', BulkWrite> = {
-  async pg(db, table, types, rows, tail = '') {
-    const columns = Object.keys(types);
-    const shape = columns.map((c) => `${c} ${types[c] as string}`).join(', ');
-    await db.raw(`INSERT INTO ${table} (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM json_to_recordset(?::json) AS r(${shape})${tail}`,
-      [JSON.stringify(rows.map((r) => Object.fromEntries(columns.map((c) => [c, r[c] ?? null]))))]);
-  },
-  async sqlite(db, table, types, rows, tail = '') {
-    const columns = Object.keys(types);
-    const one = `(${columns.map(() => '?').join(', ')})`;
-    const bindings: unknown[] = [];
-    for (const r of rows) for (const c of columns) bindings.push(r[c] ?? null);
-    await db.raw(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${rows.map(() => one).join(', ')}${tail}`, bindings as Knex.RawBinding[]);
-  },
-};
+async function writePg(db: Knex, added: readonly Record<string, unknown>[], changed: readonly Record<string, unknown>[]): Promise<void> {
+  const history = insertFromJson('phase_history', HISTORY_TYPES);
+  const funnel = insertFromJson('funnel_customers', SUMMARY_TYPES, SUMMARY_UPSERT);
+  if (added.length > 0 && changed.length > 0) await db.raw(`WITH h AS (${history}) ${funnel}`, [jsonRows(HISTORY_TYPES, added), jsonRows(SUMMARY_TYPES, changed)]);
+  else if (added.length > 0) await db.raw(history, [jsonRows(HISTORY_TYPES, added)]);
+  else if (changed.length > 0) await db.raw(funnel, [jsonRows(SUMMARY_TYPES, changed)]);
+}
+
+/** SQLite, in process: a multi-row VALUES list per chunk. */
+async function writeSqlite(db: Knex, table: string, types: Record<string, SqlType>, rows: readonly Record<string, unknown>[], tail = ''): Promise<void> {
+  const columns = Object.keys(types);
+  const one = `(${columns.map(() => '?').join(', ')})`;
+  const bindings: unknown[] = [];
+  for (const r of rows) for (const c of columns) bindings.push(r[c] ?? null);
+  await db.raw(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${rows.map(() => one).join(', ')}${tail}`, bindings as Knex.RawBinding[]);
+}
 
 /** Customers stored before the phase history existed: their stored phase, at its time, once. */
 export async function seedPhaseHistory(db: Knex): Promise<void> {

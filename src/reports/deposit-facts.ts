@@ -1,0 +1,77 @@
+/**
+ * The facts a customer's approved deposits make as a whole: its FTD (report_ftd, one per
+ * customer) and its depositor days (report_depositors, one row per customer and UTC day with an
+ * approved deposit, carrying the customer's cell). For each customer whose deposits (or whose
+ * cell) a batch changed, the stored ones are compared with what its deposits say now; the
+ * difference moves the day cells' FTD and depositor counts and the month cells' distinct depositors
+ * by one at a time. Read per customer: the cost is the customer's deposits, not the day's.
+ */
+import type { Knex } from 'knex';
+import type { StoreKind } from '../store/dialects.js';
+import type { FactDeltas } from './deltas.js';
+import { chunks, insertJson, pairKey, splitPair, type Attribution } from './facts-values.js';
+import { readDeposits, updateFtd } from './ftd.js';
+
+/**
+ * Brings the FTD and depositor days of these customers up to date. `now`: each customer's cell
+ * now (absent: not stored, counts nowhere); `pairBefore`: the cell its stored FTD counted in
+ * (absent: nowhere).
+ */
+export async function moveDepositFacts(trx: Knex.Transaction, kind: StoreKind, partner: string, customers: readonly string[], now: ReadonlyMap<string, Attribution>,
+  pairBefore: (customer: string) => string | undefined, deltas: FactDeltas): Promise<number> {
+  if (customers.length === 0) return 0;
+  const deposits = await readDeposits(trx, partner, customers);
+  const ftd = await updateFtd(trx, partner, customers, deposits);
+  for (const [customer, change] of ftd) {
+    const before = pairBefore(customer);
+    const after = now.get(customer)?.pair;
+    if (!change.changed && before === after) continue;
+    if (change.before && before !== undefined) deltas.addFtd(change.before.day, before, change.before.amount_usd, -1);
+    if (change.after && after !== undefined) deltas.addFtd(change.after.day, after, change.after.amount_usd, 1);
+  }
+
+  // Depositor days: stored (day → cell) against what the deposits say (day, at the customer's cell now).
+  const stored = new Map<string, Map<string, string>>();
+  for (const part of chunks(customers)) {
+    const rows: Record<string, unknown>[] = await trx('report_depositors').where('partner_id', partner).whereIn('customer_id', part).select('customer_id', 'day', 'affiliate_id', 'campaign_id');
+    for (const r of rows) {
+      const id = String(r.customer_id);
+      let days = stored.get(id);
+      if (!days) stored.set(id, (days = new Map()));
+      days.set(String(r.day).slice(0, 10), pairKey(String(r.affiliate_id), String(r.campaign_id)));
+    }
+  }
+  const inserts: Record<string, unknown>[] = [];
+  const deletes: [string, string][] = [];
+  for (const customer of customers) {
+    const pair = now.get(customer)?.pair;
+    const want = new Map<string, string>();
+    if (pair !== undefined) for (const d of deposits.get(customer) ?? []) want.set(d.at.slice(0, 10), pair);
+    const have = stored.get(customer) ?? new Map<string, string>();
+    const monthsBefore = new Set<string>();
+    const monthsAfter = new Set<string>();
+    for (const [day, p] of have) {
+      monthsBefore.add(`${day.slice(0, 7)}\u0000${p}`);
+      if (want.get(day) === p) continue;
+      deletes.push([day, customer]);
+      deltas.add(day, p, 'depositors', -1);
+    }
+    for (const [day, p] of want) {
+      monthsAfter.add(`${day.slice(0, 7)}\u0000${p}`);
+      if (have.get(day) === p) continue;
+      const [affiliate, campaign] = splitPair(p);
+      inserts.push({ partner_id: partner, day, customer_id: customer, affiliate_id: affiliate, campaign_id: campaign });
+      deltas.add(day, p, 'depositors', 1);
+    }
+    for (const m of monthsBefore) if (!monthsAfter.has(m)) deltas.addMonthDepositor(m.slice(0, 7), m.slice(8), -1);
+    for (const m of monthsAfter) if (!monthsBefore.has(m)) deltas.addMonthDepositor(m.slice(0, 7), m.slice(8), 1);
+  }
+  for (const part of chunks(deletes, 400)) {
+    if (kind === 'postgres') await trx.raw('DELETE FROM report_depositors d USING json_to_recordset(?::json) AS k(day date, customer_id text) WHERE d.partner_id = ? AND d.day = k.day AND d.customer_id = k.customer_id',
+      [JSON.stringify(part.map(([day, customer_id]) => ({ day, customer_id }))), partner]);
+    else await trx('report_depositors').where('partner_id', partner).whereIn(['day', 'customer_id'], part).delete();
+  }
+  if (kind === 'postgres') await insertJson(trx, 'report_depositors', { partner_id: 'text', day: 'date', customer_id: 'text', affiliate_id: 'text', campaign_id: 'text' }, inserts);
+  else for (const part of chunks(inserts, 1000)) await trx('report_depositors').insert(part);
+  return inserts.length + deletes.length;
+}

@@ -1,0 +1,83 @@
+/**
+ * What the report-facts modules share: cell keys, the USD value of an amount, an activity row's
+ * GGR, and the current attribution of customers.
+ */
+import type { Knex } from 'knex';
+import { RateBook } from '../commission/fx.js';
+import { money, moneyOrNull, ZERO, type Money } from '../commission/money.js';
+import { COUNT_COLUMNS, MONEY_COLUMNS, type MoneyColumn } from './facts-columns.js';
+
+/** Keys per statement (a batch of 1000 records reads in one). */
+export const CHUNK = 1000;
+
+/** A cell's (affiliate, campaign) as one key. */
+export const pairKey = (affiliate: string, campaign: string): string => `${affiliate}\u0000${campaign}`;
+export const splitPair = (key: string): [string, string] => key.split('\u0000') as [string, string];
+export const dayStart = (day: string): string => `${day}T00:00:00.000000Z`;
+
+export function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** Campaign as the facts key it ('' when the customer has none). */
+export const campaignKey = (value: unknown): string => (value === null || value === undefined ? '' : String(value));
+/** Account size as key text: its exact decimal, '' when none. */
+export const sizeKey = (value: unknown): string => (value === null || value === undefined || value === '' ? '' : money(value).toFixed());
+/** A customer's challenge product (challenge_type \0 account_size) as a key. */
+export const productKey = (challengeType: unknown, accountSize: unknown): string => `${campaignKey(challengeType)}\u0000${sizeKey(accountSize)}`;
+
+/** The USD value of an amount: amount_usd when sent, USD as is, else the rate of its day; undefined when no rate is known. */
+export function toUsd(fx: RateBook, amount: unknown, currency: string, amountUsd: unknown, day: string): Money | undefined {
+  if (amountUsd !== null && amountUsd !== undefined) return money(amountUsd);
+  const c = fx.convert(money(amount), currency, day);
+  return 'missing' in c ? undefined : c.usd;
+}
+
+/** A gaming activity row's GGR in its currency: ggr when sent, else total_bets − wins, else 0. */
+export function activityGgr(row: { ggr: unknown; total_bets: unknown; wins: unknown }): Money {
+  const ggr = moneyOrNull(row.ggr);
+  if (ggr !== null) return ggr;
+  const bets = moneyOrNull(row.total_bets);
+  const wins = moneyOrNull(row.wins);
+  return bets !== null && wins !== null ? bets.minus(wins) : ZERO;
+}
+
+/** The money column each reported transaction type sums into. */
+export const TYPE_COLUMN: Record<string, MoneyColumn> = {
+  deposit: 'deposits_usd', withdrawal: 'withdrawals_usd', bonus: 'bonuses_usd',
+  challenge_fee: 'challenge_fees_usd', reset_fee: 'reset_fees_usd', refund: 'refunds_usd', payout: 'payouts_usd',
+};
+
+/** The summed columns of a cell (all but depositors, which a month counts distinct). */
+export const SUMMED_COLUMNS: readonly string[] = [...COUNT_COLUMNS.filter((c) => c !== 'depositors'), ...MONEY_COLUMNS];
+
+/** A customer's attribution as the facts key it: its cell pair and its product. */
+export interface Attribution {
+  pair: string;
+  product: string;
+}
+
+/** The current attribution of these customers (absent: not stored). */
+export async function attributions(trx: Knex.Transaction, partner: string, customers: Iterable<string>): Promise<Map<string, Attribution>> {
+  const out = new Map<string, Attribution>();
+  for (const part of chunks([...new Set(customers)])) {
+    const rows: Record<string, unknown>[] = await trx('customers').where('partner_id', partner).whereIn('customer_id', part)
+      .select('customer_id', 'affiliate_id', 'campaign_id', 'challenge_type', 'account_size');
+    for (const r of rows) out.set(String(r.customer_id), { pair: pairKey(String(r.affiliate_id), campaignKey(r.campaign_id)), product: productKey(r.challenge_type, r.account_size) });
+  }
+  return out;
+}
+
+/**
+ * PostgreSQL: inserts rows given as one JSON parameter (`types`: each column's SQL type; `tail`:
+ * an ON CONFLICT clause). Knex's insert builder is not used for a batch's rows: compiling
+ * thousands of placeholders costs more than the statement.
+ */
+export async function insertJson(trx: Knex.Transaction, table: string, types: Record<string, string>, rows: readonly Record<string, unknown>[], tail = ''): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = Object.keys(types);
+  await trx.raw(`INSERT INTO ${table} (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM json_to_recordset(?::json) AS r(${columns.map((c) => `${c} ${types[c] as string}`).join(', ')})${tail}`,
+    [JSON.stringify(rows.map((r) => Object.fromEntries(columns.map((c) => [c, r[c] ?? null]))))]);
+}

@@ -1,0 +1,130 @@
+/**
+ * Each customer's first approved deposit (FTD: earliest transaction_date, then transaction_id),
+ * kept in report_ftd, and the approved deposits it is found from.
+ */
+import type { Knex } from 'knex';
+import { RateBook } from '../commission/fx.js';
+import { money } from '../commission/money.js';
+import { fromStoreTimestamp } from '../store/values.js';
+import { chunks, insertJson, toUsd } from './facts-values.js';
+
+const isPostgres = (db: Knex): boolean => db.client.config.client === 'pg';
+const FTD_TYPES: Record<string, string> = {
+  partner_id: 'text', customer_id: 'text', transaction_id: 'text', transaction_date: 'timestamptz', day: 'date', amount_currency: 'numeric', currency: 'text', amount_usd: 'numeric',
+};
+
+/** An approved deposit as stored (`at`: its UTC time). */
+export interface Deposit {
+  id: string;
+  at: string;
+  amount_currency: unknown;
+  currency: string;
+  amount_usd: unknown;
+}
+
+/** Every approved deposit of these customers, per customer. */
+export async function readDeposits(trx: Knex.Transaction, partner: string, customers: readonly string[]): Promise<Map<string, Deposit[]>> {
+  const out = new Map<string, Deposit[]>();
+  for (const part of chunks([...new Set(customers)])) {
+    const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).whereIn('customer_id', part)
+      .where('transaction_type', 'deposit').where('status', 'approved')
+      .select('customer_id', 'transaction_id', 'transaction_date', 'amount_currency', 'currency', 'amount_usd');
+    for (const r of rows) {
+      const id = String(r.customer_id);
+      let list = out.get(id);
+      if (!list) out.set(id, (list = []));
+      list.push({ id: String(r.transaction_id), at: fromStoreTimestamp(r.transaction_date) as string, amount_currency: r.amount_currency, currency: String(r.currency), amount_usd: r.amount_usd });
+    }
+  }
+  return out;
+}
+
+/** An FTD as the cells count it: its UTC day and USD amount (null: unconverted). */
+export interface FtdFact {
+  day: string;
+  amount_usd: string | null;
+}
+
+export interface FtdChange {
+  before?: FtdFact;
+  after?: FtdFact;
+  /** Whether report_ftd was rewritten. */
+  changed: boolean;
+}
+
+/**
+ * Brings the FTD of these customers in line with their approved deposits (`deposits`: every one of
+ * each customer, as readDeposits gives them). Returns each customer's stored FTD before and after.
+ */
+export async function updateFtd(trx: Knex.Transaction, partner: string, customers: readonly string[], deposits: ReadonlyMap<string, readonly Deposit[]>): Promise<Map<string, FtdChange>> {
+  const out = new Map<string, FtdChange>();
+  for (const part of chunks([...new Set(customers)])) {
+    const old: Record<string, unknown>[] = await trx('report_ftd').where('partner_id', partner).whereIn('customer_id', part).select('customer_id', 'transaction_id', 'day', 'amount_usd');
+    const before = new Map(old.map((r) => [String(r.customer_id), r]));
+    const first = new Map<string, Deposit>();
+    for (const customer of part) {
+      for (const d of deposits.get(customer) ?? []) {
+        const best = first.get(customer);
+        if (!best || d.at < best.at || (d.at === best.at && d.id < best.id)) first.set(customer, d);
+      }
+    }
+    const fx = await RateBook.load(trx, [...first.values()].filter((f) => f.amount_usd === null || f.amount_usd === undefined).map((f) => [f.currency, f.at.slice(0, 10)] as const));
+    const inserts: Record<string, unknown>[] = [];
+    const deletes: string[] = [];
+    for (const customer of part) {
+      const prior = before.get(customer);
+      const next = first.get(customer);
+      let row: Record<string, unknown> | undefined;
+      if (next) {
+        const day = next.at.slice(0, 10);
+        const usd = toUsd(fx, next.amount_currency, next.currency, next.amount_usd, day);
+        row = { partner_id: partner, customer_id: customer, transaction_id: next.id, transaction_date: next.at, day,
+          amount_currency: money(next.amount_currency).toFixed(), currency: next.currency, amount_usd: usd === undefined ? null : usd.toFixed() };
+      }
+      const priorUsd = prior && prior.amount_usd !== null && prior.amount_usd !== undefined ? money(prior.amount_usd).toFixed() : null;
+      const change: FtdChange = {
+        ...(prior ? { before: { day: String(prior.day).slice(0, 10), amount_usd: priorUsd } } : {}),
+        ...(row ? { after: { day: row.day as string, amount_usd: row.amount_usd as string | null } } : {}),
+        changed: true,
+      };
+      out.set(customer, change);
+      if (prior && row && String(prior.transaction_id) === row.transaction_id && change.before?.day === row.day && priorUsd === row.amount_usd) {
+        change.changed = false;
+        continue;
+      }
+      if (!prior && !row) {
+        change.changed = false;
+        continue;
+      }
+      if (prior) deletes.push(customer);
+      if (row) inserts.push(row);
+    }
+    if (isPostgres(trx)) {
+      // One upsert for the FTDs that moved; a delete only for customers left without one.
+      const kept = new Set(inserts.map((r) => r.customer_id as string));
+      const gone = deletes.filter((c) => !kept.has(c));
+      if (gone.length > 0) await trx('report_ftd').where('partner_id', partner).whereIn('customer_id', gone).delete();
+      await insertJson(trx, 'report_ftd', FTD_TYPES, inserts, ` ON CONFLICT (partner_id, customer_id) DO UPDATE SET ${Object.keys(FTD_TYPES).slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}`);
+      continue;
+    }
+    for (const ids of chunks(deletes)) await trx('report_ftd').where('partner_id', partner).whereIn('customer_id', ids).delete();
+    for (const rows of chunks(inserts, 1000)) await trx('report_ftd').insert(rows);
+  }
+  return out;
+}
+
+/**
+ * Recomputes the FTD of these customers from their deposits. Returns the UTC days their FTD moved
+ * from and to, per customer whose FTD changed.
+ */
+export async function recomputeFtd(trx: Knex.Transaction, partner: string, customers: readonly string[]): Promise<Map<string, Set<string>>> {
+  const touched = new Map<string, Set<string>>();
+  for (const part of chunks([...new Set(customers)])) {
+    const changes = await updateFtd(trx, partner, part, await readDeposits(trx, partner, part));
+    for (const [customer, c] of changes) {
+      if (!c.changed) continue;
+      touched.set(customer, new Set([c.before?.day, c.after?.day].filter((d): d is string => d !== undefined)));
+    }
+  }
+  return touched;
+}
