@@ -31,6 +31,8 @@ export const RULES = {
       min_accounts: { type: 'integer', default: 2, minimum: 2, description: 'customers sharing one identity key' },
       gmail_dots: { type: 'boolean', default: true, description: 'ignore dots in the local part of gmail.com / googlemail.com addresses' },
       name_key: { type: 'boolean', default: true, description: 'first + last name + country is an identity key (false where names are too common to tell people apart)' },
+      name_max_accounts: { type: 'integer', default: 3, minimum: 2, description: 'a name + country carried by more customers is a common name, not one person: not flagged' },
+      name_within_hours: { type: 'number', default: 24, minimum: 0, description: 'a shared name + country flags only when two of its customers signed up within this many hours of each other' },
     },
   },
   cpa_farming: {
@@ -72,6 +74,7 @@ export const RULES = {
     variant: 'igaming',
     params: {
       history_days: { type: 'integer', default: 28, minimum: 1, description: 'the days before, whose mean is the affiliate’s own history' },
+      min_history_days: { type: 'integer', default: 7, minimum: 1, description: 'an affiliate whose first FTD within history_days is fewer days back is not judged (too little history)' },
       multiple: { type: 'number', default: 5, minimum: 1, description: 'a day’s FTDs above this multiple of the history’s daily mean' },
       min_ftds: { type: 'integer', default: 10, minimum: 1, description: 'a day with fewer FTDs is not judged' },
     },
@@ -80,9 +83,10 @@ export const RULES = {
     variant: 'prop-trading',
     params: {
       pnl_tolerance: { type: 'number', default: 0.05, minimum: 0, maximum: 1, description: '|pnl a + pnl b| at most this share of the larger |pnl|' },
-      lots_tolerance: { type: 'number', default: 0.2, minimum: 0, maximum: 1, description: '|lots a − lots b| at most this share of the larger' },
+      lots_tolerance: { type: 'number', default: 0.1, minimum: 0, maximum: 1, description: '|lots a − lots b| at most this share of the larger' },
       min_abs_pnl: { type: 'number', default: 100, minimum: 0, description: 'both |pnl| at least this (in the activity’s currency)' },
       min_days: { type: 'integer', default: 3, minimum: 1, description: 'mirrored days of one pair of accounts' },
+      min_share: { type: 'number', default: 0.6, minimum: 0, maximum: 1, description: 'mirrored days at least this share of the days both accounts traded one same instrument' },
     },
   },
   copy_trading: {
@@ -103,6 +107,7 @@ export const RULES = {
     variant: 'prop-trading',
     params: {
       min_refunds: { type: 'integer', default: 4, minimum: 2, description: 'refunds after a challenge fee among one affiliate’s customers in one calendar month' },
+      max_rate: { type: 'number', default: 0.2, minimum: 0, maximum: 1, description: 'those refunds above this share of the challenge fees its customers paid that month' },
     },
   },
 } as const satisfies Record<string, { variant: Variant; params: Record<string, Param> }>;

@@ -9,7 +9,7 @@ import { addDays, lastDayOf, monthOf } from '../commission/dates.js';
 import { Money, money } from '../commission/money.js';
 import type { Variant } from '../types.js';
 import type { RuleName, RuleSettings } from './config.js';
-import { approved, chunked, wageringBetween, type CustomerData, type TradeRow } from './facts.js';
+import { approved, chunked, judgeWagering, ts, type CustomerData, type TradeRow, type Tx } from './facts.js';
 import type { Finding, Severity } from './flags.js';
 
 const usd = (m: Money): string => m.toDecimalPlaces(2).toFixed(2);
@@ -71,7 +71,23 @@ const finding = (ctx: Ctx, rule: RuleName, instance: string, affiliateId: string
   partner: ctx.partner, variant: ctx.variant, rule, instanceKey: instance, affiliateId, severity, evidence, customers,
 });
 
-/** bonus_bust_out: per approved bonus, the first approved withdrawal within N days after it, with wagering from the bonus's day to the withdrawal's day below multiple × bonus. */
+/** Approved deposits minus approved withdrawals before `at` (USD); undefined when one lacks a rate. */
+function netDepositsBefore(txs: readonly Tx[], at: string): Money | undefined {
+  let net = money(0);
+  for (const t of txs) {
+    if (t.at >= at) break;
+    if (t.type !== 'deposit' && t.type !== 'withdrawal') continue;
+    if (t.usd === undefined) return undefined;
+    net = t.type === 'deposit' ? net.plus(t.usd) : net.minus(t.usd);
+  }
+  return net;
+}
+
+/**
+ * bonus_bust_out: per approved bonus, the first approved withdrawal within N days after it that
+ * takes out more than the customer's net deposits before it (bonus money leaves), with wagering
+ * from the bonus's day to the withdrawal's day below multiple × bonus.
+ */
 export function bonusBustOut(ctx: Ctx, data: CustomerData): Finding[] {
   const s = ctx.settings.bonus_bust_out;
   const out: Finding[] = [];
@@ -80,16 +96,17 @@ export function bonusBustOut(ctx: Ctx, data: CustomerData): Finding[] {
     if (bonus.type !== 'bonus' || bonus.usd === undefined || !bonus.usd.greaterThan(0)) continue;
     const limitAt = Date.parse(bonus.at) + s.within_days * 86_400_000;
     const withdrawal = txs.find((t) => t.type === 'withdrawal' && t.at > bonus.at && Date.parse(t.at) <= limitAt);
-    if (!withdrawal) continue;
-    const wagered = wageringBetween(data, bonus.day, withdrawal.day);
-    if (wagered === undefined) continue;
+    if (!withdrawal || withdrawal.usd === undefined) continue;
+    const net = netDepositsBefore(txs, withdrawal.at);
+    if (net === undefined || !withdrawal.usd.greaterThan(net)) continue;
     const limit = bonus.usd.times(s.wagering_multiple);
-    if (!wagered.lessThan(limit)) continue;
+    const j = judgeWagering(data, bonus.day, withdrawal.day, limit);
+    if (j.verdict !== 'below') continue;
     out.push(finding(ctx, 'bonus_bust_out', key(data.row.customer_id, bonus.transaction_id), data.row.affiliate_id, 'medium', [data.row.customer_id], {
       customer_id: data.row.customer_id,
       bonus: { transaction_id: bonus.transaction_id, at: bonus.at, amount_usd: usd(bonus.usd) },
-      withdrawal: { transaction_id: withdrawal.transaction_id, at: withdrawal.at, amount_usd: withdrawal.usd === undefined ? null : usd(withdrawal.usd) },
-      wagering_usd: usd(wagered), wagering_limit_usd: usd(limit), within_days: s.within_days,
+      withdrawal: { transaction_id: withdrawal.transaction_id, at: withdrawal.at, amount_usd: usd(withdrawal.usd) },
+      net_deposits_usd: usd(net), wagering_usd: usd(j.wagered), wagering_limit_usd: usd(limit), within_days: s.within_days,
     }));
   }
   return out;
@@ -108,9 +125,9 @@ export function depositCycling(ctx: Ctx, data: CustomerData): Finding[] {
     open.pop();
     if (deposit.usd === undefined || t.usd === undefined || !deposit.usd.greaterThan(0)) continue;
     if (t.usd.lessThan(deposit.usd.times(s.min_return_ratio))) continue;
-    const wagered = wageringBetween(data, deposit.day, t.day);
-    if (wagered === undefined || !wagered.lessThan(deposit.usd.times(s.wagering_multiple))) continue;
-    cycles.push({ deposit: { transaction_id: deposit.transaction_id, at: deposit.at, amount_usd: usd(deposit.usd) }, withdrawal: { transaction_id: t.transaction_id, at: t.at, amount_usd: usd(t.usd) }, wagering_usd: usd(wagered) });
+    const j = judgeWagering(data, deposit.day, t.day, deposit.usd.times(s.wagering_multiple));
+    if (j.verdict !== 'below') continue;
+    cycles.push({ deposit: { transaction_id: deposit.transaction_id, at: deposit.at, amount_usd: usd(deposit.usd) }, withdrawal: { transaction_id: t.transaction_id, at: t.at, amount_usd: usd(t.usd) }, wagering_usd: usd(j.wagered) });
   }
   if (cycles.length < s.min_cycles) return [];
   return [finding(ctx, 'deposit_cycling', key(data.row.customer_id), data.row.affiliate_id, cycles.length >= 2 * s.min_cycles ? 'high' : 'medium', [data.row.customer_id], {
@@ -118,7 +135,7 @@ export function depositCycling(ctx: Ctx, data: CustomerData): Finding[] {
   })];
 }
 
-interface Member { customer_id: string; affiliate_id: string }
+interface Member { customer_id: string; affiliate_id: string; signup_date: string }
 
 /** Members of identity keys (kind, value) → customers, with their affiliates: one indexed query per kind and 500 values. */
 export async function identityMembers(db: Knex | Knex.Transaction, partner: string, keys: readonly string[]): Promise<Map<string, Member[]>> {
@@ -130,33 +147,62 @@ export async function identityMembers(db: Knex | Knex.Transaction, partner: stri
     rows.push(...(await chunked(values, 500, (c) => db('fraud_identities').where({ partner_id: partner, kind }).whereIn('value', c).select('kind', 'value', 'customer_id') as Promise<Record<string, string>[]>)));
   }
   const customers = [...new Set(rows.map((r) => r.customer_id!))];
-  const affiliates = new Map((await chunked(customers, 500, (c) => db('fraud_customers').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'affiliate_id') as Promise<Member[]>)).map((m) => [m.customer_id, m.affiliate_id]));
+  const records = new Map((await chunked(customers, 500, (c) => db('customers').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'affiliate_id', 'signup_date') as Promise<Record<string, unknown>[]>))
+    .map((m) => [String(m.customer_id), { affiliate_id: String(m.affiliate_id), signup_date: ts(m.signup_date) }]));
   for (const r of rows) {
-    const affiliate = affiliates.get(r.customer_id!);
-    if (affiliate === undefined) continue;
+    const record = records.get(r.customer_id!);
+    if (record === undefined) continue;
     const k = key(r.kind!, r.value!);
     const list = out.get(k) ?? [];
-    list.push({ customer_id: r.customer_id!, affiliate_id: affiliate });
+    list.push({ customer_id: r.customer_id!, ...record });
     out.set(k, list);
   }
   for (const list of out.values()) list.sort((a, b) => (a.customer_id < b.customer_id ? -1 : 1));
   return out;
 }
 
-/** duplicate_identity: one identity key shared by at least min_accounts customers. */
+/**
+ * The closest two signups of these customers, in hours (undefined for fewer than two). A shared
+ * name + country is a link only when two accounts were opened close together.
+ */
+function closestSignups(members: readonly Member[]): { hours: number; customers: [string, string] } | undefined {
+  const sorted = [...members].sort((a, b) => (a.signup_date < b.signup_date ? -1 : a.signup_date > b.signup_date ? 1 : a.customer_id < b.customer_id ? -1 : 1));
+  let best: { hours: number; customers: [string, string] } | undefined;
+  for (let i = 1; i < sorted.length; i++) {
+    const hours = (Date.parse(sorted[i]!.signup_date) - Date.parse(sorted[i - 1]!.signup_date)) / 3_600_000;
+    if (!best || hours < best.hours) best = { hours, customers: [sorted[i - 1]!.customer_id, sorted[i]!.customer_id] };
+  }
+  return best;
+}
+
+/**
+ * duplicate_identity: one identity key shared by at least min_accounts customers. An e-mail or a
+ * click id is one person (or one click); a first + last name + country is only a weak signal: it
+ * flags when the name is rare in the partner's customers (at most name_max_accounts carry it)
+ * and two of them signed up within name_within_hours of each other.
+ */
 export function duplicateIdentity(ctx: Ctx, identity: string, members: readonly Member[]): Finding[] {
   const s = ctx.settings.duplicate_identity;
   if (members.length < s.min_accounts) return [];
   const [kind, value] = JSON.parse(identity) as [string, string];
+  let link: Record<string, unknown> = {};
+  if (kind === 'name') {
+    if (members.length > s.name_max_accounts) return [];
+    const closest = closestSignups(members);
+    if (!closest || !(closest.hours <= s.name_within_hours)) return [];
+    link = { closest_signups_hours: closest.hours.toFixed(2), closest_signups: closest.customers, name_max_accounts: s.name_max_accounts, name_within_hours: s.name_within_hours };
+  }
   const affiliates = [...new Set(members.map((m) => m.affiliate_id))].sort();
   return [finding(ctx, 'duplicate_identity', identity, affiliates.length === 1 ? affiliates[0]! : null, affiliates.length > 1 ? 'high' : 'medium', members.map((m) => m.customer_id), {
-    key: kind, value, accounts: members.length, affiliates, customers: members,
+    key: kind, value, accounts: members.length, affiliates, customers: members.map((m) => ({ customer_id: m.customer_id, affiliate_id: m.affiliate_id })), ...link,
   })];
 }
 
 /** fast_funding: funded less than max_days after signup, and linked (an identity key shared) to another account. */
 export function fastFunding(ctx: Ctx, data: CustomerData, fundedDays: number | null, linked: readonly { customer_id: string; via: string }[]): Finding[] {
   const s = ctx.settings.fast_funding;
+  // An instant-funding challenge is funded when bought: its speed says nothing.
+  if ((data.row.challenge_type ?? '').toLowerCase() === 'instant_funding') return [];
   if (fundedDays === null || !(fundedDays < s.max_days) || linked.length === 0) return [];
   return [finding(ctx, 'fast_funding', key(data.row.customer_id), data.row.affiliate_id, 'high', [data.row.customer_id, ...linked.map((l) => l.customer_id)], {
     customer_id: data.row.customer_id, signup_date: data.row.signup_date, funded_record_at: data.row.last_modified_date,
@@ -169,11 +215,13 @@ export async function cpaFarming(ctx: Ctx, affiliate: string, month: string): Pr
   const s = ctx.settings.cpa_farming;
   const rows = (await affiliateRows(ctx, 'fraud_customers', affiliate, `${month}-01`, lastDayOf(month)) as { customer_id: string; ftd_date: string; ftd_usd: string | null; farmed: unknown }[])
     .sort((a, b) => (a.customer_id < b.customer_id ? -1 : 1));
-  const farmed = rows.filter((r) => Number(r.farmed) === 1);
-  if (rows.length < s.min_ftds || farmed.length === 0 || money(farmed.length).lessThan(money(rows.length).times(s.min_share))) return [];
+  // FTDs whose 7 days are not all loaded yet are not judged (farmed NULL): neither counted nor farmed.
+  const judged = rows.filter((r) => r.farmed !== null && r.farmed !== undefined);
+  const farmed = judged.filter((r) => Number(r.farmed) === 1);
+  if (judged.length < s.min_ftds || farmed.length === 0 || money(farmed.length).lessThan(money(judged.length).times(s.min_share))) return [];
   const base = money(s.baseline_usd);
-  return [finding(ctx, 'cpa_farming', key(affiliate, month), affiliate, farmed.length * 5 >= rows.length * 4 ? 'high' : 'medium', farmed.map((r) => r.customer_id), {
-    affiliate_id: affiliate, month, ftds: rows.length, farmed: farmed.length, share: ratio(farmed.length, rows.length), min_share: s.min_share,
+  return [finding(ctx, 'cpa_farming', key(affiliate, month), affiliate, farmed.length * 5 >= judged.length * 4 ? 'high' : 'medium', farmed.map((r) => r.customer_id), {
+    affiliate_id: affiliate, month, ftds: judged.length, not_yet_judged: rows.length - judged.length, farmed: farmed.length, share: ratio(farmed.length, judged.length), min_share: s.min_share,
     deposit_band_usd: [usd(base), usd(base.times(money(1).plus(s.margin)))], wagering_multiple: s.wagering_multiple, within_days: s.within_days,
     customers: farmed.map((r) => ({ customer_id: r.customer_id, ftd_date: r.ftd_date, ftd_usd: r.ftd_usd === null ? null : usd(money(r.ftd_usd)) })),
   })];
@@ -201,7 +249,7 @@ export async function ftdSpike(ctx: Ctx, affiliate: string, from: string, to: st
       history += n;
       if (n > 0) days = h;
     }
-    if (days === 0) continue;
+    if (days < s.min_history_days) continue;
     const mean = money(history).dividedBy(days);
     if (!money(today.length).greaterThan(mean.times(s.multiple))) continue;
     findings.push(finding(ctx, 'ftd_spike', key(affiliate, d), affiliate, 'medium', today, {
@@ -241,16 +289,23 @@ export async function chargebackRate(ctx: Ctx, affiliate: string, month: string)
   })];
 }
 
-/** refund_after_fee: refunds after a challenge fee among one affiliate's customers in one calendar month. */
+/**
+ * refund_after_fee: refunds after a challenge fee among one affiliate's customers in one calendar
+ * month, at least min_refunds of them and above max_rate × the challenge fees its customers paid
+ * that month (fraud_customer_days.deposits counts a prop-trading customer's approved fees).
+ */
 export async function refundAfterFee(ctx: Ctx, affiliate: string, month: string): Promise<Finding[]> {
   const s = ctx.settings.refund_after_fee;
-  const rows = (await affiliateRows(ctx, 'fraud_customer_days', affiliate, `${month}-01`, lastDayOf(month))).filter((r) => Number(r.refunds) > 0)
+  const all = await affiliateRows(ctx, 'fraud_customer_days', affiliate, `${month}-01`, lastDayOf(month));
+  const fees = all.reduce((n, r) => n + Number(r.deposits), 0);
+  const rows = all.filter((r) => Number(r.refunds) > 0)
     .map((r): DayCounts => ({ customer_id: String(r.customer_id), date: String(r.date), refunds: Number(r.refunds), deposits: 0, reversals: 0 }))
     .sort((a, b) => (a.customer_id < b.customer_id ? -1 : a.customer_id > b.customer_id ? 1 : a.date < b.date ? -1 : 1));
   const refunds = rows.reduce((n, r) => n + r.refunds, 0);
-  if (refunds < s.min_refunds) return [];
+  if (refunds < s.min_refunds || !money(refunds).greaterThan(money(fees).times(s.max_rate))) return [];
   return [finding(ctx, 'refund_after_fee', key(affiliate, month), affiliate, 'medium', [...new Set(rows.map((r) => r.customer_id))].sort(), {
-    affiliate_id: affiliate, month, refunds, min_refunds: s.min_refunds, refunds_by_customer: rows.map((r) => ({ customer_id: r.customer_id, date: r.date, refunds: r.refunds })),
+    affiliate_id: affiliate, month, refunds, fees, rate: fees === 0 ? null : ratio(refunds, fees), min_refunds: s.min_refunds, max_rate: s.max_rate,
+    refunds_by_customer: rows.map((r) => ({ customer_id: r.customer_id, date: r.date, refunds: r.refunds })),
   })];
 }
 
@@ -319,13 +374,26 @@ export async function tradingPairs(ctx: Ctx, customers: readonly string[]): Prom
   const affRows = await chunked(involved, 300, (x) => ctx.db('fraud_customers').where('partner_id', ctx.partner).whereIn('customer_id', x).select('customer_id', 'affiliate_id') as Promise<{ customer_id: string; affiliate_id: string }[]>);
   const affiliates = new Map(affRows.map((r) => [r.customer_id, r.affiliate_id]));
   const aff = (a: string, b: string): string | null => (affiliates.get(a) !== undefined && affiliates.get(a) === affiliates.get(b) ? affiliates.get(a)! : null);
-  for (const [id, hits] of mirrored) {
+  // A hedge is the pair's habit, not a coincidence: the mirrored days are at least min_share of the
+  // days both accounts traded one same instrument (two busy traders of EURUSD meet by chance).
+  const mirrorPairs = [...mirrored].filter(([, hits]) => new Set(hits.map((h) => h.date)).size >= m.min_days);
+  const partners = [...new Set(mirrorPairs.flatMap(([id]) => JSON.parse(id) as string[]))].filter((x) => !mine.has(x));
+  const cellsOf = new Map<string, Map<string, Set<string>>>();
+  for (const r of [...own, ...(await tradeRows(ctx, partners))]) {
+    const perDay = cellsOf.get(r.customer_id) ?? new Map<string, Set<string>>();
+    perDay.set(r.date, (perDay.get(r.date) ?? new Set()).add(`${r.instrument}\u0000${r.currency}`));
+    cellsOf.set(r.customer_id, perDay);
+  }
+  for (const [id, hits] of mirrorPairs) {
     const days = new Set(hits.map((h) => h.date));
-    if (days.size < m.min_days) continue;
     const [a, b] = JSON.parse(id) as [string, string];
+    let common = 0;
+    const db = cellsOf.get(b);
+    for (const [d, cells] of cellsOf.get(a) ?? []) if ([...cells].some((c) => db?.get(d)?.has(c))) common += 1;
+    if (money(days.size).lessThan(money(common).times(m.min_share))) continue;
     hits.sort((p, q) => (p.date < q.date ? -1 : p.date > q.date ? 1 : p.instrument < q.instrument ? -1 : 1));
     out.push(finding(ctx, 'mirrored_pnl', id, aff(a, b), 'high', [a, b], {
-      accounts: [a, b], days: days.size, min_days: m.min_days,
+      accounts: [a, b], days: days.size, min_days: m.min_days, common_days: common, share: ratio(days.size, common), min_share: m.min_share,
       rows: hits.map((h) => ({ date: h.date, instrument: h.instrument, currency: h.currency, pnl: [h.a.pnl.toFixed(), h.b.pnl.toFixed()], lots: [h.a.lots.toFixed(), h.b.lots.toFixed()] })),
     }));
   }
