@@ -51,6 +51,7 @@ export const RULES = {
     params: {
       within_days: { type: 'integer', default: 3, minimum: 1, description: 'a withdrawal within this many days after the bonus' },
       wagering_multiple: { type: 'number', default: 3, minimum: 0, description: 'wagering between the bonus and the withdrawal below this multiple of the bonus' },
+      min_bonus_out: { type: 'number', default: 0.5, minimum: 0, description: 'the withdrawal exceeds the net deposits before it by at least this share of the bonus (the bonus leaves)' },
     },
   },
   deposit_cycling: {
@@ -59,7 +60,7 @@ export const RULES = {
       within_days: { type: 'integer', default: 3, minimum: 0, description: 'a withdrawal within this many days after the deposit' },
       min_return_ratio: { type: 'number', default: 0.8, minimum: 0, description: 'the withdrawal is at least this share of the deposit' },
       wagering_multiple: { type: 'number', default: 0.5, minimum: 0, description: 'wagering from the deposit’s day to the withdrawal’s day below this multiple of the deposit' },
-      min_cycles: { type: 'integer', default: 2, minimum: 1, description: 'cycles of one customer' },
+      min_cycles: { type: 'integer', default: 3, minimum: 1, description: 'cycles of one customer' },
     },
   },
   chargeback_rate: {

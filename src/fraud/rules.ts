@@ -85,7 +85,8 @@ function netDepositsBefore(txs: readonly Tx[], at: string): Money | undefined {
 
 /**
  * bonus_bust_out: per approved bonus, the first approved withdrawal within N days after it that
- * takes out more than the customer's net deposits before it (bonus money leaves), with wagering
+ * takes out more than the customer's net deposits before it by at least min_bonus_out × the bonus
+ * (the bonus money leaves), with wagering
  * from the bonus's day to the withdrawal's day below multiple × bonus.
  */
 export function bonusBustOut(ctx: Ctx, data: CustomerData): Finding[] {
@@ -98,7 +99,7 @@ export function bonusBustOut(ctx: Ctx, data: CustomerData): Finding[] {
     const withdrawal = txs.find((t) => t.type === 'withdrawal' && t.at > bonus.at && Date.parse(t.at) <= limitAt);
     if (!withdrawal || withdrawal.usd === undefined) continue;
     const net = netDepositsBefore(txs, withdrawal.at);
-    if (net === undefined || !withdrawal.usd.greaterThan(net)) continue;
+    if (net === undefined || withdrawal.usd.minus(net).lessThan(bonus.usd.times(s.min_bonus_out)) || !withdrawal.usd.greaterThan(net)) continue;
     const limit = bonus.usd.times(s.wagering_multiple);
     const j = judgeWagering(data, bonus.day, withdrawal.day, limit);
     if (j.verdict !== 'below') continue;
@@ -106,7 +107,7 @@ export function bonusBustOut(ctx: Ctx, data: CustomerData): Finding[] {
       customer_id: data.row.customer_id,
       bonus: { transaction_id: bonus.transaction_id, at: bonus.at, amount_usd: usd(bonus.usd) },
       withdrawal: { transaction_id: withdrawal.transaction_id, at: withdrawal.at, amount_usd: usd(withdrawal.usd) },
-      net_deposits_usd: usd(net), wagering_usd: usd(j.wagered), wagering_limit_usd: usd(limit), within_days: s.within_days,
+      net_deposits_usd: usd(net), bonus_out_usd: usd(withdrawal.usd.minus(net)), min_bonus_out: s.min_bonus_out, wagering_usd: usd(j.wagered), wagering_limit_usd: usd(limit), within_days: s.within_days,
     }));
   }
   return out;
@@ -352,21 +353,45 @@ export async function tradingPairs(ctx: Ctx, customers: readonly string[]): Prom
   const c = ctx.settings.copy_trading;
   const mirrored = new Map<string, { date: string; instrument: string; currency: string; a: TradeRow; b: TradeRow }[]>();
   const copyCandidates = new Set<string>();
+  const judgePair = (x: TradeRow, y: TradeRow, done: Set<string>) => {
+    if (x.customer_id === y.customer_id) return;
+    const [a, b] = x.customer_id < y.customer_id ? [x, y] : [y, x];
+    const id = key(a.customer_id, b.customer_id);
+    if (done.has(id)) return;
+    done.add(id);
+    if (runMirror && a.pnl.isPositive() !== b.pnl.isPositive() && !a.pnl.isZero() && !b.pnl.isZero()
+      && a.pnl.abs().greaterThanOrEqualTo(m.min_abs_pnl) && b.pnl.abs().greaterThanOrEqualTo(m.min_abs_pnl)
+      && a.pnl.plus(b.pnl).abs().lessThanOrEqualTo(Money.max(a.pnl.abs(), b.pnl.abs()).times(m.pnl_tolerance))
+      && near(a.lots, b.lots, m.lots_tolerance)) {
+      mirrored.set(id, [...(mirrored.get(id) ?? []), { date: a.date, instrument: a.instrument, currency: a.currency, a, b }]);
+    }
+    if (runCopy && near(a.lots, b.lots, c.lots_tolerance) && near(a.pnl, b.pnl, c.pnl_tolerance) && (a.pnl.isZero() === b.pnl.isZero())) copyCandidates.add(id);
+  };
+  // Per cell, the rows sorted by P&L: a touched row is compared only with the rows whose P&L can
+  // mirror or copy it (a band around −pnl and +pnl, widened a little; the exact test is judgePair),
+  // so a busy instrument-day costs n log n, not n².
+  const band = (v: number, t: number): [number, number] => {
+    if (t >= 1) return v >= 0 ? [0, Infinity] : [-Infinity, 0];
+    const lo = Math.abs(v) * (1 - t);
+    const hi = Math.abs(v) / (1 - t);
+    return v >= 0 ? [lo * (1 - 1e-9) - 1e-6, hi * (1 + 1e-9) + 1e-6] : [-hi * (1 + 1e-9) - 1e-6, -lo * (1 - 1e-9) + 1e-6];
+  };
   for (const rows of byCell.values()) {
-    for (let i = 0; i < rows.length; i++) {
-      for (let j = i + 1; j < rows.length; j++) {
-        const [x, y] = [rows[i]!, rows[j]!];
-        if (x.customer_id === y.customer_id || (!mine.has(x.customer_id) && !mine.has(y.customer_id))) continue;
-        const [a, b] = x.customer_id < y.customer_id ? [x, y] : [y, x];
-        const id = key(a.customer_id, b.customer_id);
-        if (runMirror && a.pnl.isPositive() !== b.pnl.isPositive() && !a.pnl.isZero() && !b.pnl.isZero()
-          && a.pnl.abs().greaterThanOrEqualTo(m.min_abs_pnl) && b.pnl.abs().greaterThanOrEqualTo(m.min_abs_pnl)
-          && a.pnl.plus(b.pnl).abs().lessThanOrEqualTo(Money.max(a.pnl.abs(), b.pnl.abs()).times(m.pnl_tolerance))
-          && near(a.lots, b.lots, m.lots_tolerance)) {
-          mirrored.set(id, [...(mirrored.get(id) ?? []), { date: a.date, instrument: a.instrument, currency: a.currency, a, b }]);
-        }
-        if (runCopy && near(a.lots, b.lots, c.lots_tolerance) && near(a.pnl, b.pnl, c.pnl_tolerance) && (a.pnl.isZero() === b.pnl.isZero())) copyCandidates.add(id);
-      }
+    const sorted = rows.map((r) => ({ r, v: r.pnl.toNumber() })).sort((p, q) => p.v - q.v);
+    const done = new Set<string>();
+    const from = (x: number): number => {
+      let lo = 0;
+      let hi = sorted.length;
+      while (lo < hi) { const mid = (lo + hi) >> 1; if (sorted[mid]!.v < x) lo = mid + 1; else hi = mid; }
+      return lo;
+    };
+    const visit = ([lo, hi]: [number, number], x: TradeRow) => {
+      for (let k = from(lo); k < sorted.length && sorted[k]!.v <= hi; k++) judgePair(x, sorted[k]!.r, done);
+    };
+    for (const { r: x, v } of sorted) {
+      if (!mine.has(x.customer_id)) continue;
+      if (runMirror && v !== 0) visit(band(-v, m.pnl_tolerance), x);
+      if (runCopy) visit(v === 0 ? [0, 0] : band(v, c.pnl_tolerance), x);
     }
   }
   const out: Finding[] = [];

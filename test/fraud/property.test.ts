@@ -26,6 +26,7 @@ rules:
   mirrored_pnl: { min_days: 2 }
   copy_trading: { min_days: 2 }
   refund_after_fee: { min_refunds: 2 }
+  deposit_cycling: { min_cycles: 2 }
 `);
 const validator = createSpecValidator();
 

@@ -112,11 +112,11 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
     assert.deepEqual([e.ftds, e.farmed, e.share, e.deposit_band_usd], [4, 2, '0.5000', ['20.00', '25.00']]);
   });
 
-  it('bonus_bust_out: 100 deposited, a 50 bonus, 180 wagered, 120 withdrawn within 3 days flags once 11-04 is loaded; 300 wagered, a withdrawal a minute too late, or one within the deposits, does not', async () => {
+  it('bonus_bust_out: 100 deposited, a 50 bonus, 180 wagered, 130 withdrawn within 3 days flags once 11-04 is loaded; 300 wagered, a withdrawal a minute too late, or one within the deposits, does not', async () => {
     h = await fraudHarness(backend, 'rules: { bonus_bust_out: { wagering_multiple: 5 } }');
     await h.load('customers', [cust('b1'), cust('b2'), cust('b3'), cust('b4')]);
     await h.load('transactions', [
-      tx('de1', 'b1', 'deposit', 100, '2026-11-02T09:00:00Z'), tx('bo1', 'b1', 'bonus', 50, '2026-11-02T10:00:00Z'), tx('wd1', 'b1', 'withdrawal', 120, '2026-11-04T09:00:00Z'),
+      tx('de1', 'b1', 'deposit', 100, '2026-11-02T09:00:00Z'), tx('bo1', 'b1', 'bonus', 50, '2026-11-02T10:00:00Z'), tx('wd1', 'b1', 'withdrawal', 130, '2026-11-04T09:00:00Z'),
       tx('bo2', 'b2', 'bonus', 50, '2026-11-02T10:00:00Z'), tx('wd2', 'b2', 'withdrawal', 120, '2026-11-04T09:00:00Z'),
       tx('bo3', 'b3', 'bonus', 50, '2026-11-02T10:00:00Z'), tx('wd3', 'b3', 'withdrawal', 120, '2026-11-05T10:01:00Z'),
       tx('de4', 'b4', 'deposit', 100, '2026-11-02T09:00:00Z'), tx('bo4', 'b4', 'bonus', 50, '2026-11-02T10:00:00Z'), tx('wd4', 'b4', 'withdrawal', 90, '2026-11-04T09:00:00Z'),
@@ -130,7 +130,7 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
     await h.load('activity', [bets('2026-11-04', 'b3', 5)]);
     const flags = await h.flags('bonus_bust_out');
     assert.deepEqual(flags.map((f) => [JSON.parse(f.instance_key), f.customers]), [[['b1', 'bo1'], ['b1']]]);
-    assert.deepEqual([flags[0]!.evidence.net_deposits_usd, flags[0]!.evidence.wagering_usd, flags[0]!.evidence.wagering_limit_usd], ['100.00', '180.00', '250.00']);
+    assert.deepEqual([flags[0]!.evidence.net_deposits_usd, flags[0]!.evidence.bonus_out_usd, flags[0]!.evidence.wagering_usd, flags[0]!.evidence.wagering_limit_usd], ['100.00', '30.00', '180.00', '250.00']);
   });
 
   it('a replaced activity day without a customer’s row re-judges that customer: the bust-out its wagering hid is flagged', async () => {
@@ -148,7 +148,7 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
   });
 
   it('deposit_cycling: two deposits mostly withdrawn within 3 days with little play flag; a second withdrawal under 80% leaves one cycle', async () => {
-    h = await fraudHarness(backend, 'rules: {}');
+    h = await fraudHarness(backend, 'rules: { deposit_cycling: { min_cycles: 2 } }');
     await h.load('customers', [cust('d1'), cust('d2'), cust('z')]);
     const cycle = (c: string, second: number) => [
       tx(`${c}-a`, c, 'deposit', 100, '2026-11-02T10:00:00Z'), tx(`${c}-b`, c, 'withdrawal', 95, '2026-11-03T10:00:00Z'),
