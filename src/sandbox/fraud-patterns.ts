@@ -14,7 +14,8 @@
  * - bonus_bust_out: 100 USD deposited, a 100 USD bonus, 180 USD withdrawn the next day (more
  *   than the deposits), 60 USD wagered.
  * - deposit_cycling: 3 cycles of 200 USD deposited and 190 withdrawn the next day, 20 wagered.
- * - chargeback_rate: an affiliate with 25 depositors in 20 days, 5 of them charged back (20 %).
+ * - chargeback_rate: an affiliate with 25 depositors in 20 days, 7 of them charged back (28 %,
+ *   above 10 % with 95 % confidence).
  * - ftd_spike: an affiliate with one FTD every second day, then 20 FTDs on one day.
  * - mirrored_pnl: two accounts, 3 days, one instrument, P&L +x and −0.96x, lots within 2 %, and
  *   no other common days.
@@ -176,7 +177,7 @@ function igamingPatterns(b: Builder, perRule: number): InjectedPattern[] {
       label('deposit_cycling', n, null, [c.customer.customer_id as string]);
     }
 
-    // chargeback_rate: 25 depositors of one affiliate within 20 days, 5 charged back.
+    // chargeback_rate: 25 depositors of one affiliate within 20 days, 7 charged back (28%).
     {
       const aff = `aff-fp-cb-${n}`;
       const hit: string[] = [];
@@ -185,7 +186,7 @@ function igamingPatterns(b: Builder, perRule: number): InjectedPattern[] {
         const c = b.customer(id('chargeback_rate', n, k), day, { affiliate_id: aff, email: `fp.cb${n}.${k}@example.net` });
         const dep = b.tx(c, 'deposit', 100, b.at(day, 10), { transaction_subtype: 'card' });
         b.play(c, day, 600);
-        if (k <= 5) {
+        if (k <= 7) {
           b.tx(c, 'adjustment', -100, b.at(Math.min(day + 3, b.ctx.toDay), 15), { transaction_subtype: 'chargeback', note: `chargeback of ${String(dep.transaction_id)}` });
           hit.push(c.customer.customer_id as string);
         }

@@ -21,7 +21,7 @@ import { bets, cust, fraudFrom, trade, tx } from './harness.js';
 const CONFIG = fraudFrom(`
 rules:
   cpa_farming: { min_ftds: 3, min_share: 0.4 }
-  chargeback_rate: { min_deposits: 4, max_rate: 0.2 }
+  chargeback_rate: { min_deposits: 4, max_rate: 0.2, confidence_z: 0 }
   ftd_spike: { history_days: 3, min_history_days: 2, multiple: 2, min_ftds: 3 }
   mirrored_pnl: { min_days: 2 }
   copy_trading: { min_days: 2 }

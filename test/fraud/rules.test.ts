@@ -179,7 +179,7 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
     const flags = await h.flags('chargeback_rate');
     assert.deepEqual(flags.map((f) => [JSON.parse(f.instance_key), f.customers]), [[['aff-1', '2026-11'], ['a01', 'a02']]]);
     const e = flags[0]!.evidence;
-    assert.deepEqual([e.window_from, e.window_to, e.deposits, e.reversals, e.rate], ['2026-10-07', '2026-11-05', 5, 2, '0.4000']);
+    assert.deepEqual([e.window_from, e.window_to, e.deposits, e.reversals, e.rate, e.rate_lower_bound], ['2026-10-07', '2026-11-05', 5, 2, '0.4000', '0.1427']);
   });
 
   it('ftd_spike: 4 FTDs after 7 days of 1 (mean 1, 4 > 3) flag; 5 after 7 days of 2 (5 ≤ 6), or 6 on a new affiliate’s first day, do not', async () => {
