@@ -14,27 +14,54 @@ import type { LoadedChange, LoaderDeps } from '../src/pipeline/load.js';
 import type { Store } from '../src/store/store.js';
 import type { Variant } from '../src/types.js';
 import { lockPartnerLoads } from '../src/commission/recompute-pending.js';
-import type { FraudConfig } from '../src/fraud/config.js';
+import { addDays } from '../src/commission/dates.js';
+import { formatFraudConfigError, loadFraudConfig, settingsFor, type FraudConfig, type RuleSettings } from '../src/fraud/config.js';
 import { detect, markNotFound, type Detection } from '../src/fraud/detect.js';
 
 const SCAN_CHUNK = 2000;
 
 export { loadFraudConfig, formatFraudConfigError, type FraudConfig } from '../src/fraud/config.js';
 
+/**
+ * The fraud rules read again (the worker's SIGHUP): ok with the new rules (none when the file is
+ * gone: no detection), or not ok when the file has errors, which are logged; the caller then keeps
+ * the rules in force.
+ */
+export async function reloadFraudRules(file: string, logger: Logger): Promise<{ ok: true; config: FraudConfig | undefined } | { ok: false }> {
+  const { config, errors } = await loadFraudConfig(file);
+  if (errors.length === 0) return { ok: true, config };
+  for (const e of errors) logger.error(`reload: invalid fraud rules: ${formatFraudConfigError(e)}`, { event: 'fraud_rules_error', file: e.file, path: e.path });
+  logger.warn(`reload: the fraud rules in force stay: ${file} has errors`, { event: 'fraud_rules_kept' });
+  return { ok: false };
+}
+
 /** The rules in force: a fixed config, a getter for a process that reloads it, or none (no detection). */
 export type FraudSource = FraudConfig | undefined | (() => FraudConfig | undefined);
 
 const current = (source: FraudSource): FraudConfig | undefined => (typeof source === 'function' ? source() : source);
 
+/** Whether any activity of the partner is loaded for each of these days (one indexed look-up each). */
+async function coverage(trx: Knex.Transaction, partner: string, days: readonly string[]): Promise<Map<string, boolean>> {
+  const out = new Map<string, boolean>();
+  for (const d of days) out.set(d, (await trx('fraud_active_days').where({ partner_id: partner, date: d }).first('date')) !== undefined);
+  return out;
+}
+
 /**
  * The customers a committed batch touched, including those whose activity day it replaced (the
  * day's rows were deleted; the re-sent ones come in the batches after it). Keeps the days with
- * activity per customer (fraud_active_days) as it goes.
+ * activity per customer (fraud_active_days) as it goes. iGaming: a day whose activity is loaded
+ * for the partner for the first time re-judges the customers whose wagering windows waited for it
+ * (fraud_customers.pending_*); a day left without any activity (replaced, not re-sent yet)
+ * re-judges the customers with a deposit or bonus whose windows may reach it.
  */
-async function touched(trx: Knex.Transaction, change: LoadedChange): Promise<Set<string>> {
+async function touched(trx: Knex.Transaction, change: LoadedChange, settings: RuleSettings | undefined): Promise<Set<string>> {
   const ids = new Set<string>();
   for (const entity of ['customers', 'transactions', 'activity'] as const) for (const r of change.records[entity]) ids.add(String(r.customer_id));
   const partner = change.partner;
+  const batchDays = [...new Set(change.records.activity.map((r) => String(r.date).slice(0, 10)))].sort();
+  const watch = change.variant === 'igaming' && settings ? [...new Set([...batchDays, ...change.replacedDays])].sort() : [];
+  const before = await coverage(trx, partner, watch);
   if (change.replacedDays.length > 0) {
     const rows: { customer_id: string }[] = await trx('fraud_active_days').where('partner_id', partner).whereIn('date', change.replacedDays).select('customer_id');
     for (const r of rows) ids.add(r.customer_id);
@@ -44,6 +71,21 @@ async function touched(trx: Knex.Transaction, change: LoadedChange): Promise<Set
   for (const r of change.records.activity) active.set(`${String(r.date)}\u0000${String(r.customer_id)}`, { partner_id: partner, date: String(r.date), customer_id: String(r.customer_id) });
   const rows = [...active.values()];
   for (let i = 0; i < rows.length; i += 300) await trx('fraud_active_days').insert(rows.slice(i, i + 300)).onConflict(['partner_id', 'date', 'customer_id']).ignore();
+  if (watch.length > 0 && settings) {
+    const after = await coverage(trx, partner, watch);
+    const reach = Math.max(settings.cpa_farming.within_days - 1, settings.bonus_bust_out.within_days, settings.deposit_cycling.within_days);
+    for (const d of watch) {
+      if (before.get(d) === after.get(d)) continue;
+      if (after.get(d)) {
+        const waiting: { customer_id: string }[] = await trx('fraud_customers').where('partner_id', partner).where('pending_to', '>=', d).where('pending_from', '<=', d).select('customer_id');
+        for (const r of waiting) ids.add(r.customer_id);
+      } else {
+        const judged: { customer_id: string }[] = await trx('transactions').where('partner_id', partner).whereIn('transaction_type', ['deposit', 'bonus'])
+          .where('transaction_date', '>=', `${addDays(d, -reach)}T00:00:00.000000Z`).where('transaction_date', '<', `${addDays(d, 1)}T00:00:00.000000Z`).distinct('customer_id');
+        for (const r of judged) ids.add(r.customer_id);
+      }
+    }
+  }
   return ids;
 }
 
@@ -65,7 +107,7 @@ export function createFraudHook(store: Store, source: FraudSource, logger: Logge
       const config = current(source);
       if (!config) return;
       const started = performance.now();
-      const customers = await touched(trx, change);
+      const customers = await touched(trx, change, settingsFor(config, change.partner));
       if (customers.size === 0) return;
       const r = await detect(trx, store, config, { partner: change.partner, variant: change.variant, customers });
       if (r.opened + r.updated + r.withdrawn + r.unsupported > 0) {

@@ -17,6 +17,7 @@ import { waitingSummary } from '../src/store/waiting.js';
 import { formatTable } from '../src/cli/table.js';
 import { packageRoot } from '../src/paths.js';
 import { startSandbox } from '../src/sandbox/server.js';
+import { emailKey } from '../src/fraud/identity.js';
 import { demoPush } from './demo-push.js';
 
 import { addUser, generatePassword } from '../src/console/users.js';
@@ -117,7 +118,7 @@ await cli('fraud', 'list', '--partner', 'sandbox-casino', '--rule', 'duplicate_i
 const flagStore = await openStore({ url: storeUrl, cwd: root });
 let flagId: string | undefined;
 try {
-  const row = (await flagStore.knex('fraud_flags').where({ partner_id: 'sandbox-casino', rule: 'duplicate_identity', instance_key: JSON.stringify(['email', 'miastone@gmail.com']) }).first('id')) as { id: number } | undefined;
+  const row = (await flagStore.knex('fraud_flags').where({ partner_id: 'sandbox-casino', rule: 'duplicate_identity', instance_key: JSON.stringify(['email', emailKey('miastone@gmail.com')]) }).first('id')) as { id: number } | undefined;
   flagId = row ? String(row.id) : undefined;
 } finally {
   await flagStore.close();

@@ -31,6 +31,8 @@ export const RULES = {
       min_accounts: { type: 'integer', default: 2, minimum: 2, description: 'customers sharing one identity key' },
       gmail_dots: { type: 'boolean', default: true, description: 'ignore dots in the local part of gmail.com / googlemail.com addresses' },
       name_key: { type: 'boolean', default: true, description: 'first + last name + country is an identity key (false where names are too common to tell people apart)' },
+      name_max_accounts: { type: 'integer', default: 3, minimum: 2, description: 'a name + country carried by more customers is a common name, not one person: not flagged' },
+      name_within_hours: { type: 'number', default: 24, minimum: 0, description: 'a shared name + country flags only when two of its customers signed up within this many hours of each other' },
     },
   },
   cpa_farming: {
@@ -49,6 +51,7 @@ export const RULES = {
     params: {
       within_days: { type: 'integer', default: 3, minimum: 1, description: 'a withdrawal within this many days after the bonus' },
       wagering_multiple: { type: 'number', default: 3, minimum: 0, description: 'wagering between the bonus and the withdrawal below this multiple of the bonus' },
+      min_bonus_out: { type: 'number', default: 0.5, minimum: 0, description: 'the withdrawal exceeds the net deposits before it by at least this share of the bonus (the bonus leaves)' },
     },
   },
   deposit_cycling: {
@@ -57,7 +60,7 @@ export const RULES = {
       within_days: { type: 'integer', default: 3, minimum: 0, description: 'a withdrawal within this many days after the deposit' },
       min_return_ratio: { type: 'number', default: 0.8, minimum: 0, description: 'the withdrawal is at least this share of the deposit' },
       wagering_multiple: { type: 'number', default: 0.5, minimum: 0, description: 'wagering from the deposit’s day to the withdrawal’s day below this multiple of the deposit' },
-      min_cycles: { type: 'integer', default: 2, minimum: 1, description: 'cycles of one customer' },
+      min_cycles: { type: 'integer', default: 3, minimum: 1, description: 'cycles of one customer' },
     },
   },
   chargeback_rate: {
@@ -66,12 +69,14 @@ export const RULES = {
       window_days: { type: 'integer', default: 30, minimum: 1, description: 'the rolling window' },
       max_rate: { type: 'number', default: 0.1, minimum: 0, maximum: 1, description: 'reversals and chargebacks per deposit above this rate' },
       min_deposits: { type: 'integer', default: 20, minimum: 1, description: 'a window with fewer deposits is not judged' },
+      confidence_z: { type: 'number', default: 1.645, minimum: 0, description: 'the rate must be above max_rate at this confidence: the Wilson lower bound at z (1.645: 95% one-sided; 0: the plain rate)' },
     },
   },
   ftd_spike: {
     variant: 'igaming',
     params: {
       history_days: { type: 'integer', default: 28, minimum: 1, description: 'the days before, whose mean is the affiliate’s own history' },
+      min_history_days: { type: 'integer', default: 7, minimum: 1, description: 'an affiliate whose first FTD within history_days is fewer days back is not judged (too little history)' },
       multiple: { type: 'number', default: 5, minimum: 1, description: 'a day’s FTDs above this multiple of the history’s daily mean' },
       min_ftds: { type: 'integer', default: 10, minimum: 1, description: 'a day with fewer FTDs is not judged' },
     },
@@ -80,9 +85,10 @@ export const RULES = {
     variant: 'prop-trading',
     params: {
       pnl_tolerance: { type: 'number', default: 0.05, minimum: 0, maximum: 1, description: '|pnl a + pnl b| at most this share of the larger |pnl|' },
-      lots_tolerance: { type: 'number', default: 0.2, minimum: 0, maximum: 1, description: '|lots a − lots b| at most this share of the larger' },
+      lots_tolerance: { type: 'number', default: 0.1, minimum: 0, maximum: 1, description: '|lots a − lots b| at most this share of the larger' },
       min_abs_pnl: { type: 'number', default: 100, minimum: 0, description: 'both |pnl| at least this (in the activity’s currency)' },
       min_days: { type: 'integer', default: 3, minimum: 1, description: 'mirrored days of one pair of accounts' },
+      min_share: { type: 'number', default: 0.6, minimum: 0, maximum: 1, description: 'mirrored days at least this share of the days both accounts traded one same instrument' },
     },
   },
   copy_trading: {
@@ -103,6 +109,7 @@ export const RULES = {
     variant: 'prop-trading',
     params: {
       min_refunds: { type: 'integer', default: 4, minimum: 2, description: 'refunds after a challenge fee among one affiliate’s customers in one calendar month' },
+      max_rate: { type: 'number', default: 0.2, minimum: 0, maximum: 1, description: 'those refunds above this share of the challenge fees its customers paid that month' },
     },
   },
 } as const satisfies Record<string, { variant: Variant; params: Record<string, Param> }>;

@@ -58,7 +58,12 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
   const old = await readFacts(trx, partner, ids);
   const data = await loadCustomerData(trx, partner, variant, ids, settings);
   const facts = [...data.values()].map((d) => deriveFacts(d, variant, settings));
-  await writeFacts(trx, partner, ids, facts);
+  // The per-customer wagering rules first: a window they cannot judge yet (its days' activity not
+  // loaded) is noted as pending with the facts, and judged again when those days load.
+  const customerFindings: Finding[] = [];
+  if (rules.has('bonus_bust_out')) for (const d of data.values()) customerFindings.push(...bonusBustOut(ctx, d));
+  if (rules.has('deposit_cycling')) for (const d of data.values()) customerFindings.push(...depositCycling(ctx, d));
+  await writeFacts(trx, partner, ids, facts, new Map([...data].map(([id, d]) => [id, d.pending])));
 
   // Units touched by the old or the new facts.
   const identities = new Set([...old.identities, ...facts.flatMap((f) => f.identities)].map((k) => key(k.kind, k.value)));
@@ -70,18 +75,19 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
   for (const f of ftds) if (f.ftd_date) { farmingMonths.add(key(f.affiliate_id, monthOf(f.ftd_date))); spikeDays.add(key(f.affiliate_id, f.ftd_date)); }
   const days = [...old.days, ...facts.flatMap((f) => f.days.map((d) => ({ ...d, affiliate_id: f.affiliate_id })))];
   for (const d of days) {
-    if (d.deposits > 0 || d.reversals > 0) for (const m of monthsOfWindow(d.date, settings.chargeback_rate.window_days)) chargebackMonths.add(key(d.affiliate_id, m));
-    if (d.refunds > 0) refundMonths.add(key(d.affiliate_id, monthOf(d.date)));
+    if (variant === 'igaming' && (d.deposits > 0 || d.reversals > 0)) for (const m of monthsOfWindow(d.date, settings.chargeback_rate.window_days)) chargebackMonths.add(key(d.affiliate_id, m));
+    // A month's fees are the denominator of its refund rate: a fee day re-judges the month too.
+    if (variant === 'prop-trading' && (d.refunds > 0 || d.deposits > 0)) refundMonths.add(key(d.affiliate_id, monthOf(d.date)));
   }
 
-  const findings: Finding[] = [];
+  const findings: Finding[] = [...customerFindings];
   const evaluated = new Map<RuleName, Set<string>>();
   const mark = (rule: RuleName, instance: string) => { const s = evaluated.get(rule) ?? new Set<string>(); s.add(instance); evaluated.set(rule, s); };
   const owners = new Map<RuleName, Set<string>>();
   const own = (rule: RuleName, customers: Iterable<string>) => owners.set(rule, new Set(customers));
 
-  if (rules.has('bonus_bust_out')) { own('bonus_bust_out', ids); for (const d of data.values()) findings.push(...bonusBustOut(ctx, d)); }
-  if (rules.has('deposit_cycling')) { own('deposit_cycling', ids); for (const d of data.values()) findings.push(...depositCycling(ctx, d)); }
+  if (rules.has('bonus_bust_out')) own('bonus_bust_out', ids);
+  if (rules.has('deposit_cycling')) own('deposit_cycling', ids);
   const needMembers = rules.has('duplicate_identity') || rules.has('fast_funding');
   const members = needMembers ? await identityMembers(trx, partner, [...identities]) : new Map();
   if (rules.has('duplicate_identity')) {

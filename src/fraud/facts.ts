@@ -25,6 +25,7 @@ export interface CustomerRow {
   country_code: string | null;
   click_id: string | null;
   phase: string | null;
+  challenge_type?: string | null;
 }
 
 export interface Tx {
@@ -55,9 +56,44 @@ export interface CustomerData {
   /**
    * USD wagered per day (total_bets) on the days the rules look at (the windows after the first
    * deposit, each bonus and each deposit: windowsOf); undefined for a day with a bet in a
-   * currency without a rate or a row without total_bets. A day without rows counts as 0.
+   * currency without a rate or a row without total_bets. A day without rows of the customer
+   * counts as 0 only when it is covered.
    */
   wagering: Map<string, Money | undefined>;
+  /**
+   * The days of those windows whose activity is loaded for the partner (some customer of the
+   * partner has activity that day). A day not covered has unknown wagering, not zero.
+   */
+  covered: Set<string>;
+  /** The first and last uncovered day of the windows that could not be judged (deferred until covered). */
+  pending?: [string, string];
+}
+
+export type Judgement = { verdict: 'below' | 'enough'; wagered: Money } | { verdict: 'unknown' };
+
+/**
+ * Wagering over the days [from, to] against `limit`: enough as soon as the known days reach it
+ * (more days only add to it); below only when every day is covered and has known amounts; else
+ * unknown, and the uncovered days are noted in data.pending (judged again once they are loaded).
+ */
+export function judgeWagering(data: CustomerData, from: string, to: string, limit: Money): Judgement {
+  let total = ZERO;
+  let unknownAmount = false;
+  for (const [d, usd] of data.wagering) {
+    if (d < from || d > to) continue;
+    if (usd === undefined) unknownAmount = true;
+    else total = total.plus(usd);
+  }
+  if (!total.lessThan(limit)) return { verdict: 'enough', wagered: total };
+  const missing: string[] = [];
+  for (let d = from; d <= to; d = addDays(d, 1)) if (!data.covered.has(d)) missing.push(d);
+  if (missing.length > 0) {
+    const [first, last] = [missing[0]!, missing[missing.length - 1]!];
+    data.pending = data.pending ? [first < data.pending[0] ? first : data.pending[0], last > data.pending[1] ? last : data.pending[1]] : [first, last];
+    return { verdict: 'unknown' };
+  }
+  if (unknownAmount) return { verdict: 'unknown' };
+  return { verdict: 'below', wagered: total };
 }
 
 export interface Facts {
@@ -67,6 +103,8 @@ export interface Facts {
   ftd_usd: string | null;
   farmed: number | null;
   funded_days: number | null;
+  /** Prop trading: a challenge bought as instant funding is funded on purchase (not judged by fast_funding). */
+  instant: boolean;
   days: { date: string; deposits: number; reversals: number; refunds: number }[];
   identities: IdentityKey[];
 }
@@ -79,17 +117,17 @@ export async function chunked<T, R>(values: readonly T[], size: number, work: (c
   return out;
 }
 
-const ts = (v: unknown): string => toUtcTimestamp(v instanceof Date ? v.toISOString() : String(v));
+export const ts = (v: unknown): string => toUtcTimestamp(v instanceof Date ? v.toISOString() : String(v));
 const day = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v)).slice(0, 10);
 
 /** Reads the rows of these customers (one query per table per chunk). */
 export async function loadCustomerData(db: Knex | Knex.Transaction, partner: string, variant: Variant, ids: readonly string[], settings: RuleSettings | undefined, options: { rowsOnly?: boolean } = {}): Promise<Map<string, CustomerData>> {
   const out = new Map<string, CustomerData>();
   const rows = await chunked(ids, CHUNK, (c) => db('customers').where('partner_id', partner).whereIn('customer_id', c)
-    .select('customer_id', 'affiliate_id', 'signup_date', 'last_modified_date', 'email', 'first_name', 'last_name', 'country_code', 'click_id', 'phase') as Promise<Record<string, unknown>[]>);
+    .select('customer_id', 'affiliate_id', 'signup_date', 'last_modified_date', 'email', 'first_name', 'last_name', 'country_code', 'click_id', 'phase', ...(variant === 'prop-trading' ? ['challenge_type'] : [])) as Promise<Record<string, unknown>[]>);
   for (const r of rows) {
     const row = { ...(r as unknown as CustomerRow), signup_date: ts(r.signup_date), last_modified_date: r.last_modified_date == null ? null : ts(r.last_modified_date) };
-    out.set(row.customer_id, { row, txs: [], wagering: new Map() });
+    out.set(row.customer_id, { row, txs: [], wagering: new Map(), covered: new Set() });
   }
   if (options.rowsOnly) return out;
   const present = [...out.keys()];
@@ -119,6 +157,11 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
   const activity = await chunked(ranges, 200, (c) => db('gaming_activity').where('partner_id', partner)
     .where(function () { for (const r of c) this.orWhere(function () { this.where('customer_id', r.customer).whereBetween('date', [r.from, r.to]); }); })
     .select('customer_id', 'date', 'game_type', 'currency', 'total_bets') as Promise<Record<string, unknown>[]>);
+  const covered = await coveredDays(db, partner, ranges);
+  for (const r of ranges) {
+    const data = out.get(r.customer);
+    if (data) for (let d = r.from; d <= r.to; d = addDays(d, 1)) if (covered.has(d)) data.covered.add(d);
+  }
   const cells = new Map<string, Record<string, unknown>>();
   for (const a of activity) cells.set(`${String(a.customer_id)}\u0000${day(a.date)}\u0000${String(a.game_type)}\u0000${String(a.currency)}`, a);
   rates = await RateBook.load(db as Knex, [...pairs, ...[...cells.values()].filter((a) => a.total_bets != null).map((a): [string, string] => [String(a.currency), day(a.date)])]);
@@ -135,6 +178,18 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
     const before = data.wagering.has(d) ? data.wagering.get(d) : ZERO;
     data.wagering.set(d, before === undefined || !('usd' in c) ? undefined : before.plus(c.usd));
   }
+  return out;
+}
+
+/** The days among these ranges whose activity is loaded for the partner: one indexed look-up per distinct day. */
+async function coveredDays(db: Knex | Knex.Transaction, partner: string, ranges: readonly { from: string; to: string }[]): Promise<Set<string>> {
+  const days = new Set<string>();
+  for (const r of ranges) for (let d = r.from; d <= r.to; d = addDays(d, 1)) days.add(d);
+  const out = new Set<string>();
+  const list = [...days].sort();
+  if (list.length === 0) return out;
+  // The days with activity loaded up to the last one asked: per day, does any row exist?
+  for (const d of list) if (await db('fraud_active_days').where({ partner_id: partner, date: d }).first('date')) out.add(d);
   return out;
 }
 
@@ -160,17 +215,6 @@ export function windowsOf(data: Pick<CustomerData, 'txs'>, settings: RuleSetting
   return merged;
 }
 
-/** USD wagered on the days [from, to]; undefined when a day of it lacks a rate. */
-export function wageringBetween(data: CustomerData, from: string, to: string): Money | undefined {
-  let total = ZERO;
-  for (const [d, usd] of data.wagering) {
-    if (d < from || d > to) continue;
-    if (usd === undefined) return undefined;
-    total = total.plus(usd);
-  }
-  return total;
-}
-
 export const approved = (t: Tx): boolean => t.status.toLowerCase() === 'approved';
 const isChargeback = (t: Tx): boolean => t.type === 'adjustment' && (t.subtype ?? '').toLowerCase() === 'chargeback';
 
@@ -191,7 +235,8 @@ export function deriveFacts(data: CustomerData, variant: Variant, settings: Rule
       if ((t.type === 'deposit' && status === 'reversed') || isChargeback(t)) dayOf(t.day).reversals += 1;
       if (!ftd && t.type === 'deposit' && status === 'approved') ftd = t;
     } else {
-      if (t.type === 'challenge_fee' && status === 'approved') feeSeen = true;
+      // A prop-trading customer's money in is its challenge fees: counted as its deposits of the day.
+      if (t.type === 'challenge_fee' && status === 'approved') { feeSeen = true; dayOf(t.day).deposits += 1; }
       else if (t.type === 'refund' && status === 'approved' && feeSeen) dayOf(t.day).refunds += 1;
     }
   }
@@ -200,8 +245,11 @@ export function deriveFacts(data: CustomerData, variant: Variant, settings: Rule
     const s = settings.cpa_farming;
     const base = money(s.baseline_usd);
     const atBaseline = ftd.usd.greaterThanOrEqualTo(base) && ftd.usd.lessThanOrEqualTo(base.times(money(1).plus(s.margin)));
-    const wagered = wageringBetween(data, ftd.day, addDays(ftd.day, s.within_days - 1));
-    farmed = !atBaseline ? 0 : wagered === undefined ? null : wagered.lessThan(ftd.usd.times(s.wagering_multiple)) ? 1 : 0;
+    if (!atBaseline) farmed = 0;
+    else {
+      const j = judgeWagering(data, ftd.day, addDays(ftd.day, s.within_days - 1), ftd.usd.times(s.wagering_multiple));
+      farmed = j.verdict === 'unknown' ? null : j.verdict === 'below' ? 1 : 0;
+    }
   }
   let fundedDays: number | null = null;
   if (variant === 'prop-trading' && row.phase === 'funded' && row.last_modified_date) {
@@ -214,6 +262,7 @@ export function deriveFacts(data: CustomerData, variant: Variant, settings: Rule
     ftd_usd: ftd && ftd.usd !== undefined ? ftd.usd.toFixed() : null,
     farmed,
     funded_days: fundedDays,
+    instant: (row.challenge_type ?? '').toLowerCase() === 'instant_funding',
     days: [...days].filter(([, v]) => v.deposits + v.reversals + v.refunds > 0).map(([date, v]) => ({ date, ...v })).sort((a, b) => (a.date < b.date ? -1 : 1)),
     identities: identityKeys(row, settings.duplicate_identity.gmail_dots, settings.duplicate_identity.name_key),
   };
@@ -238,11 +287,11 @@ export async function readFacts(db: Knex | Knex.Transaction, partner: string, id
 }
 
 /** Replaces the stored facts of these customers (a customer no longer in the store loses its facts). */
-export async function writeFacts(trx: Knex.Transaction, partner: string, ids: readonly string[], facts: readonly Facts[]): Promise<void> {
+export async function writeFacts(trx: Knex.Transaction, partner: string, ids: readonly string[], facts: readonly Facts[], pending: ReadonlyMap<string, [string, string] | undefined> = new Map()): Promise<void> {
   for (const table of ['fraud_customers', 'fraud_customer_days', 'fraud_identities']) {
     await chunked(ids, CHUNK, async (c) => [await trx(table).where('partner_id', partner).whereIn('customer_id', c).delete()]);
   }
-  const customers = facts.map((f) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, ftd_date: f.ftd_date, ftd_usd: f.ftd_usd, farmed: f.farmed, funded_days: f.funded_days }));
+  const customers = facts.map((f) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, ftd_date: f.ftd_date, ftd_usd: f.ftd_usd, farmed: f.farmed, funded_days: f.funded_days, pending_from: pending.get(f.customer_id)?.[0] ?? null, pending_to: pending.get(f.customer_id)?.[1] ?? null }));
   const days = facts.flatMap((f) => f.days.map((d) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, ...d })));
   const identities = facts.flatMap((f) => f.identities.map((k) => ({ partner_id: partner, customer_id: f.customer_id, kind: k.kind, value: k.value })));
   await chunked(customers, 200, async (c) => [await trx('fraud_customers').insert(c)]);

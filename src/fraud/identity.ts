@@ -1,7 +1,14 @@
 /**
  * Identity keys of a customer record (docs/fraud.md, duplicate identity): the normalized e-mail,
  * first + last name + country, and the click id. Two customers with one key are linked.
+ *
+ * Personal data (spec §2.1) are not kept in the keys: the e-mail and the name keys are a masked
+ * form for people to read (`j*****e@gmail.com`, `a. l. DE`) and a SHA-256 digest of the
+ * normalized value that tells keys apart (`j*****e@gmail.com#5f1c…`). The key is what
+ * fraud_identities, the flag's instance key and its evidence hold.
  */
+import { createHash } from 'node:crypto';
+
 export type IdentityKind = 'email' | 'name' | 'click';
 
 export interface IdentityKey {
@@ -35,14 +42,30 @@ export function normalizeEmail(email: unknown, gmailDots: boolean): string | und
   return `${local}@${domain}`;
 }
 
-export function identityKeys(row: { email?: unknown; first_name?: unknown; last_name?: unknown; country_code?: unknown; click_id?: unknown }, gmailDots: boolean, nameKey = true): IdentityKey[] {
+const digest = (kind: string, value: string): string => createHash('sha256').update(`${kind}\u0000${value}`).digest('hex').slice(0, 24);
+
+/** `johndoe@gmail.com` → `j*****e@gmail.com` (one character each end of the local part kept; a single-character local part is `*`). */
+export function maskEmail(normalized: string): string {
+  const at = normalized.lastIndexOf('@');
+  const local = normalized.slice(0, at);
+  const masked = local.length <= 2 ? '*'.repeat(local.length) : `${local[0]}${'*'.repeat(local.length - 2)}${local[local.length - 1]}`;
+  return `${masked}${normalized.slice(at)}`;
+}
+
+/** The stored key of a normalized e-mail: masked form and digest, never the address. */
+export const emailKey = (normalized: string): string => `${maskEmail(normalized)}#${digest('email', normalized)}`;
+
+/** The stored key of first name, last name and country (normalized): initials, country and digest. */
+export const nameKey = (first: string, last: string, country: string): string => `${[...first][0] ?? ''}. ${[...last][0] ?? ''}. ${country}#${digest('name', `${first}|${last}|${country}`)}`;
+
+export function identityKeys(row: { email?: unknown; first_name?: unknown; last_name?: unknown; country_code?: unknown; click_id?: unknown }, gmailDots: boolean, withName = true): IdentityKey[] {
   const keys: IdentityKey[] = [];
   const email = normalizeEmail(row.email, gmailDots);
-  if (email) keys.push({ kind: 'email', value: email });
+  if (email) keys.push({ kind: 'email', value: emailKey(email) });
   const first = clean(row.first_name);
   const last = clean(row.last_name);
   const country = clean(row.country_code).toUpperCase();
-  if (nameKey && first && last && country) keys.push({ kind: 'name', value: `${first}|${last}|${country}` });
+  if (withName && first && last && country) keys.push({ kind: 'name', value: nameKey(first, last, country) });
   const click = typeof row.click_id === 'string' ? row.click_id.trim() : '';
   if (click) keys.push({ kind: 'click', value: click });
   return keys;

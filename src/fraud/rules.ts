@@ -9,7 +9,7 @@ import { addDays, lastDayOf, monthOf } from '../commission/dates.js';
 import { Money, money } from '../commission/money.js';
 import type { Variant } from '../types.js';
 import type { RuleName, RuleSettings } from './config.js';
-import { approved, chunked, wageringBetween, type CustomerData, type TradeRow } from './facts.js';
+import { approved, chunked, judgeWagering, ts, type CustomerData, type TradeRow, type Tx } from './facts.js';
 import type { Finding, Severity } from './flags.js';
 
 const usd = (m: Money): string => m.toDecimalPlaces(2).toFixed(2);
@@ -71,7 +71,24 @@ const finding = (ctx: Ctx, rule: RuleName, instance: string, affiliateId: string
   partner: ctx.partner, variant: ctx.variant, rule, instanceKey: instance, affiliateId, severity, evidence, customers,
 });
 
-/** bonus_bust_out: per approved bonus, the first approved withdrawal within N days after it, with wagering from the bonus's day to the withdrawal's day below multiple × bonus. */
+/** Approved deposits minus approved withdrawals before `at` (USD); undefined when one lacks a rate. */
+function netDepositsBefore(txs: readonly Tx[], at: string): Money | undefined {
+  let net = money(0);
+  for (const t of txs) {
+    if (t.at >= at) break;
+    if (t.type !== 'deposit' && t.type !== 'withdrawal') continue;
+    if (t.usd === undefined) return undefined;
+    net = t.type === 'deposit' ? net.plus(t.usd) : net.minus(t.usd);
+  }
+  return net;
+}
+
+/**
+ * bonus_bust_out: per approved bonus, the first approved withdrawal within N days after it that
+ * takes out more than the customer's net deposits before it by at least min_bonus_out × the bonus
+ * (the bonus money leaves), with wagering
+ * from the bonus's day to the withdrawal's day below multiple × bonus.
+ */
 export function bonusBustOut(ctx: Ctx, data: CustomerData): Finding[] {
   const s = ctx.settings.bonus_bust_out;
   const out: Finding[] = [];
@@ -80,16 +97,17 @@ export function bonusBustOut(ctx: Ctx, data: CustomerData): Finding[] {
     if (bonus.type !== 'bonus' || bonus.usd === undefined || !bonus.usd.greaterThan(0)) continue;
     const limitAt = Date.parse(bonus.at) + s.within_days * 86_400_000;
     const withdrawal = txs.find((t) => t.type === 'withdrawal' && t.at > bonus.at && Date.parse(t.at) <= limitAt);
-    if (!withdrawal) continue;
-    const wagered = wageringBetween(data, bonus.day, withdrawal.day);
-    if (wagered === undefined) continue;
+    if (!withdrawal || withdrawal.usd === undefined) continue;
+    const net = netDepositsBefore(txs, withdrawal.at);
+    if (net === undefined || withdrawal.usd.minus(net).lessThan(bonus.usd.times(s.min_bonus_out)) || !withdrawal.usd.greaterThan(net)) continue;
     const limit = bonus.usd.times(s.wagering_multiple);
-    if (!wagered.lessThan(limit)) continue;
+    const j = judgeWagering(data, bonus.day, withdrawal.day, limit);
+    if (j.verdict !== 'below') continue;
     out.push(finding(ctx, 'bonus_bust_out', key(data.row.customer_id, bonus.transaction_id), data.row.affiliate_id, 'medium', [data.row.customer_id], {
       customer_id: data.row.customer_id,
       bonus: { transaction_id: bonus.transaction_id, at: bonus.at, amount_usd: usd(bonus.usd) },
-      withdrawal: { transaction_id: withdrawal.transaction_id, at: withdrawal.at, amount_usd: withdrawal.usd === undefined ? null : usd(withdrawal.usd) },
-      wagering_usd: usd(wagered), wagering_limit_usd: usd(limit), within_days: s.within_days,
+      withdrawal: { transaction_id: withdrawal.transaction_id, at: withdrawal.at, amount_usd: usd(withdrawal.usd) },
+      net_deposits_usd: usd(net), bonus_out_usd: usd(withdrawal.usd.minus(net)), min_bonus_out: s.min_bonus_out, wagering_usd: usd(j.wagered), wagering_limit_usd: usd(limit), within_days: s.within_days,
     }));
   }
   return out;
@@ -108,9 +126,9 @@ export function depositCycling(ctx: Ctx, data: CustomerData): Finding[] {
     open.pop();
     if (deposit.usd === undefined || t.usd === undefined || !deposit.usd.greaterThan(0)) continue;
     if (t.usd.lessThan(deposit.usd.times(s.min_return_ratio))) continue;
-    const wagered = wageringBetween(data, deposit.day, t.day);
-    if (wagered === undefined || !wagered.lessThan(deposit.usd.times(s.wagering_multiple))) continue;
-    cycles.push({ deposit: { transaction_id: deposit.transaction_id, at: deposit.at, amount_usd: usd(deposit.usd) }, withdrawal: { transaction_id: t.transaction_id, at: t.at, amount_usd: usd(t.usd) }, wagering_usd: usd(wagered) });
+    const j = judgeWagering(data, deposit.day, t.day, deposit.usd.times(s.wagering_multiple));
+    if (j.verdict !== 'below') continue;
+    cycles.push({ deposit: { transaction_id: deposit.transaction_id, at: deposit.at, amount_usd: usd(deposit.usd) }, withdrawal: { transaction_id: t.transaction_id, at: t.at, amount_usd: usd(t.usd) }, wagering_usd: usd(j.wagered) });
   }
   if (cycles.length < s.min_cycles) return [];
   return [finding(ctx, 'deposit_cycling', key(data.row.customer_id), data.row.affiliate_id, cycles.length >= 2 * s.min_cycles ? 'high' : 'medium', [data.row.customer_id], {
@@ -118,7 +136,7 @@ export function depositCycling(ctx: Ctx, data: CustomerData): Finding[] {
   })];
 }
 
-interface Member { customer_id: string; affiliate_id: string }
+interface Member { customer_id: string; affiliate_id: string; signup_date: string }
 
 /** Members of identity keys (kind, value) → customers, with their affiliates: one indexed query per kind and 500 values. */
 export async function identityMembers(db: Knex | Knex.Transaction, partner: string, keys: readonly string[]): Promise<Map<string, Member[]>> {
@@ -130,33 +148,62 @@ export async function identityMembers(db: Knex | Knex.Transaction, partner: stri
     rows.push(...(await chunked(values, 500, (c) => db('fraud_identities').where({ partner_id: partner, kind }).whereIn('value', c).select('kind', 'value', 'customer_id') as Promise<Record<string, string>[]>)));
   }
   const customers = [...new Set(rows.map((r) => r.customer_id!))];
-  const affiliates = new Map((await chunked(customers, 500, (c) => db('fraud_customers').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'affiliate_id') as Promise<Member[]>)).map((m) => [m.customer_id, m.affiliate_id]));
+  const records = new Map((await chunked(customers, 500, (c) => db('customers').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'affiliate_id', 'signup_date') as Promise<Record<string, unknown>[]>))
+    .map((m) => [String(m.customer_id), { affiliate_id: String(m.affiliate_id), signup_date: ts(m.signup_date) }]));
   for (const r of rows) {
-    const affiliate = affiliates.get(r.customer_id!);
-    if (affiliate === undefined) continue;
+    const record = records.get(r.customer_id!);
+    if (record === undefined) continue;
     const k = key(r.kind!, r.value!);
     const list = out.get(k) ?? [];
-    list.push({ customer_id: r.customer_id!, affiliate_id: affiliate });
+    list.push({ customer_id: r.customer_id!, ...record });
     out.set(k, list);
   }
   for (const list of out.values()) list.sort((a, b) => (a.customer_id < b.customer_id ? -1 : 1));
   return out;
 }
 
-/** duplicate_identity: one identity key shared by at least min_accounts customers. */
+/**
+ * The closest two signups of these customers, in hours (undefined for fewer than two). A shared
+ * name + country is a link only when two accounts were opened close together.
+ */
+function closestSignups(members: readonly Member[]): { hours: number; customers: [string, string] } | undefined {
+  const sorted = [...members].sort((a, b) => (a.signup_date < b.signup_date ? -1 : a.signup_date > b.signup_date ? 1 : a.customer_id < b.customer_id ? -1 : 1));
+  let best: { hours: number; customers: [string, string] } | undefined;
+  for (let i = 1; i < sorted.length; i++) {
+    const hours = (Date.parse(sorted[i]!.signup_date) - Date.parse(sorted[i - 1]!.signup_date)) / 3_600_000;
+    if (!best || hours < best.hours) best = { hours, customers: [sorted[i - 1]!.customer_id, sorted[i]!.customer_id] };
+  }
+  return best;
+}
+
+/**
+ * duplicate_identity: one identity key shared by at least min_accounts customers. An e-mail or a
+ * click id is one person (or one click); a first + last name + country is only a weak signal: it
+ * flags when the name is rare in the partner's customers (at most name_max_accounts carry it)
+ * and two of them signed up within name_within_hours of each other.
+ */
 export function duplicateIdentity(ctx: Ctx, identity: string, members: readonly Member[]): Finding[] {
   const s = ctx.settings.duplicate_identity;
   if (members.length < s.min_accounts) return [];
   const [kind, value] = JSON.parse(identity) as [string, string];
+  let link: Record<string, unknown> = {};
+  if (kind === 'name') {
+    if (members.length > s.name_max_accounts) return [];
+    const closest = closestSignups(members);
+    if (!closest || !(closest.hours <= s.name_within_hours)) return [];
+    link = { closest_signups_hours: closest.hours.toFixed(2), closest_signups: closest.customers, name_max_accounts: s.name_max_accounts, name_within_hours: s.name_within_hours };
+  }
   const affiliates = [...new Set(members.map((m) => m.affiliate_id))].sort();
   return [finding(ctx, 'duplicate_identity', identity, affiliates.length === 1 ? affiliates[0]! : null, affiliates.length > 1 ? 'high' : 'medium', members.map((m) => m.customer_id), {
-    key: kind, value, accounts: members.length, affiliates, customers: members,
+    key: kind, value, accounts: members.length, affiliates, customers: members.map((m) => ({ customer_id: m.customer_id, affiliate_id: m.affiliate_id })), ...link,
   })];
 }
 
 /** fast_funding: funded less than max_days after signup, and linked (an identity key shared) to another account. */
 export function fastFunding(ctx: Ctx, data: CustomerData, fundedDays: number | null, linked: readonly { customer_id: string; via: string }[]): Finding[] {
   const s = ctx.settings.fast_funding;
+  // An instant-funding challenge is funded when bought: its speed says nothing.
+  if ((data.row.challenge_type ?? '').toLowerCase() === 'instant_funding') return [];
   if (fundedDays === null || !(fundedDays < s.max_days) || linked.length === 0) return [];
   return [finding(ctx, 'fast_funding', key(data.row.customer_id), data.row.affiliate_id, 'high', [data.row.customer_id, ...linked.map((l) => l.customer_id)], {
     customer_id: data.row.customer_id, signup_date: data.row.signup_date, funded_record_at: data.row.last_modified_date,
@@ -169,11 +216,13 @@ export async function cpaFarming(ctx: Ctx, affiliate: string, month: string): Pr
   const s = ctx.settings.cpa_farming;
   const rows = (await affiliateRows(ctx, 'fraud_customers', affiliate, `${month}-01`, lastDayOf(month)) as { customer_id: string; ftd_date: string; ftd_usd: string | null; farmed: unknown }[])
     .sort((a, b) => (a.customer_id < b.customer_id ? -1 : 1));
-  const farmed = rows.filter((r) => Number(r.farmed) === 1);
-  if (rows.length < s.min_ftds || farmed.length === 0 || money(farmed.length).lessThan(money(rows.length).times(s.min_share))) return [];
+  // FTDs whose 7 days are not all loaded yet are not judged (farmed NULL): neither counted nor farmed.
+  const judged = rows.filter((r) => r.farmed !== null && r.farmed !== undefined);
+  const farmed = judged.filter((r) => Number(r.farmed) === 1);
+  if (judged.length < s.min_ftds || farmed.length === 0 || money(farmed.length).lessThan(money(judged.length).times(s.min_share))) return [];
   const base = money(s.baseline_usd);
-  return [finding(ctx, 'cpa_farming', key(affiliate, month), affiliate, farmed.length * 5 >= rows.length * 4 ? 'high' : 'medium', farmed.map((r) => r.customer_id), {
-    affiliate_id: affiliate, month, ftds: rows.length, farmed: farmed.length, share: ratio(farmed.length, rows.length), min_share: s.min_share,
+  return [finding(ctx, 'cpa_farming', key(affiliate, month), affiliate, farmed.length * 5 >= judged.length * 4 ? 'high' : 'medium', farmed.map((r) => r.customer_id), {
+    affiliate_id: affiliate, month, ftds: judged.length, not_yet_judged: rows.length - judged.length, farmed: farmed.length, share: ratio(farmed.length, judged.length), min_share: s.min_share,
     deposit_band_usd: [usd(base), usd(base.times(money(1).plus(s.margin)))], wagering_multiple: s.wagering_multiple, within_days: s.within_days,
     customers: farmed.map((r) => ({ customer_id: r.customer_id, ftd_date: r.ftd_date, ftd_usd: r.ftd_usd === null ? null : usd(money(r.ftd_usd)) })),
   })];
@@ -201,7 +250,7 @@ export async function ftdSpike(ctx: Ctx, affiliate: string, from: string, to: st
       history += n;
       if (n > 0) days = h;
     }
-    if (days === 0) continue;
+    if (days < s.min_history_days) continue;
     const mean = money(history).dividedBy(days);
     if (!money(today.length).greaterThan(mean.times(s.multiple))) continue;
     findings.push(finding(ctx, 'ftd_spike', key(affiliate, d), affiliate, 'medium', today, {
@@ -214,6 +263,18 @@ export async function ftdSpike(ctx: Ctx, affiliate: string, from: string, to: st
 
 interface DayCounts { customer_id: string; date: string; deposits: number; reversals: number; refunds: number }
 
+/**
+ * The Wilson score interval's lower end for k successes in n trials at z: the rate that k of n
+ * shows at least, with the confidence z stands for (1.645: 95% one-sided). 5 of 30 (0.1667) gives
+ * 0.0834: a small affiliate's bad month is not yet evidence of a rate above 0.1.
+ */
+export function wilsonLower(k: number, n: number, z: number): number {
+  if (n === 0) return 0;
+  const p = k / n;
+  const z2 = z * z;
+  return (p + z2 / (2 * n) - z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / (1 + z2 / n);
+}
+
 /** chargeback_rate for one affiliate and the month its windows end in: the worst window above max_rate. */
 export async function chargebackRate(ctx: Ctx, affiliate: string, month: string): Promise<Finding[]> {
   const s = ctx.settings.chargeback_rate;
@@ -221,14 +282,19 @@ export async function chargebackRate(ctx: Ctx, affiliate: string, month: string)
   const last = lastDayOf(month);
   const rows = (await affiliateRows(ctx, 'fraud_customer_days', affiliate, addDays(first, -(s.window_days - 1)), last))
     .filter((r) => Number(r.deposits) > 0 || Number(r.reversals) > 0).map((r) => ({ customer_id: String(r.customer_id), date: String(r.date), deposits: Number(r.deposits), reversals: Number(r.reversals), refunds: 0 }));
-  let worst: { from: string; to: string; deposits: number; reversals: number } | undefined;
-  for (let e = first; e <= last; e = addDays(e, 1)) {
+  let worst: { from: string; to: string; deposits: number; reversals: number; lower: number } | undefined;
+  // Windows ending on a day with a deposit or reversal of the affiliate: one ending on a quiet day
+  // holds the same events, minus deposits that fell out at its start.
+  const ends = [...new Set(rows.map((r) => r.date).filter((d) => d >= first && d <= last))].sort();
+  for (const e of ends) {
     const from = addDays(e, -(s.window_days - 1));
     let deposits = 0;
     let reversals = 0;
     for (const r of rows) if (r.date >= from && r.date <= e) { deposits += r.deposits; reversals += r.reversals; }
     if (deposits < s.min_deposits || !money(reversals).greaterThan(money(deposits).times(s.max_rate))) continue;
-    if (!worst || reversals * worst.deposits > worst.reversals * deposits) worst = { from, to: e, deposits, reversals };
+    const lower = wilsonLower(reversals, deposits, s.confidence_z);
+    if (!(lower > s.max_rate)) continue;
+    if (!worst || reversals * worst.deposits > worst.reversals * deposits) worst = { from, to: e, deposits, reversals, lower };
   }
   if (!worst) return [];
   const w = worst;
@@ -236,21 +302,28 @@ export async function chargebackRate(ctx: Ctx, affiliate: string, month: string)
   const customers = [...new Set(hit.map((r) => r.customer_id))].sort();
   return [finding(ctx, 'chargeback_rate', key(affiliate, month), affiliate, 'high', customers, {
     affiliate_id: affiliate, month, window_from: w.from, window_to: w.to, deposits: w.deposits, reversals: w.reversals,
-    rate: ratio(w.reversals, w.deposits), max_rate: s.max_rate,
+    rate: ratio(w.reversals, w.deposits), rate_lower_bound: w.lower.toFixed(4), confidence_z: s.confidence_z, max_rate: s.max_rate,
     reversals_by_customer: hit.sort((a, b) => (a.customer_id < b.customer_id ? -1 : a.customer_id > b.customer_id ? 1 : a.date < b.date ? -1 : 1)).map((r) => ({ customer_id: r.customer_id, date: r.date, reversals: r.reversals })),
   })];
 }
 
-/** refund_after_fee: refunds after a challenge fee among one affiliate's customers in one calendar month. */
+/**
+ * refund_after_fee: refunds after a challenge fee among one affiliate's customers in one calendar
+ * month, at least min_refunds of them and above max_rate × the challenge fees its customers paid
+ * that month (fraud_customer_days.deposits counts a prop-trading customer's approved fees).
+ */
 export async function refundAfterFee(ctx: Ctx, affiliate: string, month: string): Promise<Finding[]> {
   const s = ctx.settings.refund_after_fee;
-  const rows = (await affiliateRows(ctx, 'fraud_customer_days', affiliate, `${month}-01`, lastDayOf(month))).filter((r) => Number(r.refunds) > 0)
+  const all = await affiliateRows(ctx, 'fraud_customer_days', affiliate, `${month}-01`, lastDayOf(month));
+  const fees = all.reduce((n, r) => n + Number(r.deposits), 0);
+  const rows = all.filter((r) => Number(r.refunds) > 0)
     .map((r): DayCounts => ({ customer_id: String(r.customer_id), date: String(r.date), refunds: Number(r.refunds), deposits: 0, reversals: 0 }))
     .sort((a, b) => (a.customer_id < b.customer_id ? -1 : a.customer_id > b.customer_id ? 1 : a.date < b.date ? -1 : 1));
   const refunds = rows.reduce((n, r) => n + r.refunds, 0);
-  if (refunds < s.min_refunds) return [];
+  if (refunds < s.min_refunds || !money(refunds).greaterThan(money(fees).times(s.max_rate))) return [];
   return [finding(ctx, 'refund_after_fee', key(affiliate, month), affiliate, 'medium', [...new Set(rows.map((r) => r.customer_id))].sort(), {
-    affiliate_id: affiliate, month, refunds, min_refunds: s.min_refunds, refunds_by_customer: rows.map((r) => ({ customer_id: r.customer_id, date: r.date, refunds: r.refunds })),
+    affiliate_id: affiliate, month, refunds, fees, rate: fees === 0 ? null : ratio(refunds, fees), min_refunds: s.min_refunds, max_rate: s.max_rate,
+    refunds_by_customer: rows.map((r) => ({ customer_id: r.customer_id, date: r.date, refunds: r.refunds })),
   })];
 }
 
@@ -297,21 +370,45 @@ export async function tradingPairs(ctx: Ctx, customers: readonly string[]): Prom
   const c = ctx.settings.copy_trading;
   const mirrored = new Map<string, { date: string; instrument: string; currency: string; a: TradeRow; b: TradeRow }[]>();
   const copyCandidates = new Set<string>();
+  const judgePair = (x: TradeRow, y: TradeRow, done: Set<string>) => {
+    if (x.customer_id === y.customer_id) return;
+    const [a, b] = x.customer_id < y.customer_id ? [x, y] : [y, x];
+    const id = key(a.customer_id, b.customer_id);
+    if (done.has(id)) return;
+    done.add(id);
+    if (runMirror && a.pnl.isPositive() !== b.pnl.isPositive() && !a.pnl.isZero() && !b.pnl.isZero()
+      && a.pnl.abs().greaterThanOrEqualTo(m.min_abs_pnl) && b.pnl.abs().greaterThanOrEqualTo(m.min_abs_pnl)
+      && a.pnl.plus(b.pnl).abs().lessThanOrEqualTo(Money.max(a.pnl.abs(), b.pnl.abs()).times(m.pnl_tolerance))
+      && near(a.lots, b.lots, m.lots_tolerance)) {
+      mirrored.set(id, [...(mirrored.get(id) ?? []), { date: a.date, instrument: a.instrument, currency: a.currency, a, b }]);
+    }
+    if (runCopy && near(a.lots, b.lots, c.lots_tolerance) && near(a.pnl, b.pnl, c.pnl_tolerance) && (a.pnl.isZero() === b.pnl.isZero())) copyCandidates.add(id);
+  };
+  // Per cell, the rows sorted by P&L: a touched row is compared only with the rows whose P&L can
+  // mirror or copy it (a band around −pnl and +pnl, widened a little; the exact test is judgePair),
+  // so a busy instrument-day costs n log n, not n².
+  const band = (v: number, t: number): [number, number] => {
+    if (t >= 1) return v >= 0 ? [0, Infinity] : [-Infinity, 0];
+    const lo = Math.abs(v) * (1 - t);
+    const hi = Math.abs(v) / (1 - t);
+    return v >= 0 ? [lo * (1 - 1e-9) - 1e-6, hi * (1 + 1e-9) + 1e-6] : [-hi * (1 + 1e-9) - 1e-6, -lo * (1 - 1e-9) + 1e-6];
+  };
   for (const rows of byCell.values()) {
-    for (let i = 0; i < rows.length; i++) {
-      for (let j = i + 1; j < rows.length; j++) {
-        const [x, y] = [rows[i]!, rows[j]!];
-        if (x.customer_id === y.customer_id || (!mine.has(x.customer_id) && !mine.has(y.customer_id))) continue;
-        const [a, b] = x.customer_id < y.customer_id ? [x, y] : [y, x];
-        const id = key(a.customer_id, b.customer_id);
-        if (runMirror && a.pnl.isPositive() !== b.pnl.isPositive() && !a.pnl.isZero() && !b.pnl.isZero()
-          && a.pnl.abs().greaterThanOrEqualTo(m.min_abs_pnl) && b.pnl.abs().greaterThanOrEqualTo(m.min_abs_pnl)
-          && a.pnl.plus(b.pnl).abs().lessThanOrEqualTo(Money.max(a.pnl.abs(), b.pnl.abs()).times(m.pnl_tolerance))
-          && near(a.lots, b.lots, m.lots_tolerance)) {
-          mirrored.set(id, [...(mirrored.get(id) ?? []), { date: a.date, instrument: a.instrument, currency: a.currency, a, b }]);
-        }
-        if (runCopy && near(a.lots, b.lots, c.lots_tolerance) && near(a.pnl, b.pnl, c.pnl_tolerance) && (a.pnl.isZero() === b.pnl.isZero())) copyCandidates.add(id);
-      }
+    const sorted = rows.map((r) => ({ r, v: r.pnl.toNumber() })).sort((p, q) => p.v - q.v);
+    const done = new Set<string>();
+    const from = (x: number): number => {
+      let lo = 0;
+      let hi = sorted.length;
+      while (lo < hi) { const mid = (lo + hi) >> 1; if (sorted[mid]!.v < x) lo = mid + 1; else hi = mid; }
+      return lo;
+    };
+    const visit = ([lo, hi]: [number, number], x: TradeRow) => {
+      for (let k = from(lo); k < sorted.length && sorted[k]!.v <= hi; k++) judgePair(x, sorted[k]!.r, done);
+    };
+    for (const { r: x, v } of sorted) {
+      if (!mine.has(x.customer_id)) continue;
+      if (runMirror && v !== 0) visit(band(-v, m.pnl_tolerance), x);
+      if (runCopy) visit(v === 0 ? [0, 0] : band(v, c.pnl_tolerance), x);
     }
   }
   const out: Finding[] = [];
@@ -319,13 +416,26 @@ export async function tradingPairs(ctx: Ctx, customers: readonly string[]): Prom
   const affRows = await chunked(involved, 300, (x) => ctx.db('fraud_customers').where('partner_id', ctx.partner).whereIn('customer_id', x).select('customer_id', 'affiliate_id') as Promise<{ customer_id: string; affiliate_id: string }[]>);
   const affiliates = new Map(affRows.map((r) => [r.customer_id, r.affiliate_id]));
   const aff = (a: string, b: string): string | null => (affiliates.get(a) !== undefined && affiliates.get(a) === affiliates.get(b) ? affiliates.get(a)! : null);
-  for (const [id, hits] of mirrored) {
+  // A hedge is the pair's habit, not a coincidence: the mirrored days are at least min_share of the
+  // days both accounts traded one same instrument (two busy traders of EURUSD meet by chance).
+  const mirrorPairs = [...mirrored].filter(([, hits]) => new Set(hits.map((h) => h.date)).size >= m.min_days);
+  const partners = [...new Set(mirrorPairs.flatMap(([id]) => JSON.parse(id) as string[]))].filter((x) => !mine.has(x));
+  const cellsOf = new Map<string, Map<string, Set<string>>>();
+  for (const r of [...own, ...(await tradeRows(ctx, partners))]) {
+    const perDay = cellsOf.get(r.customer_id) ?? new Map<string, Set<string>>();
+    perDay.set(r.date, (perDay.get(r.date) ?? new Set()).add(`${r.instrument}\u0000${r.currency}`));
+    cellsOf.set(r.customer_id, perDay);
+  }
+  for (const [id, hits] of mirrorPairs) {
     const days = new Set(hits.map((h) => h.date));
-    if (days.size < m.min_days) continue;
     const [a, b] = JSON.parse(id) as [string, string];
+    let common = 0;
+    const db = cellsOf.get(b);
+    for (const [d, cells] of cellsOf.get(a) ?? []) if ([...cells].some((c) => db?.get(d)?.has(c))) common += 1;
+    if (money(days.size).lessThan(money(common).times(m.min_share))) continue;
     hits.sort((p, q) => (p.date < q.date ? -1 : p.date > q.date ? 1 : p.instrument < q.instrument ? -1 : 1));
     out.push(finding(ctx, 'mirrored_pnl', id, aff(a, b), 'high', [a, b], {
-      accounts: [a, b], days: days.size, min_days: m.min_days,
+      accounts: [a, b], days: days.size, min_days: m.min_days, common_days: common, share: ratio(days.size, common), min_share: m.min_share,
       rows: hits.map((h) => ({ date: h.date, instrument: h.instrument, currency: h.currency, pnl: [h.a.pnl.toFixed(), h.b.pnl.toFixed()], lots: [h.a.lots.toFixed(), h.b.lots.toFixed()] })),
     }));
   }

@@ -11,14 +11,17 @@
  *   country, or a click_id.
  * - cpa_farming: an affiliate with 12 FTDs in one month, 9 of them 21 USD with 5 USD wagered in
  *   7 days (the others 150 USD, well played).
- * - bonus_bust_out: a 100 USD bonus, 180 USD withdrawn the next day, 60 USD wagered.
+ * - bonus_bust_out: 100 USD deposited, a 100 USD bonus, 180 USD withdrawn the next day (more
+ *   than the deposits), 60 USD wagered.
  * - deposit_cycling: 3 cycles of 200 USD deposited and 190 withdrawn the next day, 20 wagered.
- * - chargeback_rate: an affiliate with 25 depositors in 20 days, 5 of them charged back (20 %).
+ * - chargeback_rate: an affiliate with 25 depositors in 20 days, 7 of them charged back (28 %,
+ *   above 10 % with 95 % confidence).
  * - ftd_spike: an affiliate with one FTD every second day, then 20 FTDs on one day.
- * - mirrored_pnl: two accounts, 3 days, one instrument, P&L +x and −0.96x, lots within 5 %.
+ * - mirrored_pnl: two accounts, 3 days, one instrument, P&L +x and −0.96x, lots within 2 %, and
+ *   no other common days.
  * - copy_trading: two accounts with the same instrument, lots and P&L on 4 days.
  * - fast_funding: a trader funded 2 days after signup whose e-mail is another account's.
- * - refund_after_fee: an affiliate with 4 challenge fees refunded in one month.
+ * - refund_after_fee: an affiliate with 4 challenge fees, all 4 refunded in one month.
  */
 import type { SpecRecord, Variant } from '../types.js';
 import { round2, type GeneratedCustomer, type GenerationContext } from './generate-common.js';
@@ -138,7 +141,9 @@ function igamingPatterns(b: Builder, perRule: number): InjectedPattern[] {
     const farmAff = `aff-fp-farm-${n}`;
     const farmed: string[] = [];
     for (let k = 1; k <= 12; k++) {
-      const day = monthFirst + ((k * 2 + n) % monthDays);
+      // The 7 days after each first deposit lie within the range: detection judges a window only
+      // once its days' activity is loaded.
+      const day = monthFirst + ((k * 2 + n) % Math.max(1, Math.min(monthDays, b.ctx.toDay - 6 - monthFirst + 1)));
       const c = b.customer(id('cpa_farming', n, k), day, { affiliate_id: farmAff, email: `fp.farm${n}.${k}@example.net` });
       if (k <= 9) {
         b.tx(c, 'deposit', 21, b.at(day, 10), { transaction_subtype: 'card' });
@@ -172,7 +177,7 @@ function igamingPatterns(b: Builder, perRule: number): InjectedPattern[] {
       label('deposit_cycling', n, null, [c.customer.customer_id as string]);
     }
 
-    // chargeback_rate: 25 depositors of one affiliate within 20 days, 5 charged back.
+    // chargeback_rate: 25 depositors of one affiliate within 20 days, 7 charged back (28%).
     {
       const aff = `aff-fp-cb-${n}`;
       const hit: string[] = [];
@@ -181,7 +186,7 @@ function igamingPatterns(b: Builder, perRule: number): InjectedPattern[] {
         const c = b.customer(id('chargeback_rate', n, k), day, { affiliate_id: aff, email: `fp.cb${n}.${k}@example.net` });
         const dep = b.tx(c, 'deposit', 100, b.at(day, 10), { transaction_subtype: 'card' });
         b.play(c, day, 600);
-        if (k <= 5) {
+        if (k <= 7) {
           b.tx(c, 'adjustment', -100, b.at(Math.min(day + 3, b.ctx.toDay), 15), { transaction_subtype: 'chargeback', note: `chargeback of ${String(dep.transaction_id)}` });
           hit.push(c.customer.customer_id as string);
         }

@@ -106,8 +106,9 @@ export function generateIgamingCustomer(ctx: GenerationContext, index: number): 
   };
 
   let firstApproved: number | undefined;
-  let deposited = 0;
   const approvedDeposits: SpecRecord[] = [];
+  /** Approved deposits (local amount) by time: a withdrawal is sized by what was deposited before it. */
+  const depositsAt: { at: number; amount: number }[] = [];
   if (rng.chance(0.75)) {
     let at = signup + seconds(rng, 120, 2 * DAY_SECONDS);
     let count = 0;
@@ -121,7 +122,7 @@ export function generateIgamingCustomer(ctx: GenerationContext, index: number): 
       const note = method === 'crypto' ? `chain tx 0x${rng.int(0, 0xffffffff).toString(16).padStart(8, '0')}` : undefined;
       const tx = add('deposit', method, amount, at, status, note);
       if (tx?.status === 'approved') {
-        deposited += amount;
+        depositsAt.push({ at, amount });
         approvedDeposits.push(tx);
         if (firstApproved === undefined) {
           firstApproved = at;
@@ -140,7 +141,10 @@ export function generateIgamingCustomer(ctx: GenerationContext, index: number): 
     const withdrawals = rng.int(0, 3);
     for (let i = 0; i < withdrawals; i++) {
       const at = randomMicros(rng, firstApproved, ctx.endMicros);
-      const amount = roundAmount(Math.max(10 * scale, deposited * rng.float(0.2, 1.2)), currency);
+      // Sized by the deposits made before it (not by later ones: money not yet deposited cannot
+      // be withdrawn), 20% to 120% of them (a winning player takes out more than they put in).
+      const depositedBefore = depositsAt.filter((d) => d.at < at).reduce((sum, d) => sum + d.amount, 0);
+      const amount = roundAmount(Math.max(10 * scale, depositedBefore * rng.float(0.2, 1.2)), currency);
       add('withdrawal', rng.pick(['wire', 'card', 'crypto', 'e_wallet']), amount, at, rng.weighted<Status>([['approved', 70], ['pending', 20], ['declined', 10]]));
     }
     const chargedBack = approvedDeposits[0];

@@ -67,6 +67,9 @@ export interface Worker {
   plans(): readonly Plan[];
   /** Replaces the commission plans (a reload): batches committed from now on are evaluated with them. */
   setPlans(plans: readonly Plan[]): void;
+  fraud(): FraudConfig | undefined;
+  /** Replaces the fraud rules (a reload; none: no detection): batches committed from now on are judged by them. */
+  setFraud(config: FraudConfig | undefined): void;
   health(): { ok: boolean; detail: string };
   /** No new runs; waits up to `timeoutMs` for running ones; frees the locks. */
   stop(timeoutMs: number): Promise<StopResult>;
@@ -82,8 +85,9 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
 
   let definitions = [...options.definitions];
   let plans: readonly Plan[] = [...(options.plans ?? [])];
+  let fraud = options.fraud;
   const locks = options.locks ?? locksFor(store, logger);
-  const loader = new Loader({ store, validator: specValidator(), ...createLoadHooks(store, { plans: () => plans, logger, fraud: options.fraud }) });
+  const loader = new Loader({ store, validator: specValidator(), ...createLoadHooks(store, { plans: () => plans, logger, fraud: () => fraud }) });
   // What a crash left between a batch's commit and its commission evaluation, before any new run.
   if (plans.length > 0) {
     await resumePending(store, plans, logger).catch((error: unknown) => {
@@ -164,6 +168,11 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     setPlans(next) {
       plans = [...next];
       logger.info(`commission plans applied: ${plans.length} plan(s); batches from now on are evaluated with them (commissions recompute --repair applies a change to history)`, { event: 'plans_reloaded', plans: plans.map((p) => p.id) });
+    },
+    fraud: () => fraud,
+    setFraud(next) {
+      fraud = next;
+      logger.info(next ? 'fraud rules applied: batches from now on are judged by them (fraud scan applies a change to history)' : 'fraud rules: no config/fraud.yaml, no detection from now on', { event: 'fraud_rules_reloaded', detection: next !== undefined });
     },
     health: () => scheduler.health(),
     stop(timeoutMs) {

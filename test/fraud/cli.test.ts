@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main.js';
+import { emailKey } from '../../src/fraud/identity.js';
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
@@ -39,10 +40,10 @@ describe('fraud commands', () => {
     const list = await cli([...base, 'fraud', 'list', '--json']);
     assert.equal(list.code, 0);
     const flags = (JSON.parse(list.out) as { flags: { id: number; rule: string; instance: string[]; customers: string[]; status: string; affiliate_id: string | null }[] }).flags;
-    assert.deepEqual(flags.map((f) => [f.id, f.rule, f.instance, f.customers, f.status, f.affiliate_id]), [[1, 'duplicate_identity', ['email', 'miastone@gmail.com'], ['c1', 'c2'], 'open', null]]);
+    assert.deepEqual(flags.map((f) => [f.id, f.rule, f.instance, f.customers, f.status, f.affiliate_id]), [[1, 'duplicate_identity', ['email', emailKey('miastone@gmail.com')], ['c1', 'c2'], 'open', null]]);
     const text = await cli([...base, 'fraud', 'list', '--status', 'open']);
     assert.match(text.out, /^ID\s+PARTNER\s+RULE\s+INSTANCE/m);
-    assert.match(text.out, /1\s+casino\s+duplicate_identity\s+email miastone@gmail.com\s+-\s+high\s+open\s+2/);
+    assert.match(text.out, /1\s+casino\s+duplicate_identity\s+email m\*{6}e@gmail\.com#[0-9a-f]{24}\s+-\s+high\s+open\s+2/);
 
     const noReason = await cli([...base, 'fraud', 'confirm', '1']);
     assert.equal(noReason.code, 2);

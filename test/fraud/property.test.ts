@@ -21,11 +21,12 @@ import { bets, cust, fraudFrom, trade, tx } from './harness.js';
 const CONFIG = fraudFrom(`
 rules:
   cpa_farming: { min_ftds: 3, min_share: 0.4 }
-  chargeback_rate: { min_deposits: 4, max_rate: 0.2 }
-  ftd_spike: { history_days: 3, multiple: 2, min_ftds: 3 }
+  chargeback_rate: { min_deposits: 4, max_rate: 0.2, confidence_z: 0 }
+  ftd_spike: { history_days: 3, min_history_days: 2, multiple: 2, min_ftds: 3 }
   mirrored_pnl: { min_days: 2 }
   copy_trading: { min_days: 2 }
   refund_after_fee: { min_refunds: 2 }
+  deposit_cycling: { min_cycles: 2 }
 `);
 const validator = createSpecValidator();
 
@@ -51,10 +52,14 @@ function casino(r: Random): Rec[] {
     if (r.chance(0.4)) add('transactions', tx(`t${++n}`, id, 'deposit', ftd, `${d0}T11:00:00Z`));
     if (r.chance(0.3)) add('transactions', tx(`t${++n}`, id, 'withdrawal', Math.round(ftd * r.float(0.7, 1)), `${day(r, 2, 10)}T12:00:00Z`));
     if (r.chance(0.3)) add('transactions', tx(`t${++n}`, id, 'bonus', 10, `${d0}T10:30:00Z`));
-    if (r.chance(0.3)) add('transactions', tx(`t${++n}`, id, 'withdrawal', 30, `${day(r, 2, 10)}T13:00:00Z`));
+    if (r.chance(0.3)) add('transactions', tx(`t${++n}`, id, 'withdrawal', r.pick([30, 400]), `${day(r, 2, 10)}T13:00:00Z`));
     if (r.chance(0.1)) add('transactions', tx(`t${++n}`, id, 'adjustment', -ftd, `${day(r)}T09:00:00Z`, { transaction_subtype: 'chargeback' }));
     for (let k = r.int(0, 3); k > 0; k--) add('activity', { ...bets(day(r), id, r.pick([1, 5, 15, 40, 300])), game_type: `g${k}` });
   }
+  // A regular player whose rows load most days (in random batches: days become loaded at random
+  // moments, and windows that waited for them are judged then); 11-13 is never loaded.
+  add('customers', cust('regular', 'aff-1'));
+  for (let d = 1; d <= 20; d++) if (d !== 13) add('activity', bets(`2026-11-${String(d).padStart(2, '0')}`, 'regular', 1));
   return out;
 }
 

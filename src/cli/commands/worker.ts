@@ -6,9 +6,9 @@
  *   `--stop-timeout` seconds, else they are abandoned: the process exits, the open batch rolls
  *   back and no checkpoint moves. Exit 0 after a clean stop, 1 after abandoning. A second
  *   signal exits at once (1).
- * - SIGHUP: the definitions and the commission plans are read and validated again; a definition
- *   file with errors keeps its partner's previous definition running, a plans file with errors
- *   keeps the previous plans, and the errors are logged.
+ * - SIGHUP: the definitions, the commission plans and the fraud rules are read and validated
+ *   again; a definition file with errors keeps its partner's previous definition running, a plans
+ *   or fraud rules file with errors keeps the previous ones, and the errors are logged.
  * - Commission plans (`<config>/commissions.yaml`): the commission job runs after every loaded
  *   batch; an invalid plans file at start is a usage error (exit 2), as for `run`.
  * - `--metrics-port N`: Prometheus text on /metrics, and /healthz for container health checks.
@@ -30,6 +30,7 @@ import { startWorker, type Worker } from '../../worker/worker.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { commissionPlans } from './commissions.js';
 import { fraudConfig } from './fraud.js';
+import { reloadFraudRules } from '../../../jobs/fraud.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 
 export interface WorkerCommandOptions {
@@ -100,8 +101,9 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
   const readPlans = async (): Promise<LoadedPlans> => (existsSync(plansFile) ? loadPlans(plansFile) : { plans: [], errors: [] });
   // At start as for `run`: an invalid plans file is a usage error listing every problem.
   const plans = await commissionPlans(globals, io, { quiet: true });
-  // Read at start (an invalid file is a usage error); a change takes a restart.
+  // Read at start (an invalid file is a usage error); SIGHUP reads it again.
   const fraud = await fraudConfig(globals);
+  const fraudFile = join(globals.config, 'fraud.yaml');
 
   // One redactor for every line, replaced when a reload brings new secrets (old ones stay covered).
   const secrets = new Set<string>([...extraSecrets(storeUrl, webhook), ...loaded.definitions.flatMap((d) => d.secrets)]);
@@ -160,9 +162,11 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
         for (const e of freshPlans.errors) logger.error(`reload: invalid commission plans: ${formatPlanError(e)}`, { event: 'plans_error', file: e.file, path: e.path });
         logger.warn(`reload: the commission plans in force stay (${worker.plans().length} plan(s)): ${plansFile} has errors`, { event: 'plans_kept' });
       } else worker.setPlans(freshPlans.plans);
+      const freshFraud = await reloadFraudRules(fraudFile, logger);
+      if (freshFraud.ok) worker.setFraud(freshFraud.config);
     };
     unsubscribe.push(proc.onSignal('SIGHUP', () => {
-      logger.info('SIGHUP: reading the definitions and commission plans again', { event: 'reload' });
+      logger.info('SIGHUP: reading the definitions, commission plans and fraud rules again', { event: 'reload' });
       reloading = reloading.then(reload).catch((error: unknown) => {
         logger.error(`reload failed, nothing changed: ${(error as Error).message}`, { event: 'reload_failed' });
       });
