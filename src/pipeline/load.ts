@@ -23,7 +23,7 @@ import { batchKey, recordKey } from '../store/rows.js';
 import type { Store } from '../store/store.js';
 import { saveCheckpoint, type Checkpoint } from '../store/sync-state.js';
 import { entityTable, type EntityTable } from '../store/tables.js';
-import { prepareUpsert, upsertRecords, writeUpsert, type PreparedUpsert } from '../store/upsert.js';
+import { prepareUpsert, writeUpsert, type PreparedUpsert } from '../store/upsert.js';
 import { anyParked, dropParked, dropParkedDays, knownCustomers, park, unpark, type ParkedRecord } from '../store/waiting.js';
 import { resolveLoaded } from '../store/reject-lifecycle.js';
 import { isVersioned, newestPerKey, settleVersions, type VersionedWrite } from '../store/versions.js';
@@ -31,6 +31,8 @@ import { validateBatch } from './validate-batch.js';
 import { SLICE, yieldToEventLoop } from '../yield.js';
 import { limitHeapGrowth } from '../heap.js';
 import { transactionLock } from '../store/transaction-lock.js';
+import { MonthPartitions } from '../store/partitions.js';
+import { FreshKeys } from '../store/fresh-keys.js';
 
 export interface BatchInput {
   partner: string;
@@ -124,8 +126,11 @@ const KNOWN_CUSTOMER_CACHE_LIMIT = 500_000;
 export class Loader {
   private readonly partners = new Map<string, Variant>();
   private readonly customers = new Map<string, Set<string>>();
+  /** @internal The activity tables' monthly partitions seen to exist (PostgreSQL; ../store/partitions.ts). */
+  readonly partitions: MonthPartitions;
 
   constructor(private readonly deps: LoaderDeps) {
+    this.partitions = new MonthPartitions(deps.store);
     // Bulk loads promote dead batches to the old generation: keep V8 from letting them pile up (../heap.ts).
     limitHeapGrowth();
   }
@@ -151,6 +156,8 @@ export class Loader {
       } catch (error) {
         // Nothing of this transaction may still be running on its connection when it rolls back.
         await tx.settled().catch(() => undefined);
+        // Partitions it created roll back with it.
+        this.partitions.forget();
         throw error;
       }
     });
@@ -283,6 +290,9 @@ export class LoadTransaction {
       await this.lockPartner(partner);
       const table = entityTable(variant, 'activity');
       await this.trx(table.name).where('partner_id', partner).whereIn('date', days).delete();
+      let replaced = this.replacedDays.get(partner);
+      if (!replaced) this.replacedDays.set(partner, (replaced = new Set()));
+      for (const day of days) replaced.add(day);
       await dropParkedDays(this.trx, partner, days);
       await this.loader.recordChange(this.trx, { partner, variant, runId, records: { customers: [], transactions: [], activity: [] }, replacedDays: days });
       this.committed.push({ partner, variant, runId, customers: [] });
@@ -312,6 +322,24 @@ export class LoadTransaction {
   }
 
   private readonly lockedPartners = new Set<string>();
+  /** Per partner: the activity days this transaction deleted (replaceDays), and the activity keys it wrote since it began. */
+  private readonly replacedDays = new Map<string, Set<string>>();
+  private readonly writtenActivity = new Map<string, FreshKeys>();
+
+  /**
+   * Whether no row with a key of these activity records can be in the table now, so they can be
+   * COPYed in without a savepoint: every record's day was deleted by this transaction (under the
+   * partner's load lock, nothing else writes the partner's rows until the commit) and none of
+   * their keys was written by it since. Records the answer to the keys written.
+   */
+  private activityKeysAreNew(partner: string, table: EntityTable, records: readonly SpecRecord[]): boolean {
+    let written = this.writtenActivity.get(partner);
+    if (!written) this.writtenActivity.set(partner, (written = new FreshKeys()));
+    const days = this.replacedDays.get(partner);
+    const inReplacedDays = days !== undefined && records.every((r) => days.has(r.date as string));
+    const unseen = written.addAllNew(records.map((r) => batchKey(table, r)));
+    return inReplacedDays && unseen;
+  }
   /** (partner, entity) pairs known to have no waiting records in this transaction. */
   private readonly noneParked = new Set<string>();
 
@@ -404,7 +432,12 @@ export class LoadTransaction {
     const applied = async (t: EntityTable, records: SpecRecord[], ready?: PreparedUpsert): Promise<SpecRecord[]> => {
       // What the store held before this write (the commission scope takes back a changed record's old version).
       await loader.beforeWrite(trx, input.partner, input.variant, t.entity, records);
-      const older = ready ? await writeUpsert(store, trx, ready) : await upsertRecords(store, trx, t, { partner: input.partner, runId: input.runId, loadedAt: now, records });
+      const upsert: PreparedUpsert = ready ?? { table: t, batch: { partner: input.partner, runId: input.runId, loadedAt: now, records } };
+      if (t.entity === 'activity' && records.length > 0) {
+        await loader.partitions.ensure(trx, t.name, records.map((r) => r.date as string));
+        upsert.keysAreNew = this.activityKeysAreNew(input.partner, t, records);
+      }
+      const older = await writeUpsert(store, trx, upsert);
       if (older.size === 0) return records;
       if (t === table) for (const key of older) staleKeys.add(key);
       return records.filter((r) => !older.has(batchKey(t, r)));

@@ -50,6 +50,13 @@ export interface PreparedUpsert {
   batch: UpsertBatch;
   /** copy-staging: the COPY text of all the records, sent in one write (a whole batch queued for the server at once). */
   copyText?: CopyText;
+  /**
+   * The caller proved that no key of the batch can be stored already (an activity day deleted in
+   * this transaction, none of its keys written since: ../pipeline/load.ts). The COPY then goes
+   * straight into the table with no savepoint around it (a day of 33 batches would otherwise
+   * open 33 subtransactions, past PostgreSQL's cache of 64 per transaction on larger days).
+   */
+  keysAreNew?: boolean;
 }
 
 /** What a write did not apply: keys whose stored row holds a newer version (versions.ts). */
@@ -177,6 +184,12 @@ const copyStaging: Writer = async (trx, prepared) => {
     `ON CONFLICT (${keys}) DO UPDATE SET ${set} WHERE ${changed}${versioned ? ` RETURNING ${quote(table.key[0] as string)} AS key` : ''}; TRUNCATE ${stage}`;
   const copyInto = (into: string, data: Buffer) =>
     pipeline(Readable.from([data]), conn.query(copyFrom(`COPY ${into} (${cols}) FROM STDIN`)));
+
+  if (prepared.keysAreNew) {
+    await copyInto(target, text);
+    recycleCopyBuffer(storage);
+    return new Set();
+  }
 
   // New rows (a new day of activity, a first import) go straight in by one COPY. If a key is
   // already there, the COPY rolls back to its savepoint and the batch is merged instead.

@@ -6,6 +6,7 @@
  */
 import type { createSource } from '../../connectors/index.js';
 import { resumePending } from '../../jobs/commission.js';
+import { keepMonthsAhead } from '../store/partitions.js';
 import { createLoadHooks } from '../../jobs/load-hooks.js';
 import type { Plan } from '../commission/plans.js';
 import type { FraudConfig } from '../fraud/config.js';
@@ -149,6 +150,10 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   });
   scheduler.start();
   monitor.start();
+  const partitions = keepMonthsAhead(store, timers, (created, error) => {
+    if (error) logger.warn(`activity partitions: creating next months' failed, retried later: ${error.message}`, { event: 'partitions_failed' });
+    else if (created.length > 0) logger.info(`activity partitions created ahead: ${created.join(', ')}`, { event: 'partitions_created', partitions: created });
+  });
   const reconciles = startReconcileSchedule({ store, timers, logger, redact, locks, alerter: options.alerter, definitions: () => definitions });
   metrics.up.set({}, 1);
 
@@ -181,6 +186,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         const result = await scheduler.stop(timeoutMs);
         await monitor.stop();
         await reconciles.stop();
+        await partitions.stop();
         if (result.abandoned.length > 0) {
           // Best effort, briefly: the next worker to take each stream's lock closes them anyway.
           await Promise.race([
