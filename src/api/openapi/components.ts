@@ -161,7 +161,12 @@ export function commonSchemas(): JsonObject {
 
 export function listParameters(): JsonObject {
   return {
-    page: { name: 'page', in: 'query', description: 'Page number, from 1.', schema: { type: 'integer', minimum: 1, default: 1 } },
+    page: {
+      name: 'page',
+      in: 'query',
+      description:
+        'Page number, from 1: an offset of (page - 1) x per_page in key order. Records inserted (or an activity day replaced) while you walk pages shift the later pages, so a page walk can skip a record or show it twice; walk by cursor instead.',
+      schema: { type: 'integer', minimum: 1, default: 1 } },
     per_page: {
       name: 'per_page',
       in: 'query',
