@@ -162,6 +162,23 @@ for (const backend of STORES) {
       assert.equal((await pending).length, 2);
     });
 
+    it('push bookkeeping: records add up over transactions; the latest activity day pushed stays the latest when an older day comes later', async () => {
+      const c = await push('customers', customer('c1'));
+      assert.equal(c.status, 200);
+      clock.set('2026-11-23T10:05:00.000Z');
+      assert.equal((await push('activity', [gaming('2026-11-21', 'c1'), gaming('2026-11-22', 'c1', { game_type: 'slots' })], { bulk: true })).status, 200);
+      clock.set('2026-11-23T10:06:00.000Z');
+      assert.equal((await push('activity', gaming('2026-11-19', 'c1'))).status, 200);
+      const streams = await pushStreams(t.store.knex);
+      const activity = streams.get(`${partner}/activity`);
+      assert.deepEqual(
+        { records: activity?.records, lastDay: activity?.lastDay, first: activity?.firstReceivedAt, last: activity?.lastReceivedAt },
+        { records: 3, lastDay: '2026-11-22', first: '2026-11-23T10:05:00.000000Z', last: '2026-11-23T10:06:00.000000Z' },
+      );
+      assert.equal(streams.get(`${partner}/customers`)?.lastDay, null);
+      clock.set('2026-11-23T10:00:00.000Z');
+    });
+
     it('list: modified_since filters customers by last_modified_date, transactions and activity by when they were stored', async () => {
       await push('customers', [customer('old', { last_modified_date: '2026-11-01T00:00:00Z' }), customer('new', { last_modified_date: '2026-11-20T00:00:00+02:00' })], { bulk: true });
       await push('transactions', deposit('t-early', 'old'));
