@@ -48,6 +48,8 @@ export interface GroupCommitOptions {
   /** Records that trigger a flush at once; a group never takes more, unless one request alone has more (default 4000: four full bulk requests). */
   maxRecords?: number;
   logger?: Logger;
+  /** Told after each load transaction (committed or not): for metrics. */
+  onTransaction?: (done: { entity: Entity; requests: number; records: number; seconds: number; committed: boolean }) => void;
 }
 
 interface Pending {
@@ -152,6 +154,8 @@ export class GroupCommitQueue {
     const first = requests[0] as PushRequest;
     const answers: PushAnswer[] = [];
     this.transactions++;
+    const started = performance.now();
+    let committed = false;
     const work = async (tx: Parameters<Parameters<Loader['transaction']>[0]>[0]): Promise<void> => {
       // One batch of every request's records in arrival order: the load path's rule "the last
       // version of a key wins, as if the records had been sent one by one" spans the requests.
@@ -202,11 +206,16 @@ export class GroupCommitQueue {
     };
     try {
       await this.loader.transaction(work);
+      committed = true;
     } catch (error) {
       // Committed, but an after-load job failed: its work stays pending and is resumed by the next
       // load or start (jobs/commission.ts). The records are in: the partner is answered so.
       if (!(error instanceof AfterCommitError)) throw error;
+      committed = true;
       this.options.logger?.warn(`push: records committed; an after-load job failed and stays pending: ${error.message}`, { event: 'push_after_commit_failed' });
+    } finally {
+      const records = requests.reduce((n, r) => n + r.records.length, 0);
+      this.options.onTransaction?.({ entity: first.entity, requests: requests.length, records, seconds: (performance.now() - started) / 1000, committed });
     }
     return answers;
   }

@@ -21,7 +21,15 @@ import type { Principal, RouteModule } from '../types.js';
 import { requirePartnerAccess } from '../auth.js';
 
 export const recordRoutes: RouteModule = (app, deps) => {
-  const service = new PushService(deps.loader, { logger: deps.logger });
+  const service = new PushService(deps.loader, {
+    logger: deps.logger,
+    onTransaction: ({ entity, requests, seconds, committed }) => {
+      // The metrics module, when the app has it (a test may build the app without it).
+      if (!committed || !app.hasDecorator('apiMetrics')) return;
+      app.apiMetrics.pushTransactions.observe({ entity }, seconds);
+      app.apiMetrics.pushGroupRequests.observe({ entity }, requests);
+    },
+  });
   app.decorate('push', service);
   // A stopping server commits what is queued before the store closes.
   app.addHook('onClose', async () => service.close());
