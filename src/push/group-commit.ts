@@ -14,6 +14,11 @@
  *   of the same group, is stale).
  * - While a group's transaction runs, new arrivals gather for the next one; an idle group waits
  *   `maxWaitMs` for company, and flushes at once when `maxRecords` records are waiting.
+ * - Bulk requests already being received (announced by the route before their body is read, see
+ *   `announce`) are waited for before a group is written: each transaction pays fixed costs (the
+ *   after-load jobs recompute every day the batch touches) that a bigger group shares. The wait
+ *   ends when they have all arrived, when `maxRecords` is reached, or after a quarter of the
+ *   stream's last transaction time (at most `maxHoldMs`), whichever comes first.
  * - If a grouped transaction fails, each of its requests is retried alone, so one request's
  *   failure is not its neighbours'.
  * - `close()` flushes what is queued and waits for it (a stopping server commits in-flight work).
@@ -47,6 +52,10 @@ export interface GroupCommitOptions {
   maxWaitMs?: number;
   /** Records that trigger a flush at once; a group never takes more, unless one request alone has more (default 4000: four full bulk requests). */
   maxRecords?: number;
+  /** Longest wait for announced bulk requests before a group is written (default 1000 ms; a quarter of the stream's last transaction time when less). */
+  maxHoldMs?: number;
+  /** The share of the stream's last transaction time a group waits for announced requests at most (default 0.25). */
+  holdShare?: number;
   logger?: Logger;
   /** Told after each load transaction (committed or not): for metrics. */
   onTransaction?: (done: { entity: Entity; requests: number; records: number; seconds: number; committed: boolean }) => void;
@@ -63,6 +72,12 @@ interface Group {
   records: number;
   running: boolean;
   timer?: NodeJS.Timeout;
+  /** Announced bulk requests not yet submitted (their bodies are being received or checked). */
+  incoming: number;
+  /** Since when the next transaction has been held back for announced requests. */
+  holdingSince?: number;
+  /** Duration of the stream's last transaction, ms. */
+  lastMs: number;
 }
 
 const PURGE_EVERY_MS = 60_000;
@@ -83,15 +98,52 @@ export class GroupCommitQueue {
   submit(request: PushRequest): Promise<PushAnswer> {
     if (this.closed) return Promise.reject(new Error('the server is stopping: push refused'));
     return new Promise<PushAnswer>((resolve, reject) => {
-      const key = `${request.partner}\u0000${request.variant}\u0000${request.entity}`;
-      let group = this.groups.get(key);
-      if (!group) this.groups.set(key, (group = { pending: [], records: 0, running: false }));
+      const group = this.group(request.partner, request.variant, request.entity);
       group.pending.push({ request, resolve, reject });
       group.records += request.records.length;
       if (group.running) return; // gathered for the next transaction
-      if (group.records >= (this.options.maxRecords ?? 4000)) this.flush(group);
+      if (group.records >= this.maxRecords || (group.holdingSince !== undefined && group.incoming === 0)) this.flush(group);
       else group.timer ??= setTimeout(() => this.flush(group), this.options.maxWaitMs ?? 5);
     });
+  }
+
+  /**
+   * A bulk request of this stream is being received: the next group waits for it (see the rules
+   * above). Call the function returned once it is submitted or has failed; calling it again is harmless.
+   */
+  announce(partner: string, variant: Variant, entity: Entity): () => void {
+    const group = this.group(partner, variant, entity);
+    group.incoming++;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      group.incoming--;
+      // The last one awaited has failed or gone: what is held goes now.
+      if (group.incoming === 0 && group.holdingSince !== undefined && !group.running) this.flush(group);
+    };
+  }
+
+  private get maxRecords(): number {
+    return this.options.maxRecords ?? 4000;
+  }
+
+  private group(partner: string, variant: Variant, entity: Entity): Group {
+    const key = `${partner}\u0000${variant}\u0000${entity}`;
+    let group = this.groups.get(key);
+    if (!group) this.groups.set(key, (group = { pending: [], records: 0, running: false, incoming: 0, lastMs: 0 }));
+    return group;
+  }
+
+  /** Whether to hold the group back a little longer for announced requests (and re-arm its timer then). */
+  private hold(group: Group): boolean {
+    if (this.closed || group.incoming === 0 || group.records >= this.maxRecords) return false;
+    const now = performance.now();
+    group.holdingSince ??= now;
+    const limit = Math.min(this.options.maxHoldMs ?? 1000, group.lastMs * (this.options.holdShare ?? 0.25));
+    if (now - group.holdingSince >= limit) return false;
+    group.timer = setTimeout(() => this.flush(group), Math.max(1, Math.min(10, limit - (now - group.holdingSince))));
+    return true;
   }
 
   /** Commits everything queued, refuses new requests, and resolves when all is answered. */
@@ -105,7 +157,9 @@ export class GroupCommitQueue {
     if (group.timer) clearTimeout(group.timer);
     group.timer = undefined;
     if (group.running || group.pending.length === 0) return;
-    const max = this.options.maxRecords ?? 4000;
+    if (this.hold(group)) return;
+    group.holdingSince = undefined;
+    const max = this.maxRecords;
     const taken: Pending[] = [];
     let records = 0;
     while (group.pending.length > 0) {
@@ -117,7 +171,9 @@ export class GroupCommitQueue {
     }
     group.records -= records;
     group.running = true;
+    const started = performance.now();
     const run = this.commit(taken).finally(() => {
+      group.lastMs = performance.now() - started;
       group.running = false;
       this.inFlight.delete(run);
       // What arrived meanwhile goes now: it has waited a whole transaction already.

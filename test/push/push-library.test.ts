@@ -154,6 +154,37 @@ for (const backend of STORES) {
       }
     });
 
+    it('a group waits for bulk requests announced as being received, and goes at once when the last one arrives or gives up', async () => {
+      const held = new PushService(new Loader({ store: t.store, validator }), { maxWaitMs: 5, maxHoldMs: 5000, holdShare: 1000, logger: silentLogger() });
+      try {
+        const bulk = (ids: string[]) => held.push({ partner, variant: 'igaming', entity: 'customers', clientId: client, body: ids.map((id) => customer(id)), bulk: true });
+        assert.equal((await bulk(['w0'])).status, 200); // the stream's first transaction: its time is known from now on
+        const before = held.queue.transactions;
+        const a = held.queue.announce(partner, 'igaming', 'customers');
+        const b = held.queue.announce(partner, 'igaming', 'customers');
+        const first = bulk(['w1', 'w2']);
+        a();
+        await new Promise((r) => setTimeout(r, 150));
+        assert.equal(held.queue.transactions, before, 'held while another announced request is on its way');
+        const second = bulk(['w3']);
+        b();
+        const answers = await Promise.all([first, second]);
+        assert.deepEqual(answers.map((x) => x.body.accepted), [2, 1]);
+        assert.equal(held.queue.transactions, before + 1, 'both in one transaction');
+        // An announced request that never arrives (refused, aborted) releases the held group.
+        const c = held.queue.announce(partner, 'igaming', 'customers');
+        const third = bulk(['w4']);
+        await new Promise((r) => setTimeout(r, 50));
+        assert.equal(held.queue.transactions, before + 1);
+        c();
+        assert.equal((await third).status, 200);
+        assert.equal(held.queue.transactions, before + 2);
+        assert.equal(await count(t, 'customers'), 5);
+      } finally {
+        await held.close();
+      }
+    });
+
     it('close() commits what is queued', async () => {
       const pending = Promise.all([push('customers', customer('a')), push('customers', customer('b'))]);
       await new Promise((r) => setImmediate(r));
