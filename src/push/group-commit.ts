@@ -16,8 +16,11 @@
  *   `maxWaitMs` for company, and flushes at once when `maxRecords` records are waiting.
  * - Bulk requests already being received (announced by the route before their body is read, see
  *   `announce`) are waited for before a group is written: each transaction pays fixed costs (the
- *   after-load jobs recompute every day the batch touches) that a bigger group shares. The wait
- *   ends when they have all arrived, when `maxRecords` is reached, or after a quarter of the
+ *   after-load jobs recompute every day the batch touches) that a bigger group shares. So are the
+ *   next requests of the senders of the bulk requests the last transaction answered (a partner's
+ *   parallel uploaders send again as soon as they are answered; without this, uploaders answered
+ *   together and those queued behind them would alternate in two half-size groups for good). The
+ *   wait ends when they have all arrived, when `maxRecords` is reached, or after a quarter of the
  *   stream's last transaction time (at most `maxHoldMs`), whichever comes first.
  * - If a grouped transaction fails, each of its requests is retried alone, so one request's
  *   failure is not its neighbours'.
@@ -40,6 +43,8 @@ export interface PushRequest {
   clientId: string;
   /** Remembered with the answer, in the same transaction as the records. */
   idempotency?: { key: string; requestHash: string };
+  /** A bulk request (its sender is expected to send the next one once answered). */
+  bulk?: boolean;
 }
 
 export interface PushAnswer {
@@ -74,6 +79,8 @@ interface Group {
   timer?: NodeJS.Timeout;
   /** Announced bulk requests not yet submitted (their bodies are being received or checked). */
   incoming: number;
+  /** Bulk requests answered by the last transaction whose senders have not announced a new one yet. */
+  comeback: number;
   /** Since when the next transaction has been held back for announced requests. */
   holdingSince?: number;
   /** Duration of the stream's last transaction, ms. */
@@ -102,7 +109,7 @@ export class GroupCommitQueue {
       group.pending.push({ request, resolve, reject });
       group.records += request.records.length;
       if (group.running) return; // gathered for the next transaction
-      if (group.records >= this.maxRecords || (group.holdingSince !== undefined && group.incoming === 0)) this.flush(group);
+      if (group.records >= this.maxRecords || (group.holdingSince !== undefined && !this.awaited(group))) this.flush(group);
       else group.timer ??= setTimeout(() => this.flush(group), this.options.maxWaitMs ?? 5);
     });
   }
@@ -114,14 +121,20 @@ export class GroupCommitQueue {
   announce(partner: string, variant: Variant, entity: Entity): () => void {
     const group = this.group(partner, variant, entity);
     group.incoming++;
+    if (group.comeback > 0) group.comeback--;
     let done = false;
     return () => {
       if (done) return;
       done = true;
       group.incoming--;
-      // The last one awaited has failed or gone: what is held goes now.
-      if (group.incoming === 0 && group.holdingSince !== undefined && !group.running) this.flush(group);
+      // The last one awaited is queued, or has failed or gone: what is held goes now.
+      if (!this.awaited(group) && group.holdingSince !== undefined && !group.running) this.flush(group);
     };
+  }
+
+  /** Whether requests are on their way that the next group should wait for. */
+  private awaited(group: Group): boolean {
+    return group.incoming > 0 || group.comeback > 0;
   }
 
   private get maxRecords(): number {
@@ -131,17 +144,21 @@ export class GroupCommitQueue {
   private group(partner: string, variant: Variant, entity: Entity): Group {
     const key = `${partner}\u0000${variant}\u0000${entity}`;
     let group = this.groups.get(key);
-    if (!group) this.groups.set(key, (group = { pending: [], records: 0, running: false, incoming: 0, lastMs: 0 }));
+    if (!group) this.groups.set(key, (group = { pending: [], records: 0, running: false, incoming: 0, comeback: 0, lastMs: 0 }));
     return group;
   }
 
   /** Whether to hold the group back a little longer for announced requests (and re-arm its timer then). */
   private hold(group: Group): boolean {
-    if (this.closed || group.incoming === 0 || group.records >= this.maxRecords) return false;
+    if (this.closed || !this.awaited(group) || group.records >= this.maxRecords) return false;
     const now = performance.now();
     group.holdingSince ??= now;
     const limit = Math.min(this.options.maxHoldMs ?? 1000, group.lastMs * (this.options.holdShare ?? 0.25));
-    if (now - group.holdingSince >= limit) return false;
+    if (now - group.holdingSince >= limit) {
+      // They did not come in time: not waited for again.
+      group.comeback = 0;
+      return false;
+    }
     group.timer = setTimeout(() => this.flush(group), Math.max(1, Math.min(10, limit - (now - group.holdingSince))));
     return true;
   }
@@ -174,6 +191,7 @@ export class GroupCommitQueue {
     const started = performance.now();
     const run = this.commit(taken).finally(() => {
       group.lastMs = performance.now() - started;
+      group.comeback = taken.filter((p) => p.request.bulk).length;
       group.running = false;
       this.inFlight.delete(run);
       // What arrived meanwhile goes now: it has waited a whole transaction already.

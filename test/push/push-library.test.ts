@@ -154,32 +154,45 @@ for (const backend of STORES) {
       }
     });
 
-    it('a group waits for bulk requests announced as being received, and goes at once when the last one arrives or gives up', async () => {
-      const held = new PushService(new Loader({ store: t.store, validator }), { maxWaitMs: 5, maxHoldMs: 5000, holdShare: 1000, logger: silentLogger() });
+    it('a group waits for bulk requests being received and for the senders it just answered, never longer than its bound', async () => {
+      const held = new PushService(new Loader({ store: t.store, validator }), { maxWaitMs: 5, maxHoldMs: 1000, holdShare: 1000, logger: silentLogger() });
+      const announce = () => held.queue.announce(partner, 'igaming', 'customers');
+      const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
       try {
         const bulk = (ids: string[]) => held.push({ partner, variant: 'igaming', entity: 'customers', clientId: client, body: ids.map((id) => customer(id)), bulk: true });
-        assert.equal((await bulk(['w0'])).status, 200); // the stream's first transaction: its time is known from now on
+        // The stream's first transaction: its time is known from now on; its sender is expected back.
+        assert.equal((await bulk(['w0'])).status, 200);
         const before = held.queue.transactions;
-        const a = held.queue.announce(partner, 'igaming', 'customers');
-        const b = held.queue.announce(partner, 'igaming', 'customers');
+        const a = announce();
+        const b = announce();
         const first = bulk(['w1', 'w2']);
         a();
-        await new Promise((r) => setTimeout(r, 150));
+        await pause(100);
         assert.equal(held.queue.transactions, before, 'held while another announced request is on its way');
         const second = bulk(['w3']);
         b();
-        const answers = await Promise.all([first, second]);
-        assert.deepEqual(answers.map((x) => x.body.accepted), [2, 1]);
+        assert.deepEqual((await Promise.all([first, second])).map((x) => x.body.accepted), [2, 1]);
         assert.equal(held.queue.transactions, before + 1, 'both in one transaction');
-        // An announced request that never arrives (refused, aborted) releases the held group.
-        const c = held.queue.announce(partner, 'igaming', 'customers');
+
+        // The two senders just answered are expected back: the next group waits for both.
+        const c = announce();
         const third = bulk(['w4']);
-        await new Promise((r) => setTimeout(r, 50));
-        assert.equal(held.queue.transactions, before + 1);
         c();
-        assert.equal((await third).status, 200);
+        await pause(100);
+        assert.equal(held.queue.transactions, before + 1, 'held for the other sender just answered');
+        const d = announce();
+        const fourth = bulk(['w5']);
+        d();
+        await Promise.all([third, fourth]);
         assert.equal(held.queue.transactions, before + 2);
-        assert.equal(await count(t, 'customers'), 5);
+
+        // A request announced that never arrives holds a group no longer than the bound (1 s here).
+        const e = announce();
+        const started = performance.now();
+        assert.equal((await bulk(['w6'])).status, 200);
+        assert.ok(performance.now() - started < 4000, `answered after ${performance.now() - started} ms`);
+        e();
+        assert.equal(await count(t, 'customers'), 7);
       } finally {
         await held.close();
       }
