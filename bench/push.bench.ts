@@ -264,6 +264,31 @@ const runLine = (name: string, r: Run, base?: Run) =>
   `  errors ${r.errors} non-2xx ${r.non2xx}` +
   (base ? `   ${(r.rps / base.rps).toFixed(2)} x bare req/s, p99 ${(r.p99 / Math.max(base.p99, 1)).toFixed(1)} x bare` : '');
 
+interface Transactions {
+  count: number;
+  requests: number;
+  seconds: number;
+}
+const emptyTransactions = (): Transactions => ({ count: 0, requests: 0, seconds: 0 });
+
+/** The server's group-commit figures from /metrics, per entity (partner_sync_push_transaction_*). */
+async function pushTransactions(url: string): Promise<Record<'customers' | 'transactions', Transactions>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (series: string, entity: string) => Number(new RegExp(`^${series}\\{entity="${entity}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  const of = (entity: string): Transactions => ({
+    count: value('partner_sync_push_transaction_requests_count', entity),
+    requests: value('partner_sync_push_transaction_requests_sum', entity),
+    seconds: value('partner_sync_push_transaction_seconds_sum', entity),
+  });
+  return { customers: of('customers'), transactions: of('transactions') };
+}
+
+function describeTransactions(now: Transactions, before: Transactions): string {
+  const n = now.count - before.count;
+  if (n <= 0) return 'server: no push transactions';
+  return `server: ${n} load transactions, ${((now.requests - before.requests) / n).toFixed(1)} requests each on average, ${(((now.seconds - before.seconds) / n) * 1000).toFixed(1)} ms each on average (BEGIN to answers)`;
+}
+
 async function preloadCustomers(loader: Loader, n: number): Promise<void> {
   for (let start = 0; start < n; start += BULK_SIZE) {
     const records: RawRecord[] = [];
@@ -352,9 +377,9 @@ async function main(): Promise<void> {
     const bareTxMs = (performance.now() - t0) / ONE;
 
     // Where the API's time goes: the push service (validation, group commit, Idempotency and push
-    // bookkeeping, the same load path) in this process, without HTTP, JSON parsing or tokens; once as
-    // configured in the server (a group takes at most 1000 records: one bulk request per
-    // transaction), once with groups of up to BULK_CONCURRENCY requests (what bigger groups would give).
+    // bookkeeping, the same load path) in this process, without HTTP, JSON parsing or tokens; once
+    // with groups of one bulk request (maxRecords 1000: one transaction per request, what group
+    // commit saves), once as configured in the server (groups of up to 4000 records).
     const inProcess = async (loader: Loader, maxRecords?: number) => {
       const service = new PushService(loader, { logger: silentLogger(), ...(maxRecords ? { maxRecords } : {}) });
       const c = newCounts();
@@ -372,10 +397,10 @@ async function main(): Promise<void> {
       await service.close();
       return { ms, counts: c, transactions: service.queue.transactions };
     };
-    const libRun = await inProcess(libLoader);
+    const libRun = await inProcess(libLoader, BULK_SIZE);
     const libCounts = libRun.counts;
     const libMs = libRun.ms;
-    const bigRun = await inProcess(bigLoader, BULK_CONCURRENCY * BULK_SIZE);
+    const bigRun = await inProcess(bigLoader);
 
     // The API: a client, tokens, the bulk requests.
     const added = JSON.parse(cli(configDir, api, ['clients', 'add', PARTNER, '--variant', 'igaming', '--scope', 'read,write', '--json'])) as { client_id: string; client_secret: string };
@@ -385,6 +410,7 @@ async function main(): Promise<void> {
     const tokenList = await tokens(server.url, added.client_id, added.client_secret, Math.ceil((BULK_REQUESTS + singlesTotal) / PER_TOKEN) + 1);
     const bulkCounts = newCounts();
     const bulkMs = await pushBulk(server.url, bodies, tokenList, bulkCounts);
+    const afterBulk = await pushTransactions(server.url);
 
     // Single records: warm-up, as fast as they go, then at a fixed rate.
     const singleCounts = newCounts();
@@ -400,6 +426,7 @@ async function main(): Promise<void> {
     const apiFixed = await singles(server.url, first, SINGLE_REQUESTS, tokenList, singleCounts, FIXED_RATE);
     first += SINGLE_REQUESTS;
     const singleCommits = (await commits()) - commitsBefore;
+    const afterSingles = await pushTransactions(server.url);
     const serverRss = await server.stop();
     servers.pop();
 
@@ -425,16 +452,18 @@ async function main(): Promise<void> {
     console.log(`\nbulk: ${BULK_REQUESTS} requests x ${BULK_SIZE} iGaming deposits, ${BULK_CONCURRENCY} at a time`);
     console.log(bulkLine('baseline: raw COPY into an identical table', records, copyMs));
     console.log(bulkLine('baseline: pull load path (Loader.load, 1000)', records, pullMs));
-    console.log(bulkLine('push service in-process (no HTTP)', libCounts.loaded, libMs) + `   ${(pullMs / libMs).toFixed(2)} x pull path   ${libRun.transactions} transactions`);
-    console.log(bulkLine(`  the same, groups up to ${BULK_CONCURRENCY * BULK_SIZE} records`, bigRun.counts.loaded, bigRun.ms) + `   ${(pullMs / bigRun.ms).toFixed(2)} x pull path   ${bigRun.transactions} transactions`);
+    console.log(bulkLine('push service in-process, 1 request/transaction', libCounts.loaded, libMs) + `   ${(pullMs / libMs).toFixed(2)} x pull path   ${libRun.transactions} transactions`);
+    console.log(bulkLine('push service in-process, as served (group commit)', bigRun.counts.loaded, bigRun.ms) + `   ${(pullMs / bigRun.ms).toFixed(2)} x pull path   ${bigRun.transactions} transactions`);
     console.log(bulkLine('API: POST .../transactions/bulk', bulkCounts.loaded, bulkMs) + `   ${(pullMs / bulkMs).toFixed(2)} x pull path`);
     console.log(`  one load transaction of 1 record (pull path): ${oneMs.toFixed(1)} ms, ${(statements / ONE).toFixed(0)} SQL statements; a bare BEGIN/INSERT/COMMIT: ${bareTxMs.toFixed(1)} ms`);
+    console.log(`  ${describeTransactions(afterBulk.transactions, emptyTransactions())}`);
     console.log(`  answers ${statusText(bulkCounts)}; accepted ${bulkCounts.accepted}, loaded ${bulkCounts.loaded}, waiting ${bulkCounts.waiting}; target >= 0.50 x COPY: ${rate(bulkCounts.loaded, bulkMs) / copyRate >= 0.5 ? 'met' : 'MISSED'}`);
     console.log(`\nsingle records: POST /api/v1/igaming/customers, ${CONNECTIONS} connections, ${SINGLE_REQUESTS} requests per run`);
     console.log(runLine('baseline: bare fastify route, max rate', bareMax));
     console.log(runLine('API, max rate', apiMax, bareMax));
     console.log(runLine(`baseline: bare fastify route, ${FIXED_RATE} req/s`, bareFixed));
     console.log(runLine(`API, ${FIXED_RATE} req/s`, apiFixed, bareFixed));
+    console.log(`  ${describeTransactions(afterSingles.customers, afterBulk.customers)}`);
     console.log(`  PostgreSQL commits during the API's single-record runs: ${singleCommits} for ${CONNECTIONS + 2 * SINGLE_REQUESTS} requests (${(singleCommits / (CONNECTIONS + 2 * SINGLE_REQUESTS)).toFixed(2)} per request; statistics lag up to 0.5 s)`);
     console.log(`  answers ${statusText(singleCounts)}; target p99 < 50 ms at ${FIXED_RATE} req/s: ${apiFixed.p99 < 50 && apiFixed.rps >= FIXED_RATE * 0.95 ? 'met' : 'MISSED'}`);
     console.log('\nnothing lost:');

@@ -124,6 +124,14 @@ interface KeyState {
   refused?: { second: number; decision: RateDecision };
 }
 
+interface PendingClaim {
+  key: string;
+  second: number;
+  expired: Lease | undefined;
+  resolve(result: { granted: number; retryAfterS: number }): void;
+  reject(error: unknown): void;
+}
+
 export interface StoreRateLimiterOptions {
   limit?: number;
   /** Requests one claim takes from the store at most (default limit / 50, at least 1). */
@@ -142,7 +150,10 @@ export interface StoreRateLimiterOptions {
  * processes: the limit is never exceeded. It can refuse a little early, by at most the unused
  * leases of the other processes (at most `chunk` each) until they are given back (within a second).
  * Cost: one round trip to the store per `chunk` requests of a token in one process; a token past
- * its limit costs one round trip per second per process, however many requests it sends.
+ * its limit costs one round trip per second per process, however many requests it sends. Claims
+ * of several tokens that fall due together (every busy token at the turn of a second) share one
+ * round trip and one transaction, and so do the leases given back; their commits do not wait for
+ * the WAL flush.
  */
 export class StoreRateLimiter implements RateLimiter {
   readonly limit: number;
@@ -152,6 +163,8 @@ export class StoreRateLimiter implements RateLimiter {
   private readonly returns = new Set<Promise<void>>();
   private readonly timer: NodeJS.Timeout;
   private sweptAt = 0;
+  private pendingClaims: PendingClaim[] = [];
+  private claimRunning = false;
 
   constructor(
     private readonly store: Store,
@@ -220,56 +233,105 @@ export class StoreRateLimiter implements RateLimiter {
   /**
    * Takes quota for `key` in `second` from the store: up to `chunk` requests, and at most an
    * eighth of what is left, so that near the limit each process claims one request at a time and
-   * no process sits on quota another one needs. One round trip: a transaction of simple
-   * statements sent together (the lock first, so the count that follows sees every earlier claim).
+   * no process sits on quota another one needs. Claims asked for while a round trip is under way
+   * go together in the next one (many tokens at a second's turn cost one transaction, not one
+   * each).
    */
-  private async claim(key: string, second: number, expired: Lease | undefined): Promise<{ granted: number; retryAfterS: number }> {
-    const token = sqlText(key);
-    const from = second - WINDOW_S;
-    const sql = [
-      'BEGIN',
-      `SELECT pg_advisory_xact_lock(hashtextextended(coalesce(current_schema(), '') || ':' || ${sqlText(`rate:${key}`)}, 0))`,
-      ...(expired && expired.left > 0 ? [`UPDATE api_rate_counts SET count = count - ${expired.left} WHERE token_id = ${token} AND second = ${expired.second}`] : []),
-      `WITH used AS (SELECT coalesce(sum(count), 0) AS n FROM api_rate_counts WHERE token_id = ${token} AND second > ${from}),
-            grant_ AS (SELECT greatest(1, least(${this.chunk}, floor((${this.limit} - n) / 8)))::int AS n FROM used WHERE n < ${this.limit}),
-            claimed AS (INSERT INTO api_rate_counts (token_id, second, count) SELECT ${token}, ${second}, n FROM grant_
-                        ON CONFLICT (token_id, second) DO UPDATE SET count = api_rate_counts.count + excluded.count RETURNING 1)
-       SELECT coalesce((SELECT n FROM grant_), 0) AS granted, (SELECT count(*) FROM claimed) AS claimed`,
-      `SELECT second, count FROM api_rate_counts WHERE token_id = ${token} AND second > ${from}`,
-      'COMMIT',
-    ].join(';\n');
+  private claim(key: string, second: number, expired: Lease | undefined): Promise<{ granted: number; retryAfterS: number }> {
+    return new Promise((resolve, reject) => {
+      this.pendingClaims.push({ key, second, expired, resolve, reject });
+      if (!this.claimRunning) this.runClaims();
+    });
+  }
+
+  private runClaims(): void {
+    const batch = this.pendingClaims.splice(0);
+    if (batch.length === 0) return;
+    this.claimRunning = true;
+    this.claimBatch(batch)
+      .then(
+        (results) => batch.forEach((c, i) => c.resolve(results[i] as { granted: number; retryAfterS: number })),
+        (error: unknown) => batch.forEach((c) => c.reject(error)),
+      )
+      .finally(() => {
+        this.claimRunning = false;
+        this.runClaims();
+      });
+  }
+
+  /**
+   * One round trip: a transaction of simple statements sent together. The token locks come first,
+   * in key order (two processes never wait on each other in a cycle), so each count that follows
+   * sees every earlier claim. The counters are a limit's bookkeeping, not records: the commit does
+   * not wait for the WAL flush (synchronous_commit off; a crash of the database may forget the
+   * last fraction of a second of counts, never corrupt them).
+   */
+  private async claimBatch(batch: readonly PendingClaim[]): Promise<{ granted: number; retryAfterS: number }[]> {
+    const sorted = [...batch].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const sql: string[] = ['BEGIN', 'SET LOCAL synchronous_commit = off'];
+    for (const c of sorted) sql.push(`SELECT pg_advisory_xact_lock(hashtextextended(coalesce(current_schema(), '') || ':' || ${sqlText(`rate:${c.key}`)}, 0))`);
+    const at = new Map<PendingClaim, { granted: number; seconds: number }>();
+    for (const c of sorted) {
+      const token = sqlText(c.key);
+      const from = c.second - WINDOW_S;
+      if (c.expired && c.expired.left > 0) sql.push(`UPDATE api_rate_counts SET count = count - ${c.expired.left} WHERE token_id = ${token} AND second = ${c.expired.second}`);
+      at.set(c, { granted: sql.length, seconds: sql.length + 1 });
+      sql.push(
+        `WITH used AS (SELECT coalesce(sum(count), 0) AS n FROM api_rate_counts WHERE token_id = ${token} AND second > ${from}),
+              grant_ AS (SELECT greatest(1, least(${this.chunk}, floor((${this.limit} - n) / 8)))::int AS n FROM used WHERE n < ${this.limit}),
+              claimed AS (INSERT INTO api_rate_counts (token_id, second, count) SELECT ${token}, ${c.second}, n FROM grant_
+                          ON CONFLICT (token_id, second) DO UPDATE SET count = api_rate_counts.count + excluded.count RETURNING 1)
+         SELECT coalesce((SELECT n FROM grant_), 0) AS granted, (SELECT count(*) FROM claimed) AS claimed`,
+        `SELECT second, count FROM api_rate_counts WHERE token_id = ${token} AND second > ${from}`,
+      );
+    }
+    sql.push('COMMIT');
+    const results = await this.query(sql.join(';\n'));
+    const answers = batch.map((c) => {
+      const where = at.get(c) as { granted: number; seconds: number };
+      const granted = Number(results[where.granted]?.rows[0]?.granted ?? 0);
+      let retryAfterS = 0;
+      if (granted === 0) {
+        const buckets = new SecondBuckets();
+        for (const r of results[where.seconds]?.rows ?? []) buckets.set(Number(r.second), Number(r.count));
+        retryAfterS = buckets.retryAfter(c.second, this.limit);
+      }
+      return { granted, retryAfterS };
+    });
+    const second = Math.max(...batch.map((c) => c.second));
+    if (second - this.sweptAt >= WINDOW_S) {
+      this.sweptAt = second;
+      this.track(this.store.knex('api_rate_counts').where('second', '<=', second - 2 * WINDOW_S).delete().then(() => undefined));
+    }
+    return answers;
+  }
+
+  /** Several statements in one round trip on one pooled connection; every statement's result, in order. */
+  private async query(sql: string): Promise<pg.QueryResult[]> {
     const client = this.store.knex.client as { acquireConnection(): Promise<pg.Client>; releaseConnection(c: pg.Client): Promise<void> };
     const conn = await client.acquireConnection();
-    let results: pg.QueryResult[];
     try {
-      results = (await conn.query(sql)) as unknown as pg.QueryResult[];
+      const out = (await conn.query(sql)) as unknown as pg.QueryResult | pg.QueryResult[];
+      return Array.isArray(out) ? out : [out];
     } catch (error) {
       await conn.query('ROLLBACK').catch(() => undefined);
       throw error;
     } finally {
       await client.releaseConnection(conn);
     }
-    const granted = Number(results.find((r) => r.fields.some((f) => f.name === 'granted'))?.rows[0]?.granted ?? 0);
-    let retryAfterS = 0;
-    if (granted === 0) {
-      const buckets = new SecondBuckets();
-      for (const r of results.find((r) => r.fields.some((f) => f.name === 'second'))?.rows ?? []) buckets.set(Number(r.second), Number(r.count));
-      retryAfterS = buckets.retryAfter(second, this.limit);
-    }
-    if (second - this.sweptAt >= WINDOW_S) {
-      this.sweptAt = second;
-      this.track(this.store.knex('api_rate_counts').where('second', '<=', second - 2 * WINDOW_S).delete().then(() => undefined));
-    }
-    return { granted, retryAfterS };
   }
 
-  /** Gives the unused part of the key's lease back to the store. */
-  private giveBack(state: KeyState): void {
-    const lease = state.lease;
-    state.lease = undefined;
-    if (!lease || lease.left <= 0) return;
-    this.track(this.store.knex('api_rate_counts').where({ token_id: lease.key, second: lease.second })
-      .update({ count: this.store.knex.raw('count - ?', [lease.left]) }).then(() => undefined));
+  /** Gives the unused part of these leases back to the store, in one round trip. */
+  private giveBack(states: readonly KeyState[]): void {
+    const updates: string[] = [];
+    for (const state of states) {
+      const lease = state.lease;
+      state.lease = undefined;
+      if (!lease || lease.left <= 0) continue;
+      updates.push(`UPDATE api_rate_counts SET count = count - ${lease.left} WHERE token_id = ${sqlText(lease.key)} AND second = ${lease.second}`);
+    }
+    if (updates.length === 0) return;
+    this.track(this.query(['BEGIN', 'SET LOCAL synchronous_commit = off', ...updates, 'COMMIT'].join(';\n')).then(() => undefined));
   }
 
   private track(work: Promise<void>): void {
@@ -279,16 +341,18 @@ export class StoreRateLimiter implements RateLimiter {
 
   private expireLeases(): void {
     const second = Math.floor(this.nowMs() / 1000);
-    for (const [key, state] of this.keys) {
-      if (state.claiming) continue;
-      if (state.lease && state.lease.second !== second) this.giveBack(state);
-      if (!state.lease) this.keys.delete(key);
+    const done: KeyState[] = [];
+    for (const state of this.keys.values()) {
+      if (!state.claiming && state.lease && state.lease.second !== second) done.push(state);
     }
+    this.giveBack(done);
+    for (const [key, state] of this.keys) if (!state.lease && !state.claiming) this.keys.delete(key);
   }
 
   async close(): Promise<void> {
     clearInterval(this.timer);
-    for (const state of this.keys.values()) this.giveBack(state);
+    while (this.claimRunning) await new Promise((resolve) => setTimeout(resolve, 5));
+    this.giveBack([...this.keys.values()]);
     await Promise.all([...this.returns]);
   }
 }

@@ -14,6 +14,14 @@
  *   of the same group, is stale).
  * - While a group's transaction runs, new arrivals gather for the next one; an idle group waits
  *   `maxWaitMs` for company, and flushes at once when `maxRecords` records are waiting.
+ * - Bulk requests already being received (announced by the route before their body is read, see
+ *   `announce`) are waited for before a group is written: each transaction pays fixed costs (the
+ *   after-load jobs recompute every day the batch touches) that a bigger group shares. So are the
+ *   next requests of the senders of the bulk requests the last transaction answered (a partner's
+ *   parallel uploaders send again as soon as they are answered; without this, uploaders answered
+ *   together and those queued behind them would alternate in two half-size groups for good). The
+ *   wait ends when they have all arrived, when `maxRecords` is reached, or after a quarter of the
+ *   stream's last transaction time (at most `maxHoldMs`), whichever comes first.
  * - If a grouped transaction fails, each of its requests is retried alone, so one request's
  *   failure is not its neighbours'.
  * - `close()` flushes what is queued and waits for it (a stopping server commits in-flight work).
@@ -35,6 +43,8 @@ export interface PushRequest {
   clientId: string;
   /** Remembered with the answer, in the same transaction as the records. */
   idempotency?: { key: string; requestHash: string };
+  /** A bulk request (its sender is expected to send the next one once answered). */
+  bulk?: boolean;
 }
 
 export interface PushAnswer {
@@ -47,7 +57,13 @@ export interface GroupCommitOptions {
   maxWaitMs?: number;
   /** Records that trigger a flush at once; a group never takes more, unless one request alone has more (default 4000: four full bulk requests). */
   maxRecords?: number;
+  /** Longest wait for announced bulk requests before a group is written (default 1000 ms; a quarter of the stream's last transaction time when less). */
+  maxHoldMs?: number;
+  /** The share of the stream's last transaction time a group waits for announced requests at most (default 0.25). */
+  holdShare?: number;
   logger?: Logger;
+  /** Told after each load transaction (committed or not): for metrics. */
+  onTransaction?: (done: { entity: Entity; requests: number; records: number; seconds: number; committed: boolean }) => void;
 }
 
 interface Pending {
@@ -61,6 +77,14 @@ interface Group {
   records: number;
   running: boolean;
   timer?: NodeJS.Timeout;
+  /** Announced bulk requests not yet submitted (their bodies are being received or checked). */
+  incoming: number;
+  /** Bulk requests answered by the last transaction whose senders have not announced a new one yet. */
+  comeback: number;
+  /** Since when the next transaction has been held back for announced requests. */
+  holdingSince?: number;
+  /** Duration of the stream's last transaction, ms. */
+  lastMs: number;
 }
 
 const PURGE_EVERY_MS = 60_000;
@@ -81,15 +105,62 @@ export class GroupCommitQueue {
   submit(request: PushRequest): Promise<PushAnswer> {
     if (this.closed) return Promise.reject(new Error('the server is stopping: push refused'));
     return new Promise<PushAnswer>((resolve, reject) => {
-      const key = `${request.partner}\u0000${request.variant}\u0000${request.entity}`;
-      let group = this.groups.get(key);
-      if (!group) this.groups.set(key, (group = { pending: [], records: 0, running: false }));
+      const group = this.group(request.partner, request.variant, request.entity);
       group.pending.push({ request, resolve, reject });
       group.records += request.records.length;
       if (group.running) return; // gathered for the next transaction
-      if (group.records >= (this.options.maxRecords ?? 4000)) this.flush(group);
+      if (group.records >= this.maxRecords || (group.holdingSince !== undefined && !this.awaited(group))) this.flush(group);
       else group.timer ??= setTimeout(() => this.flush(group), this.options.maxWaitMs ?? 5);
     });
+  }
+
+  /**
+   * A bulk request of this stream is being received: the next group waits for it (see the rules
+   * above). Call the function returned once it is submitted or has failed; calling it again is harmless.
+   */
+  announce(partner: string, variant: Variant, entity: Entity): () => void {
+    const group = this.group(partner, variant, entity);
+    group.incoming++;
+    if (group.comeback > 0) group.comeback--;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      group.incoming--;
+      // The last one awaited is queued, or has failed or gone: what is held goes now.
+      if (!this.awaited(group) && group.holdingSince !== undefined && !group.running) this.flush(group);
+    };
+  }
+
+  /** Whether requests are on their way that the next group should wait for. */
+  private awaited(group: Group): boolean {
+    return group.incoming > 0 || group.comeback > 0;
+  }
+
+  private get maxRecords(): number {
+    return this.options.maxRecords ?? 4000;
+  }
+
+  private group(partner: string, variant: Variant, entity: Entity): Group {
+    const key = `${partner}\u0000${variant}\u0000${entity}`;
+    let group = this.groups.get(key);
+    if (!group) this.groups.set(key, (group = { pending: [], records: 0, running: false, incoming: 0, comeback: 0, lastMs: 0 }));
+    return group;
+  }
+
+  /** Whether to hold the group back a little longer for announced requests (and re-arm its timer then). */
+  private hold(group: Group): boolean {
+    if (this.closed || !this.awaited(group) || group.records >= this.maxRecords) return false;
+    const now = performance.now();
+    group.holdingSince ??= now;
+    const limit = Math.min(this.options.maxHoldMs ?? 1000, group.lastMs * (this.options.holdShare ?? 0.25));
+    if (now - group.holdingSince >= limit) {
+      // They did not come in time: not waited for again.
+      group.comeback = 0;
+      return false;
+    }
+    group.timer = setTimeout(() => this.flush(group), Math.max(1, Math.min(10, limit - (now - group.holdingSince))));
+    return true;
   }
 
   /** Commits everything queued, refuses new requests, and resolves when all is answered. */
@@ -103,7 +174,9 @@ export class GroupCommitQueue {
     if (group.timer) clearTimeout(group.timer);
     group.timer = undefined;
     if (group.running || group.pending.length === 0) return;
-    const max = this.options.maxRecords ?? 4000;
+    if (this.hold(group)) return;
+    group.holdingSince = undefined;
+    const max = this.maxRecords;
     const taken: Pending[] = [];
     let records = 0;
     while (group.pending.length > 0) {
@@ -115,7 +188,10 @@ export class GroupCommitQueue {
     }
     group.records -= records;
     group.running = true;
+    const started = performance.now();
     const run = this.commit(taken).finally(() => {
+      group.lastMs = performance.now() - started;
+      group.comeback = taken.filter((p) => p.request.bulk).length;
       group.running = false;
       this.inFlight.delete(run);
       // What arrived meanwhile goes now: it has waited a whole transaction already.
@@ -152,6 +228,8 @@ export class GroupCommitQueue {
     const first = requests[0] as PushRequest;
     const answers: PushAnswer[] = [];
     this.transactions++;
+    const started = performance.now();
+    let committed = false;
     const work = async (tx: Parameters<Parameters<Loader['transaction']>[0]>[0]): Promise<void> => {
       // One batch of every request's records in arrival order: the load path's rule "the last
       // version of a key wins, as if the records had been sent one by one" spans the requests.
@@ -202,11 +280,16 @@ export class GroupCommitQueue {
     };
     try {
       await this.loader.transaction(work);
+      committed = true;
     } catch (error) {
       // Committed, but an after-load job failed: its work stays pending and is resumed by the next
       // load or start (jobs/commission.ts). The records are in: the partner is answered so.
       if (!(error instanceof AfterCommitError)) throw error;
+      committed = true;
       this.options.logger?.warn(`push: records committed; an after-load job failed and stays pending: ${error.message}`, { event: 'push_after_commit_failed' });
+    } finally {
+      const records = requests.reduce((n, r) => n + r.records.length, 0);
+      this.options.onTransaction?.({ entity: first.entity, requests: requests.length, records, seconds: (performance.now() - started) / 1000, committed });
     }
     return answers;
   }

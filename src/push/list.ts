@@ -8,7 +8,9 @@
  *   instrument, currency). `cursor` is opaque: the key of the last record of the page (keyset), so
  *   a walk by next_cursor sees every record present from start to end exactly once, however many
  *   records are inserted meanwhile. With `cursor`, `page` is carried by the cursor (a `page` sent
- *   beside it is ignored); without it, `page` counts pages of per_page from the start.
+ *   beside it is ignored); without it, `page` counts pages of per_page from the start: an offset,
+ *   so records inserted before it (or an activity day replaced with fewer rows) while a client walks
+ *   pages shift later pages and a page walk can skip a record or see it twice. The cursor cannot.
  *   next_cursor is null on the last page.
  * - modified_since (an ISO 8601 date-time with zone): customers whose last_modified_date is at or
  *   after it; transactions and activity (no change stamp in the spec) stored or last replaced at

@@ -91,7 +91,7 @@ export class PushService {
   }
 
   private target(input: PushInput) {
-    return { partner: input.partner, variant: input.variant, entity: input.entity, clientId: input.clientId };
+    return { partner: input.partner, variant: input.variant, entity: input.entity, clientId: input.clientId, bulk: input.bulk };
   }
 }
 

@@ -48,16 +48,21 @@ export async function purgeExpiredAnswers(knex: Knex, now: string): Promise<numb
   return Number(await knex('push_idempotency').where('expires_at', '<=', now).delete());
 }
 
-/** Records that a push delivered `records` records of a stream now (and, for activity, up to which day). */
+/**
+ * Records that a push delivered `records` records of a stream now (and, for activity, up to which
+ * day): one statement, an insert that adds to the stream's row when it exists.
+ */
 export async function touchPushStream(trx: Knex.Transaction, partner: string, entity: Entity, records: number, now: string, lastDay?: string): Promise<void> {
-  const found = (await trx('push_streams').where({ partner_id: partner, entity }).first('records', 'last_day')) as { records: number | string; last_day: unknown } | undefined;
-  if (!found) {
-    await trx('push_streams').insert({ partner_id: partner, entity, first_received_at: now, last_received_at: now, records, last_day: lastDay ?? null });
-    return;
-  }
-  const stored = fromStoreDate(found.last_day);
-  const day = lastDay !== undefined && (stored === null || lastDay > stored) ? lastDay : stored;
-  await trx('push_streams').where({ partner_id: partner, entity }).update({ last_received_at: now, records: Number(found.records) + records, last_day: day });
+  await trx('push_streams')
+    .insert({ partner_id: partner, entity, first_received_at: now, last_received_at: now, records, last_day: lastDay ?? null })
+    .onConflict(['partner_id', 'entity'])
+    .merge({
+      last_received_at: trx.raw('excluded.last_received_at'),
+      records: trx.raw('push_streams.records + excluded.records'),
+      last_day: trx.raw(
+        'CASE WHEN excluded.last_day IS NOT NULL AND (push_streams.last_day IS NULL OR excluded.last_day > push_streams.last_day) THEN excluded.last_day ELSE push_streams.last_day END',
+      ),
+    });
 }
 
 export interface PushStream {

@@ -129,6 +129,10 @@ describe('API self-description: /openapi.json, /docs, /metrics', () => {
       'partner_sync_api_records_total{partner="metrics-partner",variant="igaming",entity="customers",outcome="loaded"} 3',
       'partner_sync_api_records_total{partner="metrics-partner",variant="igaming",entity="transactions",outcome="accepted"} 1',
       'partner_sync_api_records_total{partner="metrics-partner",variant="igaming",entity="transactions",outcome="waiting"} 1',
+      // one load transaction per push here (nothing else arrived meanwhile), each of one request
+      'partner_sync_push_transaction_requests_sum{entity="customers"} 1',
+      'partner_sync_push_transaction_requests_count{entity="transactions"} 1',
+      'partner_sync_push_transaction_seconds_count{entity="customers"} 1',
     ]) assert.ok(text.includes(`\n${line}\n`), `missing ${line} in\n${text}`);
     // The raw URL (with its query or unknown path) is never a label.
     assert.doesNotMatch(text, /probe=|no\/such/);

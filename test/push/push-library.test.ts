@@ -154,12 +154,73 @@ for (const backend of STORES) {
       }
     });
 
+    it('a group waits for bulk requests being received and for the senders it just answered, never longer than its bound', async () => {
+      const held = new PushService(new Loader({ store: t.store, validator }), { maxWaitMs: 5, maxHoldMs: 1000, holdShare: 1000, logger: silentLogger() });
+      const announce = () => held.queue.announce(partner, 'igaming', 'customers');
+      const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+      try {
+        const bulk = (ids: string[]) => held.push({ partner, variant: 'igaming', entity: 'customers', clientId: client, body: ids.map((id) => customer(id)), bulk: true });
+        // The stream's first transaction: its time is known from now on; its sender is expected back.
+        assert.equal((await bulk(['w0'])).status, 200);
+        const before = held.queue.transactions;
+        const a = announce();
+        const b = announce();
+        const first = bulk(['w1', 'w2']);
+        a();
+        await pause(100);
+        assert.equal(held.queue.transactions, before, 'held while another announced request is on its way');
+        const second = bulk(['w3']);
+        b();
+        assert.deepEqual((await Promise.all([first, second])).map((x) => x.body.accepted), [2, 1]);
+        assert.equal(held.queue.transactions, before + 1, 'both in one transaction');
+
+        // The two senders just answered are expected back: the next group waits for both.
+        const c = announce();
+        const third = bulk(['w4']);
+        c();
+        await pause(100);
+        assert.equal(held.queue.transactions, before + 1, 'held for the other sender just answered');
+        const d = announce();
+        const fourth = bulk(['w5']);
+        d();
+        await Promise.all([third, fourth]);
+        assert.equal(held.queue.transactions, before + 2);
+
+        // A request announced that never arrives holds a group no longer than the bound (1 s here).
+        const e = announce();
+        const started = performance.now();
+        assert.equal((await bulk(['w6'])).status, 200);
+        assert.ok(performance.now() - started < 4000, `answered after ${performance.now() - started} ms`);
+        e();
+        assert.equal(await count(t, 'customers'), 7);
+      } finally {
+        await held.close();
+      }
+    });
+
     it('close() commits what is queued', async () => {
       const pending = Promise.all([push('customers', customer('a')), push('customers', customer('b'))]);
       await new Promise((r) => setImmediate(r));
       await service.close();
       assert.equal(await count(t, 'customers'), 2);
       assert.equal((await pending).length, 2);
+    });
+
+    it('push bookkeeping: records add up over transactions; the latest activity day pushed stays the latest when an older day comes later', async () => {
+      const c = await push('customers', customer('c1'));
+      assert.equal(c.status, 200);
+      clock.set('2026-11-23T10:05:00.000Z');
+      assert.equal((await push('activity', [gaming('2026-11-21', 'c1'), gaming('2026-11-22', 'c1', { game_type: 'slots' })], { bulk: true })).status, 200);
+      clock.set('2026-11-23T10:06:00.000Z');
+      assert.equal((await push('activity', gaming('2026-11-19', 'c1'))).status, 200);
+      const streams = await pushStreams(t.store.knex);
+      const activity = streams.get(`${partner}/activity`);
+      assert.deepEqual(
+        { records: activity?.records, lastDay: activity?.lastDay, first: activity?.firstReceivedAt, last: activity?.lastReceivedAt },
+        { records: 3, lastDay: '2026-11-22', first: '2026-11-23T10:05:00.000000Z', last: '2026-11-23T10:06:00.000000Z' },
+      );
+      assert.equal(streams.get(`${partner}/customers`)?.lastDay, null);
+      clock.set('2026-11-23T10:00:00.000Z');
     });
 
     it('list: modified_since filters customers by last_modified_date, transactions and activity by when they were stored', async () => {

@@ -30,6 +30,18 @@ export function apiMetrics(registry = new MetricsRegistry()) {
       'Pushed records by outcome: accepted (valid, in a committed request), loaded (written), waiting (parked until their customer arrives).',
       ['partner', 'variant', 'entity', 'outcome'],
     ),
+    pushTransactions: registry.histogram(
+      'partner_sync_push_transaction_seconds',
+      'Load transactions of pushed requests (group commit), by entity: time from BEGIN to the answers, after-load jobs included.',
+      ['entity'],
+      LATENCY_BUCKETS,
+    ),
+    pushGroupRequests: registry.histogram(
+      'partner_sync_push_transaction_requests',
+      'Pushed requests written by one load transaction (group commit), by entity.',
+      ['entity'],
+      [1, 2, 5, 10, 20, 50, 100, 200, 500],
+    ),
   };
 }
 

@@ -21,10 +21,29 @@ import type { Principal, RouteModule } from '../types.js';
 import { requirePartnerAccess } from '../auth.js';
 
 export const recordRoutes: RouteModule = (app, deps) => {
-  const service = new PushService(deps.loader, { logger: deps.logger });
+  const service = new PushService(deps.loader, {
+    logger: deps.logger,
+    onTransaction: ({ entity, requests, seconds, committed }) => {
+      // The metrics module, when the app has it (a test may build the app without it).
+      if (!committed || !app.hasDecorator('apiMetrics')) return;
+      app.apiMetrics.pushTransactions.observe({ entity }, seconds);
+      app.apiMetrics.pushGroupRequests.observe({ entity }, requests);
+    },
+  });
   app.decorate('push', service);
   // A stopping server commits what is queued before the store closes.
   app.addHook('onClose', async () => service.close());
+
+  // A bulk request whose token is accepted is announced to the group-commit queue before its body
+  // is read, so the group being formed waits for it (src/push/group-commit.ts); the announcement
+  // ends once the request is queued, or with its answer or abort at the latest.
+  const announced = (request: FastifyRequest) => (request as Announced)[ANNOUNCED]?.();
+  const announce = (variant: Variant, entity: Entity) => async (request: FastifyRequest) => {
+    const principal = request.principal;
+    if (principal && principal.variant === variant) (request as Announced)[ANNOUNCED] = service.queue.announce(principal.partner, variant, entity);
+  };
+  app.addHook('onResponse', async (request) => announced(request));
+  app.addHook('onRequestAbort', async (request) => announced(request));
 
   for (const variant of VARIANTS) {
     for (const entity of ENTITIES) {
@@ -32,7 +51,7 @@ export const recordRoutes: RouteModule = (app, deps) => {
       const push = (bulk: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
         const principal = request.principal as Principal;
         const header = request.headers['idempotency-key'];
-        const answer = await service.push({
+        const pending = service.push({
           partner: principal.partner,
           variant,
           entity,
@@ -41,10 +60,13 @@ export const recordRoutes: RouteModule = (app, deps) => {
           bulk,
           idempotencyKey: Array.isArray(header) ? header.join(',') : header,
         });
+        // Validated and queued by now (or answered without queueing).
+        announced(request);
+        const answer = await pending;
         return reply.code(answer.status).send(answer.body);
       };
       app.post(path, { onRequest: requirePartnerAccess('write', variant) }, push(false));
-      app.post(`${path}/bulk`, { onRequest: requirePartnerAccess('write', variant) }, push(true));
+      app.post(`${path}/bulk`, { onRequest: [...requirePartnerAccess('write', variant), announce(variant, entity)] }, push(true));
       app.get(path, { onRequest: requirePartnerAccess('read', variant) }, async (request, reply) => list(request, reply, variant, entity));
     }
   }
@@ -58,6 +80,9 @@ export const recordRoutes: RouteModule = (app, deps) => {
     return reply.send(await listRecords(deps.store.knex, principal.partner, variant, entity, parsed.query));
   }
 };
+
+const ANNOUNCED = Symbol('push-announced');
+type Announced = FastifyRequest & { [ANNOUNCED]?: () => void };
 
 declare module 'fastify' {
   interface FastifyInstance {

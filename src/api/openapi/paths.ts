@@ -1,0 +1,130 @@
+/**
+ * The paths of the OpenAPI document (../openapi.ts) other than the reports': the record routes of
+ * each variant and entity (push one, push bulk, list), the token endpoint and the service routes.
+ */
+import { BULK_LIMIT } from '../../spec/validator.js';
+import type { Entity, Variant } from '../../types.js';
+import { SECURED_ERRORS, security } from './components.js';
+import { bulkPath, json, recordSchemaName, recordsPath, ref, type JsonObject } from './schemas.js';
+
+const ENTITY_WORD: Record<Entity, string> = { customers: 'customer', transactions: 'transaction', activity: 'daily activity' };
+const VARIANT_WORD: Record<Variant, string> = { igaming: 'iGaming', 'prop-trading': 'prop-trading' };
+export function recordPaths(variant: Variant, entity: Entity): JsonObject {
+  const name = recordSchemaName(variant, entity);
+  const word = `${VARIANT_WORD[variant]} ${ENTITY_WORD[entity]}`;
+  const tag = `${variant}/${entity}`;
+  const ok = { description: 'Committed.', content: json(ref('PushResult')) };
+  return {
+    [recordsPath(variant, entity)]: {
+      get: {
+        operationId: `list-${variant}-${entity}`,
+        tags: [tag],
+        summary: `List the partner's own ${word} records`,
+        security: security('read'),
+        parameters: ['page', 'per_page', 'cursor', 'modified_since'].map((p) => ref(p, 'parameters')),
+        responses: {
+          '200': {
+            description: 'A page of records (spec §2.5 envelope).',
+            content: json({ type: 'object', required: ['data', 'meta'], properties: { data: { type: 'array', items: ref(name) }, meta: ref('PageMeta') } }),
+          },
+          ...SECURED_ERRORS(false),
+        },
+      },
+      post: {
+        operationId: `push-${variant}-${entity}`,
+        tags: [tag],
+        summary: `Push one ${word} record`,
+        description: 'The record is validated, loaded and committed before the answer. A record whose customer has not arrived waits and is loaded when it does.',
+        security: security('write'),
+        parameters: [ref('IdempotencyKey', 'parameters')],
+        requestBody: { required: true, content: json(ref(name)) },
+        responses: { '200': ok, ...SECURED_ERRORS(true) },
+      },
+    },
+    [bulkPath(variant, entity)]: {
+      post: {
+        operationId: `push-bulk-${variant}-${entity}`,
+        tags: [tag],
+        summary: `Push 1 to ${BULK_LIMIT} ${word} records`,
+        description: `All or nothing: if any record is invalid, the answer is 422 listing every error and nothing is stored. More than ${BULK_LIMIT} records: 422 (spec §8).`,
+        security: security('write'),
+        parameters: [ref('IdempotencyKey', 'parameters')],
+        requestBody: { required: true, content: json({ type: 'array', minItems: 1, maxItems: BULK_LIMIT, items: ref(name) }) },
+        responses: { '200': ok, ...SECURED_ERRORS(true) },
+      },
+    },
+  };
+}
+
+export function servicePaths(): JsonObject {
+  const text = (description: string, type: string) => ({ description, content: { [type]: { schema: { type: 'string' } } } });
+  return {
+    '/oauth/token': {
+      post: {
+        operationId: 'token',
+        tags: ['authentication'],
+        summary: 'Get an access token (OAuth 2.0 client credentials, spec §5)',
+        description: 'Client credentials in the form body or in HTTP Basic (RFC 6749 §2.3.1). The token is valid for 3600 seconds.',
+        security: [{}, { clientBasic: [] }],
+        requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref('TokenRequest') } } },
+        responses: {
+          '200': { description: 'Token response (spec §2.6).', content: json(ref('TokenResponse')) },
+          '400': {
+            description: 'invalid_request (also for a body that is not application/x-www-form-urlencoded) or unsupported_grant_type (RFC 6749 §5.2).',
+            content: json(ref('OAuthError')),
+          },
+          '401': {
+            description: 'invalid_client: unknown client, wrong secret or revoked client (RFC 6749 §5.2).',
+            headers: { 'WWW-Authenticate': { description: 'Basic, when the client authenticated with HTTP Basic.', schema: { type: 'string' } } },
+            content: json(ref('OAuthError')),
+          },
+          '413': { description: 'invalid_request: the form body is too large.', content: json(ref('OAuthError')) },
+          '503': {
+            description: 'temporarily_unavailable: too many secret checks under way at once; retry after the given seconds.',
+            headers: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer', minimum: 0 }, required: true } },
+            content: json(ref('OAuthError')),
+          },
+        },
+      },
+    },
+    '/healthz': {
+      get: {
+        operationId: 'health',
+        tags: ['operations'],
+        summary: 'Health check',
+        security: [],
+        responses: {
+          '200': { description: 'Serving.', content: json({ type: 'object', required: ['status'], properties: { status: { type: 'string' } } }) },
+          '503': { description: 'Not serving (starting, stopping, or the store is unreachable).', content: json({ type: 'object', properties: { status: { type: 'string' } } }) },
+        },
+      },
+    },
+    '/metrics': {
+      get: {
+        operationId: 'metrics',
+        tags: ['operations'],
+        summary: 'Prometheus metrics (text exposition format)',
+        security: [],
+        responses: { '200': text('Requests by route and status, latency histogram, records pushed, process metrics.', 'text/plain') },
+      },
+    },
+    '/openapi.json': {
+      get: {
+        operationId: 'openapi',
+        tags: ['operations'],
+        summary: 'This document',
+        security: [],
+        responses: { '200': { description: 'OpenAPI 3.1 document.', content: json({ type: 'object' }) } },
+      },
+    },
+    '/docs': {
+      get: {
+        operationId: 'docs',
+        tags: ['operations'],
+        summary: 'This document as a web page',
+        security: [],
+        responses: { '200': text('Self-contained HTML page.', 'text/html') },
+      },
+    },
+  };
+}
