@@ -75,7 +75,7 @@ interface StreamInput {
   records_path?: string;
   params?: Record<string, string | number | boolean>;
   pagination?: { type: 'page' | 'cursor' | 'offset'; per_page?: number; page_param?: string; per_page_param?: string; first_page?: number; cursor_param?: string; cursor_path?: string; offset_param?: string; limit_param?: string };
-  incremental?: { mode?: string; cursor_field?: string; from_param?: string; to_param?: string; lookback?: string; start?: string; date_param?: string; late_days?: number; max_day_shrink?: number };
+  incremental?: { mode?: string; cursor_field?: string; cursor_format?: 'unix_millis' | 'unix_seconds'; from_param?: string; to_param?: string; lookback?: string; start?: string; date_param?: string; late_days?: number; max_day_shrink?: number };
   mapping?: { fields?: Record<string, FieldRule>; passthrough?: boolean };
   schedule?: string;
   table?: string;
@@ -303,6 +303,7 @@ function buildIncremental(entity: Entity, input: NonNullable<StreamInput['increm
     cursor_field: input.cursor_field ?? '',
     from_param: input.from_param ?? '',
     ...(input.to_param === undefined ? {} : { to_param: input.to_param }),
+    ...(input.cursor_format === undefined ? {} : { cursor_format: input.cursor_format }),
     lookback_ms: durationMs(input.lookback ?? d.lookback[entity]) ?? 0,
     start: input.start ?? '',
   };
