@@ -22,7 +22,7 @@ import type { Store } from '../store/store.js';
 import { entityTable } from '../store/tables.js';
 import { toUtcTimestamp } from '../store/values.js';
 import type { Entity, SpecRecord, Variant } from '../types.js';
-import { DAY_FIELD, SUMS, sourceAggregates } from './source-aggregates.js';
+import { DAY_FIELD, SUMS, sourceAggregates, sourceKeys } from './source-aggregates.js';
 
 export interface DaySide {
   count: number;
@@ -51,6 +51,8 @@ export interface DayReconciliation {
    * SQL on the source (the mapping applied: day, type codes, units), beside the rows read.
    */
   source_sql?: DaySide;
+  /** Keys the source's SQL finds on the day that the definition's reads did not return (its cursor or query misses them). */
+  not_read?: string[];
 }
 
 export interface Reconciliation {
@@ -179,8 +181,15 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
       for (const day of days) {
         const src = bySource.get(day) as Map<string, SpecRecord>;
         const dst = byStore.get(day) as Map<string, SpecRecord>;
-        const missingInStore = [...src.keys()].filter((k) => !dst.has(k)).sort();
-        const missingAtSource = [...dst.keys()].filter((k) => !src.has(k)).sort();
+        const s = side(def.variant, entity, src.values());
+        const sql = aggregates === undefined ? undefined : (aggregates.days.get(day) ?? { count: 0, sums: Object.fromEntries(aggregates.sums.map((k) => [k, '0'])) });
+        const sqlAgrees = sql === undefined || (sql.count === s.count && Object.entries(sql.sums).every(([k, v]) => s.sums[k] !== undefined && new Decimal(v).eq(new Decimal(s.sums[k] as string))));
+        // The source's SQL sees other records than the definition's reads: its keys of the day, by SQL, name them.
+        const sqlKeys = sqlAgrees ? undefined : (await sourceKeys(deps, def, entity, stream, [day], (r) => keyOf(def.variant, entity, r)).catch(() => undefined))?.get(day);
+        const sourceSide = new Set([...src.keys(), ...(sqlKeys ?? [])]);
+        const missingInStore = [...sourceSide].filter((k) => !dst.has(k)).sort();
+        const missingAtSource = [...dst.keys()].filter((k) => !src.has(k) || (sqlKeys !== undefined && !sqlKeys.has(k))).sort();
+        const unread = sqlKeys === undefined ? [] : [...sqlKeys].filter((k) => !src.has(k)).sort();
         const differing: DayReconciliation['differing'] = [];
         for (const [key, record] of src) {
           const stored = dst.get(key);
@@ -191,13 +200,10 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
             .map((f) => ({ field: f, source: record[f] ?? null, store: stored[f] ?? null }));
           if (fields.length > 0) differing.push({ key, fields });
         }
-        const s = side(def.variant, entity, src.values());
         const t = side(def.variant, entity, dst.values());
-        const sql = aggregates === undefined ? undefined : (aggregates.days.get(day) ?? { count: 0, sums: Object.fromEntries(aggregates.sums.map((k) => [k, '0'])) });
-        const sqlAgrees = sql === undefined || (sql.count === s.count && Object.entries(sql.sums).every(([k, v]) => s.sums[k] !== undefined && new Decimal(v).eq(new Decimal(s.sums[k] as string))));
         const ok = missingInStore.length === 0 && missingAtSource.length === 0 && differing.length === 0 && JSON.stringify(s) === JSON.stringify(t) && sqlAgrees;
         if (!ok) result.ok = false;
-        result.days.push({ entity, day, source: s, store: t, ok, missing_in_store: missingInStore, missing_at_source: missingAtSource, differing, ...(sql ? { source_sql: sql } : {}) });
+        result.days.push({ entity, day, source: s, store: t, ok, missing_in_store: missingInStore, missing_at_source: missingAtSource, differing, ...(sql ? { source_sql: sql } : {}), ...(unread.length > 0 ? { not_read: unread } : {}) });
       }
     }
   } finally {
@@ -227,6 +233,7 @@ export function reconciliationLines(r: Reconciliation, limit = 10): string[] {
     if (d.ok) continue;
     if (d.source_sql) lines.push(`     source by SQL: records ${d.source_sql.count}${Object.keys(d.source_sql.sums).length ? `; ${Object.entries(d.source_sql.sums).map(([k, v]) => `${k} ${v}`).join(', ')}` : ''}`);
     if (d.missing_in_store.length > 0) lines.push(`     missing in the store: ${d.missing_in_store.slice(0, limit).join(', ')}${d.missing_in_store.length > limit ? ` (+${d.missing_in_store.length - limit} more)` : ''}`);
+    if (d.not_read !== undefined) lines.push(`     at the source by SQL but not read through the definition: ${d.not_read.slice(0, limit).join(', ')}${d.not_read.length > limit ? ` (+${d.not_read.length - limit} more)` : ''}`);
     if (d.missing_at_source.length > 0) lines.push(`     missing at the source: ${d.missing_at_source.slice(0, limit).join(', ')}${d.missing_at_source.length > limit ? ` (+${d.missing_at_source.length - limit} more)` : ''}`);
     for (const diff of d.differing.slice(0, limit)) {
       lines.push(`     differs ${diff.key}: ${diff.fields.map((f) => `${f.field} source ${JSON.stringify(f.source)} store ${JSON.stringify(f.store)}`).join('; ')}`);

@@ -23,7 +23,8 @@ import { addDays } from '../../jobs/windows.js';
 import type { FieldRule, PartnerDefinition, StreamDefinition } from '../config/definition.js';
 import type { Logger, Redact } from '../log.js';
 import { createMapper } from '../pipeline/map-record.js';
-import type { Entity, Variant } from '../types.js';
+import { entityTable } from '../store/tables.js';
+import type { Entity, SpecRecord, Variant } from '../types.js';
 
 export interface AggregateSide {
   count: number;
@@ -176,6 +177,53 @@ export async function sourceAggregates(deps: AggregateDeps, def: PartnerDefiniti
         days.set(d, { count: entry.count, sums: Object.fromEntries(amounts.map((a) => [a.name, a.apply((entry.sums.get(a.name) as Decimal).toFixed())])) });
       }
       return { days, sums: amounts.map((a) => a.name) };
+    } finally {
+      await session.release();
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * The keys of the source's records of some days, read by SQL with the same day expression as the
+ * aggregates and mapped through the key fields' own rules (numeric ids become the spec's text):
+ * for a day whose SQL aggregate disagrees, the keys that the definition's reads (or the store)
+ * lack. Undefined when the stream cannot be read so (see sourceAggregates).
+ */
+export async function sourceKeys(deps: AggregateDeps, def: PartnerDefinition, entity: Entity, stream: StreamDefinition, days: readonly string[], keyOf: (record: SpecRecord) => string): Promise<Map<string, Set<string>> | undefined> {
+  if (def.source.type === 'rest' || days.length === 0) return undefined;
+  const relation = 'view' in stream && stream.view ? stream.view : 'table' in stream && stream.table ? stream.table : undefined;
+  const day = dayExpression(entity, stream);
+  if (relation === undefined || typeof day === 'string') return undefined;
+  const keyFields = entityTable(def.variant, entity).key;
+  const rules = Object.fromEntries(keyFields.map((f) => [f, ruleOf(stream, f)]));
+  const columns = keyFields.map((f) => columnOf(rules[f]));
+  if (columns.some((c) => c === undefined)) return undefined;
+  const fields = Object.fromEntries(keyFields.map((f, i) => [f, typeof rules[f] === 'string' ? { from: `k${i}` } : { ...(rules[f] as object), from: `k${i}` }]));
+  const map = createMapper(def.variant, entity, { fields, passthrough: false }, def.affiliates);
+  const source = def.source;
+  const db = openSqlConnection({ client: source.client, url: source.url, timezone: source.timezone, statementTimeoutMs: source.statement_timeout_ms, redact: deps.redact, logger: deps.logger, stats: { requests: 0, retries: 0, throttled: 0, waitedMs: 0 } });
+  try {
+    const dialect = db.dialect;
+    const out = new Map<string, Set<string>>();
+    const session = await db.acquire('reconcile keys');
+    try {
+      for (const d of days) {
+        const { expr, range, params, toDay } = daySql(day, dialect, d, d);
+        const select = columns.map((c, i) => `${columnIdentifier(c as string, 'mapping', dialect).sql} AS k${i}`);
+        const dayValue = day.kind === 'epoch' ? Math.floor((params.lo as number) / (MS_PER_DAY / day.unitMs)) : d;
+        const sql = `SELECT ${select.join(', ')}, ${expr} AS d FROM ${relationIdentifier(relation, 'table', dialect).sql} WHERE ${range}`;
+        const { rows } = await session.query(sql, params, `reconcile keys of ${relation} on ${d}`);
+        const keys = new Set<string>();
+        for (const row of rows) {
+          if (toDay(row.d) !== toDay(dayValue)) continue;
+          const mapped = map(row);
+          keys.add('record' in mapped ? keyOf(mapped.record) : keyFields.map((_f, i) => String(row[`k${i}`])).join('|'));
+        }
+        out.set(d, keys);
+      }
+      return out;
     } finally {
       await session.release();
     }
