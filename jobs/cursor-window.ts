@@ -8,6 +8,7 @@
  * the state as it found it (reject-guard.ts). Backfills never touch the state.
  */
 import { PositionRefused, type CursorWindow, type PositionedPage, type Source } from '../connectors/source.js';
+import { cursorInstant } from '../src/config/cursor-format.js';
 import type { PartnerDefinition, StreamDefinition } from '../src/config/definition.js';
 import type { Logger } from '../src/log.js';
 import type { BatchInput, BatchResult, Loader } from '../src/pipeline/load.js';
@@ -55,6 +56,8 @@ export async function loadCursorWindow(w: CursorWindowLoad): Promise<string | un
   const { loader, source, entity, window, state, log } = w;
   const incremental = w.stream.incremental;
   const cursorField = incremental.mode === 'cursor' ? incremental.cursor_field : '';
+  // An epoch-number change field is compared as the instant it stands for (kept as ISO text).
+  const cursorFormat = incremental.mode === 'cursor' ? incremental.cursor_format : undefined;
   // A position is only good for the window it was taken in.
   let resume = w.keepsState && state?.resume?.from === window.from ? state.resume : undefined;
   const guard = rejectGuard(w.def.max_reject_ratio ?? DEFAULT_MAX_REJECT_RATIO, `${w.def.partner}/${entity} window from ${window.from}`);
@@ -69,7 +72,7 @@ export async function loadCursorWindow(w: CursorWindowLoad): Promise<string | un
     for await (const page of readAhead(positioned)) {
       const raw = w.toRaw(page.records);
       for (const record of page.records) {
-        const value = valueAt(record, cursorField);
+        const value = cursorInstant(valueAt(record, cursorField), cursorFormat);
         windowMax.offer(value);
         seenMax.offer(value);
       }

@@ -13,6 +13,7 @@
  */
 import { BudgetExhausted, type Source } from '../connectors/source.js';
 import type { PartnerDefinition } from '../src/config/definition.js';
+import { cursorInstant } from '../src/config/cursor-format.js';
 import type { Logger, Redact } from '../src/log.js';
 import type { BatchResult, Loader } from '../src/pipeline/load.js';
 import { createMapper } from '../src/pipeline/map-record.js';
@@ -110,7 +111,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
     page.map((src) => {
       position += 1;
       const mapped = map(src);
-      const cursor = versionField === undefined ? undefined : valueAt(src, versionField);
+      const cursor = versionField === undefined ? undefined : cursorInstant(valueAt(src, versionField), incremental.mode === 'cursor' ? incremental.cursor_format : undefined);
       const version = typeof cursor === 'string' ? { version: cursor } : {};
       return 'error' in mapped
         ? { position, value: src, source: src, mappingErrors: [mapped.error], ...version }

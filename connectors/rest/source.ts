@@ -4,6 +4,7 @@
  * within the run's budget, pagination.
  */
 import { setTimeout as delay } from 'node:timers/promises';
+import { cursorBound } from '../../src/config/cursor-format.js';
 import type { Incremental, RestSource, RestStream, StreamDefinition } from '../../src/config/definition.js';
 import type { Logger, Redact } from '../../src/log.js';
 import { PositionRefused, SourceError, type CursorWindow, type PositionedPage, type PullWindow, type Source, type SourceStats } from '../source.js';
@@ -37,9 +38,9 @@ export function windowParams(incremental: Incremental, window: PullWindow): Reco
   }
   if (incremental.mode !== 'cursor') throw new Error('a cursor window needs a cursor stream');
   if (!incremental.from_param) throw new Error('a REST cursor stream needs incremental.from_param');
-  const params: Record<string, string> = { [incremental.from_param]: window.from };
+  const params: Record<string, string> = { [incremental.from_param]: cursorBound(window.from, incremental.cursor_format, 'from') };
   // An open window asks for every change since `from`: a record stamped ahead of our clock loads now.
-  if (incremental.to_param && !window.open) params[incremental.to_param] = window.to;
+  if (incremental.to_param && !window.open) params[incremental.to_param] = cursorBound(window.to, incremental.cursor_format, 'to');
   return params;
 }
 

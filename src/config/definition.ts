@@ -43,13 +43,29 @@ export type Pagination =
   | { type: 'cursor'; per_page: number; per_page_param: string; cursor_param: string; cursor_path: string }
   | { type: 'offset'; per_page: number; offset_param: string; limit_param: string };
 
+/** How a REST change field is written: epoch milliseconds or seconds (absent: ISO 8601 text). */
+export type CursorFormat = 'unix_millis' | 'unix_seconds';
+
 /** How a stream is incremental. */
 export type Incremental =
   /**
    * By a source change field (customers' last_modified_date, a transaction's updated_at): from cursor − lookback.
    * `start`: where the first run starts, the ISO date-time or date as written; '' when not given (the sync job's default, 30 days back).
    */
-  | { mode: 'cursor'; cursor_field: string; /** REST only: the query parameters of the window's bounds. */ from_param?: string; to_param?: string; lookback_ms: number; start: string }
+  | {
+      mode: 'cursor';
+      cursor_field: string;
+      /** REST only: the query parameters of the window's bounds. */
+      from_param?: string;
+      to_param?: string;
+      /**
+       * REST only: how the change field is written, and so how the window's bounds are sent: ISO
+       * 8601 text (absent), or a number of milliseconds or seconds since 1970-01-01T00:00:00Z.
+       */
+      cursor_format?: CursorFormat;
+      lookback_ms: number;
+      start: string;
+    }
   /**
    * Whole UTC days, the previous closed day and `late_days` before it; each pulled day replaces the stored day.
    * `start`: the first day of the first run (YYYY-MM-DD) as written; '' when not given.

@@ -25,6 +25,9 @@ export interface Draft {
 
 const norm = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
 const stripUnits = (n: string): string => n.replace(/(incents|cents|inminor|minor|x100)$/, '');
+/** A name that says its values are thousands (accountSizeK, size_k, balance_thousands): the spec's value is 1000 times it. */
+const THOUSANDS_NAME = /(?<=[a-z0-9])(K|_k|_thousands|Thousands|InThousands)$/;
+const stripThousands = (name: string): string => norm(name.replace(THOUSANDS_NAME, ''));
 
 /** Partner names for each spec field, normalized (lower case, letters and digits), most likely first. */
 const SYNONYMS: Record<Entity, Record<string, string[]>> = {
@@ -148,6 +151,7 @@ function chooseField(variant: Variant, entity: Entity, field: string, kind: Spec
       const guessedByValues = !/name/.test(f.minor_units.reason);
       return { rule: `{ ${ref}, minor_units: 2 }`, source: from, ...(guessedByValues ? { todo: `${entity}.${field}: ${from} read as minor units (cents) because it is ${f.minor_units.reason}; remove minor_units if it is in units` } : {}) };
     }
+    if (THOUSANDS_NAME.test(from) && (fmt === 'integer' || fmt === 'decimal')) return { rule: `{ ${ref}, multiply: 1000 }`, source: from };
     if (fmt === 'decimal-string' || fmt === 'integer-string') return { rule: `{ ${ref}, number: true }`, source: from };
     return { rule: yamlString(from), source: from };
   }
@@ -177,7 +181,7 @@ function matchField(entity: Entity, field: string, fields: readonly FieldProfile
   const exact = candidates.find((f) => norm(f.name) === norm(field));
   if (exact) return exact;
   for (const synonym of SYNONYMS[entity][field] ?? []) {
-    const hit = candidates.find((f) => norm(f.name) === synonym) ?? candidates.find((f) => stripUnits(norm(f.name)) === synonym);
+    const hit = candidates.find((f) => norm(f.name) === synonym) ?? candidates.find((f) => stripUnits(norm(f.name)) === synonym) ?? candidates.find((f) => THOUSANDS_NAME.test(f.name) && stripThousands(f.name) === synonym);
     if (hit) return hit;
   }
   return undefined;
@@ -243,6 +247,8 @@ function mappingLines(variant: Variant, entity: Entity, fields: readonly FieldPr
 }
 
 const CHANGE = /(updated|modified|changed|lastupdate)/i;
+/** The formats a REST change field may have (ISO text, or an epoch number: cursor_format). */
+const CHANGE_FORMATS = ['iso-datetime-offset', 'iso-datetime-local', 'epoch-millis', 'epoch-seconds'];
 
 const UNUSED = '        # source fields not mapped (not spec fields, or not recognised): ';
 
@@ -279,17 +285,20 @@ function restStreamLines(variant: Variant, e: EntityDiscovery, todos: string[], 
   if (e.entity === 'activity') {
     lines.push('    incremental:', '      mode: daily', `      date_param: ${yamlString(dateParam)}`, '      late_days: 2');
   } else {
-    // The change field: the one mapped to last_modified_date, else one named like a change stamp, held as ISO text.
-    const textual = (name: string | undefined) => e.fields.find((f) => f.name === name && (f.format === 'iso-datetime-offset' || f.format === 'iso-datetime-local'));
-    const change = textual(draft.sources.last_modified_date) ?? e.fields.find((f) => CHANGE.test(f.name) && (f.format === 'iso-datetime-offset' || f.format === 'iso-datetime-local'));
+    // The change field: the one mapped to last_modified_date, else one named like a change stamp,
+    // held as ISO text or as epoch milliseconds or seconds (its bounds then sent in that unit).
+    const stamp = (f: FieldProfile) => CHANGE_FORMATS.includes(f.format ?? '');
+    const named = draft.sources.last_modified_date;
+    const change = e.fields.find((f) => f.name === named && stamp(f)) ?? e.fields.find((f) => CHANGE.test(f.name) && stamp(f));
     const params = e.entity === 'customers' ? ['modified_since', 'modified_until'] : ['updated_since', 'updated_until'];
     if (change !== undefined) {
-      lines.push('    incremental:', '      mode: cursor', `      cursor_field: ${yamlString(change.name)}`, `      from_param: ${params[0]}`, `      to_param: ${params[1]}`, '      lookback: PT10M');
-      todos.push(`${e.entity}: the window's query parameters are the spec's (${params.join(', ')}); confirm the partner filters ${change.name} by them`);
-      lines.splice(lines.length - 4, 0, `      # TODO: the spec's window parameters assumed (${params.join(', ')}): confirm the partner filters ${change.name} by them`);
+      const epoch = change.format === 'epoch-millis' ? 'unix_millis' : change.format === 'epoch-seconds' ? 'unix_seconds' : undefined;
+      const todo = `the spec's window parameters assumed (${params.join(', ')})${epoch ? `, sent as ${epoch === 'unix_millis' ? 'epoch milliseconds' : 'epoch seconds'} like ${change.name}` : ''}: confirm the partner filters ${change.name} by them`;
+      lines.push('    incremental:', '      mode: cursor', `      cursor_field: ${yamlString(change.name)}`, ...(epoch ? [`      cursor_format: ${epoch}`] : []), `      # TODO: ${todo}`, `      from_param: ${params[0]}`, `      to_param: ${params[1]}`, '      lookback: PT10M');
+      todos.push(`${e.entity}: ${todo}`);
     } else {
       const dateSource = draft.sources.transaction_date ?? draft.sources.signup_date ?? '<field>';
-      const todo = `${e.entity}: no change field held as ISO text (updated_at, lastUpdate...); cursor on ${dateSource} with lookback P3D, and its from/to parameters are guesses`;
+      const todo = `${e.entity}: no change field held as a date-time (updated_at, lastUpdate...); cursor on ${dateSource} with lookback P3D, and its from/to parameters are guesses`;
       todos.push(todo);
       lines.push(`    # TODO: ${todo}`, '    incremental:', '      mode: cursor', `      cursor_field: ${yamlString(dateSource)}`, '      from_param: from', '      to_param: to', '      lookback: P3D');
     }

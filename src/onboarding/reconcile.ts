@@ -13,8 +13,6 @@
 import { Decimal } from 'decimal.js';
 import { createSource, type SourceDeps } from '../../connectors/index.js';
 import { windowParams, type RestSourceClient } from '../../connectors/rest/source.js';
-import { openSqlConnection } from '../../connectors/sql/connection.js';
-import { columnIdentifier, relationIdentifier } from '../../connectors/sql/identifiers.js';
 import type { PullWindow, Source } from '../../connectors/source.js';
 import { addDays, daysBetween } from '../../jobs/windows.js';
 import type { PartnerDefinition, StreamDefinition } from '../config/definition.js';
@@ -24,6 +22,7 @@ import type { Store } from '../store/store.js';
 import { entityTable } from '../store/tables.js';
 import { toUtcTimestamp } from '../store/values.js';
 import type { Entity, SpecRecord, Variant } from '../types.js';
+import { DAY_FIELD, SUMS, sourceAggregates, sourceKeys } from './source-aggregates.js';
 
 export interface DaySide {
   count: number;
@@ -48,10 +47,12 @@ export interface DayReconciliation {
   missing_at_source: string[];
   differing: { key: string; fields: FieldDifference[] }[];
   /**
-   * Database and warehouse daily streams read from a table or view: the day's COUNT and SUMs run
-   * on the source by SQL (sums through the field's own mapping rule), beside the rows read.
+   * Database and warehouse streams read from a table or view: the day's COUNT and SUMs computed by
+   * SQL on the source (the mapping applied: day, type codes, units), beside the rows read.
    */
   source_sql?: DaySide;
+  /** Keys the source's SQL finds on the day that the definition's reads did not return (its cursor or query misses them). */
+  not_read?: string[];
 }
 
 export interface Reconciliation {
@@ -68,21 +69,9 @@ export interface Reconciliation {
    * Per activity day, or per cursor stream for everything changed since the first day.
    */
   totals: { entity: Entity; window: string; partner_total: number; read: number; ok: boolean }[];
+  /** Database and warehouse streams the source's SQL could not aggregate, and why (compared on the rows read only). */
+  source_sql_skipped: { entity: Entity; reason: string }[];
 }
-
-/** The sums kept per entity and variant: name → [field, only records of this transaction_type]. */
-const SUMS: Record<Variant, Partial<Record<Entity, Record<string, [string, string?]>>>> = {
-  igaming: {
-    transactions: { deposits: ['amount_currency', 'deposit'], withdrawals: ['amount_currency', 'withdrawal'], bonuses: ['amount_currency', 'bonus'] },
-    activity: { total_bets: ['total_bets'], wins: ['wins'], ggr: ['ggr'], ngr: ['ngr'] },
-  },
-  'prop-trading': {
-    transactions: { challenge_fees: ['amount_currency', 'challenge_fee'], reset_fees: ['amount_currency', 'reset_fee'], payouts: ['amount_currency', 'payout'], refunds: ['amount_currency', 'refund'] },
-    activity: { pnl: ['pnl'], lots_traded: ['lots_traded'] },
-  },
-};
-
-const DAY_FIELD: Record<Entity, string> = { customers: 'signup_date', transactions: 'transaction_date', activity: 'date' };
 
 export interface ReconcileDeps extends SourceDeps {
   store: Store;
@@ -139,7 +128,7 @@ const dayOf = (entity: Entity, record: SpecRecord): string | undefined => {
 
 export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, from: string, to: string, only?: Entity): Promise<Reconciliation> {
   const days = daysBetween(from, to);
-  const result: Reconciliation = { partner: def.partner, from, to, ok: true, days: [], unmappable: [], totals: [] };
+  const result: Reconciliation = { partner: def.partner, from, to, ok: true, days: [], unmappable: [], totals: [], source_sql_skipped: [] };
   const source = createSource(def, deps);
   try {
     for (const [entity, stream] of Object.entries(def.streams) as [Entity, NonNullable<PartnerDefinition['streams'][Entity]>][]) {
@@ -183,15 +172,24 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
         const bucket = day === undefined ? undefined : byStore.get(day);
         bucket?.set(keyOf(def.variant, entity, record), record);
       }
-      const aggregates = await sqlAggregates(deps, def, entity, stream, from, to).catch((error: Error) => {
+      const found = await sourceAggregates(deps, def, entity, stream, from, to).catch((error: Error) => {
         result.unmappable.push({ entity, message: `SQL aggregates on the source failed: ${deps.redact(error.message)}` });
         return undefined;
       });
+      if (found !== undefined && 'skipped' in found) result.source_sql_skipped.push({ entity, reason: found.skipped });
+      const aggregates = found !== undefined && 'days' in found ? found : undefined;
       for (const day of days) {
         const src = bySource.get(day) as Map<string, SpecRecord>;
         const dst = byStore.get(day) as Map<string, SpecRecord>;
-        const missingInStore = [...src.keys()].filter((k) => !dst.has(k)).sort();
-        const missingAtSource = [...dst.keys()].filter((k) => !src.has(k)).sort();
+        const s = side(def.variant, entity, src.values());
+        const sql = aggregates === undefined ? undefined : (aggregates.days.get(day) ?? { count: 0, sums: Object.fromEntries(aggregates.sums.map((k) => [k, '0'])) });
+        const sqlAgrees = sql === undefined || (sql.count === s.count && Object.entries(sql.sums).every(([k, v]) => s.sums[k] !== undefined && new Decimal(v).eq(new Decimal(s.sums[k] as string))));
+        // The source's SQL sees other records than the definition's reads: its keys of the day, by SQL, name them.
+        const sqlKeys = sqlAgrees ? undefined : (await sourceKeys(deps, def, entity, stream, [day], (r) => keyOf(def.variant, entity, r)).catch(() => undefined))?.get(day);
+        const sourceSide = new Set([...src.keys(), ...(sqlKeys ?? [])]);
+        const missingInStore = [...sourceSide].filter((k) => !dst.has(k)).sort();
+        const missingAtSource = [...dst.keys()].filter((k) => !src.has(k) || (sqlKeys !== undefined && !sqlKeys.has(k))).sort();
+        const unread = sqlKeys === undefined ? [] : [...sqlKeys].filter((k) => !src.has(k)).sort();
         const differing: DayReconciliation['differing'] = [];
         for (const [key, record] of src) {
           const stored = dst.get(key);
@@ -202,13 +200,10 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
             .map((f) => ({ field: f, source: record[f] ?? null, store: stored[f] ?? null }));
           if (fields.length > 0) differing.push({ key, fields });
         }
-        const s = side(def.variant, entity, src.values());
         const t = side(def.variant, entity, dst.values());
-        const sql = aggregates === undefined ? undefined : (aggregates.get(day) ?? { count: 0, sums: Object.fromEntries(Object.keys(s.sums).filter((k) => aggregates.sums.includes(k)).map((k) => [k, '0'])) });
-        const sqlAgrees = sql === undefined || (sql.count === s.count && Object.entries(sql.sums).every(([k, v]) => s.sums[k] !== undefined && new Decimal(v).eq(new Decimal(s.sums[k] as string))));
         const ok = missingInStore.length === 0 && missingAtSource.length === 0 && differing.length === 0 && JSON.stringify(s) === JSON.stringify(t) && sqlAgrees;
         if (!ok) result.ok = false;
-        result.days.push({ entity, day, source: s, store: t, ok, missing_in_store: missingInStore, missing_at_source: missingAtSource, differing, ...(sql ? { source_sql: sql } : {}) });
+        result.days.push({ entity, day, source: s, store: t, ok, missing_in_store: missingInStore, missing_at_source: missingAtSource, differing, ...(sql ? { source_sql: sql } : {}), ...(unread.length > 0 ? { not_read: unread } : {}) });
       }
     }
   } finally {
@@ -216,58 +211,6 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
   }
   if (result.unmappable.length > 0 || result.totals.some((x) => !x.ok)) result.ok = false;
   return result;
-}
-
-type Aggregates = Map<string, DaySide> & { sums: string[] };
-
-/**
- * A daily db or warehouse stream read from a table or view: per day COUNT(*) and the SUM of each
- * summed spec field whose rule reads one column linearly (a rename, `number`, `minor_units`,
- * `multiply`), the rule applied to the SUM. Undefined for other streams (queries, REST).
- */
-async function sqlAggregates(deps: ReconcileDeps, def: PartnerDefinition, entity: Entity, stream: StreamDefinition, from: string, to: string): Promise<Aggregates | undefined> {
-  if (def.source.type === 'rest' || stream.incremental.mode !== 'daily') return undefined;
-  const relation = 'view' in stream ? stream.view : 'table' in stream ? stream.table : undefined;
-  const dateColumn = 'date_column' in stream ? stream.date_column : undefined;
-  if (relation === undefined || dateColumn === undefined) return undefined;
-  const source = def.source;
-  const db = openSqlConnection({ client: source.client, url: source.url, timezone: source.timezone, statementTimeoutMs: source.statement_timeout_ms, redact: deps.redact, logger: deps.logger, stats: { requests: 0, retries: 0, throttled: 0, waitedMs: 0 } });
-  try {
-    const dialect = db.dialect;
-    const linear: [string, string, Record<string, unknown>][] = [];
-    for (const [name, [field, type]] of Object.entries(SUMS[def.variant][entity] ?? {})) {
-      if (type !== undefined) continue;
-      const rule = stream.mapping.fields[field] ?? (stream.mapping.passthrough ? field : undefined);
-      const column = typeof rule === 'string' ? rule : rule?.from;
-      const linearRule = typeof rule === 'string' || (rule !== undefined && Object.keys(rule).every((k) => ['from', 'number', 'minor_units', 'multiply'].includes(k)));
-      if (column === undefined || column.includes('.') || !linearRule) continue;
-      linear.push([name, column, { [field]: typeof rule === 'string' ? { from: 'v', number: true } : { ...rule, from: 'v', number: true } }]);
-    }
-    const day = columnIdentifier(dateColumn, 'date_column', dialect).sql;
-    const sums = linear.map(([, column], i) => `SUM(${columnIdentifier(column, 'mapping', dialect).sql}) AS s${i}`);
-    const sql = `SELECT ${day} AS d, COUNT(*) AS n${sums.map((s) => `, ${s}`).join('')} FROM ${relationIdentifier(relation, 'table', dialect).sql} WHERE ${day} >= :from AND ${day} <= :to GROUP BY ${day}`;
-    const session = await db.acquire('reconcile aggregates');
-    try {
-      const { rows } = await session.query(sql, { from, to }, `reconcile aggregates of ${relation}`);
-      const out = new Map<string, DaySide>() as Aggregates;
-      out.sums = linear.map(([name]) => name);
-      for (const row of rows) {
-        const sumsOfDay: Record<string, string> = {};
-        linear.forEach(([name, , fields], i) => {
-          const field = Object.keys(fields)[0] as string;
-          const mapped = createMapper(def.variant, entity, { fields: fields as StreamDefinition['mapping']['fields'], passthrough: false }, def.affiliates)({ v: row[`s${i}`] ?? 0 });
-          const value = 'record' in mapped ? mapped.record[field] : undefined;
-          sumsOfDay[name] = value === undefined ? 'n/a' : new Decimal(String(value)).toFixed();
-        });
-        out.set(String(row.d).slice(0, 10), { count: Number(row.n), sums: sumsOfDay });
-      }
-      return out;
-    } finally {
-      await session.release();
-    }
-  } finally {
-    await db.close();
-  }
 }
 
 /** `meta.total` of a REST stream's query for the window (one record asked), or undefined. */
@@ -290,12 +233,16 @@ export function reconciliationLines(r: Reconciliation, limit = 10): string[] {
     if (d.ok) continue;
     if (d.source_sql) lines.push(`     source by SQL: records ${d.source_sql.count}${Object.keys(d.source_sql.sums).length ? `; ${Object.entries(d.source_sql.sums).map(([k, v]) => `${k} ${v}`).join(', ')}` : ''}`);
     if (d.missing_in_store.length > 0) lines.push(`     missing in the store: ${d.missing_in_store.slice(0, limit).join(', ')}${d.missing_in_store.length > limit ? ` (+${d.missing_in_store.length - limit} more)` : ''}`);
+    if (d.not_read !== undefined) lines.push(`     at the source by SQL but not read through the definition: ${d.not_read.slice(0, limit).join(', ')}${d.not_read.length > limit ? ` (+${d.not_read.length - limit} more)` : ''}`);
     if (d.missing_at_source.length > 0) lines.push(`     missing at the source: ${d.missing_at_source.slice(0, limit).join(', ')}${d.missing_at_source.length > limit ? ` (+${d.missing_at_source.length - limit} more)` : ''}`);
     for (const diff of d.differing.slice(0, limit)) {
       lines.push(`     differs ${diff.key}: ${diff.fields.map((f) => `${f.field} source ${JSON.stringify(f.source)} store ${JSON.stringify(f.store)}`).join('; ')}`);
     }
   }
   for (const u of r.unmappable.slice(0, limit)) lines.push(`unmappable ${u.entity}: ${u.message}`);
+  for (const x of r.source_sql_skipped) lines.push(`note ${x.entity}: not aggregated by SQL on the source (${x.reason})`);
+  const bySql = [...new Set(r.days.filter((d) => d.source_sql !== undefined).map((d) => d.entity))];
+  if (bySql.length > 0) lines.push(`counted and summed by SQL on the source as well: ${bySql.join(', ')}`);
   for (const x of r.totals.filter((y) => !y.ok)) lines.push(`DIFF ${x.entity} ${x.window}: the partner's meta.total is ${x.partner_total}, its pages gave ${x.read} records`);
   const checked = r.totals.filter((y) => y.ok).length;
   if (checked > 0) lines.push(`meta.total agrees with the records read for ${checked} quer${checked === 1 ? 'y' : 'ies'}`);

@@ -11,6 +11,11 @@
  * - codes: transaction types as short codes (DEP, WDR, BON, ADJ...), statuses and KYC states as
  *   numbers (statusCode 1..4, kycStatus 0..2).
  *
+ * Prop trading goes further, as many trading platforms do: the customer is a `traderId`, change
+ * stamps too are epoch milliseconds (and the window filters modified_since/updated_since take epoch
+ * milliseconds), account sizes are in thousands (`accountSizeK`: 25 for 25,000) and phases are
+ * stage codes (P1, P2, F, X).
+ *
  * Filters, sorting and pagination are the spec style's (modified_since, updated_since, date,
  * cursor, page): only the records change. `toPartnerStyle` is also what the partner-style replica
  * (src/onboarding/partner-replica.ts) is written from.
@@ -33,7 +38,7 @@ export const PARTNER_NAMES: Record<Entity, Record<string, string>> = {
     kyc_status_id: 'kycStatus',
     sales_status_id: 'salesStage',
     email: 'emailAddress',
-    account_size: 'accountSizeCents',
+    account_size: 'accountSizeK',
     phase: 'stage',
     challenge_type: 'plan',
   },
@@ -78,7 +83,10 @@ export const PARTNER_CODES = {
 const IDS = new Set(['customer_id', 'transaction_id']);
 const EPOCH_MILLIS = new Set(['signup_date', 'transaction_date']);
 const CHANGE_STAMPS = new Set(['last_modified_date', 'updated_at']);
-const CENTS = new Set(['amount_currency', 'total_bets', 'wins', 'ggr', 'ngr', 'pnl', 'drawdown', 'max_drawdown', 'account_size', 'lots_traded']);
+const CENTS = new Set(['amount_currency', 'total_bets', 'wins', 'ggr', 'ngr', 'pnl', 'drawdown', 'max_drawdown', 'lots_traded']);
+const THOUSANDS = new Set(['account_size']);
+/** Prop trading: the customer's own name, per entity. */
+const PROP_NAMES: Record<string, string> = { customer_id: 'traderId' };
 const DECIMAL_TEXT = new Set(['amount_usd']);
 
 const camel = (name: string): string => name.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
@@ -106,17 +114,25 @@ function cents(value: unknown): unknown {
   return times.isInteger() ? times.toNumber() : value;
 }
 
+function thousands(value: unknown): unknown {
+  if (typeof value !== 'number') return value;
+  const k = new Decimal(String(value)).dividedBy(1000);
+  return k.toNumber();
+}
+
 /** One spec record as the partner sends it. */
-export function toPartnerStyle(entity: Entity, record: Readonly<SpecRecord>): Record<string, unknown> {
-  const names = PARTNER_NAMES[entity];
+export function toPartnerStyle(entity: Entity, record: Readonly<SpecRecord>, variant: Variant = 'igaming'): Record<string, unknown> {
+  const prop = variant === 'prop-trading';
+  const names = prop ? { ...PARTNER_NAMES[entity], ...PROP_NAMES } : PARTNER_NAMES[entity];
   const out: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(record)) {
     let v: unknown = value;
     if (v !== null && v !== undefined) {
       if (IDS.has(field)) v = numericId(v);
       else if (EPOCH_MILLIS.has(field)) v = epochMillis(v);
-      else if (CHANGE_STAMPS.has(field)) v = withOffset(v);
+      else if (CHANGE_STAMPS.has(field)) v = prop ? epochMillis(v) : withOffset(v);
       else if (CENTS.has(field)) v = cents(v);
+      else if (THOUSANDS.has(field)) v = thousands(v);
       else if (DECIMAL_TEXT.has(field) && typeof v === 'number') v = new Decimal(String(v)).toFixed(2);
       else if (field in PARTNER_CODES) {
         const codes = PARTNER_CODES[field as keyof typeof PARTNER_CODES];
@@ -133,7 +149,23 @@ export function partnerStyleBody(path: string, body: unknown): unknown {
   const match = /^\/api\/v1\/(igaming|prop-trading)\/(customers|transactions|activity)$/.exec(path);
   if (match === null || typeof body !== 'object' || body === null || !Array.isArray((body as { data?: unknown }).data)) return body;
   const entity = match[2] as Entity;
-  void (match[1] as Variant);
+  const variant = match[1] as Variant;
   const envelope = body as { data: SpecRecord[] };
-  return { ...envelope, data: envelope.data.map((r) => toPartnerStyle(entity, r)) };
+  return { ...envelope, data: envelope.data.map((r) => toPartnerStyle(entity, r, variant)) };
+}
+
+const WINDOW_PARAMS = ['modified_since', 'modified_until', 'updated_since', 'updated_until', 'from', 'to'];
+
+/**
+ * The query of a prop-trading list request in partner style: window bounds given in epoch
+ * milliseconds (as its change stamps are) read as the instants they are; other queries unchanged.
+ */
+export function partnerStyleQuery(path: string, query: URLSearchParams): URLSearchParams {
+  if (!/^\/api\/v1\/prop-trading\/(customers|transactions)$/.test(path)) return query;
+  const out = new URLSearchParams(query);
+  for (const name of WINDOW_PARAMS) {
+    const value = out.get(name);
+    if (value !== null && /^\d{10,14}$/.test(value)) out.set(name, new Date(Number(value)).toISOString());
+  }
+  return out;
 }

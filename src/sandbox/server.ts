@@ -29,7 +29,7 @@ import { BodyTooLargeError, errorReply, mediaType, notFound, readBody, replyText
 import { createTokenService, defaultClients, type SandboxClient } from './oauth.js';
 import { createRateLimiter } from './rate-limit.js';
 import { createStatsCollector, type SandboxStats } from './stats.js';
-import { partnerStyleBody, type SandboxStyle } from './partner-style.js';
+import { partnerStyleBody, partnerStyleQuery, type SandboxStyle } from './partner-style.js';
 
 export type { SandboxData } from './data.js';
 export type { SandboxFaults } from './faults.js';
@@ -142,7 +142,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return { reply: injectedFailure(failure) };
     }
 
-    const answer = handleApi({ data, faults }, method, path, query);
+    const answer = handleApi({ data, faults }, method, path, options.style === 'partner' ? partnerStyleQuery(path, query) : query);
     const reply = options.style === 'partner' && answer.page === true ? { ...answer, body: partnerStyleBody(path, answer.body) } : answer;
     const text = replyText(reply);
     if (reply.page === true && injector.malformed()) {

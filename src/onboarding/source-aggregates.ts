@@ -1,0 +1,233 @@
+/**
+ * Reconcile's second opinion on a database or warehouse source: per UTC day, the record count and
+ * the sums computed by SQL ON THE SOURCE (`COUNT(*)`, `SUM(col)` ... `GROUP BY day[, type]`), for
+ * every entity of a stream read from a table or view: customers per signup day; transactions per
+ * day and per type (deposits, withdrawals, bonuses; challenge fees, reset fees, payouts, refunds);
+ * activity per day (bets, wins, GGR, NGR; P&L, lots).
+ *
+ * The partner's columns are not the spec's, so the definition's mapping is applied to the
+ * aggregate: the day comes from the column the day field is mapped from (a DATE; a date-time
+ * column read in the source's zone and turned to its UTC day; epoch milliseconds or seconds
+ * divided into UTC days), the type codes of each group go through the type field's own rule
+ * (`map`), and each SUM through the amount's rule when it is linear (a rename, `number`,
+ * `minor_units`, `multiply`), so that sums in cents or thousands come out in spec units.
+ *
+ * A stream this cannot aggregate (read by a query, a day field from a nested path or a text
+ * format, a non-linear amount rule) has a reason instead, shown by reconcile.
+ */
+import { Decimal } from 'decimal.js';
+import { openSqlConnection } from '../../connectors/sql/connection.js';
+import type { SqlDialect } from '../../connectors/sql/dialects.js';
+import { columnIdentifier, relationIdentifier } from '../../connectors/sql/identifiers.js';
+import { addDays } from '../../jobs/windows.js';
+import type { FieldRule, PartnerDefinition, StreamDefinition } from '../config/definition.js';
+import type { Logger, Redact } from '../log.js';
+import { createMapper } from '../pipeline/map-record.js';
+import { entityTable } from '../store/tables.js';
+import type { Entity, SpecRecord, Variant } from '../types.js';
+
+export interface AggregateSide {
+  count: number;
+  sums: Record<string, string>;
+}
+
+/** Per UTC day (YYYY-MM-DD): the source's count and sums, in spec units; `sums` names the sums computed. */
+export type SourceAggregates = { days: Map<string, AggregateSide>; sums: string[] } | { skipped: string };
+
+/** The sums kept per entity and variant: name → [spec field, only records of this transaction_type]. */
+export const SUMS: Record<Variant, Partial<Record<Entity, Record<string, [string, string?]>>>> = {
+  igaming: {
+    transactions: { deposits: ['amount_currency', 'deposit'], withdrawals: ['amount_currency', 'withdrawal'], bonuses: ['amount_currency', 'bonus'] },
+    activity: { total_bets: ['total_bets'], wins: ['wins'], ggr: ['ggr'], ngr: ['ngr'] },
+  },
+  'prop-trading': {
+    transactions: { challenge_fees: ['amount_currency', 'challenge_fee'], reset_fees: ['amount_currency', 'reset_fee'], payouts: ['amount_currency', 'payout'], refunds: ['amount_currency', 'refund'] },
+    activity: { pnl: ['pnl'], lots_traded: ['lots_traded'] },
+  },
+};
+
+export const DAY_FIELD: Record<Entity, string> = { customers: 'signup_date', transactions: 'transaction_date', activity: 'date' };
+
+const MS_PER_DAY = 86_400_000;
+const LINEAR_KEYS = ['from', 'number', 'minor_units', 'multiply'];
+
+/** The source column a rule reads (a top-level column only), or undefined. */
+function columnOf(rule: FieldRule | undefined): string | undefined {
+  const column = typeof rule === 'string' ? rule : rule?.from;
+  return column === undefined || column.includes('.') ? undefined : column;
+}
+
+const ruleOf = (stream: StreamDefinition, field: string): FieldRule | undefined => stream.mapping.fields[field] ?? (stream.mapping.passthrough ? field : undefined);
+
+type DayExpression =
+  | { kind: 'date'; column: string }
+  | { kind: 'datetime'; column: string }
+  | { kind: 'epoch'; column: string; unitMs: number };
+
+/** How the entity's day is read from the source, or why it cannot be. */
+function dayExpression(entity: Entity, stream: StreamDefinition): DayExpression | string {
+  const field = DAY_FIELD[entity];
+  const rule = ruleOf(stream, field);
+  const column = columnOf(rule) ?? ('date_column' in stream && entity === 'activity' ? stream.date_column : undefined);
+  if (column === undefined) return `${field} is not mapped from one column of the table`;
+  const datetime = typeof rule === 'object' ? rule.datetime : undefined;
+  if (datetime?.format === 'unix_millis') return { kind: 'epoch', column, unitMs: 1 };
+  if (datetime?.format === 'unix_seconds') return { kind: 'epoch', column, unitMs: 1000 };
+  if (datetime !== undefined) return `${field} is read from text (datetime format ${datetime.format ?? 'iso'}): its day is not computed by SQL`;
+  return entity === 'activity' ? { kind: 'date', column } : { kind: 'datetime', column };
+}
+
+/**
+ * The day's SQL (a DATE, or a day number for epochs) and a sargable range on the raw column that
+ * holds every row of the days asked (date-times: a day wider each side, whatever the source's zone).
+ */
+function daySql(day: DayExpression, dialect: SqlDialect, from: string, to: string): { expr: string; range: string; params: Record<string, unknown>; toDay: (v: unknown) => string } {
+  const col = columnIdentifier(day.column, 'mapping', dialect).sql;
+  const text = (v: unknown) => String(v).slice(0, 10);
+  if (day.kind === 'epoch') {
+    const perDay = MS_PER_DAY / day.unitMs;
+    const expr = dialect.client === 'mysql' ? `FLOOR(${col} / ${perDay})` : dialect.client === 'postgres' ? `floor(${col} / ${perDay}.0)` : `CAST(${col} / ${perDay} AS INTEGER)`;
+    const lo = Date.parse(`${from}T00:00:00Z`) / day.unitMs;
+    const hi = Date.parse(`${addDays(to, 1)}T00:00:00Z`) / day.unitMs;
+    return { expr, range: `${col} >= :lo AND ${col} < :hi`, params: { lo, hi }, toDay: (v) => new Date(Number(v) * MS_PER_DAY).toISOString().slice(0, 10) };
+  }
+  if (day.kind === 'date') return { expr: col, range: `${col} >= :lo AND ${col} <= :hi`, params: { lo: from, hi: to }, toDay: text };
+  // A date-time in the session's zone (the source's `timezone`) → its UTC day.
+  const expr =
+    dialect.client === 'mysql' ? `DATE(CONVERT_TZ(${col}, @@session.time_zone, '+00:00'))`
+    : dialect.client === 'postgres' ? `CAST(CAST(${col} AS timestamptz) AT TIME ZONE 'UTC' AS DATE)`
+    : `date(${col})`;
+  return { expr, range: `${col} >= :lo AND ${col} < :hi`, params: { lo: `${addDays(from, -1)} 00:00:00`, hi: `${addDays(to, 2)} 00:00:00` }, toDay: text };
+}
+
+/** A linear amount rule applied to a SUM (cents → units, thousands → units), in spec units. */
+function linearMapper(variant: Variant, entity: Entity, field: string, rule: FieldRule, affiliates: PartnerDefinition['affiliates']): ((sum: unknown) => string) | undefined {
+  if (typeof rule === 'object' && !Object.keys(rule).every((k) => LINEAR_KEYS.includes(k))) return undefined;
+  const fields = { [field]: typeof rule === 'string' ? { from: 'v', number: true } : { ...rule, from: 'v', number: true } };
+  const map = createMapper(variant, entity, { fields, passthrough: false }, affiliates);
+  return (sum) => {
+    const mapped = map({ v: sum ?? 0 });
+    const value = 'record' in mapped ? mapped.record[field] : undefined;
+    return value === undefined || value === null ? 'n/a' : new Decimal(String(value)).toFixed();
+  };
+}
+
+export interface AggregateDeps {
+  redact: Redact;
+  logger: Logger;
+}
+
+/** The source's per-day counts and sums for a db or warehouse stream; undefined for a REST stream. */
+export async function sourceAggregates(deps: AggregateDeps, def: PartnerDefinition, entity: Entity, stream: StreamDefinition, from: string, to: string): Promise<SourceAggregates | undefined> {
+  if (def.source.type === 'rest') return undefined;
+  const relation = 'view' in stream && stream.view ? stream.view : 'table' in stream && stream.table ? stream.table : undefined;
+  if (relation === undefined) return { skipped: 'the stream is read by a query: compared on the rows it reads only' };
+  const day = dayExpression(entity, stream);
+  if (typeof day === 'string') return { skipped: day };
+
+  const sums = Object.entries(SUMS[def.variant][entity] ?? {});
+  const amounts: { name: string; column: string; type?: string; apply: (sum: unknown) => string }[] = [];
+  for (const [name, [field, type]] of sums) {
+    const rule = ruleOf(stream, field);
+    const column = columnOf(rule);
+    const apply = rule === undefined ? undefined : linearMapper(def.variant, entity, field, rule, def.affiliates);
+    if (column === undefined || apply === undefined) return { skipped: `${field} is not a linear rule on one column (a rename, number, minor_units, multiply)` };
+    amounts.push({ name, column, ...(type !== undefined ? { type } : {}), apply });
+  }
+  const typed = amounts.some((a) => a.type !== undefined);
+  const typeRule = typed ? ruleOf(stream, 'transaction_type') : undefined;
+  const typeColumn = columnOf(typeRule);
+  if (typed && (typeRule === undefined || typeColumn === undefined)) return { skipped: 'transaction_type is not mapped from one column of the table' };
+  const typeOf = typeRule === undefined ? undefined : createMapper(def.variant, entity, { fields: { transaction_type: typeof typeRule === 'string' ? { from: 'v' } : { ...typeRule, from: 'v' } }, passthrough: false }, def.affiliates);
+
+  const source = def.source;
+  const db = openSqlConnection({ client: source.client, url: source.url, timezone: source.timezone, statementTimeoutMs: source.statement_timeout_ms, redact: deps.redact, logger: deps.logger, stats: { requests: 0, retries: 0, throttled: 0, waitedMs: 0 } });
+  try {
+    const dialect = db.dialect;
+    const q = (column: string) => columnIdentifier(column, 'mapping', dialect).sql;
+    const { expr, range, params, toDay } = daySql(day, dialect, from, to);
+    // One SUM per distinct amount column; the rows grouped by day (and by the raw type code).
+    const columns = [...new Set(amounts.map((a) => a.column))];
+    const inner = [`${expr} AS d`, ...(typeColumn !== undefined ? [`${q(typeColumn)} AS t`] : []), ...columns.map((c, i) => `${q(c)} AS a${i}`)];
+    const outer = ['d', ...(typeColumn !== undefined ? ['t'] : []), 'COUNT(*) AS n', ...columns.map((_c, i) => `SUM(a${i}) AS s${i}`)];
+    const [lo, hi] = day.kind === 'epoch' ? [Math.floor((params.lo as number) / (MS_PER_DAY / day.unitMs)), Math.floor((params.hi as number) / (MS_PER_DAY / day.unitMs)) - 1] : [from, to];
+    const sql =
+      `SELECT ${outer.join(', ')} FROM (SELECT ${inner.join(', ')} FROM ${relationIdentifier(relation, 'table', dialect).sql} WHERE ${range}) x` +
+      ` WHERE d >= :dlo AND d <= :dhi GROUP BY d${typeColumn !== undefined ? ', t' : ''}`;
+    const session = await db.acquire('reconcile aggregates');
+    try {
+      const { rows } = await session.query(sql, { ...params, dlo: lo, dhi: hi }, `reconcile aggregates of ${relation}`);
+      // Raw sums per day and name (before the rule), added up over the type codes of the day.
+      const raw = new Map<string, { count: number; sums: Map<string, Decimal> }>();
+      for (const row of rows) {
+        const d = toDay(row.d);
+        const entry = raw.get(d) ?? { count: 0, sums: new Map(amounts.map((a) => [a.name, new Decimal(0)])) };
+        raw.set(d, entry);
+        entry.count += Number(row.n);
+        const mapped = typeOf?.({ v: row.t });
+        const specType = mapped !== undefined && 'record' in mapped ? mapped.record.transaction_type : undefined;
+        for (const a of amounts) {
+          if (a.type !== undefined && specType !== a.type) continue;
+          const s = row[`s${columns.indexOf(a.column)}`];
+          if (s !== null && s !== undefined) entry.sums.set(a.name, (entry.sums.get(a.name) as Decimal).plus(new Decimal(String(s))));
+        }
+      }
+      const days = new Map<string, AggregateSide>();
+      for (const [d, entry] of raw) {
+        days.set(d, { count: entry.count, sums: Object.fromEntries(amounts.map((a) => [a.name, a.apply((entry.sums.get(a.name) as Decimal).toFixed())])) });
+      }
+      return { days, sums: amounts.map((a) => a.name) };
+    } finally {
+      await session.release();
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * The keys of the source's records of some days, read by SQL with the same day expression as the
+ * aggregates and mapped through the key fields' own rules (numeric ids become the spec's text):
+ * for a day whose SQL aggregate disagrees, the keys that the definition's reads (or the store)
+ * lack. Undefined when the stream cannot be read so (see sourceAggregates).
+ */
+export async function sourceKeys(deps: AggregateDeps, def: PartnerDefinition, entity: Entity, stream: StreamDefinition, days: readonly string[], keyOf: (record: SpecRecord) => string): Promise<Map<string, Set<string>> | undefined> {
+  if (def.source.type === 'rest' || days.length === 0) return undefined;
+  const relation = 'view' in stream && stream.view ? stream.view : 'table' in stream && stream.table ? stream.table : undefined;
+  const day = dayExpression(entity, stream);
+  if (relation === undefined || typeof day === 'string') return undefined;
+  const keyFields = entityTable(def.variant, entity).key;
+  const rules = Object.fromEntries(keyFields.map((f) => [f, ruleOf(stream, f)]));
+  const columns = keyFields.map((f) => columnOf(rules[f]));
+  if (columns.some((c) => c === undefined)) return undefined;
+  const fields = Object.fromEntries(keyFields.map((f, i) => [f, typeof rules[f] === 'string' ? { from: `k${i}` } : { ...(rules[f] as object), from: `k${i}` }]));
+  const map = createMapper(def.variant, entity, { fields, passthrough: false }, def.affiliates);
+  const source = def.source;
+  const db = openSqlConnection({ client: source.client, url: source.url, timezone: source.timezone, statementTimeoutMs: source.statement_timeout_ms, redact: deps.redact, logger: deps.logger, stats: { requests: 0, retries: 0, throttled: 0, waitedMs: 0 } });
+  try {
+    const dialect = db.dialect;
+    const out = new Map<string, Set<string>>();
+    const session = await db.acquire('reconcile keys');
+    try {
+      for (const d of days) {
+        const { expr, range, params, toDay } = daySql(day, dialect, d, d);
+        const select = columns.map((c, i) => `${columnIdentifier(c as string, 'mapping', dialect).sql} AS k${i}`);
+        const dayValue = day.kind === 'epoch' ? Math.floor((params.lo as number) / (MS_PER_DAY / day.unitMs)) : d;
+        const sql = `SELECT ${select.join(', ')}, ${expr} AS d FROM ${relationIdentifier(relation, 'table', dialect).sql} WHERE ${range}`;
+        const { rows } = await session.query(sql, params, `reconcile keys of ${relation} on ${d}`);
+        const keys = new Set<string>();
+        for (const row of rows) {
+          if (toDay(row.d) !== toDay(dayValue)) continue;
+          const mapped = map(row);
+          keys.add('record' in mapped ? keyOf(mapped.record) : keyFields.map((_f, i) => String(row[`k${i}`])).join('|'));
+        }
+        out.set(d, keys);
+      }
+      return out;
+    } finally {
+      await session.release();
+    }
+  } finally {
+    await db.close();
+  }
+}
