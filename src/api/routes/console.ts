@@ -23,6 +23,7 @@ import { CSS, html, Html, layout } from '../../console/html.js';
 import {
   activityPage, commissionsPage, fraudFlagPage, fraudPage, ledgerLinesPage, onboardingPage, partnersPage, rejectsPage, reportsPage, runsPage, sourceRecordPage,
 } from '../../console/pages.js';
+import { FAILED, REFUSED, signInWait, triedName } from '../../console/throttle.js';
 import { audit, checkPassword, endSession, findSession, startSession, type Role, type Session } from '../../console/users.js';
 import { DecisionError } from '../../fraud/flags.js';
 import { packageRoot } from '../../paths.js';
@@ -115,15 +116,23 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
 
   app.post('/console/login', CONSOLE_ROUTE, async (request, reply) => {
     const form = (request.body ?? {}) as Form;
-    const user = await checkPassword(store, form.name ?? '', form.password ?? '');
+    const name = triedName(form.name ?? '');
+    // Too many recent failures for this name or from this address: refused unchecked (./console/throttle.ts).
+    const wait = await signInWait(store, name, request.ip);
+    if (wait > 0) {
+      await audit(store, name, REFUSED, request.ip, `locked out for ${wait} s after repeated wrong passwords`);
+      return send(reply.header('retry-after', String(wait)), layout('Sign in', undefined, html`<p class="error" role="alert">Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minute(s).</p>`), 429);
+    }
+    const user = await checkPassword(store, name, form.password ?? '');
     if (!user) {
+      await audit(store, name, FAILED, request.ip, '');
       return send(reply, layout('Sign in', undefined, html`<p class="error" role="alert">Wrong user name or password.</p><form class="login" method="post" action="/console/login">
         <label for="name">User name</label><input id="name" name="name" value="${form.name ?? ''}" required>
         <label for="password">Password</label><input id="password" name="password" type="password" required>
         <p><button type="submit" class="primary">Sign in</button></p></form>`), 401);
     }
     const session = await startSession(store, user);
-    await audit(store, user.name, 'sign in', user.role, '');
+    await audit(store, user.name, 'sign in', request.ip, `role ${user.role}`);
     const secure = request.protocol === 'https' ? '; Secure' : '';
     reply.header('set-cookie', `${SESSION_COOKIE}=${session.id}; Path=/console; HttpOnly; SameSite=Strict; Expires=${session.expires.toUTCString()}${secure}`);
     const next = form.next && form.next.startsWith('/console/') && !form.next.startsWith('/console//') ? form.next : '/console/partners';
