@@ -19,6 +19,7 @@ import { fromStoreTimestamp } from '../store/values.js';
 import { csrfField, html, Html, table } from './html.js';
 import { listAudit, type Session } from './users.js';
 import type { Plan } from '../commission/plans.js';
+import type { BackfillJob, StreamProgress } from './backfills.js';
 
 const when = (v: unknown): string => (fromStoreTimestamp(v) ?? '').slice(0, 19).replace('T', ' ');
 const num = (v: unknown): Html => html`<span class="num">${v}</span>`;
@@ -51,7 +52,7 @@ function stateBadge(f: Freshness | null | undefined): Html {
   return html`<span class="state state-${signal}" title="${f.state}">${signal}</span>`;
 }
 
-export async function partnersPage(store: Store, definitions: readonly PartnerDefinition[], session: Session): Promise<Html> {
+export async function partnersPage(store: Store, definitions: readonly PartnerDefinition[], session: Session, backfills: readonly BackfillJob[] = []): Promise<Html> {
   const rows = await statusRows(store, definitions);
   const defined = new Set(definitions.map((d) => d.partner));
   const partners = [...new Set(rows.map((r) => r.partner))];
@@ -63,11 +64,12 @@ export async function partnersPage(store: Store, definitions: readonly PartnerDe
       (r.last_run as { error?: string | null } | null)?.error ?? '']), 'Streams and their freshness')}
   ${canRun ? html`<h2>Run now</h2><p class="muted">One incremental sync of every stream of the partner, the same job as <code>partner-sync run</code>.</p>
   ${partners.filter((p) => defined.has(p)).map((p) => html`<form class="inline" method="post" action="/console/partners/run">${csrfField(session)}<input type="hidden" name="partner" value="${p}"><button type="submit">Run ${p} now</button></form> `)}
-  <h2>Backfill</h2><p class="muted">Closed days of every stream, the same job as <code>partner-sync backfill</code>; its runs show on the Runs page.</p>
+  <h2>Backfill</h2><p class="muted">Closed days of every stream, the same job as <code>partner-sync backfill</code>; its progress shows while it runs, its runs on the Runs page.</p>
   <form class="filters" method="post" action="/console/partners/backfill">${csrfField(session)}
     <div><label for="bf-partner">Partner</label><select id="bf-partner" name="partner">${partners.filter((p) => defined.has(p)).map((p) => html`<option>${p}</option>`)}</select></div>
     <div><label for="bf-from">From</label><input id="bf-from" name="from" type="date" required></div>
-    <div><label for="bf-to">To</label><input id="bf-to" name="to" type="date" required></div><button type="submit">Backfill</button></form>` : ''}`;
+    <div><label for="bf-to">To</label><input id="bf-to" name="to" type="date" required></div><button type="submit">Backfill</button></form>` : ''}
+  ${backfillsList(backfills)}`;
 }
 
 export async function runsPage(store: Store, filter: { partner?: string; stream?: string; status?: string }): Promise<Html> {
@@ -217,4 +219,23 @@ export async function onboardingPage(store: Store): Promise<Html> {
 export async function activityPage(store: Store): Promise<Html> {
   const entries = await listAudit(store);
   return table(['When', 'Who', 'Action', 'Target', 'Detail'], entries.map((e) => [when(e.at), e.user, e.action, e.target, e.detail]), 'Actions taken in the console (latest first)');
+}
+
+const streamCells = (s: StreamProgress): unknown[] => [s.stream, s.windows > 0 ? `${s.window}/${s.windows}` : '-', s.days || '-', s.pulled, s.loaded, s.rejected ?? '-', `${s.status ?? (s.window > 0 ? 'running' : 'waiting')}${s.error ? `: ${s.error}` : ''}`];
+const STREAM_FIELDS = ['stream', 'window', 'days', 'pulled', 'loaded', 'rejected', 'status'];
+
+/** A console backfill while it runs and once done: ./assets backfill.js polls its progress and fills the same cells. */
+export function backfillPage(job: BackfillJob): Html {
+  return html`<div id="backfill" data-progress="/console/backfills/${job.id}/progress">
+  <p>Backfill of <strong>${job.partner}</strong>, days ${job.from} to ${job.to}, started by ${job.by} at ${job.startedAt.slice(0, 19).replace('T', ' ')} UTC: <strong id="bf-state" class="state state-${job.state === 'failed' ? 'breach' : job.state === 'done' ? 'ok' : 'late'}">${job.state}</strong></p>
+  <p><progress id="bf-bar" max="1" value="0" aria-label="Days windows read">0%</progress> <span id="bf-pct">0%</span> of the days windows read</p>
+  <table><caption>Progress by stream</caption><thead><tr>${['Stream', 'Days window', 'Days', 'Pulled', 'Loaded', 'Rejected', 'Status'].map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
+  <tbody>${job.streams.map((s) => html`<tr data-stream="${s.stream}">${streamCells(s).map((c, i) => html`<td data-field="${STREAM_FIELDS[i]}">${c}</td>`)}</tr>`)}</tbody></table>
+  <p id="bf-summary" role="status">${job.state === 'running' ? '' : job.error ? `Failed: ${job.error}` : 'Done.'}</p>
+  <p><a href="/console/runs?${q({ partner: job.partner })}">Runs of ${job.partner}</a> · <a href="/console/partners">Partners</a></p></div>`;
+}
+
+export function backfillsList(jobs: readonly BackfillJob[]): Html {
+  if (jobs.length === 0) return html``;
+  return table(['Backfill', 'Partner', 'Days', 'By', 'Started', 'State'], jobs.map((j) => [html`<a href="/console/backfills/${j.id}">${j.id}</a>`, j.partner, `${j.from} – ${j.to}`, j.by, j.startedAt.slice(0, 19).replace('T', ' '), j.state]), 'Backfills started here (the last hour)');
 }

@@ -26,6 +26,8 @@ import { silentLogger } from '../../src/log.js';
 import { packageRoot } from '../../src/paths.js';
 import { quarantine } from '../../src/store/rejects.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import type { PartnerDefinition } from '../../src/config/definition.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TEST_KDF: KdfParams = { alg: 'scrypt', N: 1024, r: 8, p: 1, keylen: 32 };
@@ -43,6 +45,7 @@ describe('web console', function () {
   let browser: Browser | undefined;
   let loaderOf: () => Loader;
   let shots: string;
+  let sandbox: Sandbox;
   const timings: Record<string, number[]> = {};
 
   before(async () => {
@@ -87,7 +90,12 @@ describe('web console', function () {
     const config = await loadConfig(globals);
     const loader = await cliLoader(globals, io, store, silentLogger());
     loaderOf = () => loader;
-    app = await buildApi({ store, loader, logger: silentLogger(), config: { dir: globals.config, definitions: config.definitions, redact: config.redact } }, { env: { PARTNER_SYNC_JWT_SECRET: 'x'.repeat(40) } });
+    // A sandbox partner API answering slowly (120 ms a request), so a backfill's progress can be watched:
+    // sandbox-live is sandbox-casino's definition pointed at it.
+    sandbox = await startSandbox({ customers: 40, seed: 5, clients: [{ client_id: 'sandbox-client', client_secret: process.env.SANDBOX_CLIENT_SECRET! }], faults: { latencyMs: 120 } });
+    const casino = config.definitions.find((d) => d.partner === 'sandbox-casino')!;
+    const live = { ...casino, partner: 'sandbox-live', source: { ...casino.source, base_url: sandbox.url } } as PartnerDefinition;
+    app = await buildApi({ store, loader, logger: silentLogger(), config: { dir: globals.config, definitions: [...config.definitions, live], redact: config.redact } }, { env: { PARTNER_SYNC_JWT_SECRET: 'x'.repeat(40) } });
     await app.listen({ host: '127.0.0.1', port: 0 });
     url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     if (existsSync(CHROMIUM)) {
@@ -100,6 +108,7 @@ describe('web console', function () {
   after(async () => {
     await browser?.close();
     await app?.close();
+    await sandbox?.close();
     await store?.close();
     const rows = Object.entries(timings).map(([page, ms]) => `${page} ${Math.max(...ms).toFixed(1)} ms`);
     if (rows.length > 0) console.log(`      server time per page (max of visits, demo-sized store): ${rows.join(', ')}`);
@@ -273,6 +282,58 @@ describe('web console', function () {
       await visit(page, '/console/activity', 'activity');
       assert.match(await page.locator('main').innerText(), /olga\s+replay rejects\s+lucky-casino/);
       await visit(page, '/console/onboarding', 'onboarding');
+      await context.close();
+    });
+
+    it('an operator backfills a sandbox partner and watches its progress advance to the final counts, without a reload', async () => {
+      const context = await browser!.newContext({ viewport: { width: 1300, height: 900 } });
+      const page = await context.newPage();
+      page.setDefaultTimeout(5000);
+      await login(page, 'olga');
+      const day = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+      await page.selectOption('#bf-partner', 'sandbox-live');
+      await page.fill('#bf-from', day(6));
+      await page.fill('#bf-to', day(2));
+      await page.click('form[action="/console/partners/backfill"] button[type=submit]');
+      await page.waitForURL(/\/console\/backfills\/[A-Za-z0-9_-]+$/);
+      const address = page.url();
+      let navigations = 0;
+      page.on('framenavigated', () => (navigations += 1));
+      // What the page shows, sampled while the backfill runs: the state and each stream's cells.
+      const snapshots: { state: string; cells: string[][] }[] = [];
+      for (let i = 0; i < 400; i++) {
+        const snap = await page.evaluate(() => {
+          type El = { textContent: string | null; querySelectorAll(s: string): El[] };
+          const doc = (globalThis as unknown as { document: { getElementById(id: string): El; querySelectorAll(s: string): El[] } }).document;
+          return { state: doc.getElementById('bf-state').textContent ?? '', cells: [...doc.querySelectorAll('#backfill tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')) };
+        });
+        if (JSON.stringify(snap) !== JSON.stringify(snapshots.at(-1))) snapshots.push(snap);
+        if (snapshots.length === 3) await page.screenshot({ path: join(shots, 'backfill-running.png'), fullPage: true });
+        if (snap.state !== 'running') break;
+        await new Promise((resolve) => setTimeout(resolve, 40));
+      }
+      const final = snapshots.at(-1)!;
+      assert.equal(final.state, 'done');
+      assert.equal(navigations, 0, 'the page was not reloaded');
+      assert.equal(page.url(), address);
+      const running = snapshots.filter((s) => s.state === 'running');
+      assert.ok(running.length >= 3, `progress advanced on the page while running: ${running.length} distinct views`);
+      // Loaded counts only grow, and some stream was seen part-way (a days window below the last, with records loaded).
+      const loadedOf = (s: { cells: string[][] }) => s.cells.reduce((n, c) => n + Number(c[4]), 0);
+      for (let i = 1; i < snapshots.length; i++) assert.ok(loadedOf(snapshots[i]!) >= loadedOf(snapshots[i - 1]!), 'loaded never goes back');
+      assert.ok(running.some((s) => s.cells.some((c) => /^(\d+)\/(\d+)$/.test(c[1]!) && Number(c[1]!.split('/')[0]) < Number(c[1]!.split('/')[1]) && Number(c[4]) > 0)), 'a stream seen mid-way with records loaded');
+      await page.screenshot({ path: join(shots, 'backfill-done.png'), fullPage: true });
+      // The final counts are the runs' stored counts (the same job as `partner-sync backfill`).
+      const runs = (await store.knex('runs').where({ partner_id: 'sandbox-live', kind: 'backfill' }).select('stream', 'status', 'loaded', 'rejected')) as { stream: string; status: string; loaded: number; rejected: number }[];
+      assert.deepEqual(runs.map((r) => r.stream).sort(), ['activity', 'customers', 'transactions']);
+      for (const r of runs) {
+        const row = final.cells.find((c) => c[0] === r.stream)!;
+        assert.deepEqual([row[4], row[5], row[6]], [String(r.loaded), String(r.rejected), r.status], r.stream);
+        assert.ok(Number(r.loaded) > 0, `${r.stream} loaded records`);
+      }
+      assert.equal(await page.locator('#bf-summary').innerText(), 'Done.');
+      await visit(page, '/console/activity', 'activity-backfill');
+      assert.match(await page.locator('main').innerText(), /olga\s+backfill\s+sandbox-live \d{4}-\d{2}-\d{2}\.\.\d{4}-\d{2}-\d{2}\s+customers succeeded: [1-9]\d* loaded/);
       await context.close();
     });
 
