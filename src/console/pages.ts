@@ -11,15 +11,16 @@ import { listReviewHolds } from '../commission/review-holds.js';
 import type { PartnerDefinition } from '../config/definition.js';
 import { decisionsOf, getFlag, listFlags, type FlagStatus } from '../fraud/flags.js';
 import { checklistStatus } from '../onboarding/checklist.js';
-import { affiliateReport } from '../reports/affiliates.js';
-import { funnelReport } from '../reports/funnel.js';
-import { listRejects } from '../store/rejects.js';
+import { countOpenRejects, listRejects } from '../store/rejects.js';
 import type { Store } from '../store/store.js';
 import { fromStoreTimestamp } from '../store/values.js';
 import { csrfField, html, Html, table } from './html.js';
 import { listAudit, type Session } from './users.js';
 import type { Plan } from '../commission/plans.js';
 import type { BackfillJob, StreamProgress } from './backfills.js';
+
+/** Open rejects grouped on the Rejects page (the oldest first); the counts per stream cover all. */
+export const REJECTS_GROUPED = 2000;
 
 const when = (v: unknown): string => (fromStoreTimestamp(v) ?? '').slice(0, 19).replace('T', ' ');
 const num = (v: unknown): Html => html`<span class="num">${v}</span>`;
@@ -88,7 +89,9 @@ export async function runsPage(store: Store, filter: { partner?: string; stream?
 }
 
 export async function rejectsPage(store: Store, session: Session, filter: { partner?: string }): Promise<Html> {
-  const rejects = await listRejects(store.knex, { status: 'open', partner: filter.partner });
+  // The groups are taken over the oldest open rejects (REJECTS_GROUPED); the totals per stream are exact.
+  const [rejects, open] = await Promise.all([listRejects(store.knex, { status: 'open', partner: filter.partner, limit: REJECTS_GROUPED }), countOpenRejects(store.knex)]);
+  const total = [...open].filter(([k]) => !filter.partner || k.startsWith(`${filter.partner}/`)).reduce((n, [, c]) => n + c, 0);
   const groups = new Map<string, { partner: string; entity: string; field: string; rule: string; count: number; sample: unknown; message: string }>();
   for (const r of rejects) {
     for (const e of r.errors) {
@@ -108,30 +111,13 @@ export async function rejectsPage(store: Store, session: Session, filter: { part
   }
   const partners = [...new Set(rejects.map((r) => r.partner_id))].sort();
   const canAct = session.user.role === 'operator';
-  return html`<p>${rejects.length} open reject(s)${filter.partner ? ` of ${filter.partner}` : ''}. Personal fields of the samples are masked.</p>
+  return html`<p>${total} open reject(s)${filter.partner ? ` of ${filter.partner}` : ''}${total > rejects.length ? `; grouped below: the oldest ${rejects.length}` : ''}. Personal fields of the samples are masked.</p>
   ${table(['Partner', 'Stream', 'Field', 'Rule', 'Count', 'Message', 'Sample record'],
     [...groups.values()].sort((a, b) => b.count - a.count).map((g) => [g.partner, g.entity, g.field, g.rule, num(g.count), g.message, html`<pre tabindex="0">${JSON.stringify(g.sample, null, 1)}</pre>`]), 'Open rejects by field and rule')}
   ${canAct && partners.length > 0 ? html`<h2>Replay or discard</h2>${partners.map((p) => html`<div class="filters">
     <form class="inline" method="post" action="/console/rejects/replay">${csrfField(session)}<input type="hidden" name="partner" value="${p}"><button type="submit" class="primary">Replay ${p}</button></form>
     <form class="inline" method="post" action="/console/rejects/discard">${csrfField(session)}<input type="hidden" name="partner" value="${p}">
       <label for="reason-${p}">Reason</label><input id="reason-${p}" name="reason" required size="30"><button type="submit">Discard open rejects of ${p}</button></form></div>`)}` : ''}`;
-}
-
-export async function commissionsPage(store: Store, plans: readonly Plan[], filter: { affiliate?: string; month?: string; partner?: string }): Promise<Html> {
-  const report = await ledgerReport(store.knex, filter, { lines: false, plans, now: store.now() });
-  const held = new Map<string, number>();
-  for (const h of report.review_held) {
-    const key = `${h.affiliate_id}\u0000${h.period}`;
-    held.set(key, (held.get(key) ?? 0) + Number(h.withheld_usd));
-  }
-  return html`<p>Total ${report.total_usd} USD; payable ${report.payable_usd} USD (${report.review_withheld_usd} withheld for review). Select an amount to see its ledger lines.</p>
-  ${table(['Affiliate', 'Month', 'Plan', 'Partner', 'Earned USD', 'Clawed back USD', 'Held for review USD', 'Net USD', 'Lines'],
-    report.totals.map((t) => [t.affiliate, t.month, t.plan_id, t.partner, num(t.earned), num(t.clawed_back), num((held.get(`${t.affiliate}\u0000${t.month}`) ?? 0).toFixed(2)),
-      html`<a href="/console/commissions/lines?${q({ affiliate: t.affiliate, month: t.month, partner: t.partner, plan: t.plan_id })}">${t.amount_usd}</a>`, num(t.lines)]), 'Commissions per affiliate and month')}
-  ${report.held.length > 0 ? html`<h2>Held for FX rates</h2>${table(['Plan', 'Affiliate', 'Customer', 'Period', 'Since', 'Missing rates'], report.held.map((h) => [h.plan_id, h.affiliate_id, h.customer_id ?? '-', h.period, when(h.since), h.missing.join(', ')]))}` : ''}
-  ${report.review_held.length > 0 ? html`<h2>Held for review</h2>${table(['Plan', 'Affiliate', 'Customer', 'Period', 'Withheld USD', 'Waiting USD', 'Fraud flags'],
-    report.review_held.map((h) => [h.plan_id, h.affiliate_id, h.customer_id ?? '-', h.period, num(h.withheld_usd), num(h.waiting_usd ?? 'FX rate missing'),
-      h.flags.map((f) => html`<a href="/console/fraud/${f.id}">#${f.id} ${f.rule}</a> `)]))}` : ''}`;
 }
 
 function sourceLink(partner: string, source: string): Html {
@@ -185,28 +171,6 @@ export async function fraudFlagPage(store: Store, session: Session, id: number):
   ${flag.status === 'open' && session.user.role === 'manager' ? html`<h2>Decide</h2><form method="post" action="/console/fraud/${flag.id}/decide">${csrfField(session)}
     <label for="reason">Reason</label><input id="reason" name="reason" required size="50">
     <button type="submit" name="decision" value="confirmed" class="primary">Confirm fraud</button> <button type="submit" name="decision" value="dismissed">Dismiss</button></form>` : ''}`;
-}
-
-export async function reportsPage(store: Store, filter: { from?: string; to?: string; partner?: string }): Promise<{ body: Html; data: unknown }> {
-  const report = await affiliateReport(store, { partner: filter.partner, from: filter.from, to: filter.to }, 'day');
-  const days = new Map<string, { ftd: number; ggr: number; ngr: number }>();
-  for (const r of report.rows) {
-    const d = days.get(r.day ?? '') ?? { ftd: 0, ggr: 0, ngr: 0 };
-    d.ftd += r.ftd_count;
-    d.ggr += Number(r.ggr_usd);
-    d.ngr += Number(r.ngr_usd);
-    days.set(r.day ?? '', d);
-  }
-  const series = [...days.entries()].sort(([a], [b]) => a.localeCompare(b));
-  const funnel = await funnelReport(store.knex, {});
-  const steps = ['signups', 'phase_1', 'phase_2', 'funded'] as const;
-  const totals = steps.map((c) => funnel.reduce((n, row) => n + row[c], 0));
-  const data = { days: series.map(([d]) => d), ftd: series.map(([, v]) => v.ftd), ggr: series.map(([, v]) => Math.round(v.ggr * 100) / 100), ngr: series.map(([, v]) => Math.round(v.ngr * 100) / 100), funnelLabels: steps, funnel: totals };
-  const body = html`<h2>FTDs, GGR and NGR by day</h2><div class="chart"><canvas id="series" role="img" aria-label="FTDs, GGR and NGR by day"></canvas></div>
-  ${table(['Day', 'FTDs', 'GGR USD', 'NGR USD'], series.map(([d, v]) => [d, num(v.ftd), num(v.ggr.toFixed(2)), num(v.ngr.toFixed(2))]), 'By day (all affiliates)')}
-  <h2>Funnel (prop trading)</h2><div class="chart"><canvas id="funnel" role="img" aria-label="Funnel: customers per phase"></canvas></div>
-  ${table(['Step', 'Customers'], steps.map((c, i) => [c, num(totals[i])]), 'Funnel totals')}`;
-  return { body, data };
 }
 
 export async function onboardingPage(store: Store): Promise<Html> {

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { buildApi } from '../../src/api/server.js';
 import type { KdfParams } from '../../src/api/secret-hash.js';
+import { fxImportCommand } from '../../src/cli/commands/fx.js';
 import { importCommand } from '../../src/cli/commands/import.js';
 import { loadConfig } from '../../src/cli/definitions.js';
 import type { CliError, Io } from '../../src/cli/io.js';
@@ -65,9 +66,17 @@ describe('web console', function () {
     const io = quietIo();
     const logLevel = process.env.LOG_LEVEL;
     process.env.LOG_LEVEL = 'error';
+    // FX rates of the samples' days, so their GBP, EUR and SEK amounts count in the USD reports.
+    const rates = ['date,currency,rate'];
+    for (let d = Date.parse('2026-10-01'); d <= Date.parse('2026-11-30'); d += 86_400_000) {
+      for (const [currency, rate] of [['GBP', '1.27'], ['EUR', '1.08'], ['SEK', '0.095']]) rates.push(`${new Date(d).toISOString().slice(0, 10)},${currency},${rate}`);
+    }
+    writeFileSync(join(dir, 'rates.csv'), `${rates.join('\n')}\n`);
+    await fxImportCommand(globals, { file: join(dir, 'rates.csv') }, io);
     for (const [partner, variant, entity, file] of [
       ['lucky-casino', 'igaming', 'customers', 'samples/igaming/customers.ndjson'],
       ['lucky-casino', 'igaming', 'transactions', 'samples/igaming/transactions.ndjson'],
+      ['lucky-casino', 'igaming', 'activity', 'samples/igaming/activity.ndjson'],
       // The same players at sandbox-casino, whose commission plans (config/commissions.yaml) book CPAs.
       ['sandbox-casino', 'igaming', 'customers', 'samples/igaming/customers.ndjson'],
       ['sandbox-casino', 'igaming', 'transactions', 'samples/igaming/transactions.ndjson'],
@@ -355,6 +364,17 @@ describe('web console', function () {
       const record = await page.locator('main').innerText();
       assert.match(record, new RegExp(`transaction_id\\s+${sourceText.replace('transactions:', '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
       await visit(page, '/console/reports', 'reports');
+      // The demo's days: per day, the samples' November.
+      await visit(page, '/console/reports?by=day&from=2026-10-25&to=2026-11-20', 'reports-by-day');
+      const charted = await page.evaluate(() => {
+        const chart = (globalThis as unknown as { Chart: { getChart(id: string): { data: { datasets: { label: string; data: number[] }[] } } | undefined } }).Chart;
+        return Object.fromEntries(['ftd', 'revenue', 'commissions', 'funnel'].map((id) => [id, chart.getChart(id)?.data.datasets.map((d) => [d.label, d.data.reduce((a, b) => a + b, 0)])]));
+      });
+      for (const id of ['ftd', 'revenue', 'commissions', 'funnel']) assert.ok(charted[id] && charted[id]!.length > 0, `chart ${id} drawn`);
+      assert.ok(charted.ftd![0]![1] as number > 0, 'FTDs charted');
+      assert.ok(charted.revenue!.every(([, sum]) => (sum as number) !== 0), 'GGR and NGR charted');
+      assert.ok(charted.commissions![0]![1] as number > 0, 'commissions charted');
+      assert.ok(charted.funnel![0]![1] as number > 0, 'funnel charted');
       assert.equal(await page.evaluate(() => typeof (globalThis as unknown as { Chart?: unknown }).Chart), 'function', 'chart.js loaded from the server');
       await visit(page, '/console/fraud', 'fraud');
       const flag = (await store.knex('fraud_flags').where({ partner_id: 'sandbox-casino', rule: 'duplicate_identity', status: 'open' }).first('id')) as { id: number };

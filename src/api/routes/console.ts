@@ -20,8 +20,9 @@ import { withExclusiveStreams } from '../../cli/commands/run.js';
 import { loadPlans } from '../../commission/load-plans.js';
 import type { Plan } from '../../commission/plans.js';
 import { CSS, html, Html, layout } from '../../console/html.js';
+import { commissionsPage, reportsPage } from '../../console/money-pages.js';
 import {
-  activityPage, backfillPage, commissionsPage, fraudFlagPage, fraudPage, ledgerLinesPage, onboardingPage, partnersPage, rejectsPage, reportsPage, runsPage, sourceRecordPage,
+  activityPage, backfillPage, fraudFlagPage, fraudPage, ledgerLinesPage, onboardingPage, partnersPage, rejectsPage, runsPage, sourceRecordPage,
 } from '../../console/pages.js';
 import { FAILED, REFUSED, signInWait, triedName } from '../../console/throttle.js';
 import { Backfills, summaryOf } from '../../console/backfills.js';
@@ -255,7 +256,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     const session = await signedIn(request, reply, 'manager');
     if (!session) return reply;
     const qy = request.query as Query;
-    return send(reply, layout('Commissions', session, await commissionsPage(store, await commissionPlans(), { affiliate: qy.affiliate, month: qy.month, partner: qy.partner }), { current: '/console/commissions' }));
+    return send(reply, layout('Commissions', session, await commissionsPage(store, await commissionPlans(), { affiliate: qy.affiliate, month: qy.month, partner: qy.partner, page: qy.page }), { current: '/console/commissions' }));
   });
 
   app.get('/console/commissions/lines', CONSOLE_ROUTE, async (request, reply) => {
@@ -276,7 +277,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     const session = await signedIn(request, reply, 'manager');
     if (!session) return reply;
     const qy = request.query as Query;
-    const { body, data } = await reportsPage(store, { from: qy.from, to: qy.to, partner: qy.partner });
+    const { body, data } = await reportsPage(store, { by: qy.by, from: qy.from, to: qy.to, partner: qy.partner });
     // The data travels as inert JSON (not script): the page's own script reads and charts it.
     const json = JSON.stringify(data).replace(/</g, '\\u003c');
     return send(reply, layout('Reports', session, html`${body}<script type="application/json" id="report-data">${new Html(json)}</script>`, {
@@ -334,13 +335,18 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
 const REPORTS_JS = `(function () {
   var el = document.getElementById('report-data'); if (!el || !window.Chart) return;
   var d = JSON.parse(el.textContent);
-  new Chart(document.getElementById('series'), { type: 'line', data: { labels: d.days, datasets: [
-    { label: 'FTDs', data: d.ftd, yAxisID: 'count', borderColor: '#0a58ca' },
-    { label: 'GGR USD', data: d.ggr, yAxisID: 'usd', borderColor: '#1a7f37' },
-    { label: 'NGR USD', data: d.ngr, yAxisID: 'usd', borderColor: '#8a5a00' } ] },
-    options: { animation: false, maintainAspectRatio: false, scales: { count: { position: 'left', beginAtZero: true }, usd: { position: 'right' } } } });
-  new Chart(document.getElementById('funnel'), { type: 'bar', data: { labels: d.funnelLabels, datasets: [{ label: 'customers', data: d.funnel, backgroundColor: '#0a58ca' }] },
-    options: { animation: false, maintainAspectRatio: false, indexAxis: 'y' } });
+  var base = { animation: false, maintainAspectRatio: false, plugins: { legend: { position: 'bottom' } } };
+  function chart(id, config) { var c = document.getElementById(id); if (c) new Chart(c, config); }
+  chart('ftd', { type: 'bar', data: { labels: d.periods, datasets: [{ label: 'FTDs', data: d.ftd, backgroundColor: '#0a58ca' }] },
+    options: Object.assign({}, base, { scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } }) });
+  chart('revenue', { type: 'line', data: { labels: d.periods, datasets: [
+    { label: 'GGR USD', data: d.ggr, borderColor: '#1a7f37', backgroundColor: '#1a7f37', pointRadius: 2 },
+    { label: 'NGR USD', data: d.ngr, borderColor: '#8a5a00', backgroundColor: '#8a5a00', pointRadius: 2 } ] },
+    options: Object.assign({}, base, { scales: { y: { beginAtZero: true } } }) });
+  chart('commissions', { type: 'bar', data: { labels: d.months, datasets: [{ label: 'Net commissions USD', data: d.commissions, backgroundColor: '#6f42c1' }] },
+    options: Object.assign({}, base, { scales: { y: { beginAtZero: true } } }) });
+  chart('funnel', { type: 'bar', data: { labels: d.funnelLabels, datasets: [{ label: 'customers', data: d.funnel, backgroundColor: '#0a58ca' }] },
+    options: Object.assign({}, base, { indexAxis: 'y', scales: { x: { beginAtZero: true, ticks: { precision: 0 } } } }) });
 })();`;
 
 /** Polls a backfill's progress (GET …/progress) and fills the page's cells until it is done; no reload. */
