@@ -85,5 +85,8 @@ button.primary{background:var(--accent);color:#fff;border-color:var(--accent)}
 label{margin-right:.3rem}pre{background:#f6f8fa;padding:.5rem;overflow:auto;max-height:20rem}
 .login{max-width:22rem}.login label{display:block;margin:.6rem 0 .2rem}.login input{width:100%;padding:.3rem}
 .filters{display:flex;gap:.75rem;align-items:end;flex-wrap:wrap;margin-bottom:.5rem}.muted{color:var(--muted)}
-.chart{max-width:900px;height:320px}
+.charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(520px,1fr));gap:1rem 1.5rem;max-width:1400px}
+figure{margin:0}figcaption{font-weight:600;margin:.25rem 0}.chart{position:relative;height:280px}
+details{margin:1rem 0}summary{cursor:pointer;color:var(--accent)}.pager{display:flex;gap:1.5rem}
+progress{width:14rem;height:1rem}
 `;

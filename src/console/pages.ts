@@ -11,14 +11,16 @@ import { listReviewHolds } from '../commission/review-holds.js';
 import type { PartnerDefinition } from '../config/definition.js';
 import { decisionsOf, getFlag, listFlags, type FlagStatus } from '../fraud/flags.js';
 import { checklistStatus } from '../onboarding/checklist.js';
-import { affiliateReport } from '../reports/affiliates.js';
-import { funnelReport } from '../reports/funnel.js';
-import { listRejects } from '../store/rejects.js';
+import { countOpenRejects, listRejects } from '../store/rejects.js';
 import type { Store } from '../store/store.js';
 import { fromStoreTimestamp } from '../store/values.js';
 import { csrfField, html, Html, table } from './html.js';
 import { listAudit, type Session } from './users.js';
 import type { Plan } from '../commission/plans.js';
+import type { BackfillJob, StreamProgress } from './backfills.js';
+
+/** Open rejects grouped on the Rejects page (the oldest first); the counts per stream cover all. */
+export const REJECTS_GROUPED = 2000;
 
 const when = (v: unknown): string => (fromStoreTimestamp(v) ?? '').slice(0, 19).replace('T', ' ');
 const num = (v: unknown): Html => html`<span class="num">${v}</span>`;
@@ -51,7 +53,7 @@ function stateBadge(f: Freshness | null | undefined): Html {
   return html`<span class="state state-${signal}" title="${f.state}">${signal}</span>`;
 }
 
-export async function partnersPage(store: Store, definitions: readonly PartnerDefinition[], session: Session): Promise<Html> {
+export async function partnersPage(store: Store, definitions: readonly PartnerDefinition[], session: Session, backfills: readonly BackfillJob[] = []): Promise<Html> {
   const rows = await statusRows(store, definitions);
   const defined = new Set(definitions.map((d) => d.partner));
   const partners = [...new Set(rows.map((r) => r.partner))];
@@ -63,11 +65,12 @@ export async function partnersPage(store: Store, definitions: readonly PartnerDe
       (r.last_run as { error?: string | null } | null)?.error ?? '']), 'Streams and their freshness')}
   ${canRun ? html`<h2>Run now</h2><p class="muted">One incremental sync of every stream of the partner, the same job as <code>partner-sync run</code>.</p>
   ${partners.filter((p) => defined.has(p)).map((p) => html`<form class="inline" method="post" action="/console/partners/run">${csrfField(session)}<input type="hidden" name="partner" value="${p}"><button type="submit">Run ${p} now</button></form> `)}
-  <h2>Backfill</h2><p class="muted">Closed days of every stream, the same job as <code>partner-sync backfill</code>; its runs show on the Runs page.</p>
+  <h2>Backfill</h2><p class="muted">Closed days of every stream, the same job as <code>partner-sync backfill</code>; its progress shows while it runs, its runs on the Runs page.</p>
   <form class="filters" method="post" action="/console/partners/backfill">${csrfField(session)}
     <div><label for="bf-partner">Partner</label><select id="bf-partner" name="partner">${partners.filter((p) => defined.has(p)).map((p) => html`<option>${p}</option>`)}</select></div>
     <div><label for="bf-from">From</label><input id="bf-from" name="from" type="date" required></div>
-    <div><label for="bf-to">To</label><input id="bf-to" name="to" type="date" required></div><button type="submit">Backfill</button></form>` : ''}`;
+    <div><label for="bf-to">To</label><input id="bf-to" name="to" type="date" required></div><button type="submit">Backfill</button></form>` : ''}
+  ${backfillsList(backfills)}`;
 }
 
 export async function runsPage(store: Store, filter: { partner?: string; stream?: string; status?: string }): Promise<Html> {
@@ -86,7 +89,9 @@ export async function runsPage(store: Store, filter: { partner?: string; stream?
 }
 
 export async function rejectsPage(store: Store, session: Session, filter: { partner?: string }): Promise<Html> {
-  const rejects = await listRejects(store.knex, { status: 'open', partner: filter.partner });
+  // The groups are taken over the oldest open rejects (REJECTS_GROUPED); the totals per stream are exact.
+  const [rejects, open] = await Promise.all([listRejects(store.knex, { status: 'open', partner: filter.partner, limit: REJECTS_GROUPED }), countOpenRejects(store.knex)]);
+  const total = [...open].filter(([k]) => !filter.partner || k.startsWith(`${filter.partner}/`)).reduce((n, [, c]) => n + c, 0);
   const groups = new Map<string, { partner: string; entity: string; field: string; rule: string; count: number; sample: unknown; message: string }>();
   for (const r of rejects) {
     for (const e of r.errors) {
@@ -106,30 +111,13 @@ export async function rejectsPage(store: Store, session: Session, filter: { part
   }
   const partners = [...new Set(rejects.map((r) => r.partner_id))].sort();
   const canAct = session.user.role === 'operator';
-  return html`<p>${rejects.length} open reject(s)${filter.partner ? ` of ${filter.partner}` : ''}. Personal fields of the samples are masked.</p>
+  return html`<p>${total} open reject(s)${filter.partner ? ` of ${filter.partner}` : ''}${total > rejects.length ? `; grouped below: the oldest ${rejects.length}` : ''}. Personal fields of the samples are masked.</p>
   ${table(['Partner', 'Stream', 'Field', 'Rule', 'Count', 'Message', 'Sample record'],
     [...groups.values()].sort((a, b) => b.count - a.count).map((g) => [g.partner, g.entity, g.field, g.rule, num(g.count), g.message, html`<pre tabindex="0">${JSON.stringify(g.sample, null, 1)}</pre>`]), 'Open rejects by field and rule')}
   ${canAct && partners.length > 0 ? html`<h2>Replay or discard</h2>${partners.map((p) => html`<div class="filters">
     <form class="inline" method="post" action="/console/rejects/replay">${csrfField(session)}<input type="hidden" name="partner" value="${p}"><button type="submit" class="primary">Replay ${p}</button></form>
     <form class="inline" method="post" action="/console/rejects/discard">${csrfField(session)}<input type="hidden" name="partner" value="${p}">
       <label for="reason-${p}">Reason</label><input id="reason-${p}" name="reason" required size="30"><button type="submit">Discard open rejects of ${p}</button></form></div>`)}` : ''}`;
-}
-
-export async function commissionsPage(store: Store, plans: readonly Plan[], filter: { affiliate?: string; month?: string; partner?: string }): Promise<Html> {
-  const report = await ledgerReport(store.knex, filter, { lines: false, plans, now: store.now() });
-  const held = new Map<string, number>();
-  for (const h of report.review_held) {
-    const key = `${h.affiliate_id}\u0000${h.period}`;
-    held.set(key, (held.get(key) ?? 0) + Number(h.withheld_usd));
-  }
-  return html`<p>Total ${report.total_usd} USD; payable ${report.payable_usd} USD (${report.review_withheld_usd} withheld for review). Select an amount to see its ledger lines.</p>
-  ${table(['Affiliate', 'Month', 'Plan', 'Partner', 'Earned USD', 'Clawed back USD', 'Held for review USD', 'Net USD', 'Lines'],
-    report.totals.map((t) => [t.affiliate, t.month, t.plan_id, t.partner, num(t.earned), num(t.clawed_back), num((held.get(`${t.affiliate}\u0000${t.month}`) ?? 0).toFixed(2)),
-      html`<a href="/console/commissions/lines?${q({ affiliate: t.affiliate, month: t.month, partner: t.partner, plan: t.plan_id })}">${t.amount_usd}</a>`, num(t.lines)]), 'Commissions per affiliate and month')}
-  ${report.held.length > 0 ? html`<h2>Held for FX rates</h2>${table(['Plan', 'Affiliate', 'Customer', 'Period', 'Since', 'Missing rates'], report.held.map((h) => [h.plan_id, h.affiliate_id, h.customer_id ?? '-', h.period, when(h.since), h.missing.join(', ')]))}` : ''}
-  ${report.review_held.length > 0 ? html`<h2>Held for review</h2>${table(['Plan', 'Affiliate', 'Customer', 'Period', 'Withheld USD', 'Waiting USD', 'Fraud flags'],
-    report.review_held.map((h) => [h.plan_id, h.affiliate_id, h.customer_id ?? '-', h.period, num(h.withheld_usd), num(h.waiting_usd ?? 'FX rate missing'),
-      h.flags.map((f) => html`<a href="/console/fraud/${f.id}">#${f.id} ${f.rule}</a> `)]))}` : ''}`;
 }
 
 function sourceLink(partner: string, source: string): Html {
@@ -185,28 +173,6 @@ export async function fraudFlagPage(store: Store, session: Session, id: number):
     <button type="submit" name="decision" value="confirmed" class="primary">Confirm fraud</button> <button type="submit" name="decision" value="dismissed">Dismiss</button></form>` : ''}`;
 }
 
-export async function reportsPage(store: Store, filter: { from?: string; to?: string; partner?: string }): Promise<{ body: Html; data: unknown }> {
-  const report = await affiliateReport(store, { partner: filter.partner, from: filter.from, to: filter.to }, 'day');
-  const days = new Map<string, { ftd: number; ggr: number; ngr: number }>();
-  for (const r of report.rows) {
-    const d = days.get(r.day ?? '') ?? { ftd: 0, ggr: 0, ngr: 0 };
-    d.ftd += r.ftd_count;
-    d.ggr += Number(r.ggr_usd);
-    d.ngr += Number(r.ngr_usd);
-    days.set(r.day ?? '', d);
-  }
-  const series = [...days.entries()].sort(([a], [b]) => a.localeCompare(b));
-  const funnel = await funnelReport(store.knex, {});
-  const steps = ['signups', 'phase_1', 'phase_2', 'funded'] as const;
-  const totals = steps.map((c) => funnel.reduce((n, row) => n + row[c], 0));
-  const data = { days: series.map(([d]) => d), ftd: series.map(([, v]) => v.ftd), ggr: series.map(([, v]) => Math.round(v.ggr * 100) / 100), ngr: series.map(([, v]) => Math.round(v.ngr * 100) / 100), funnelLabels: steps, funnel: totals };
-  const body = html`<h2>FTDs, GGR and NGR by day</h2><div class="chart"><canvas id="series" role="img" aria-label="FTDs, GGR and NGR by day"></canvas></div>
-  ${table(['Day', 'FTDs', 'GGR USD', 'NGR USD'], series.map(([d, v]) => [d, num(v.ftd), num(v.ggr.toFixed(2)), num(v.ngr.toFixed(2))]), 'By day (all affiliates)')}
-  <h2>Funnel (prop trading)</h2><div class="chart"><canvas id="funnel" role="img" aria-label="Funnel: customers per phase"></canvas></div>
-  ${table(['Step', 'Customers'], steps.map((c, i) => [c, num(totals[i])]), 'Funnel totals')}`;
-  return { body, data };
-}
-
 export async function onboardingPage(store: Store): Promise<Html> {
   const status = await checklistStatus(store.knex);
   const partners = Object.keys(status).sort();
@@ -217,4 +183,23 @@ export async function onboardingPage(store: Store): Promise<Html> {
 export async function activityPage(store: Store): Promise<Html> {
   const entries = await listAudit(store);
   return table(['When', 'Who', 'Action', 'Target', 'Detail'], entries.map((e) => [when(e.at), e.user, e.action, e.target, e.detail]), 'Actions taken in the console (latest first)');
+}
+
+const streamCells = (s: StreamProgress): unknown[] => [s.stream, s.windows > 0 ? `${s.window}/${s.windows}` : '-', s.days || '-', s.pulled, s.loaded, s.rejected ?? '-', `${s.status ?? (s.window > 0 ? 'running' : 'waiting')}${s.error ? `: ${s.error}` : ''}`];
+const STREAM_FIELDS = ['stream', 'window', 'days', 'pulled', 'loaded', 'rejected', 'status'];
+
+/** A console backfill while it runs and once done: ./assets backfill.js polls its progress and fills the same cells. */
+export function backfillPage(job: BackfillJob): Html {
+  return html`<div id="backfill" data-progress="/console/backfills/${job.id}/progress">
+  <p>Backfill of <strong>${job.partner}</strong>, days ${job.from} to ${job.to}, started by ${job.by} at ${job.startedAt.slice(0, 19).replace('T', ' ')} UTC: <strong id="bf-state" class="state state-${job.state === 'failed' ? 'breach' : job.state === 'done' ? 'ok' : 'late'}">${job.state}</strong></p>
+  <p><progress id="bf-bar" max="1" value="0" aria-label="Days windows read">0%</progress> <span id="bf-pct">0%</span> of the days windows read</p>
+  <table><caption>Progress by stream</caption><thead><tr>${['Stream', 'Days window', 'Days', 'Pulled', 'Loaded', 'Rejected', 'Status'].map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
+  <tbody>${job.streams.map((s) => html`<tr data-stream="${s.stream}">${streamCells(s).map((c, i) => html`<td data-field="${STREAM_FIELDS[i]}">${c}</td>`)}</tr>`)}</tbody></table>
+  <p id="bf-summary" role="status">${job.state === 'running' ? '' : job.error ? `Failed: ${job.error}` : 'Done.'}</p>
+  <p><a href="/console/runs?${q({ partner: job.partner })}">Runs of ${job.partner}</a> · <a href="/console/partners">Partners</a></p></div>`;
+}
+
+export function backfillsList(jobs: readonly BackfillJob[]): Html {
+  if (jobs.length === 0) return html``;
+  return table(['Backfill', 'Partner', 'Days', 'By', 'Started', 'State'], jobs.map((j) => [html`<a href="/console/backfills/${j.id}">${j.id}</a>`, j.partner, `${j.from} – ${j.to}`, j.by, j.startedAt.slice(0, 19).replace('T', ' '), j.state]), 'Backfills started here (the last hour)');
 }

@@ -24,6 +24,29 @@ export interface StreamSnapshot {
 
 const key = (partner: string, stream: string) => `${partner}/${stream}`;
 
+/**
+ * The latest run of every (partner, stream) that has runs. Walks the (partner_id, stream,
+ * started_at) index: the next pair after the previous one, then that pair's newest run, two index
+ * seeks a pair; a correlated max() per run row read the whole table (1.6 s at 52,000 runs).
+ */
+async function latestRuns(knex: Knex): Promise<(LastRun & { partner_id: string; stream: string })[]> {
+  const out: (LastRun & { partner_id: string; stream: string })[] = [];
+  let after: { partner_id: string; stream: string } | undefined;
+  for (;;) {
+    const q = knex('runs').select('partner_id', 'stream').orderBy([{ column: 'partner_id' }, { column: 'stream' }]).first();
+    if (after) {
+      const { partner_id: p, stream: s } = after;
+      // A row-value comparison: an index range in both PostgreSQL and SQLite.
+      q.whereRaw('(partner_id, stream) > (?, ?)', [p, s]);
+    }
+    const pair = (await q) as { partner_id: string; stream: string } | undefined;
+    if (!pair) return out;
+    const last = (await knex('runs').where({ partner_id: pair.partner_id, stream: pair.stream }).orderBy('started_at', 'desc').first()) as (LastRun & { partner_id: string; stream: string }) | undefined;
+    if (last) out.push(last);
+    after = pair;
+  }
+}
+
 /** What the store knows of every (partner, stream): state, latest run, open rejects, waiting records. */
 export async function streamSnapshots(knex: Knex): Promise<Map<string, StreamSnapshot>> {
   const out = new Map<string, StreamSnapshot>();
@@ -34,9 +57,7 @@ export async function streamSnapshots(knex: Knex): Promise<Map<string, StreamSna
   };
   const states = (await knex('sync_state').select('partner_id', 'stream', 'state')) as { partner_id: string; stream: string; state: unknown }[];
   for (const row of states) get(row.partner_id, row.stream).state = (typeof row.state === 'string' ? JSON.parse(row.state) : row.state) as StreamSnapshot['state'];
-  const runs = (await knex('runs as r')
-    .select('r.*')
-    .whereRaw('r.started_at = (select max(r2.started_at) from runs r2 where r2.partner_id = r.partner_id and r2.stream = r.stream)')) as (LastRun & { partner_id: string; stream: string })[];
+  const runs = await latestRuns(knex);
   for (const row of runs) {
     get(row.partner_id, row.stream).lastRun = {
       id: row.id, kind: row.kind, status: row.status, started_at: String(row.started_at), finished_at: row.finished_at === null ? null : String(row.finished_at),

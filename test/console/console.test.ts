@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { buildApi } from '../../src/api/server.js';
 import type { KdfParams } from '../../src/api/secret-hash.js';
+import { fxImportCommand } from '../../src/cli/commands/fx.js';
 import { importCommand } from '../../src/cli/commands/import.js';
 import { loadConfig } from '../../src/cli/definitions.js';
 import type { CliError, Io } from '../../src/cli/io.js';
@@ -26,6 +27,8 @@ import { silentLogger } from '../../src/log.js';
 import { packageRoot } from '../../src/paths.js';
 import { quarantine } from '../../src/store/rejects.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import type { PartnerDefinition } from '../../src/config/definition.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const TEST_KDF: KdfParams = { alg: 'scrypt', N: 1024, r: 8, p: 1, keylen: 32 };
@@ -43,6 +46,7 @@ describe('web console', function () {
   let browser: Browser | undefined;
   let loaderOf: () => Loader;
   let shots: string;
+  let sandbox: Sandbox;
   const timings: Record<string, number[]> = {};
 
   before(async () => {
@@ -62,9 +66,17 @@ describe('web console', function () {
     const io = quietIo();
     const logLevel = process.env.LOG_LEVEL;
     process.env.LOG_LEVEL = 'error';
+    // FX rates of the samples' days, so their GBP, EUR and SEK amounts count in the USD reports.
+    const rates = ['date,currency,rate'];
+    for (let d = Date.parse('2026-10-01'); d <= Date.parse('2026-11-30'); d += 86_400_000) {
+      for (const [currency, rate] of [['GBP', '1.27'], ['EUR', '1.08'], ['SEK', '0.095']]) rates.push(`${new Date(d).toISOString().slice(0, 10)},${currency},${rate}`);
+    }
+    writeFileSync(join(dir, 'rates.csv'), `${rates.join('\n')}\n`);
+    await fxImportCommand(globals, { file: join(dir, 'rates.csv') }, io);
     for (const [partner, variant, entity, file] of [
       ['lucky-casino', 'igaming', 'customers', 'samples/igaming/customers.ndjson'],
       ['lucky-casino', 'igaming', 'transactions', 'samples/igaming/transactions.ndjson'],
+      ['lucky-casino', 'igaming', 'activity', 'samples/igaming/activity.ndjson'],
       // The same players at sandbox-casino, whose commission plans (config/commissions.yaml) book CPAs.
       ['sandbox-casino', 'igaming', 'customers', 'samples/igaming/customers.ndjson'],
       ['sandbox-casino', 'igaming', 'transactions', 'samples/igaming/transactions.ndjson'],
@@ -87,7 +99,12 @@ describe('web console', function () {
     const config = await loadConfig(globals);
     const loader = await cliLoader(globals, io, store, silentLogger());
     loaderOf = () => loader;
-    app = await buildApi({ store, loader, logger: silentLogger(), config: { dir: globals.config, definitions: config.definitions, redact: config.redact } }, { env: { PARTNER_SYNC_JWT_SECRET: 'x'.repeat(40) } });
+    // A sandbox partner API answering slowly (120 ms a request), so a backfill's progress can be watched:
+    // sandbox-live is sandbox-casino's definition pointed at it.
+    sandbox = await startSandbox({ customers: 40, seed: 5, clients: [{ client_id: 'sandbox-client', client_secret: process.env.SANDBOX_CLIENT_SECRET! }], faults: { latencyMs: 120 } });
+    const casino = config.definitions.find((d) => d.partner === 'sandbox-casino')!;
+    const live = { ...casino, partner: 'sandbox-live', source: { ...casino.source, base_url: sandbox.url } } as PartnerDefinition;
+    app = await buildApi({ store, loader, logger: silentLogger(), config: { dir: globals.config, definitions: [...config.definitions, live], redact: config.redact } }, { env: { PARTNER_SYNC_JWT_SECRET: 'x'.repeat(40) } });
     await app.listen({ host: '127.0.0.1', port: 0 });
     url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     if (existsSync(CHROMIUM)) {
@@ -100,6 +117,7 @@ describe('web console', function () {
   after(async () => {
     await browser?.close();
     await app?.close();
+    await sandbox?.close();
     await store?.close();
     const rows = Object.entries(timings).map(([page, ms]) => `${page} ${Math.max(...ms).toFixed(1)} ms`);
     if (rows.length > 0) console.log(`      server time per page (max of visits, demo-sized store): ${rows.join(', ')}`);
@@ -276,6 +294,58 @@ describe('web console', function () {
       await context.close();
     });
 
+    it('an operator backfills a sandbox partner and watches its progress advance to the final counts, without a reload', async () => {
+      const context = await browser!.newContext({ viewport: { width: 1300, height: 900 } });
+      const page = await context.newPage();
+      page.setDefaultTimeout(5000);
+      await login(page, 'olga');
+      const day = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+      await page.selectOption('#bf-partner', 'sandbox-live');
+      await page.fill('#bf-from', day(6));
+      await page.fill('#bf-to', day(2));
+      await page.click('form[action="/console/partners/backfill"] button[type=submit]');
+      await page.waitForURL(/\/console\/backfills\/[A-Za-z0-9_-]+$/);
+      const address = page.url();
+      let navigations = 0;
+      page.on('framenavigated', () => (navigations += 1));
+      // What the page shows, sampled while the backfill runs: the state and each stream's cells.
+      const snapshots: { state: string; cells: string[][] }[] = [];
+      for (let i = 0; i < 400; i++) {
+        const snap = await page.evaluate(() => {
+          type El = { textContent: string | null; querySelectorAll(s: string): El[] };
+          const doc = (globalThis as unknown as { document: { getElementById(id: string): El; querySelectorAll(s: string): El[] } }).document;
+          return { state: doc.getElementById('bf-state').textContent ?? '', cells: [...doc.querySelectorAll('#backfill tbody tr')].map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')) };
+        });
+        if (JSON.stringify(snap) !== JSON.stringify(snapshots.at(-1))) snapshots.push(snap);
+        if (snapshots.length === 3) await page.screenshot({ path: join(shots, 'backfill-running.png'), fullPage: true });
+        if (snap.state !== 'running') break;
+        await new Promise((resolve) => setTimeout(resolve, 40));
+      }
+      const final = snapshots.at(-1)!;
+      assert.equal(final.state, 'done');
+      assert.equal(navigations, 0, 'the page was not reloaded');
+      assert.equal(page.url(), address);
+      const running = snapshots.filter((s) => s.state === 'running');
+      assert.ok(running.length >= 3, `progress advanced on the page while running: ${running.length} distinct views`);
+      // Loaded counts only grow, and some stream was seen part-way (a days window below the last, with records loaded).
+      const loadedOf = (s: { cells: string[][] }) => s.cells.reduce((n, c) => n + Number(c[4]), 0);
+      for (let i = 1; i < snapshots.length; i++) assert.ok(loadedOf(snapshots[i]!) >= loadedOf(snapshots[i - 1]!), 'loaded never goes back');
+      assert.ok(running.some((s) => s.cells.some((c) => /^(\d+)\/(\d+)$/.test(c[1]!) && Number(c[1]!.split('/')[0]) < Number(c[1]!.split('/')[1]) && Number(c[4]) > 0)), 'a stream seen mid-way with records loaded');
+      await page.screenshot({ path: join(shots, 'backfill-done.png'), fullPage: true });
+      // The final counts are the runs' stored counts (the same job as `partner-sync backfill`).
+      const runs = (await store.knex('runs').where({ partner_id: 'sandbox-live', kind: 'backfill' }).select('stream', 'status', 'loaded', 'rejected')) as { stream: string; status: string; loaded: number; rejected: number }[];
+      assert.deepEqual(runs.map((r) => r.stream).sort(), ['activity', 'customers', 'transactions']);
+      for (const r of runs) {
+        const row = final.cells.find((c) => c[0] === r.stream)!;
+        assert.deepEqual([row[4], row[5], row[6]], [String(r.loaded), String(r.rejected), r.status], r.stream);
+        assert.ok(Number(r.loaded) > 0, `${r.stream} loaded records`);
+      }
+      assert.equal(await page.locator('#bf-summary').innerText(), 'Done.');
+      await visit(page, '/console/activity', 'activity-backfill');
+      assert.match(await page.locator('main').innerText(), /olga\s+backfill\s+sandbox-live \d{4}-\d{2}-\d{2}\.\.\d{4}-\d{2}-\d{2}\s+customers succeeded: [1-9]\d* loaded/);
+      await context.close();
+    });
+
     it('a manager drills from a commission figure to its source transaction, confirms a fraud flag and sees its hold voided', async () => {
       const context = await browser!.newContext({ viewport: { width: 1300, height: 900 } });
       const page = await context.newPage();
@@ -294,6 +364,17 @@ describe('web console', function () {
       const record = await page.locator('main').innerText();
       assert.match(record, new RegExp(`transaction_id\\s+${sourceText.replace('transactions:', '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
       await visit(page, '/console/reports', 'reports');
+      // The demo's days: per day, the samples' November.
+      await visit(page, '/console/reports?by=day&from=2026-10-25&to=2026-11-20', 'reports-by-day');
+      const charted = await page.evaluate(() => {
+        const chart = (globalThis as unknown as { Chart: { getChart(id: string): { data: { datasets: { label: string; data: number[] }[] } } | undefined } }).Chart;
+        return Object.fromEntries(['ftd', 'revenue', 'commissions', 'funnel'].map((id) => [id, chart.getChart(id)?.data.datasets.map((d) => [d.label, d.data.reduce((a, b) => a + b, 0)])]));
+      });
+      for (const id of ['ftd', 'revenue', 'commissions', 'funnel']) assert.ok(charted[id] && charted[id]!.length > 0, `chart ${id} drawn`);
+      assert.ok(charted.ftd![0]![1] as number > 0, 'FTDs charted');
+      assert.ok(charted.revenue!.every(([, sum]) => (sum as number) !== 0), 'GGR and NGR charted');
+      assert.ok(charted.commissions![0]![1] as number > 0, 'commissions charted');
+      assert.ok(charted.funnel![0]![1] as number > 0, 'funnel charted');
       assert.equal(await page.evaluate(() => typeof (globalThis as unknown as { Chart?: unknown }).Chart), 'function', 'chart.js loaded from the server');
       await visit(page, '/console/fraud', 'fraud');
       const flag = (await store.knex('fraud_flags').where({ partner_id: 'sandbox-casino', rule: 'duplicate_identity', status: 'open' }).first('id')) as { id: number };

@@ -20,9 +20,13 @@ import { withExclusiveStreams } from '../../cli/commands/run.js';
 import { loadPlans } from '../../commission/load-plans.js';
 import type { Plan } from '../../commission/plans.js';
 import { CSS, html, Html, layout } from '../../console/html.js';
+import { commissionsPage, reportsPage } from '../../console/money-pages.js';
 import {
-  activityPage, commissionsPage, fraudFlagPage, fraudPage, ledgerLinesPage, onboardingPage, partnersPage, rejectsPage, reportsPage, runsPage, sourceRecordPage,
+  activityPage, backfillPage, fraudFlagPage, fraudPage, ledgerLinesPage, onboardingPage, partnersPage, rejectsPage, runsPage, sourceRecordPage,
 } from '../../console/pages.js';
+import { FAILED, REFUSED, signInWait, triedName } from '../../console/throttle.js';
+import { Backfills, summaryOf } from '../../console/backfills.js';
+import { ENTITIES } from '../../types.js';
 import { audit, checkPassword, endSession, findSession, startSession, type Role, type Session } from '../../console/users.js';
 import { DecisionError } from '../../fraud/flags.js';
 import { packageRoot } from '../../paths.js';
@@ -49,6 +53,7 @@ const CHART_JS = join(packageRoot(), 'node_modules', 'chart.js', 'dist', 'chart.
 
 async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void> {
   const { store } = deps;
+  const backfills = new Backfills(store.clock);
   const definitions = deps.config?.definitions ?? [];
   let plans: Plan[] | undefined;
   const commissionPlans = async (): Promise<Plan[]> => {
@@ -99,6 +104,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
 
   app.get('/console/assets/console.css', CONSOLE_ROUTE, async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'max-age=3600').send(CSS));
   app.get('/console/assets/chart.umd.js', CONSOLE_ROUTE, async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'max-age=86400').send(readFileSync(CHART_JS)));
+  app.get('/console/assets/backfill.js', CONSOLE_ROUTE, async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(BACKFILL_JS));
   app.get('/console/assets/reports.js', CONSOLE_ROUTE, async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(REPORTS_JS));
 
   app.get('/', CONSOLE_ROUTE, async (_request, reply) => reply.redirect('/console/partners', 303));
@@ -115,15 +121,23 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
 
   app.post('/console/login', CONSOLE_ROUTE, async (request, reply) => {
     const form = (request.body ?? {}) as Form;
-    const user = await checkPassword(store, form.name ?? '', form.password ?? '');
+    const name = triedName(form.name ?? '');
+    // Too many recent failures for this name or from this address: refused unchecked (./console/throttle.ts).
+    const wait = await signInWait(store, name, request.ip);
+    if (wait > 0) {
+      await audit(store, name, REFUSED, request.ip, `locked out for ${wait} s after repeated wrong passwords`);
+      return send(reply.header('retry-after', String(wait)), layout('Sign in', undefined, html`<p class="error" role="alert">Too many wrong passwords. Try again in ${Math.ceil(wait / 60)} minute(s).</p>`), 429);
+    }
+    const user = await checkPassword(store, name, form.password ?? '');
     if (!user) {
+      await audit(store, name, FAILED, request.ip, '');
       return send(reply, layout('Sign in', undefined, html`<p class="error" role="alert">Wrong user name or password.</p><form class="login" method="post" action="/console/login">
         <label for="name">User name</label><input id="name" name="name" value="${form.name ?? ''}" required>
         <label for="password">Password</label><input id="password" name="password" type="password" required>
         <p><button type="submit" class="primary">Sign in</button></p></form>`), 401);
     }
     const session = await startSession(store, user);
-    await audit(store, user.name, 'sign in', user.role, '');
+    await audit(store, user.name, 'sign in', request.ip, `role ${user.role}`);
     const secure = request.protocol === 'https' ? '; Secure' : '';
     reply.header('set-cookie', `${SESSION_COOKIE}=${session.id}; Path=/console; HttpOnly; SameSite=Strict; Expires=${session.expires.toUTCString()}${secure}`);
     const next = form.next && form.next.startsWith('/console/') && !form.next.startsWith('/console//') ? form.next : '/console/partners';
@@ -142,7 +156,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
   app.get('/console/partners', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply);
     if (!session) return reply;
-    return send(reply, layout('Partners', session, await partnersPage(store, definitions, session), { current: '/console/partners', notice: notice(request) }));
+    return send(reply, layout('Partners', session, await partnersPage(store, definitions, session, backfills.list()), { current: '/console/partners', notice: notice(request) }));
   });
 
   app.post('/console/partners/run', CONSOLE_ROUTE, async (request, reply) => {
@@ -171,14 +185,36 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
       : !DAY.test(from) || !DAY.test(to) ? 'From and to are dates, YYYY-MM-DD.'
         : from > to ? `From ${from} is after to ${to}.` : undefined;
     if (problem || !def) return send(reply, layout('Backfill', session, html`<p class="error">${problem}</p>`), 400);
-    // Closed days through the same code as `partner-sync backfill`; the Runs page shows it while it runs.
-    const results = await withExclusiveStreams(store, deps.logger, (exclusive) => runPartner(
-      { loader: deps.loader, clock: store.clock, logger: deps.logger, redact: deps.config?.redact ?? ((t: string) => t), exclusive },
-      def, { kind: 'backfill', from, to, allowShrink: false },
-    ));
-    const summary = results.map((r) => `${r.stream} ${r.status}: ${r.counts.loaded} loaded, ${r.counts.rejected} rejected${r.error ? ` (${r.error})` : ''}`).join('; ');
-    await audit(store, session.user.name, 'backfill', `${partner} ${from}..${to}`, summary);
-    return after(reply, '/console/partners', `Backfilled ${partner} ${from}..${to}: ${summary}`);
+    const today = store.clock().toISOString().slice(0, 10);
+    if (to >= today) return send(reply, layout('Backfill', session, html`<p class="error">To ${to} is not a closed day yet (today is ${today} UTC); backfill closed days only.</p>`), 400);
+    // Closed days through the same job as `partner-sync backfill`, not awaited: the page polls its progress.
+    const job = backfills.start(
+      { partner, from, to, by: session.user.name, streams: ENTITIES.filter((e) => def.streams[e]) },
+      (progress) => withExclusiveStreams(store, deps.logger, (exclusive) => runPartner(
+        { loader: deps.loader, clock: store.clock, logger: deps.logger, redact: deps.config?.redact ?? ((t: string) => t), exclusive, progress },
+        def, { kind: 'backfill', from, to, allowShrink: false },
+      )),
+      (done) => audit(store, session.user.name, 'backfill', `${partner} ${from}..${to}`, summaryOf(done)),
+    );
+    await audit(store, session.user.name, 'backfill started', `${partner} ${from}..${to}`, `backfill ${job.id}`);
+    return reply.redirect(`/console/backfills/${job.id}`, 303);
+  });
+
+  app.get<{ Params: { id: string } }>('/console/backfills/:id', CONSOLE_ROUTE, async (request, reply) => {
+    const session = await signedIn(request, reply);
+    if (!session) return reply;
+    const job = backfills.get(request.params.id);
+    if (!job) return send(reply, layout('Backfill', session, html`<p class="error">No backfill ${request.params.id} in this server (finished backfills are kept for an hour; their runs are on the Runs page).</p>`), 404);
+    return send(reply, layout(`Backfill of ${job.partner}`, session, backfillPage(job), { current: '/console/partners', scripts: html`<script src="/console/assets/backfill.js"></script>` }));
+  });
+
+  /** The backfill's progress as JSON, polled by the page (assets/backfill.js). */
+  app.get<{ Params: { id: string } }>('/console/backfills/:id/progress', CONSOLE_ROUTE, async (request, reply) => {
+    const session = await sessionOf(request);
+    if (!session) return reply.code(401).send({ error: 'not signed in' });
+    const job = backfills.get(request.params.id);
+    if (!job) return reply.code(404).send({ error: 'no such backfill' });
+    return reply.header('cache-control', 'no-store').send(job);
   });
 
   app.get('/console/runs', CONSOLE_ROUTE, async (request, reply) => {
@@ -220,7 +256,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     const session = await signedIn(request, reply, 'manager');
     if (!session) return reply;
     const qy = request.query as Query;
-    return send(reply, layout('Commissions', session, await commissionsPage(store, await commissionPlans(), { affiliate: qy.affiliate, month: qy.month, partner: qy.partner }), { current: '/console/commissions' }));
+    return send(reply, layout('Commissions', session, await commissionsPage(store, await commissionPlans(), { affiliate: qy.affiliate, month: qy.month, partner: qy.partner, page: qy.page }), { current: '/console/commissions' }));
   });
 
   app.get('/console/commissions/lines', CONSOLE_ROUTE, async (request, reply) => {
@@ -241,7 +277,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     const session = await signedIn(request, reply, 'manager');
     if (!session) return reply;
     const qy = request.query as Query;
-    const { body, data } = await reportsPage(store, { from: qy.from, to: qy.to, partner: qy.partner });
+    const { body, data } = await reportsPage(store, { by: qy.by, from: qy.from, to: qy.to, partner: qy.partner });
     // The data travels as inert JSON (not script): the page's own script reads and charts it.
     const json = JSON.stringify(data).replace(/</g, '\\u003c');
     return send(reply, layout('Reports', session, html`${body}<script type="application/json" id="report-data">${new Html(json)}</script>`, {
@@ -299,13 +335,54 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
 const REPORTS_JS = `(function () {
   var el = document.getElementById('report-data'); if (!el || !window.Chart) return;
   var d = JSON.parse(el.textContent);
-  new Chart(document.getElementById('series'), { type: 'line', data: { labels: d.days, datasets: [
-    { label: 'FTDs', data: d.ftd, yAxisID: 'count', borderColor: '#0a58ca' },
-    { label: 'GGR USD', data: d.ggr, yAxisID: 'usd', borderColor: '#1a7f37' },
-    { label: 'NGR USD', data: d.ngr, yAxisID: 'usd', borderColor: '#8a5a00' } ] },
-    options: { animation: false, maintainAspectRatio: false, scales: { count: { position: 'left', beginAtZero: true }, usd: { position: 'right' } } } });
-  new Chart(document.getElementById('funnel'), { type: 'bar', data: { labels: d.funnelLabels, datasets: [{ label: 'customers', data: d.funnel, backgroundColor: '#0a58ca' }] },
-    options: { animation: false, maintainAspectRatio: false, indexAxis: 'y' } });
+  var base = { animation: false, maintainAspectRatio: false, plugins: { legend: { position: 'bottom' } } };
+  function chart(id, config) { var c = document.getElementById(id); if (c) new Chart(c, config); }
+  chart('ftd', { type: 'bar', data: { labels: d.periods, datasets: [{ label: 'FTDs', data: d.ftd, backgroundColor: '#0a58ca' }] },
+    options: Object.assign({}, base, { scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } }) });
+  chart('revenue', { type: 'line', data: { labels: d.periods, datasets: [
+    { label: 'GGR USD', data: d.ggr, borderColor: '#1a7f37', backgroundColor: '#1a7f37', pointRadius: 2 },
+    { label: 'NGR USD', data: d.ngr, borderColor: '#8a5a00', backgroundColor: '#8a5a00', pointRadius: 2 } ] },
+    options: Object.assign({}, base, { scales: { y: { beginAtZero: true } } }) });
+  chart('commissions', { type: 'bar', data: { labels: d.months, datasets: [{ label: 'Net commissions USD', data: d.commissions, backgroundColor: '#6f42c1' }] },
+    options: Object.assign({}, base, { scales: { y: { beginAtZero: true } } }) });
+  chart('funnel', { type: 'bar', data: { labels: d.funnelLabels, datasets: [{ label: 'customers', data: d.funnel, backgroundColor: '#0a58ca' }] },
+    options: Object.assign({}, base, { indexAxis: 'y', scales: { x: { beginAtZero: true, ticks: { precision: 0 } } } }) });
+})();`;
+
+/** Polls a backfill's progress (GET …/progress) and fills the page's cells until it is done; no reload. */
+const BACKFILL_JS = `(function () {
+  var root = document.getElementById('backfill'); if (!root) return;
+  var url = root.getAttribute('data-progress');
+  function set(row, field, value) { var c = row.querySelector('[data-field="' + field + '"]'); if (c) c.textContent = String(value); }
+  function render(job) {
+    var state = document.getElementById('bf-state');
+    state.textContent = job.state;
+    state.className = 'state state-' + (job.state === 'failed' ? 'breach' : job.state === 'done' ? 'ok' : 'late');
+    var read = 0, all = 0;
+    job.streams.forEach(function (s) {
+      var row = root.querySelector('tr[data-stream="' + s.stream + '"]'); if (!row) return;
+      set(row, 'window', s.windows > 0 ? s.window + '/' + s.windows : '-');
+      set(row, 'days', s.days || '-');
+      set(row, 'pulled', s.pulled);
+      set(row, 'loaded', s.loaded);
+      set(row, 'rejected', s.rejected === undefined ? '-' : s.rejected);
+      set(row, 'status', (s.status || (s.window > 0 ? 'running' : 'waiting')) + (s.error ? ': ' + s.error : ''));
+      all += s.windows || 1;
+      read += s.status ? (s.windows || 1) : Math.max(0, s.window - 1);
+    });
+    var share = job.state === 'running' ? read / Math.max(1, all) : 1;
+    document.getElementById('bf-bar').value = share;
+    document.getElementById('bf-pct').textContent = Math.floor(share * 100) + '%';
+    if (job.state !== 'running') document.getElementById('bf-summary').textContent = job.error ? 'Failed: ' + job.error : 'Done.';
+  }
+  function tick() {
+    fetch(url, { credentials: 'same-origin', cache: 'no-store' }).then(function (r) { return r.ok ? r.json() : null; }).then(function (job) {
+      if (!job) return;
+      render(job);
+      if (job.state === 'running') setTimeout(tick, 300);
+    }, function () { setTimeout(tick, 2000); });
+  }
+  tick();
 })();`;
 
 /** In an encapsulated child: the form parser applies to the console's routes only. */

@@ -13,6 +13,7 @@ import { reviewHolds } from './010-review-holds.js';
 import { onboarding } from './011-onboarding.js';
 import { consoleTables } from './012-console.js';
 import { activityPartitions } from './013-activity-partitions.js';
+import { consoleIndexes } from './014-console-indexes.js';
 import { fraudPending } from './015-fraud-pending.js';
 import { reportDepositorCustomers } from './016-report-depositor-customers.js';
 
@@ -22,4 +23,4 @@ export interface StoreMigration {
 }
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables, activityPartitions, fraudPending, reportDepositorCustomers];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables, activityPartitions, consoleIndexes, fraudPending, reportDepositorCustomers];
