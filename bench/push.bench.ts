@@ -9,7 +9,10 @@
  *    - the pull load path: Loader.load of the same records in this process, 1000 per batch, with
  *      the same after-load composition (jobs/load-hooks.ts), into another fresh schema;
  *    - the push service in this process (src/push/service.ts: validation, group commit,
- *      bookkeeping, the same load path) without HTTP, to tell the HTTP share from the rest.
+ *      bookkeeping, the same load path) without HTTP, to tell the HTTP share from the rest: once
+ *      with one request per transaction, once with group commit as the server does it;
+ *    - the server's own count of load transactions, requests per transaction and time per
+ *      transaction (its /metrics: partner_sync_push_transaction_*), for the bulk and the single runs.
  * 2. Single records: N POSTs of one customer each to /api/v1/igaming/customers over 50 connections,
  *    as fast as they go (throughput, p50, p99), then at a fixed 1000 requests/s (target: p99 under
  *    50 ms); beside the same two runs against a bare fastify route in its own child process that

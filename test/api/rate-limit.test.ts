@@ -51,6 +51,29 @@ for (const backend of STORES.filter((b) => b.name === 'postgres')) {
       }
     });
 
+    it('many tokens claiming at once (their claims share round trips): each gets exactly its own limit, with its own Retry-After', async () => {
+      let now = T;
+      const a = new StoreRateLimiter(t.store, { limit: 6, chunk: 2, nowMs: () => now });
+      const b = new StoreRateLimiter(t.store, { limit: 6, chunk: 2, nowMs: () => now });
+      try {
+        const keys = Array.from({ length: 25 }, (_, k) => `tok-${k}`);
+        // tok-0 used 4 of its 6 half a minute earlier: its refusals end sooner than the others'.
+        assert.ok((await Promise.all([1, 2, 3, 4].map(() => a.take('tok-0')))).every((d) => d.allowed));
+        now = T + 30_000;
+        const decisions = new Map<string, RateDecision[]>(keys.map((k) => [k, []]));
+        await Promise.all(keys.flatMap((k) => Array.from({ length: 9 }, async (_, i) => decisions.get(k)?.push(await (i % 2 === 0 ? a : b).take(k)))));
+        for (const k of keys) {
+          const got = decisions.get(k) ?? [];
+          const allowed = got.filter((d) => d.allowed).length;
+          assert.equal(allowed, k === 'tok-0' ? 2 : 6, k);
+          for (const d of got.filter((x) => !x.allowed)) assert.equal(d.retryAfterS, k === 'tok-0' ? 30 : 60, k);
+        }
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
     it('gives unused quota back: a lease of an earlier second returns to the store', async () => {
       let now = T;
       const a = new StoreRateLimiter(t.store, { limit: 80, chunk: 10, nowMs: () => now });
