@@ -1,7 +1,8 @@
 /**
  * Reconcile's second opinion on a database or warehouse source: per UTC day, the record count and
  * the sums computed by SQL ON THE SOURCE (`COUNT(*)`, `SUM(col)` ... `GROUP BY day[, type]`), for
- * every entity of a stream read from a table or view: customers per signup day; transactions per
+ * every entity of a stream read from a table or view: customers per signup day (prop trading: and
+ * their account sizes); transactions per
  * day and per type (deposits, withdrawals, bonuses; challenge fees, reset fees, payouts, refunds);
  * activity per day (bets, wins, GGR, NGR; P&L, lots).
  *
@@ -41,6 +42,7 @@ export const SUMS: Record<Variant, Partial<Record<Entity, Record<string, [string
     activity: { total_bets: ['total_bets'], wins: ['wins'], ggr: ['ggr'], ngr: ['ngr'] },
   },
   'prop-trading': {
+    customers: { account_sizes: ['account_size'] },
     transactions: { challenge_fees: ['amount_currency', 'challenge_fee'], reset_fees: ['amount_currency', 'reset_fee'], payouts: ['amount_currency', 'payout'], refunds: ['amount_currency', 'refund'] },
     activity: { pnl: ['pnl'], lots_traded: ['lots_traded'] },
   },
