@@ -1,7 +1,8 @@
 /**
  * Reconcile's second opinion on a database or warehouse source: per UTC day, the record count and
  * the sums computed by SQL ON THE SOURCE (`COUNT(*)`, `SUM(col)` ... `GROUP BY day[, type]`), for
- * every entity of a stream read from a table or view: customers per signup day; transactions per
+ * every entity of a stream read from a table or view: customers per signup day (prop trading: and
+ * their account sizes); transactions per
  * day and per type (deposits, withdrawals, bonuses; challenge fees, reset fees, payouts, refunds);
  * activity per day (bets, wins, GGR, NGR; P&L, lots).
  *
@@ -41,6 +42,7 @@ export const SUMS: Record<Variant, Partial<Record<Entity, Record<string, [string
     activity: { total_bets: ['total_bets'], wins: ['wins'], ggr: ['ggr'], ngr: ['ngr'] },
   },
   'prop-trading': {
+    customers: { account_sizes: ['account_size'] },
     transactions: { challenge_fees: ['amount_currency', 'challenge_fee'], reset_fees: ['amount_currency', 'reset_fee'], payouts: ['amount_currency', 'payout'], refunds: ['amount_currency', 'refund'] },
     activity: { pnl: ['pnl'], lots_traded: ['lots_traded'] },
   },
@@ -51,9 +53,10 @@ export const DAY_FIELD: Record<Entity, string> = { customers: 'signup_date', tra
 const MS_PER_DAY = 86_400_000;
 const LINEAR_KEYS = ['from', 'number', 'minor_units', 'multiply'];
 
-/** The source column a rule reads (a top-level column only), or undefined. */
-function columnOf(rule: FieldRule | undefined): string | undefined {
-  const column = typeof rule === 'string' ? rule : rule?.from;
+/** The source column a rule of `field` reads (a top-level column only; no `from`: the field's own name), or undefined. */
+function columnOf(rule: FieldRule | undefined, field: string): string | undefined {
+  if (typeof rule === 'object' && rule.const !== undefined) return undefined;
+  const column = typeof rule === 'string' ? rule : rule === undefined ? undefined : (rule.from ?? field);
   return column === undefined || column.includes('.') ? undefined : column;
 }
 
@@ -68,7 +71,7 @@ type DayExpression =
 function dayExpression(entity: Entity, stream: StreamDefinition): DayExpression | string {
   const field = DAY_FIELD[entity];
   const rule = ruleOf(stream, field);
-  const column = columnOf(rule) ?? ('date_column' in stream && entity === 'activity' ? stream.date_column : undefined);
+  const column = columnOf(rule, field) ?? ('date_column' in stream && entity === 'activity' ? stream.date_column : undefined);
   if (column === undefined) return `${field} is not mapped from one column of the table`;
   const datetime = typeof rule === 'object' ? rule.datetime : undefined;
   if (datetime?.format === 'unix_millis') return { kind: 'epoch', column, unitMs: 1 };
@@ -129,14 +132,14 @@ export async function sourceAggregates(deps: AggregateDeps, def: PartnerDefiniti
   const amounts: { name: string; column: string; type?: string; apply: (sum: unknown) => string }[] = [];
   for (const [name, [field, type]] of sums) {
     const rule = ruleOf(stream, field);
-    const column = columnOf(rule);
+    const column = columnOf(rule, field);
     const apply = rule === undefined ? undefined : linearMapper(def.variant, entity, field, rule, def.affiliates);
     if (column === undefined || apply === undefined) return { skipped: `${field} is not a linear rule on one column (a rename, number, minor_units, multiply)` };
     amounts.push({ name, column, ...(type !== undefined ? { type } : {}), apply });
   }
   const typed = amounts.some((a) => a.type !== undefined);
   const typeRule = typed ? ruleOf(stream, 'transaction_type') : undefined;
-  const typeColumn = columnOf(typeRule);
+  const typeColumn = columnOf(typeRule, 'transaction_type');
   if (typed && (typeRule === undefined || typeColumn === undefined)) return { skipped: 'transaction_type is not mapped from one column of the table' };
   const typeOf = typeRule === undefined ? undefined : createMapper(def.variant, entity, { fields: { transaction_type: typeof typeRule === 'string' ? { from: 'v' } : { ...typeRule, from: 'v' } }, passthrough: false }, def.affiliates);
 
@@ -198,7 +201,7 @@ export async function sourceKeys(deps: AggregateDeps, def: PartnerDefinition, en
   if (relation === undefined || typeof day === 'string') return undefined;
   const keyFields = entityTable(def.variant, entity).key;
   const rules = Object.fromEntries(keyFields.map((f) => [f, ruleOf(stream, f)]));
-  const columns = keyFields.map((f) => columnOf(rules[f]));
+  const columns = keyFields.map((f) => columnOf(rules[f], f));
   if (columns.some((c) => c === undefined)) return undefined;
   const fields = Object.fromEntries(keyFields.map((f, i) => [f, typeof rules[f] === 'string' ? { from: `k${i}` } : { ...(rules[f] as object), from: `k${i}` }]));
   const map = createMapper(def.variant, entity, { fields, passthrough: false }, def.affiliates);

@@ -36,3 +36,34 @@ describe('cursor_format: epoch change fields', () => {
     assert.equal(nextStart('2026-11-01T00:00:00Z', '2026-11-03T00:00:00Z', max.value), '2026-11-02T10:00:00.123000Z');
   });
 });
+
+describe('cursor_format in a definition', () => {
+  it('is unix_millis or unix_seconds on a REST cursor stream, and refused on a db stream', async () => {
+    const { mkdtempSync, readFileSync, rmSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { loadDefinition } = await import('../../src/config/load-definitions.js');
+    const { packageRoot } = await import('../../src/paths.js');
+    const dir = mkdtempSync(join(tmpdir(), 'partner-sync-cursor-format-'));
+    try {
+      const env = { SANDBOX_CLIENT_SECRET: 'x', REPLICA_PROP_URL: 'sqlite:/nonexistent.sqlite' };
+      const rest = readFileSync(join(packageRoot(), 'config', 'partners', 'sandbox-casino.yaml'), 'utf8');
+      const file = join(dir, 'sandbox-casino.yaml');
+      writeFileSync(file, rest.replace(/^( +)cursor_field: last_modified_date\b.*$/m, '$1cursor_field: last_modified_date\n$1cursor_format: unix_millis'));
+      const ok = await loadDefinition(file, env);
+      assert.deepEqual(ok.errors, []);
+      const customers = ok.definition?.streams.customers?.incremental;
+      assert.equal(customers?.mode === 'cursor' ? customers.cursor_format : undefined, 'unix_millis');
+      writeFileSync(file, rest.replace(/^( +)cursor_field: last_modified_date\b.*$/m, '$1cursor_field: last_modified_date\n$1cursor_format: millis'));
+      const bad = await loadDefinition(file, env);
+      assert.deepEqual(bad.errors.map((e) => [e.path, e.message]), [['streams.customers.incremental.cursor_format', 'must be one of unix_millis, unix_seconds, got "millis"']]);
+      const db = readFileSync(join(packageRoot(), 'config', 'partners', 'replica-prop.yaml'), 'utf8');
+      const dbFile = join(dir, 'replica-prop.yaml');
+      writeFileSync(dbFile, db.replace(/^( +)lookback: PT10M( .*)?$/m, '$1lookback: PT10M\n$1cursor_format: unix_millis'));
+      const refused = await loadDefinition(dbFile, env);
+      assert.deepEqual(refused.errors.map((e) => e.message), ["is the REST form: a db stream's change column is read by its column type; remove it"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

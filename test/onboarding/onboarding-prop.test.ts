@@ -150,6 +150,9 @@ for (const backend of SERVER_DATABASES) {
       }
       const payouts = data.transactions('prop-trading').filter((t) => t.transaction_type === 'payout').reduce((n, t) => n + Math.round(Number(t.amount_currency) * 100), 0);
       assert.equal(result.days.filter((d) => d.entity === 'transactions').reduce((n, d) => n + Math.round(Number(d.source_sql?.sums.payouts) * 100), 0), payouts);
+      // Account sizes kept in thousands (accountSizeK) are summed in units.
+      const sizes = data.customers('prop-trading').filter((c) => c.signup_date !== undefined && String(c.signup_date).slice(0, 10) >= data.from).reduce((n, c) => n + Number(c.account_size ?? 0), 0);
+      assert.equal(result.days.filter((d) => d.entity === 'customers').reduce((n, d) => n + Number(d.source_sql?.sums.account_sizes), 0), sizes);
       const pnl = data.activity('prop-trading').reduce((n, a) => n + Math.round(Number(a.pnl) * 100), 0);
       assert.equal(result.days.filter((d) => d.entity === 'activity').reduce((n, d) => n + Math.round(Number(d.source_sql?.sums.pnl) * 100), 0), pnl);
 

@@ -66,6 +66,7 @@ describe('onboarding a partner-style REST partner', function () {
 
   it('goes from nothing to a clean reconcile with discover, init, two edits, check, backfill; reconcile then names a missing and a changed record', async () => {
     const started = performance.now();
+    assert.equal((await cli(['discover', ...source()])).code, 0);
     const config = ['--config', dir, '--store', `sqlite:${join(dir, 'store.sqlite')}`];
     const init = await cli([...config, 'init', 'acme', '--variant', 'igaming', ...source()]);
     assert.equal(init.code, 0, init.err);

@@ -77,6 +77,27 @@ describe('init: the proposed draft', () => {
   });
 });
 
+describe('init: epoch change fields and sizes in thousands', () => {
+  const options: RestOptions = { kind: 'rest', baseUrl: 'https://api.partner.example', auth: 'bearer', authEnv: 'PARTNER_TOKEN', paths: { customers: '/v2/traders' }, dateParam: 'date' };
+  it('a change field in epoch seconds gets cursor_format unix_seconds and its TODO says the unit; a *K size is multiplied by 1000', () => {
+    const records = [
+      { traderId: 1, joined: 1793613600, modifiedAt: 1793613700, sizeK: 25, ib: 'a' },
+      { traderId: 2, joined: 1793613800, modifiedAt: 1793613900, sizeK: 100, ib: 'b' },
+    ];
+    const draft = proposeDefinition('propco', 'prop-trading', options, {
+      kind: 'rest',
+      base_url: options.baseUrl,
+      entities: [{ entity: 'customers', where: '/v2/traders', records: 2, pages: 1, records_path: 'data', pagination: { type: 'page' }, fields: profileRecords(records), notes: [] }],
+    });
+    const def = parse(draft.yaml) as { streams: { customers: { incremental: Record<string, unknown>; mapping: { fields: Record<string, unknown> } } } };
+    assert.equal(def.streams.customers.incremental.cursor_field, 'modifiedAt');
+    assert.equal(def.streams.customers.incremental.cursor_format, 'unix_seconds');
+    assert.deepEqual(def.streams.customers.mapping.fields.account_size, { from: 'sizeK', multiply: 1000 });
+    assert.deepEqual(def.streams.customers.mapping.fields.last_modified_date, { from: 'modifiedAt', datetime: { format: 'unix_seconds' } });
+    assert.ok(draft.todos.some((t) => /sent as epoch seconds like modifiedAt/.test(t)), draft.todos.join('\n'));
+  });
+});
+
 describe('the reconcile key of a definition', () => {
   it('takes a cron schedule and a number of days; a bad schedule is a definition error with its line', async () => {
     const { mkdtempSync, readFileSync, rmSync, writeFileSync } = await import('node:fs');
