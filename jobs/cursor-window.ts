@@ -7,7 +7,7 @@
  * longer accepts starts the window over, logged. A window that rejects too much fails and leaves
  * the state as it found it (reject-guard.ts). Backfills never touch the state.
  */
-import { PositionRefused, type CursorWindow, type PositionedPage, type Source } from '../connectors/source.js';
+import { PageWalkUnstable, PositionRefused, type CursorWindow, type PositionedPage, type Source } from '../connectors/source.js';
 import type { PartnerDefinition, StreamDefinition } from '../src/config/definition.js';
 import type { Logger } from '../src/log.js';
 import type { BatchInput, BatchResult, Loader } from '../src/pipeline/load.js';
@@ -88,14 +88,25 @@ export async function loadCursorWindow(w: CursorWindowLoad): Promise<string | un
 
   if (resume) log.info(`continuing the window from ${window.from} after page ${resume.pages}`, { pages: resume.pages });
   try {
-    await read(resume?.after);
+    try {
+      await read(resume?.after);
+    } catch (error) {
+      if (!(resume && error instanceof PositionRefused)) throw error;
+      log.warn(`${(error as Error).message}; reading the window from ${window.from} again from its first page`);
+      resume = undefined;
+      windowMax = new MaxCursor(undefined, ceiling);
+      pages = 0;
+      await read(undefined);
+    }
   } catch (error) {
-    if (!(resume && error instanceof PositionRefused)) throw error;
-    log.warn(`${(error as Error).message}; reading the window from ${window.from} again from its first page`);
-    resume = undefined;
-    windowMax = new MaxCursor(undefined, ceiling);
-    pages = 0;
-    await read(undefined);
+    // Records slid onto pages already read: the rows read stay, but no position inside the
+    // window is trusted; the state as the run found it, without one, so the next run reads it all.
+    if (error instanceof PageWalkUnstable && w.keepsState) {
+      const kept: CursorState = { ...state };
+      delete kept.resume;
+      await loader.load({ ...w.batch([]), checkpoint: { stream: entity, state: kept } });
+    }
+    throw error;
   }
 
   try {

@@ -1,0 +1,120 @@
+/**
+ * Records shifting between pages during a page-number or offset walk. Such a walk reads
+ * "positions 50..99 of the list as it is NOW": when the partner inserts, deletes or re-orders
+ * (a modified record moves to the end of an `updated_at` ordering) records before the page being
+ * read, every later record moves by one, and a record can slide onto a page already read. It is
+ * then missed in this window while the stream's start moves past its (old) stamp: lost for good.
+ *
+ * A walk is watched for the two signs of a shift, and only those (a walk that shows neither costs
+ * no extra request):
+ * - `meta.total` (spec §2.5) differs from the walk's first page on a later page, the closing empty
+ *   page included: records were added or removed mid-walk;
+ * - a record comes back within the walk: its key (customer_id, transaction_id, through the
+ *   stream's mapping) seen before with different content means it moved after being changed; an
+ *   identical repeat (the last of page N first again on page N+1) means records moved forward.
+ *   When the partner sends `meta.total` and it did not change, an identical repeat is not taken as
+ *   a shift: nothing was added or removed, and the record that moved forward to cause it has a
+ *   newer stamp that the next window reads.
+ * Keyset (cursor) pagination is not affected and not watched: its next page starts after a
+ * position, not at a count.
+ */
+import { createHash } from 'node:crypto';
+import type { RestStream } from '../../src/config/definition.js';
+import type { Entity } from '../../src/types.js';
+
+/** Spec §2.5: the list envelope's total number of records. */
+export const DEFAULT_TOTAL_PATH = 'meta.total';
+/** Walks of one window (the first and its re-walks) before it is given up as unstable. */
+export const MAX_WALKS = 3;
+/**
+ * Records per walk whose keys are remembered for the repeat check (about 100 bytes each). Past it,
+ * a repeat is still caught at page boundaries and `meta.total` still is, everywhere.
+ */
+export const MAX_TRACKED_RECORDS = 500_000;
+
+/** The source key of a record, as text, or undefined when it has none. */
+export type RecordKey = (record: unknown) => string | undefined;
+
+const KEY_FIELD: Partial<Record<Entity, string>> = { customers: 'customer_id', transactions: 'transaction_id' };
+
+/** How to read the key of the stream's source records (through its mapping), or undefined (activity: content only). */
+export function recordKeyOf(stream: RestStream, valueAt: (value: unknown, path: string) => unknown): RecordKey | undefined {
+  const field = KEY_FIELD[stream.entity];
+  if (field === undefined) return undefined;
+  const rule = stream.mapping.fields[field];
+  const path = typeof rule === 'string' ? rule : rule !== undefined ? rule.from : stream.mapping.passthrough ? field : undefined;
+  if (path === undefined || path === '') return undefined;
+  return (record) => {
+    const value = valueAt(record, path);
+    return typeof value === 'string' || (typeof value === 'number' && Number.isFinite(value)) ? String(value) : undefined;
+  };
+}
+
+/** 48 bits of SHA-1: collisions among a million records are ~1 in 500 (a needless re-walk, no loss). */
+export function hash48(text: string): number {
+  return createHash('sha1').update(text).digest().readUIntBE(0, 6);
+}
+
+/** What one walk saw, page after page. */
+export class WalkWatch {
+  private firstTotal: number | undefined;
+  private sawPage = false;
+  private totalChange: string | undefined;
+  private repeat: { text: string; changed: boolean } | undefined;
+  /** key hash → content hash of every record of the walk (up to MAX_TRACKED_RECORDS). */
+  private readonly seen = new Map<number, number>();
+  private previousPageKeys = new Map<number, number>();
+  private readonly digest = createHash('sha256');
+
+  constructor(private readonly key: RecordKey | undefined, private readonly totalAt: (body: unknown) => unknown) {}
+
+  /** Notes a page (its body and records); returns the content hash of each record. */
+  page(body: unknown, records: readonly unknown[], label: string): number[] {
+    const total = this.totalAt(body);
+    const asNumber = typeof total === 'number' && Number.isInteger(total) ? total : undefined;
+    if (!this.sawPage) {
+      this.sawPage = true;
+      this.firstTotal = asNumber;
+    } else if (this.totalChange === undefined && asNumber !== this.firstTotal) {
+      this.totalChange = `meta.total went from ${String(this.firstTotal)} to ${String(asNumber)} (${label})`;
+    }
+    const contents: number[] = [];
+    const pageKeys = new Map<number, number>();
+    for (const record of records) {
+      const text = JSON.stringify(record) ?? 'undefined';
+      const content = hash48(text);
+      contents.push(content);
+      const keyText = this.key?.(record);
+      const key = keyText === undefined ? content : hash48(keyText);
+      const before = this.seen.get(key) ?? this.previousPageKeys.get(key) ?? pageKeys.get(key);
+      if (before !== undefined && (this.repeat === undefined || (!this.repeat.changed && before !== content))) {
+        const who = keyText === undefined ? 'a record' : `record ${JSON.stringify(keyText.length > 60 ? `${keyText.slice(0, 59)}…` : keyText)}`;
+        this.repeat = { text: `${who} came back ${before === content ? 'unchanged' : 'changed'} (${label})`, changed: before !== content };
+      }
+      pageKeys.set(key, content);
+      if (this.seen.size < MAX_TRACKED_RECORDS) this.seen.set(key, content);
+    }
+    this.previousPageKeys = pageKeys;
+    this.digest.update(`${contents.join(',')};`);
+    return contents;
+  }
+
+  /** The page count changed under the walk (records added or removed). */
+  get totalChanged(): boolean {
+    return this.totalChange !== undefined;
+  }
+
+  /** Why the walk cannot be trusted, or undefined when it can. */
+  shift(): string | undefined {
+    if (this.totalChange !== undefined) return this.totalChange;
+    if (this.repeat === undefined) return undefined;
+    // An unchanged repeat while meta.total held still: records moved forward, none was skipped.
+    if (!this.repeat.changed && this.firstTotal !== undefined) return undefined;
+    return this.repeat.text;
+  }
+
+  /** The walk's records in order; a re-walk that returns the same is a stable answer. */
+  fingerprint(): string {
+    return this.digest.copy().digest('base64');
+  }
+}
