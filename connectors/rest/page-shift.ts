@@ -10,8 +10,9 @@
  * - `meta.total` (spec §2.5) differs from the walk's first page on a later page, the closing empty
  *   page included: records were added or removed mid-walk;
  * - a record comes back within the walk: its key (customer_id, transaction_id, through the
- *   stream's mapping) seen before with different content means it moved after being changed; an
- *   identical repeat (the last of page N first again on page N+1) means records moved forward.
+ *   stream's mapping) seen before with another version (its cursor field, as the store's version
+ *   rule reads it) means it moved after being changed; an unchanged repeat (the last of page N
+ *   first again on page N+1) means records moved forward.
  *   When the partner sends `meta.total` and it did not change, an identical repeat is not taken as
  *   a shift: nothing was added or removed, and the record that moved forward to cause it has a
  *   newer stamp that the next window reads.
@@ -27,8 +28,9 @@ export const DEFAULT_TOTAL_PATH = 'meta.total';
 /** Walks of one window (the first and its re-walks) before it is given up as unstable. */
 export const MAX_WALKS = 3;
 /**
- * Records per walk whose keys are remembered for the repeat check (about 100 bytes each). Past it,
- * a repeat is still caught at page boundaries and `meta.total` still is, everywhere.
+ * Records per walk whose keys and versions are remembered (about 100 bytes each; a whole activity
+ * record where it has no key). Past it, a repeat is still caught at page boundaries, `meta.total`
+ * everywhere, and a re-walk hands over again what it cannot tell was handed over (an upsert).
  */
 export const MAX_TRACKED_RECORDS = 500_000;
 
@@ -50,9 +52,26 @@ export function recordKeyOf(stream: RestStream, valueAt: (value: unknown, path: 
   };
 }
 
-/** 48 bits of SHA-1: collisions among a million records are ~1 in 500 (a needless re-walk, no loss). */
-export function hash48(text: string): number {
-  return createHash('sha1').update(text).digest().readUIntBE(0, 6);
+/**
+ * A record as the walk tells records apart: its key, and its version (the stream's cursor field,
+ * `last_modified_date` or `updated_at`; the whole record where there is none). A record without a
+ * key (activity) is its whole content, with no version: it can only come back unchanged.
+ */
+export interface Identity {
+  key: string;
+  version: string;
+}
+
+/** How to identify the stream's source records (through its mapping and cursor field). */
+export function identifyFor(stream: RestStream, valueAt: (value: unknown, path: string) => unknown): (record: unknown) => Identity {
+  const key = recordKeyOf(stream, valueAt);
+  const versionPath = stream.incremental.mode === 'cursor' ? stream.incremental.cursor_field : undefined;
+  return (record) => {
+    const keyText = key?.(record);
+    if (keyText === undefined) return { key: `\u0000${JSON.stringify(record) ?? ''}`, version: '' };
+    const version = versionPath === undefined ? undefined : valueAt(record, versionPath);
+    return { key: keyText, version: typeof version === 'string' || typeof version === 'number' ? String(version) : JSON.stringify(record) ?? '' };
+  };
 }
 
 /** What one walk saw, page after page. */
@@ -61,15 +80,18 @@ export class WalkWatch {
   private sawPage = false;
   private totalChange: string | undefined;
   private repeat: { text: string; changed: boolean } | undefined;
-  /** key hash → content hash of every record of the walk (up to MAX_TRACKED_RECORDS). */
-  private readonly seen = new Map<number, number>();
-  private previousPageKeys = new Map<number, number>();
+  /** key → version of the walk's records (up to MAX_TRACKED_RECORDS); the records it handed over. */
+  readonly seen = new Map<string, string>();
+  private previousPage = new Map<string, string>();
   private readonly digest = createHash('sha256');
 
-  constructor(private readonly key: RecordKey | undefined, private readonly totalAt: (body: unknown) => unknown) {}
+  constructor(private readonly identify: (record: unknown) => Identity, private readonly totalAt: (body: unknown) => unknown) {}
 
-  /** Notes a page (its body and records); returns the content hash of each record. */
-  page(body: unknown, records: readonly unknown[], label: string): number[] {
+  /**
+   * Notes a page: its body, its records and its fingerprint (the same records give the same one).
+   * Returns the identity of each record.
+   */
+  page(body: unknown, records: readonly unknown[], fingerprint: string, label: string): Identity[] {
     const total = this.totalAt(body);
     const asNumber = typeof total === 'number' && Number.isInteger(total) ? total : undefined;
     if (!this.sawPage) {
@@ -78,25 +100,24 @@ export class WalkWatch {
     } else if (this.totalChange === undefined && asNumber !== this.firstTotal) {
       this.totalChange = `meta.total went from ${String(this.firstTotal)} to ${String(asNumber)} (${label})`;
     }
-    const contents: number[] = [];
-    const pageKeys = new Map<number, number>();
+    const identities: Identity[] = [];
+    const tracking = this.seen.size < MAX_TRACKED_RECORDS;
+    const page = new Map<string, string>();
     for (const record of records) {
-      const text = JSON.stringify(record) ?? 'undefined';
-      const content = hash48(text);
-      contents.push(content);
-      const keyText = this.key?.(record);
-      const key = keyText === undefined ? content : hash48(keyText);
-      const before = this.seen.get(key) ?? this.previousPageKeys.get(key) ?? pageKeys.get(key);
-      if (before !== undefined && (this.repeat === undefined || (!this.repeat.changed && before !== content))) {
-        const who = keyText === undefined ? 'a record' : `record ${JSON.stringify(keyText.length > 60 ? `${keyText.slice(0, 59)}…` : keyText)}`;
-        this.repeat = { text: `${who} came back ${before === content ? 'unchanged' : 'changed'} (${label})`, changed: before !== content };
+      const id = this.identify(record);
+      identities.push(id);
+      const before = this.seen.get(id.key) ?? (tracking ? undefined : this.previousPage.get(id.key) ?? page.get(id.key));
+      if (before !== undefined && (this.repeat === undefined || (!this.repeat.changed && before !== id.version))) {
+        const who = id.key.startsWith('\u0000') ? 'a record' : `record ${JSON.stringify(id.key.length > 60 ? `${id.key.slice(0, 59)}…` : id.key)}`;
+        this.repeat = { text: `${who} came back ${before === id.version ? 'unchanged' : 'changed'} (${label})`, changed: before !== id.version };
       }
-      pageKeys.set(key, content);
-      if (this.seen.size < MAX_TRACKED_RECORDS) this.seen.set(key, content);
+      // Past the cap, only the page boundaries are watched.
+      if (this.seen.size < MAX_TRACKED_RECORDS) this.seen.set(id.key, id.version);
+      else page.set(id.key, id.version);
     }
-    this.previousPageKeys = pageKeys;
-    this.digest.update(`${contents.join(',')};`);
-    return contents;
+    this.previousPage = page;
+    this.digest.update(`${fingerprint};`);
+    return identities;
   }
 
   /** The page count changed under the walk (records added or removed). */

@@ -21,7 +21,7 @@ import type { RestStream } from '../../src/config/definition.js';
 import type { Logger } from '../../src/log.js';
 import { PageWalkUnstable, PositionRefused, SourceError, type PositionedPage, type SourceStats } from '../source.js';
 import type { AcceptBody, ApiResponse } from './client.js';
-import { DEFAULT_TOTAL_PATH, MAX_TRACKED_RECORDS, MAX_WALKS, WalkWatch, type RecordKey } from './page-shift.js';
+import { DEFAULT_TOTAL_PATH, identifyFor, MAX_WALKS, WalkWatch, type Identity } from './page-shift.js';
 import { RetryableFailure } from './retry.js';
 
 /** Spec §4 / §8: per_page maximum. */
@@ -40,8 +40,6 @@ export interface PaginateOptions {
   maxPages?: number;
   /** Walks of one page/offset window before it is given up as unstable (default MAX_WALKS). */
   maxWalks?: number;
-  /** The key of a source record (page-shift.ts `recordKeyOf`); without it records are compared whole. */
-  recordKey?: RecordKey;
   /** `pageRewalks` is counted here. */
   stats?: SourceStats;
 }
@@ -89,25 +87,19 @@ export async function* paginateFrom(stream: RestStream, params: Record<string, s
     return;
   }
   const maxWalks = Math.max(1, options.maxWalks ?? MAX_WALKS);
-  // Content hashes of the records yielded by earlier walks of this window (past the cap, records are yielded again: upserts).
-  const yielded = new Set<number>();
-  const remember = (contents: readonly number[]) => {
-    for (const content of contents) if (yielded.size < MAX_TRACKED_RECORDS) yielded.add(content);
-  };
+  // key → version of what earlier walks handed over: a re-walk hands over only the rest.
+  let handed: Map<string, string> | undefined;
+  const identify = identifyFor(stream, valueAt);
   let previous: string | undefined;
   let from = start;
   for (let walkNumber = 1; ; walkNumber += 1) {
-    const watch = new WalkWatch(options.recordKey, (body) => valueAt(body, DEFAULT_TOTAL_PATH));
+    const watch = new WalkWatch(identify, (body) => valueAt(body, DEFAULT_TOTAL_PATH));
     for await (const page of walk(stream, params, fetchPage, options, from, watch)) {
-      if (walkNumber === 1) {
-        remember(page.contents);
-        yield { records: page.records, ...(page.next !== undefined ? { next: page.next } : {}) };
-        continue;
-      }
-      const fresh = page.records.filter((_, i) => !yielded.has(page.contents[i] as number));
-      remember(page.contents);
+      const fresh = handed === undefined ? page.records : page.records.filter((_, i) => handed?.get((page.identities[i] as Identity).key) !== (page.identities[i] as Identity).version);
       yield { records: fresh, ...(page.next !== undefined ? { next: page.next } : {}) };
     }
+    if (handed === undefined) handed = watch.seen;
+    else for (const [key, version] of watch.seen) handed.set(key, version);
     const shift = watch.shift();
     const fingerprint = watch.fingerprint();
     // A clean walk, or the same answer twice (the partner's paging repeats records by habit).
@@ -128,7 +120,7 @@ export async function* paginateFrom(stream: RestStream, params: Record<string, s
   }
 }
 
-type WalkedPage = PositionedPage & { contents: number[] };
+type WalkedPage = PositionedPage & { identities: Identity[] };
 
 /** One walk of the pages from `start` (or the first page); `watch` sees every page, the closing empty one included. */
 async function* walk(stream: RestStream, params: Record<string, string>, fetchPage: FetchPage, options: PaginateOptions, start: WalkPosition | undefined, watch: WalkWatch | undefined): AsyncGenerator<WalkedPage> {
@@ -176,8 +168,9 @@ async function* walk(stream: RestStream, params: Record<string, string>, fetchPa
     });
     const records = recordsAt(body, recordsPath, what);
     const next = cursorPath === undefined ? undefined : cursorAt(body, cursorPath, what);
+    const fingerprint = createHash('sha256').update(JSON.stringify(records)).digest('base64');
     const label = pagination.type === 'page' ? `page ${pagination.first_page + index}` : `offset ${offset}`;
-    const contents = watch?.page(body, records, label) ?? [];
+    const identities = watch?.page(body, records, fingerprint, label) ?? [];
 
     if (records.length === 0) {
       // A fetch that did not check the body: the same rule, without the retries.
@@ -186,7 +179,6 @@ async function* walk(stream: RestStream, params: Record<string, string>, fetchPa
       return;
     }
 
-    const fingerprint = createHash('sha256').update(JSON.stringify(records)).digest('base64');
     if (fingerprint === previousPage) {
       // The same page again because records moved forward by a page: a shift, not endless paging.
       if (watch?.totalChanged) return;
@@ -206,7 +198,7 @@ async function* walk(stream: RestStream, params: Record<string, string>, fetchPa
       pagination.type === 'page' ? { page: index + 1 }
       : pagination.type === 'offset' ? { offset: offset + records.length }
       : next === undefined ? undefined : { cursor: next };
-    yield position === undefined ? { records, contents } : { records, contents, next: JSON.stringify(position) };
+    yield position === undefined ? { records, identities } : { records, identities, next: JSON.stringify(position) };
 
     if (pagination.type === 'cursor') {
       if (next === undefined) return;

@@ -11,8 +11,7 @@ import { createAuthorizer } from './auth.js';
 import { createBudget } from './budget.js';
 import { createApiClient, type AcceptBody } from './client.js';
 import { createHttpClient, createScrubber } from './http.js';
-import { recordKeyOf } from './page-shift.js';
-import { paginate, paginateFrom, valueAt } from './paginate.js';
+import { paginate, paginateFrom } from './paginate.js';
 import { createRateLimiter } from './rate-limiter.js';
 import { withRetries } from './retry.js';
 
@@ -71,7 +70,7 @@ export function createRestSource(source: RestSource, deps: RestSourceDeps): Rest
   const client = createApiClient({ http, auth, limiter, retry, clock, logger });
 
   const query = (stream: RestStream, params: Record<string, string>): AsyncIterable<unknown[]> =>
-    paginate(stream, params, (q, accept) => client.getJson(stream.path, q, accept), { logger, stats, recordKey: recordKeyOf(stream, valueAt) });
+    paginate(stream, params, (q, accept) => client.getJson(stream.path, q, accept), { logger, stats });
   return {
     stats,
     query,
@@ -96,7 +95,7 @@ export function createRestSource(source: RestSource, deps: RestSourceDeps): Rest
           throw error;
         }
       };
-      return paginateFrom(stream, windowParams(stream.incremental, window), fetchPage, { logger, after, stats, recordKey: recordKeyOf(stream, valueAt) });
+      return paginateFrom(stream, windowParams(stream.incremental, window), fetchPage, { logger, after, stats });
     },
   };
 }
