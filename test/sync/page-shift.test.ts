@@ -18,11 +18,12 @@ import { Loader } from '../../src/pipeline/load.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
 import { readState } from '../../src/store/sync-state.js';
 import type { SpecRecord } from '../../src/types.js';
-import { customer } from '../support/records.js';
+import { customer, gaming } from '../support/records.js';
 import { byKey, exampleDefinition, storedByKey } from '../support/sandbox.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
 const PATH = '/api/v1/igaming/customers';
+const ACTIVITY_PATH = '/api/v1/igaming/activity';
 const TOKEN = 'page-shift-test-token';
 const HOUR = 3_600_000;
 
@@ -30,6 +31,8 @@ const HOUR = 3_600_000;
 interface Partner {
   url: string;
   records: Map<string, SpecRecord>;
+  /** Activity rows by day, in the partner's order. */
+  activity: Map<string, SpecRecord[]>;
   /** Page requests answered (every walk, the closing empty pages included). */
   requests: number;
   beforePage?: (page: number) => void;
@@ -39,10 +42,10 @@ interface Partner {
 const stampOf = (r: SpecRecord): string => r.last_modified_date as string;
 
 async function startPartner(): Promise<Partner> {
-  const partner: Partner = { url: '', records: new Map(), requests: 0, close: () => Promise.resolve() };
+  const partner: Partner = { url: '', records: new Map(), activity: new Map(), requests: 0, close: () => Promise.resolve() };
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://partner');
-    if (url.pathname !== PATH || req.headers.authorization !== `Bearer ${TOKEN}`) {
+    if (![PATH, ACTIVITY_PATH].includes(url.pathname) || req.headers.authorization !== `Bearer ${TOKEN}`) {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
       return;
     }
@@ -51,9 +54,11 @@ async function startPartner(): Promise<Partner> {
     const perPage = Number(url.searchParams.get('per_page') ?? '50');
     partner.beforePage?.(page);
     const since = url.searchParams.get('modified_since');
-    const list = [...partner.records.values()]
-      .filter((r) => since === null || Date.parse(stampOf(r)) >= Date.parse(since))
-      .sort((a, b) => Date.parse(stampOf(a)) - Date.parse(stampOf(b)) || String(a.customer_id).localeCompare(String(b.customer_id)));
+    const list = url.pathname === ACTIVITY_PATH
+      ? partner.activity.get(url.searchParams.get('date') ?? '') ?? []
+      : [...partner.records.values()]
+        .filter((r) => since === null || Date.parse(stampOf(r)) >= Date.parse(since))
+        .sort((a, b) => Date.parse(stampOf(a)) - Date.parse(stampOf(b)) || String(a.customer_id).localeCompare(String(b.customer_id)));
     const data = list.slice((page - 1) * perPage, page * perPage);
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data, meta: { total: list.length, page, per_page: perPage } }));
   });
@@ -62,6 +67,8 @@ async function startPartner(): Promise<Partner> {
   partner.close = () => new Promise((resolve) => server.close(() => resolve()));
   return partner;
 }
+
+const yesterday = (): string => new Date(Date.now() - 24 * HOUR).toISOString().slice(0, 10);
 
 /** `n` customers `prefix-000`.., stamped one a minute ending `endMs`. */
 function add(partner: Partner, prefix: string, n: number, endMs: number): void {
@@ -90,6 +97,9 @@ for (const backend of STORES) {
       const stream = def.streams.customers as RestStream;
       stream.pagination = { type: 'page', per_page: 5, page_param: 'page', per_page_param: 'per_page', first_page: 1 };
       stream.incremental.start = new Date(Date.now() - 48 * HOUR).toISOString();
+      const activity = def.streams.activity as RestStream;
+      activity.pagination = { ...stream.pagination };
+      activity.incremental.start = yesterday();
       lines = [];
     });
     afterEach(async () => {
@@ -98,10 +108,10 @@ for (const backend of STORES) {
       await t.drop();
     });
 
-    const sync = async (): Promise<StreamRunResult> => {
+    const sync = async (entity: 'customers' | 'activity' = 'customers'): Promise<StreamRunResult> => {
       const logger = createLogger({ stream: new Writable({ write(chunk: Buffer, _enc, done) { lines.push(chunk.toString()); done(); } }), json: true, level: 'info', redact: noRedaction });
       const source = createRestSource(def.source as RestSource, { clock: t.store.clock, logger, redact: noRedaction });
-      return syncStream({ loader: new Loader({ store: t.store, validator: createSpecValidator() }), source, logger, redact: noRedaction }, def, 'customers', { kind: 'run', scheduledFor: new Date() });
+      return syncStream({ loader: new Loader({ store: t.store, validator: createSpecValidator() }), source, logger, redact: noRedaction }, def, entity, { kind: 'run', scheduledFor: new Date() });
     };
     const assertStoreEqualsPartner = async () => {
       const stored = await storedByKey(t.store, def.partner, 'igaming', 'customers');
@@ -187,6 +197,40 @@ for (const backend of STORES) {
       await assertStoreEqualsPartner();
       const after = (await readState(t.store.knex, def.partner, 'customers')) as CursorState;
       assert.ok(after.watermark && after.watermark > (before as CursorState).watermark!);
+    });
+
+    it('activity days: rows inserted at the front of a day during its walk are read by a re-walk; the day is replaced whole', async () => {
+      add(partner, 'c', 12, Date.now() - HOUR);
+      assert.equal((await sync()).status, 'succeeded');
+      const day = yesterday();
+      partner.activity.set(day, [...partner.records.keys()].map((id) => gaming(day, id, { total_bets: 10 })));
+      let inserted = false;
+      partner.beforePage = (page) => {
+        if (page !== 2 || inserted) return;
+        inserted = true;
+        partner.activity.get(day)?.unshift(gaming(day, 'c-000', { game_type: 'live_casino', total_bets: 7 }));
+      };
+      const result = await sync('activity');
+      assert.equal(result.status, 'succeeded', result.error);
+      const stored = await storedByKey(t.store, def.partner, 'igaming', 'activity');
+      assert.deepEqual(stored, byKey('igaming', 'activity', partner.activity.get(day) ?? []));
+      assert.equal(result.pageRewalks, 1);
+    });
+
+    it('activity days: a day whose rows never hold still is not replaced nor recorded as loaded; the run ends partial', async () => {
+      add(partner, 'c', 12, Date.now() - HOUR);
+      assert.equal((await sync()).status, 'succeeded');
+      const day = yesterday();
+      partner.activity.set(day, [...partner.records.keys()].map((id) => gaming(day, id, { total_bets: 10 })));
+      let n = 0;
+      partner.beforePage = (page) => {
+        if (page >= 2) partner.activity.get(day)?.unshift(gaming(day, 'c-000', { game_type: `game-${++n}`, total_bets: 1 }));
+      };
+      const result = await sync('activity');
+      assert.equal(result.status, 'partial', result.error);
+      assert.match(result.error ?? '', /kept shifting between pages/);
+      assert.equal((await storedByKey(t.store, def.partner, 'igaming', 'activity')).size, 0, 'nothing of the day kept');
+      assert.equal(((await readState(t.store.knex, def.partner, 'activity')) as { last_day?: string } | undefined)?.last_day, undefined);
     });
   });
 }
