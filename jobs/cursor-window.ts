@@ -5,7 +5,8 @@
  * The stream's start and watermark move only when the window completes, in their own
  * transaction after the rows (cursor-state.ts says where to). A stored position the partner no
  * longer accepts starts the window over, logged. A window that rejects too much fails and leaves
- * the state as it found it (reject-guard.ts). Backfills never touch the state.
+ * the state as it found it (reject-guard.ts); so does a page walk whose records never held still
+ * (PageWalkUnstable), which also drops the position. Backfills never touch the state.
  */
 import { PageWalkUnstable, PositionRefused, type CursorWindow, type PositionedPage, type Source } from '../connectors/source.js';
 import type { PartnerDefinition, StreamDefinition } from '../src/config/definition.js';

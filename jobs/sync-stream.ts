@@ -9,7 +9,8 @@
  * - Daily streams load each day in ONE transaction that first deletes the stored day, so a day is
  *   replaced whole or not at all, and its state entry commits with it.
  * - A failure ends this stream's run without moving its state; `BudgetExhausted` ends it cleanly
- *   as `partial` with what loaded kept.
+ *   as `partial` with what loaded kept, and so does `PageWalkUnstable` (a page walk whose records
+ *   never held still; connectors/rest/page-shift.ts), its window's state left where it began.
  */
 import { BudgetExhausted, PageWalkUnstable, type Source } from '../connectors/source.js';
 import type { PartnerDefinition } from '../src/config/definition.js';
