@@ -87,27 +87,27 @@ export async function loadCursorWindow(w: CursorWindowLoad): Promise<string | un
     }
   };
 
-  if (resume) log.info(`continuing the window from ${window.from} after page ${resume.pages}`, { pages: resume.pages });
-  try {
-    try {
-      await read(resume?.after);
-    } catch (error) {
-      if (!(resume && error instanceof PositionRefused)) throw error;
-      log.warn(`${(error as Error).message}; reading the window from ${window.from} again from its first page`);
-      resume = undefined;
-      windowMax = new MaxCursor(undefined, ceiling);
-      pages = 0;
-      await read(undefined);
-    }
-  } catch (error) {
-    // Records slid onto pages already read: the rows read stay, but no position inside the
-    // window is trusted; the state as the run found it, without one, so the next run reads it all.
+  // Records slid onto pages already read: the rows read stay, but no position inside the window
+  // is trusted; the state as the run found it, without one, so the next run reads it all.
+  const readOrKeep = (after: string | undefined): Promise<void> => read(after).catch(async (error: unknown) => {
     if (error instanceof PageWalkUnstable && w.keepsState) {
       const kept: CursorState = { ...state };
       delete kept.resume;
       await loader.load({ ...w.batch([]), checkpoint: { stream: entity, state: kept } });
     }
     throw error;
+  });
+
+  if (resume) log.info(`continuing the window from ${window.from} after page ${resume.pages}`, { pages: resume.pages });
+  try {
+    await readOrKeep(resume?.after);
+  } catch (error) {
+    if (!(resume && error instanceof PositionRefused)) throw error;
+    log.warn(`${(error as Error).message}; reading the window from ${window.from} again from its first page`);
+    resume = undefined;
+    windowMax = new MaxCursor(undefined, ceiling);
+    pages = 0;
+    await readOrKeep(undefined);
   }
 
   try {
