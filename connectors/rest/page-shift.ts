@@ -21,6 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { RestStream } from '../../src/config/definition.js';
+import { hasChangeColumn } from '../../src/config/load-definitions.js';
 import type { Entity } from '../../src/types.js';
 
 /** Spec §2.5: the list envelope's total number of records. */
@@ -54,7 +55,8 @@ export function recordKeyOf(stream: RestStream, valueAt: (value: unknown, path: 
 
 /**
  * A record as the walk tells records apart: its key, and its version (the stream's cursor field,
- * `last_modified_date` or `updated_at`; the whole record where there is none). A record without a
+ * `last_modified_date` or `updated_at`; the whole record where there is none, as for transactions
+ * read by `transaction_date`). A record without a
  * key (activity) is its whole content, with no version: it can only come back unchanged.
  */
 export interface Identity {
@@ -65,7 +67,9 @@ export interface Identity {
 /** How to identify the stream's source records (through its mapping and cursor field). */
 export function identifyFor(stream: RestStream, valueAt: (value: unknown, path: string) => unknown): (record: unknown) => Identity {
   const key = recordKeyOf(stream, valueAt);
-  const versionPath = stream.incremental.mode === 'cursor' ? stream.incremental.cursor_field : undefined;
+  // As the store's version rule: a transaction_date cursor is no version (a status change keeps it).
+  const incremental = stream.incremental;
+  const versionPath = incremental.mode === 'cursor' && (stream.entity !== 'transactions' || hasChangeColumn(incremental.cursor_field, stream.mapping)) ? incremental.cursor_field : undefined;
   return (record) => {
     const keyText = key?.(record);
     if (keyText === undefined) return { key: `\u0000${JSON.stringify(record) ?? ''}`, version: '' };
