@@ -64,7 +64,7 @@ export interface StreamRunResult {
   counts: RunCounts;
   /** The stream's position after the run: a cursor watermark or the last loaded day. */
   watermark?: string;
-  /** Page walks read again because the partner's records shifted between pages (connectors/rest/page-shift.ts). */
+  /** Page walks read again because the partner's records shifted between pages (connectors/rest/page-shift.ts); absent when none. */
   pageRewalks?: number;
   error?: string;
   durationMs: number;
@@ -220,5 +220,5 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   const durationMs = performance.now() - started;
   await finishRun(store.knex, runId, { status, counts, finalCursor: watermark, error, durationMs }, store.now());
   log.info(`${plan.kind} ${status}`, { ...counts, ...(pageRewalks > 0 ? { page_rewalks: pageRewalks } : {}), watermark, duration_ms: Math.round(durationMs) });
-  return { partner: def.partner, stream: entity, runId, kind: plan.kind, status, windows: span, counts, watermark, error, durationMs, pageRewalks };
+  return { partner: def.partner, stream: entity, runId, kind: plan.kind, status, windows: span, counts, watermark, error, durationMs, ...(pageRewalks > 0 ? { pageRewalks } : {}) };
 }
