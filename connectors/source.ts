@@ -44,6 +44,8 @@ export interface SourceStats {
   throttled: number;
   /** Time spent waiting for the rate limit, backoff and Retry-After. */
   waitedMs: number;
+  /** Page walks read again because the partner's records shifted between pages (page and offset pagination). */
+  pageRewalks?: number;
 }
 
 export interface Source {
@@ -88,6 +90,18 @@ export class PositionRefused extends SourceError {
   constructor(message: string, options?: { cause?: unknown; status?: number }) {
     super(message, options);
     this.name = 'PositionRefused';
+  }
+}
+
+/**
+ * A page-number or offset walk whose records kept shifting between pages over every walk allowed:
+ * what was read is loaded (upserts), but the window is not complete, so the stream's start and
+ * watermark must stay where the window began and the next run read it again.
+ */
+export class PageWalkUnstable extends SourceError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PageWalkUnstable';
   }
 }
 

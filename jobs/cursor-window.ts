@@ -5,9 +5,10 @@
  * The stream's start and watermark move only when the window completes, in their own
  * transaction after the rows (cursor-state.ts says where to). A stored position the partner no
  * longer accepts starts the window over, logged. A window that rejects too much fails and leaves
- * the state as it found it (reject-guard.ts). Backfills never touch the state.
+ * the state as it found it (reject-guard.ts); so does a page walk whose records never held still
+ * (PageWalkUnstable), which also drops the position. Backfills never touch the state.
  */
-import { PositionRefused, type CursorWindow, type PositionedPage, type Source } from '../connectors/source.js';
+import { PageWalkUnstable, PositionRefused, type CursorWindow, type PositionedPage, type Source } from '../connectors/source.js';
 import { cursorInstant } from '../src/config/cursor-format.js';
 import type { PartnerDefinition, StreamDefinition } from '../src/config/definition.js';
 import type { Logger } from '../src/log.js';
@@ -89,16 +90,27 @@ export async function loadCursorWindow(w: CursorWindowLoad): Promise<string | un
     }
   };
 
+  // Records slid onto pages already read: the rows read stay, but no position inside the window
+  // is trusted; the state as the run found it, without one, so the next run reads it all.
+  const readOrKeep = (after: string | undefined): Promise<void> => read(after).catch(async (error: unknown) => {
+    if (error instanceof PageWalkUnstable && w.keepsState) {
+      const kept: CursorState = { ...state };
+      delete kept.resume;
+      await loader.load({ ...w.batch([]), checkpoint: { stream: entity, state: kept } });
+    }
+    throw error;
+  });
+
   if (resume) log.info(`continuing the window from ${window.from} after page ${resume.pages}`, { pages: resume.pages });
   try {
-    await read(resume?.after);
+    await readOrKeep(resume?.after);
   } catch (error) {
     if (!(resume && error instanceof PositionRefused)) throw error;
     log.warn(`${(error as Error).message}; reading the window from ${window.from} again from its first page`);
     resume = undefined;
     windowMax = new MaxCursor(undefined, ceiling);
     pages = 0;
-    await read(undefined);
+    await readOrKeep(undefined);
   }
 
   try {

@@ -9,9 +9,10 @@
  * - Daily streams load each day in ONE transaction that first deletes the stored day, so a day is
  *   replaced whole or not at all, and its state entry commits with it.
  * - A failure ends this stream's run without moving its state; `BudgetExhausted` ends it cleanly
- *   as `partial` with what loaded kept.
+ *   as `partial` with what loaded kept, and so does `PageWalkUnstable` (a page walk whose records
+ *   never held still; connectors/rest/page-shift.ts), its window's state left where it began.
  */
-import { BudgetExhausted, type Source } from '../connectors/source.js';
+import { BudgetExhausted, PageWalkUnstable, type Source } from '../connectors/source.js';
 import type { PartnerDefinition } from '../src/config/definition.js';
 import { cursorInstant } from '../src/config/cursor-format.js';
 import type { Logger, Redact } from '../src/log.js';
@@ -64,6 +65,8 @@ export interface StreamRunResult {
   counts: RunCounts;
   /** The stream's position after the run: a cursor watermark or the last loaded day. */
   watermark?: string;
+  /** Page walks read again because the partner's records shifted between pages (connectors/rest/page-shift.ts); absent when none. */
+  pageRewalks?: number;
   error?: string;
   durationMs: number;
 }
@@ -205,16 +208,18 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
     }
   } catch (err) {
     await upcoming?.close().catch(() => undefined);
-    status = err instanceof BudgetExhausted ? 'partial' : 'failed';
+    status = err instanceof BudgetExhausted || err instanceof PageWalkUnstable ? 'partial' : 'failed';
     error = deps.redact((err as Error).message ?? String(err));
-    if (status === 'partial') log.warn(`run budget exhausted, ending the stream with what loaded kept: ${error}`);
+    if (err instanceof PageWalkUnstable) log.warn(`pagination unstable, ending the window with what loaded kept and its state unmoved: ${error}`, { page_rewalks: (source.stats.pageRewalks ?? 0) - (statsBefore.pageRewalks ?? 0) });
+    else if (status === 'partial') log.warn(`run budget exhausted, ending the stream with what loaded kept: ${error}`);
     else log.error(`${plan.kind} failed: ${error}`);
   }
 
   counts.retries = source.stats.retries - statsBefore.retries;
   counts.throttled = source.stats.throttled - statsBefore.throttled;
+  const pageRewalks = (source.stats.pageRewalks ?? 0) - (statsBefore.pageRewalks ?? 0);
   const durationMs = performance.now() - started;
   await finishRun(store.knex, runId, { status, counts, finalCursor: watermark, error, durationMs }, store.now());
-  log.info(`${plan.kind} ${status}`, { ...counts, watermark, duration_ms: Math.round(durationMs) });
-  return { partner: def.partner, stream: entity, runId, kind: plan.kind, status, windows: span, counts, watermark, error, durationMs };
+  log.info(`${plan.kind} ${status}`, { ...counts, ...(pageRewalks > 0 ? { page_rewalks: pageRewalks } : {}), watermark, duration_ms: Math.round(durationMs) });
+  return { partner: def.partner, stream: entity, runId, kind: plan.kind, status, windows: span, counts, watermark, error, durationMs, ...(pageRewalks > 0 ? { pageRewalks } : {}) };
 }

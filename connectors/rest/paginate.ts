@@ -11,12 +11,17 @@
  *   returns fewer rows than asked does not make us skip the rest.
  * - A next cursor seen before, or a page identical to the previous one (a partner ignoring the
  *   page parameter), aborts with a SourceError instead of looping; a hard page cap is the last guard.
+ * - Page-number and offset walks are watched for records shifting between pages (page-shift.ts):
+ *   a walk that shifted is read again from its first page, yielding only records not already
+ *   yielded unchanged, until a walk comes back clean or the same as the one before; after
+ *   MAX_WALKS the walk ends with PageWalkUnstable, so the window's state does not move.
  */
 import { createHash } from 'node:crypto';
 import type { RestStream } from '../../src/config/definition.js';
 import type { Logger } from '../../src/log.js';
-import { PositionRefused, SourceError, type PositionedPage } from '../source.js';
+import { PageWalkUnstable, PositionRefused, SourceError, type PositionedPage, type SourceStats } from '../source.js';
 import type { AcceptBody, ApiResponse } from './client.js';
+import { DEFAULT_TOTAL_PATH, identifyFor, MAX_WALKS, WalkWatch, type Identity } from './page-shift.js';
 import { RetryableFailure } from './retry.js';
 
 /** Spec §4 / §8: per_page maximum. */
@@ -33,11 +38,15 @@ export interface PaginateOptions {
   logger: Logger;
   /** Overridable for tests of the last guard. */
   maxPages?: number;
+  /** Walks of one page/offset window before it is given up as unstable (default MAX_WALKS). */
+  maxWalks?: number;
+  /** `pageRewalks` is counted here. */
+  stats?: SourceStats;
 }
 
 /** The records of each non-empty page, in order. */
 export async function* paginate(stream: RestStream, params: Record<string, string>, fetchPage: FetchPage, options: PaginateOptions): AsyncGenerator<unknown[]> {
-  for await (const page of paginateFrom(stream, params, fetchPage, options)) yield page.records;
+  for await (const page of paginateFrom(stream, params, fetchPage, options)) if (page.records.length > 0) yield page.records;
 }
 
 /**
@@ -60,13 +69,63 @@ function parsePosition(text: string, type: RestStream['pagination']['type'], wha
   throw new PositionRefused(`${what}: the stored read position ${JSON.stringify(text.slice(0, 80))} is not one of ${type} pagination`);
 }
 
-/** The pages of a walk with the position after each, starting after `options.after` when given. */
+/**
+ * The pages of a window with the position after each, starting after `options.after` when given.
+ * Page and offset windows are read again from their first page while their records shift (see
+ * the header); a re-walk's pages hold only records not yielded unchanged before (possibly none,
+ * for the position), and a resumed window's re-walk starts at its first page too.
+ */
 export async function* paginateFrom(stream: RestStream, params: Record<string, string>, fetchPage: FetchPage, options: PaginateOptions & { after?: string }): AsyncGenerator<PositionedPage> {
   const pagination = stream.pagination;
   const perPage = pagination.per_page;
   if (!Number.isInteger(perPage) || perPage < 1 || perPage > MAX_PAGE_SIZE) {
     throw new SourceError(`stream ${stream.path}: per_page must be an integer from 1 to ${MAX_PAGE_SIZE} (spec §4), got ${String(perPage)}`);
   }
+  const start = options.after === undefined ? undefined : parsePosition(options.after, pagination.type, `stream ${stream.path}`);
+  if (pagination.type === 'cursor') {
+    yield* walk(stream, params, fetchPage, options, start, undefined);
+    return;
+  }
+  const maxWalks = Math.max(1, options.maxWalks ?? MAX_WALKS);
+  // key → version of what earlier walks handed over: a re-walk hands over only the rest.
+  let handed: Map<string, string> | undefined;
+  const identify = identifyFor(stream, valueAt);
+  let previous: string | undefined;
+  let from = start;
+  for (let walkNumber = 1; ; walkNumber += 1) {
+    const watch = new WalkWatch(identify, (body) => valueAt(body, DEFAULT_TOTAL_PATH));
+    for await (const page of walk(stream, params, fetchPage, options, from, watch)) {
+      const fresh = handed === undefined ? page.records : page.records.filter((_, i) => handed?.get((page.identities[i] as Identity).key) !== (page.identities[i] as Identity).version);
+      yield { records: fresh, ...(page.next !== undefined ? { next: page.next } : {}) };
+    }
+    if (handed === undefined) handed = watch.seen;
+    else for (const [key, version] of watch.seen) handed.set(key, version);
+    const shift = watch.shift();
+    const fingerprint = watch.fingerprint();
+    // A clean walk, or the same answer twice (the partner's paging repeats records by habit).
+    if (shift === undefined || (!watch.totalChanged && fingerprint === previous)) {
+      if (walkNumber > 1) options.logger.info(`stream ${stream.path}: the page walk came back stable on walk ${walkNumber}`, { walks: walkNumber });
+      return;
+    }
+    if (walkNumber >= maxWalks) {
+      throw new PageWalkUnstable(
+        `stream ${stream.path}: the partner's records kept shifting between pages over ${walkNumber} walks of the window (last: ${shift}); ` +
+          'what was read is loaded, but the window is not complete: its start and watermark stay where it began and the next run reads it again',
+      );
+    }
+    if (options.stats) options.stats.pageRewalks = (options.stats.pageRewalks ?? 0) + 1;
+    options.logger.warn(`stream ${stream.path}: records shifted between pages during the walk (${shift}); reading the window again from its first page (walk ${walkNumber + 1} of at most ${maxWalks})`, { walk: walkNumber + 1 });
+    previous = fingerprint;
+    from = undefined;
+  }
+}
+
+type WalkedPage = PositionedPage & { identities: Identity[] };
+
+/** One walk of the pages from `start` (or the first page); `watch` sees every page, the closing empty one included. */
+async function* walk(stream: RestStream, params: Record<string, string>, fetchPage: FetchPage, options: PaginateOptions, start: WalkPosition | undefined, watch: WalkWatch | undefined): AsyncGenerator<WalkedPage> {
+  const pagination = stream.pagination;
+  const perPage = pagination.per_page;
   const recordsPath = stream.records_path ?? DEFAULT_RECORDS_PATH;
   const maxPages = options.maxPages ?? MAX_PAGES;
   const base = { ...stream.params, ...params };
@@ -76,11 +135,10 @@ export async function* paginateFrom(stream: RestStream, params: Record<string, s
   const seenCursors = new Set<string>();
   let offset = 0;
   let firstIndex = 0;
-  if (options.after !== undefined) {
-    const position = parsePosition(options.after, pagination.type, `stream ${stream.path}`);
-    if ('page' in position) firstIndex = position.page;
-    else if ('offset' in position) offset = position.offset;
-    else cursor = position.cursor;
+  if (start !== undefined) {
+    if ('page' in start) firstIndex = start.page;
+    else if ('offset' in start) offset = start.offset;
+    else cursor = start.cursor;
   }
 
   for (let index = firstIndex; ; index += 1) {
@@ -110,6 +168,9 @@ export async function* paginateFrom(stream: RestStream, params: Record<string, s
     });
     const records = recordsAt(body, recordsPath, what);
     const next = cursorPath === undefined ? undefined : cursorAt(body, cursorPath, what);
+    const fingerprint = createHash('sha256').update(JSON.stringify(records)).digest('base64');
+    const label = pagination.type === 'page' ? `page ${pagination.first_page + index}` : `offset ${offset}`;
+    const identities = watch?.page(body, records, fingerprint, label) ?? [];
 
     if (records.length === 0) {
       // A fetch that did not check the body: the same rule, without the retries.
@@ -118,8 +179,9 @@ export async function* paginateFrom(stream: RestStream, params: Record<string, s
       return;
     }
 
-    const fingerprint = createHash('sha256').update(JSON.stringify(records)).digest('base64');
     if (fingerprint === previousPage) {
+      // The same page again because records moved forward by a page: a shift, not endless paging.
+      if (watch?.totalChanged) return;
       const param = pagination.type === 'page' ? pagination.page_param : pagination.type === 'offset' ? pagination.offset_param : pagination.cursor_param;
       throw new SourceError(`${what}: the partner returned the same page twice (identical ${records.length} records): endless pagination (is the ${param} parameter ignored?)`);
     }
@@ -136,7 +198,7 @@ export async function* paginateFrom(stream: RestStream, params: Record<string, s
       pagination.type === 'page' ? { page: index + 1 }
       : pagination.type === 'offset' ? { offset: offset + records.length }
       : next === undefined ? undefined : { cursor: next };
-    yield position === undefined ? { records } : { records, next: JSON.stringify(position) };
+    yield position === undefined ? { records, identities } : { records, identities, next: JSON.stringify(position) };
 
     if (pagination.type === 'cursor') {
       if (next === undefined) return;

@@ -71,7 +71,7 @@ export function createRestSource(source: RestSource, deps: RestSourceDeps): Rest
   const client = createApiClient({ http, auth, limiter, retry, clock, logger });
 
   const query = (stream: RestStream, params: Record<string, string>): AsyncIterable<unknown[]> =>
-    paginate(stream, params, (q, accept) => client.getJson(stream.path, q, accept), { logger });
+    paginate(stream, params, (q, accept) => client.getJson(stream.path, q, accept), { logger, stats });
   return {
     stats,
     query,
@@ -96,7 +96,7 @@ export function createRestSource(source: RestSource, deps: RestSourceDeps): Rest
           throw error;
         }
       };
-      return paginateFrom(stream, windowParams(stream.incremental, window), fetchPage, { logger, after });
+      return paginateFrom(stream, windowParams(stream.incremental, window), fetchPage, { logger, after, stats });
     },
   };
 }
