@@ -17,6 +17,7 @@ export function workerMetrics(registry = new MetricsRegistry()) {
     rowsStale: registry.counter('partner_sync_rows_stale_total', 'Valid records not applied: the store held a newer version of their key.', STREAM),
     throttled: registry.counter('partner_sync_http_429_total', 'Partner answers 429 Too Many Requests.', STREAM),
     retries: registry.counter('partner_sync_http_retries_total', 'Partner requests retried (5xx, timeouts, 429, malformed bodies).', STREAM),
+    pageRewalks: registry.counter('partner_sync_page_rewalks_total', 'Page-number or offset walks read again because the partner\'s records shifted between pages during the walk.', STREAM),
     duration: registry.histogram('partner_sync_run_duration_seconds', 'Duration of runs.', STREAM, [0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600]),
     skipped: registry.counter('partner_sync_ticks_skipped_total', 'Scheduled ticks not run, by reason (overlap: the previous run still runs; locked: another worker runs it; done: another worker already ran this tick).', [...STREAM, 'reason']),
     lastSuccess: registry.gauge('partner_sync_last_success_timestamp_seconds', 'When the last successful run of the stream finished (Unix time).', STREAM),

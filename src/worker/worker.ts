@@ -132,6 +132,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         metrics.rowsStale.inc(labels, r.counts.stale);
         metrics.throttled.inc(labels, r.counts.throttled);
         metrics.retries.inc(labels, r.counts.retries);
+        metrics.pageRewalks.inc(labels, r.pageRewalks ?? 0);
         metrics.duration.observe(labels, r.durationMs / 1000);
         if (r.status === 'succeeded') metrics.lastSuccess.set(labels, timers.now().getTime() / 1000);
         // A run changes freshness: report a breach or a recovery now rather than at the next minute.

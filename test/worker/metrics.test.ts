@@ -44,7 +44,7 @@ describe('worker metrics', () => {
     const run = ports.run;
     ports.run = async (job, at) => {
       const r = await run(job, at);
-      return { ...r, counts: { ...r.counts, pulled: 10, loaded: 8, rejected: 2, retries: 3, throttled: 1 }, durationMs: 1500 };
+      return { ...r, counts: { ...r.counts, pulled: 10, loaded: 8, rejected: 2, retries: 3, throttled: 1 }, pageRewalks: 2, durationMs: 1500 };
     };
     const worker = await startWorker({ store, definitions: [def], logger: captureLogger().logger, redact: noRedaction, timers, ports, freshnessIntervalMs: 60_000 });
     const server = await startMetricsServer({ port: 0, host: '127.0.0.1', render: () => worker.metrics.registry.render(), health: () => worker.health() });
@@ -62,6 +62,7 @@ describe('worker metrics', () => {
         `partner_sync_rows_rejected_total{${labels}} 2`,
         `partner_sync_http_429_total{${labels}} 1`,
         `partner_sync_http_retries_total{${labels}} 3`,
+        `partner_sync_page_rewalks_total{${labels}} 2`,
         `partner_sync_run_duration_seconds_bucket{${labels},le="5"} 1`,
         `partner_sync_run_duration_seconds_count{${labels}} 1`,
         // The store's watermark (09:50) is 610 s behind 10:00:10: a breach of the 5-minute target.
