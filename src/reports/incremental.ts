@@ -22,7 +22,7 @@ import type { StoreKind } from '../store/dialects.js';
 import type { SpecRecord, Variant } from '../types.js';
 import { applyDeltas, FactDeltas, reported, type Sign } from './deltas.js';
 import { moveDepositFacts } from './deposit-facts.js';
-import { attributions, campaignKey, chunks, pairKey, productKey, type Attribution } from './facts-values.js';
+import { type Attribution, attributions, campaignKey, chunks, inList, pairKey, productKey } from './facts-values.js';
 import { activityKey, readActivity, readCustomerActivity, TX_READ, storedTransaction, writtenTransaction, type ActivityValues, type PriorVersions, type StoredTransaction } from './priors.js';
 
 export interface WrittenChange {
@@ -147,7 +147,7 @@ async function moveHistories(trx: Knex.Transaction, partner: string, igaming: bo
   const byId = new Map(moved.map((m) => [m.id, m]));
   const txs: StoredTransaction[] = [];
   for (const part of chunks([...byId.keys()])) {
-    const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).whereIn('customer_id', part).where('status', 'approved').select(...TX_READ);
+    const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).modify(inList('customer_id', part)).where('status', 'approved').select(...TX_READ);
     for (const r of rows) if (!writtenTx.has(String(r.transaction_id))) txs.push(storedTransaction(r));
   }
   for (const t of priors.transactions.values()) if (writtenTx.has(t.id) && byId.has(t.customer)) txs.push(t);
