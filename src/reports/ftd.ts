@@ -59,7 +59,7 @@ export interface FtdChange {
 export async function updateFtd(trx: Knex.Transaction, partner: string, customers: readonly string[], deposits: ReadonlyMap<string, readonly Deposit[]>): Promise<Map<string, FtdChange>> {
   const out = new Map<string, FtdChange>();
   for (const part of chunks([...new Set(customers)])) {
-    const old: Record<string, unknown>[] = await trx('report_ftd').where('partner_id', partner).modify(inList('customer_id', part)).select('customer_id', 'transaction_id', 'day', 'amount_usd');
+    const old: Record<string, unknown>[] = await trx('report_ftd').where('partner_id', partner).modify(inList('customer_id', part)).select('customer_id', 'transaction_id', 'transaction_date', 'day', 'amount_currency', 'currency', 'amount_usd');
     const before = new Map(old.map((r) => [String(r.customer_id), r]));
     const first = new Map<string, Deposit>();
     for (const customer of part) {
@@ -88,7 +88,9 @@ export async function updateFtd(trx: Knex.Transaction, partner: string, customer
         changed: true,
       };
       out.set(customer, change);
-      if (prior && row && String(prior.transaction_id) === row.transaction_id && change.before?.day === row.day && priorUsd === row.amount_usd) {
+      // The stored FTD row stays when it is the same deposit with the same values (its time, amount and USD amount).
+      if (prior && row && String(prior.transaction_id) === row.transaction_id && fromStoreTimestamp(prior.transaction_date) === row.transaction_date
+        && money(prior.amount_currency).toFixed() === row.amount_currency && String(prior.currency) === row.currency && priorUsd === row.amount_usd) {
         change.changed = false;
         continue;
       }
