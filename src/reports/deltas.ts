@@ -171,7 +171,7 @@ function additions(table: Table, n: number, moving: [string, Map<string, Money>]
     const row: Record<string, unknown> = Object.fromEntries(table.key.map((k, i) => [k, values[i]]));
     for (const c of moved) {
       const v = d.get(c);
-      if (v !== undefined && !v.isZero()) row[c] = isCount.has(c) ? v.toNumber() : v.toFixed();
+      if (v !== undefined && !v.isZero()) row[c] = v.toFixed(); // counts too: PostgreSQL reads a bigint from its JSON text
     }
     return row;
   });
