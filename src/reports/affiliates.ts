@@ -148,7 +148,11 @@ async function groupedSums(store: Store, table: string, filter: ReportFilter, gr
   const knex = store.knex;
   const out = new Map<string, Sums & { extra: Record<string, string> }>();
   const q = applyFilter(knex(table), filter, source).select('partner_id', 'affiliate_id', knex.raw(`${expr} as g`), ...extra);
-  if (SUM_IN_SQL[kind]) {
+  // Month cells of one month by campaign: one row per group already (the month cell), nothing to sum.
+  const oneRowPerGroup = source === 'month' && grain === 'campaign' && filter.from !== undefined && filter.to !== undefined && filter.from.slice(0, 7) === filter.to.slice(0, 7);
+  if (oneRowPerGroup) {
+    q.select(...counts, ...sums);
+  } else if (SUM_IN_SQL[kind]) {
     q.groupBy('partner_id', 'affiliate_id', knex.raw(expr), ...extra);
     for (const c of [...counts, ...sums]) q.sum({ [c]: c });
   } else {
@@ -166,7 +170,7 @@ async function groupedSums(store: Store, table: string, filter: ReportFilter, gr
     }
     for (const c of counts) s.counts[c] = (s.counts[c] as number) + Number(r[c] ?? 0);
     // Summed in SQL: one row per group, its sums kept as the text PostgreSQL gives.
-    if (SUM_IN_SQL[kind]) for (const c of sums) s.sums[c] = r[c] === null || r[c] === undefined ? '0' : String(r[c]);
+    if (SUM_IN_SQL[kind] || oneRowPerGroup) for (const c of sums) s.sums[c] = r[c] === null || r[c] === undefined ? '0' : String(r[c]);
     else for (const c of sums) s.sums[c] = (s.sums[c] as Money).plus(money(r[c] ?? 0));
   }
   return out;
