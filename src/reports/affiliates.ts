@@ -85,6 +85,36 @@ export function moneyText(value: Money): string {
   return value.decimalPlaces() <= 2 ? value.toFixed(2) : value.toFixed();
 }
 
+const PLAIN_DECIMAL = /^(-?)(\d+)(?:\.(\d*))?$/;
+
+/**
+ * The same for a sum as PostgreSQL returns it (plain decimal text), without a Decimal: a month's
+ * report by campaign formats tens of thousands of amounts, and decimal.js costs microseconds each.
+ */
+export function sumText(value: Money | string): string {
+  if (typeof value !== 'string') return moneyText(value);
+  const m = PLAIN_DECIMAL.exec(value);
+  if (!m) return moneyText(money(value));
+  const whole = (m[2] as string).replace(/^0+(?=\d)/, '');
+  const fraction = (m[3] ?? '').replace(/0+$/, '');
+  const zero = /^0*$/.test(whole) && fraction === '';
+  return `${m[1] && !zero ? '-' : ''}${whole}.${fraction.length <= 2 ? fraction.padEnd(2, '0') : fraction}`;
+}
+
+/** a − b exactly, for two sums (decimal text from PostgreSQL, or Decimals). */
+export function differenceText(a: Money | string, b: Money | string): string {
+  if (typeof a !== 'string' || typeof b !== 'string') return moneyText(money(a).minus(money(b)));
+  const ma = PLAIN_DECIMAL.exec(a);
+  const mb = PLAIN_DECIMAL.exec(b);
+  if (!ma || !mb) return moneyText(money(a).minus(money(b)));
+  const scale = Math.max((ma[3] ?? '').length, (mb[3] ?? '').length);
+  const scaled = (m: RegExpExecArray) => BigInt(`${m[1]}${m[2]}${(m[3] ?? '').padEnd(scale, '0')}`);
+  const d = scaled(ma) - scaled(mb);
+  const digits = (d < 0n ? -d : d).toString().padStart(scale + 1, '0');
+  const text = scale === 0 ? digits : `${digits.slice(0, -scale)}.${digits.slice(-scale)}`;
+  return sumText(`${d < 0n ? '-' : ''}${text}`);
+}
+
 function applyFilter(q: Knex.QueryBuilder, filter: ReportFilter, source: 'day' | 'month' = 'day'): Knex.QueryBuilder {
   if (filter.partner) q.where('partner_id', filter.partner);
   if (filter.affiliate) q.where('affiliate_id', filter.affiliate);
@@ -106,7 +136,8 @@ interface Sums {
   affiliate: string;
   group: string;
   counts: Record<string, number>;
-  sums: Record<string, Money>;
+  /** Decimals, or (PostgreSQL, one SQL sum per group) the sum's decimal text as returned. */
+  sums: Record<string, Money | string>;
 }
 
 /** Sums of these columns of a facts table per (partner, affiliate, group [, extra columns]). */
@@ -117,7 +148,11 @@ async function groupedSums(store: Store, table: string, filter: ReportFilter, gr
   const knex = store.knex;
   const out = new Map<string, Sums & { extra: Record<string, string> }>();
   const q = applyFilter(knex(table), filter, source).select('partner_id', 'affiliate_id', knex.raw(`${expr} as g`), ...extra);
-  if (SUM_IN_SQL[kind]) {
+  // Month cells of one month by campaign: one row per group already (the month cell), nothing to sum.
+  const oneRowPerGroup = source === 'month' && grain === 'campaign' && filter.from !== undefined && filter.to !== undefined && filter.from.slice(0, 7) === filter.to.slice(0, 7);
+  if (oneRowPerGroup) {
+    q.select(...counts, ...sums);
+  } else if (SUM_IN_SQL[kind]) {
     q.groupBy('partner_id', 'affiliate_id', knex.raw(expr), ...extra);
     for (const c of [...counts, ...sums]) q.sum({ [c]: c });
   } else {
@@ -134,7 +169,9 @@ async function groupedSums(store: Store, table: string, filter: ReportFilter, gr
       out.set(key, s);
     }
     for (const c of counts) s.counts[c] = (s.counts[c] as number) + Number(r[c] ?? 0);
-    for (const c of sums) s.sums[c] = (s.sums[c] as Money).plus(money(r[c] ?? 0));
+    // Summed in SQL: one row per group, its sums kept as the text PostgreSQL gives.
+    if (SUM_IN_SQL[kind] || oneRowPerGroup) for (const c of sums) s.sums[c] = r[c] === null || r[c] === undefined ? '0' : String(r[c]);
+    else for (const c of sums) s.sums[c] = (s.sums[c] as Money).plus(money(r[c] ?? 0));
   }
   return out;
 }
@@ -191,8 +228,8 @@ export async function affiliateReport(store: Store, filter: ReportFilter, grain:
     const row = rowAt(s.partner, s.affiliate, s.group);
     for (const c of ['registrations', 'ftd_count', 'deposit_count', 'challenge_purchases'] as const) row[c] = s.counts[c] as number;
     row.unconverted = (s.counts.unconverted_tx as number) + (s.counts.unconverted_activity as number) + (s.counts.unconverted_ftd as number);
-    for (const c of MONEY_COLUMNS) row[c as MoneyColumn] = moneyText(s.sums[c] as Money);
-    row.net_deposits_usd = moneyText((s.sums.deposits_usd as Money).minus(s.sums.withdrawals_usd as Money));
+    for (const c of MONEY_COLUMNS) row[c as MoneyColumn] = sumText(s.sums[c] as Money | string);
+    row.net_deposits_usd = differenceText(s.sums.deposits_usd as Money | string, s.sums.withdrawals_usd as Money | string);
     if (monthDepositors) row.depositors = s.counts.depositors as number;
   }
   for (const [key, n] of depositors) {
@@ -205,7 +242,7 @@ export async function affiliateReport(store: Store, filter: ReportFilter, grain:
       challenge_type: p.extra.challenge_type === '' ? null : (p.extra.challenge_type as string),
       account_size: p.extra.account_size === '' ? null : (p.extra.account_size as string),
       purchases: p.counts.purchases as number,
-      fees_usd: moneyText(p.sums.fees_usd as Money),
+      fees_usd: sumText(p.sums.fees_usd as Money | string),
     });
   }
   for (const row of rows.values()) row.challenge_purchases_by_product.sort((a, b) => (a.challenge_type ?? '').localeCompare(b.challenge_type ?? '') || money(a.account_size ?? 0).comparedTo(money(b.account_size ?? 0)));

@@ -111,56 +111,41 @@ const PRODUCT_CELLS: Table = {
 
 const keyText = (table: Table, r: Record<string, unknown>): string => table.key.map((k) => (table.keyTypes[table.key.indexOf(k)] === 'date' ? String(r[k]).slice(0, 10) : String(r[k]))).join('\u0000');
 
-/** The stored rows of these keys (each key: the key columns' values in order). */
-async function readRows(trx: Knex.Transaction, kind: StoreKind, table: Table, partner: string, keys: readonly string[][]): Promise<Map<string, Record<string, unknown>>> {
+/** SQLite: the stored rows of these keys (each key: the key columns' values in order). */
+async function readRows(trx: Knex.Transaction, table: Table, partner: string, keys: readonly string[][]): Promise<Map<string, Record<string, unknown>>> {
   const out = new Map<string, Record<string, unknown>>();
-  if (keys.length === 0) return out;
-  let rows: Record<string, unknown>[] = [];
-  if (kind === 'postgres') {
-    const shape = table.key.map((k, i) => `${k} ${table.keyTypes[i] as string}`).join(', ');
-    const on = table.key.map((k) => `t.${k} = k.${k}`).join(' AND ');
-    const result = await trx.raw(`SELECT t.* FROM ${table.name} t JOIN json_to_recordset(?::json) AS k(${shape}) ON ${on} WHERE t.partner_id = ?`,
-      [JSON.stringify(keys.map((values) => Object.fromEntries(table.key.map((k, i) => [k, values[i]])))), partner]);
-    rows = (result as { rows: Record<string, unknown>[] }).rows;
-  } else {
-    for (let i = 0; i < keys.length; i += 200) rows.push(...((await trx(table.name).where('partner_id', partner).whereIn([...table.key], keys.slice(i, i + 200))) as Record<string, unknown>[]));
+  for (let i = 0; i < keys.length; i += 200) {
+    const rows: Record<string, unknown>[] = await trx(table.name).where('partner_id', partner).whereIn([...table.key], keys.slice(i, i + 200));
+    for (const r of rows) out.set(keyText(table, r), r);
   }
-  for (const r of rows) out.set(keyText(table, r), r);
   return out;
 }
 
+/** Deletes these keys' rows, and (SQLite) writes these whole rows. */
 async function writeRows(trx: Knex.Transaction, kind: StoreKind, table: Table, partner: string, upserts: Record<string, unknown>[], deletes: string[][]): Promise<void> {
-  const columns = ['partner_id', ...table.key, ...table.counts, ...table.sums];
   if (kind === 'postgres') {
-    const types: Record<string, string> = { partner_id: 'text', ...Object.fromEntries(table.key.map((k, i) => [k, table.keyTypes[i] as string])),
-      ...Object.fromEntries(table.counts.map((c) => [c, 'bigint'])), ...Object.fromEntries(table.sums.map((c) => [c, 'numeric'])) };
-    if (deletes.length > 0) {
-      const shape = table.key.map((k, i) => `${k} ${table.keyTypes[i] as string}`).join(', ');
-      await trx.raw(`DELETE FROM ${table.name} t USING json_to_recordset(?::json) AS k(${shape}) WHERE t.partner_id = ? AND ${table.key.map((k) => `t.${k} = k.${k}`).join(' AND ')}`,
-        [JSON.stringify(deletes.map((values) => Object.fromEntries(table.key.map((k, i) => [k, values[i]])))), partner]);
-    }
-    if (upserts.length > 0) {
-      const set = [...table.counts, ...table.sums].map((c) => `${c} = excluded.${c}`).join(', ');
-      await trx.raw(`INSERT INTO ${table.name} (${columns.join(', ')}) SELECT ${columns.join(', ')} FROM json_to_recordset(?::json) AS r(${columns.map((c) => `${c} ${types[c] as string}`).join(', ')})
-        ON CONFLICT (partner_id, ${table.key.join(', ')}) DO UPDATE SET ${set}`, [JSON.stringify(upserts)]);
-    }
+    if (deletes.length === 0) return;
+    const shape = table.key.map((k, i) => `${k} ${table.keyTypes[i] as string}`).join(', ');
+    await trx.raw(`DELETE FROM ${table.name} t USING json_to_recordset(?::json) AS k(${shape}) WHERE t.partner_id = ? AND ${table.key.map((k) => `t.${k} = k.${k}`).join(' AND ')}`,
+      [JSON.stringify(deletes.map((values) => Object.fromEntries(table.key.map((k, i) => [k, values[i]])))), partner]);
     return;
   }
   for (let i = 0; i < deletes.length; i += 200) await trx(table.name).where('partner_id', partner).whereIn([...table.key], deletes.slice(i, i + 200)).delete();
   for (let i = 0; i < upserts.length; i += 500) await trx(table.name).insert(upserts.slice(i, i + 500)).onConflict(['partner_id', ...table.key]).merge();
 }
 
+const movingOf = (changes: Map<string, Map<string, Money>>): [string, Map<string, Money>][] =>
+  [...changes].filter(([, d]) => [...d.values()].some((v) => !v.isZero()));
+
 /**
- * Adds differences to stored rows: each key's stored values plus its difference; a row whose
- * values all come to zero (`empty`, `emptySql` on PostgreSQL) is deleted, any other written.
- * Returns the rows written.
+ * SQLite: each key's stored values plus its difference (exact decimal text, computed here); a row
+ * whose values all come to zero (`empty`) is deleted, any other written. Returns the rows written.
  */
-async function applyTo(trx: Knex.Transaction, kind: StoreKind, table: Table, partner: string, changes: Map<string, Map<string, Money>>, empty: (row: Record<string, unknown>) => boolean, emptySql: string): Promise<number> {
-  const moving = [...changes].filter(([, d]) => [...d.values()].some((v) => !v.isZero()));
+async function applyTo(trx: Knex.Transaction, table: Table, partner: string, changes: Map<string, Map<string, Money>>, empty: (row: Record<string, unknown>) => boolean): Promise<number> {
+  const moving = movingOf(changes);
   if (moving.length === 0) return 0;
-  if (kind === 'postgres') return addInSql(trx, table, partner, moving, emptySql);
   const keys = moving.map(([k]) => k.split('\u0000'));
-  const stored = await readRows(trx, kind, table, partner, keys);
+  const stored = await readRows(trx, table, partner, keys);
   const upserts: Record<string, unknown>[] = [];
   const deletes: string[][] = [];
   for (const [key, delta] of moving) {
@@ -173,16 +158,12 @@ async function applyTo(trx: Knex.Transaction, kind: StoreKind, table: Table, par
       if (before) deletes.push(values);
     } else upserts.push(row);
   }
-  await writeRows(trx, kind, table, partner, upserts, deletes);
+  await writeRows(trx, 'sqlite', table, partner, upserts, deletes);
   return upserts.length;
 }
 
-/**
- * PostgreSQL adds the differences in the statement that writes them (exact NUMERIC): only the
- * columns the batch moved are sent, a new key starts from zero, and the keys whose row comes to
- * zero everywhere come back to be deleted (rare: a cell whose last record went).
- */
-async function addInSql(trx: Knex.Transaction, table: Table, partner: string, moving: [string, Map<string, Money>][], emptySql: string): Promise<number> {
+/** One table's part of the PostgreSQL statement: the upsert as a CTE, and the keys that came to zero. */
+function additions(table: Table, n: number, moving: [string, Map<string, Money>][], emptySql: string): { cte: string; empty: string; json: string } {
   const moved = [...table.counts, ...table.sums].filter((c) => moving.some(([, d]) => d.has(c) && !(d.get(c) as Money).isZero()));
   const isCount = new Set(table.counts);
   const rows = moving.map(([key, d]) => {
@@ -190,20 +171,40 @@ async function addInSql(trx: Knex.Transaction, table: Table, partner: string, mo
     const row: Record<string, unknown> = Object.fromEntries(table.key.map((k, i) => [k, values[i]]));
     for (const c of moved) {
       const v = d.get(c);
-      if (v !== undefined && !v.isZero()) row[c] = isCount.has(c) ? v.toNumber() : v.toFixed();
+      if (v !== undefined && !v.isZero()) row[c] = v.toFixed(); // counts too: PostgreSQL reads a bigint from its JSON text
     }
     return row;
   });
   const shape = [...table.key.map((k, i) => `${k} ${table.keyTypes[i] as string}`), ...moved.map((c) => `${c} ${isCount.has(c) ? 'bigint' : 'numeric'}`)].join(', ');
   const values = [...table.counts, ...table.sums].map((c) => (moved.includes(c) ? `COALESCE(k.${c}, 0)` : '0'));
-  const result = await trx.raw(`WITH u AS (INSERT INTO ${table.name} (partner_id, ${[...table.key, ...table.counts, ...table.sums].join(', ')})
-      SELECT ?, ${table.key.map((k) => `k.${k}`).join(', ')}, ${values.join(', ')} FROM json_to_recordset(?::json) AS k(${shape})
+  const cte = `u${n} AS (INSERT INTO ${table.name} (partner_id, ${[...table.key, ...table.counts, ...table.sums].join(', ')})
+      SELECT :partner, ${table.key.map((k) => `k.${k}`).join(', ')}, ${values.join(', ')} FROM json_to_recordset(?::json) AS k(${shape})
       ON CONFLICT (partner_id, ${table.key.join(', ')}) DO UPDATE SET ${moved.map((c) => `${c} = ${table.name}.${c} + excluded.${c}`).join(', ')}
-      RETURNING *)
-    SELECT ${table.key.map((k) => `u.${k}::text AS ${k}`).join(', ')} FROM u WHERE ${emptySql}`, [partner, JSON.stringify(rows)]);
-  const empty = (result as { rows: Record<string, unknown>[] }).rows;
-  if (empty.length > 0) await writeRows(trx, 'postgres', table, partner, [], empty.map((r) => table.key.map((k) => String(r[k]))));
-  return rows.length - empty.length;
+      RETURNING *)`;
+  const empty = `SELECT ${n} AS t, json_build_array(${table.key.map((k) => `u.${k}::text`).join(', ')}) AS k FROM u${n} u WHERE ${emptySql}`;
+  return { cte, empty, json: JSON.stringify(rows) };
+}
+
+/**
+ * PostgreSQL adds the differences in the statement that writes them (exact NUMERIC), all tables
+ * in one statement: only the columns the batch moved are sent, a new key starts from zero, and
+ * the keys whose row comes to zero everywhere come back to be deleted (rare: a cell whose last
+ * record went). Returns the day cells written.
+ */
+async function addInSql(trx: Knex.Transaction, partner: string, parts: { table: Table; changes: Map<string, Map<string, Money>>; emptySql: string }[]): Promise<number> {
+  const used = parts.map((p) => ({ ...p, moving: movingOf(p.changes) })).filter((p) => p.moving.length > 0);
+  if (used.length === 0) return 0;
+  const built = used.map((p, n) => additions(p.table, n, p.moving, p.emptySql));
+  // The partner is bound once per CTE, before its JSON rows.
+  const sql = `WITH ${built.map((b) => b.cte.replace(':partner', '?')).join(', ')} ${built.map((b) => b.empty).join(' UNION ALL ')}`;
+  const result = await trx.raw(sql, built.flatMap((b) => [partner, b.json]));
+  const empty = (result as { rows: { t: number; k: string[] }[] }).rows;
+  for (const [n, p] of used.entries()) {
+    const keys = empty.filter((r) => Number(r.t) === n).map((r) => r.k.map(String));
+    if (keys.length > 0) await writeRows(trx, 'postgres', p.table, partner, [], keys);
+  }
+  const day = used.findIndex((p) => p.table === DAY_CELLS);
+  return day < 0 ? 0 : (used[day] as { moving: unknown[] }).moving.length - empty.filter((r) => Number(r.t) === day).length;
 }
 
 const zeroSql = (columns: readonly string[]): string => columns.map((c) => `u.${c} = 0`).join(' AND ');
@@ -234,9 +235,17 @@ export async function applyDeltas(trx: Knex.Transaction, kind: StoreKind, partne
   }
   const products = new Map([...deltas.products].map(([k, p]) => [k, new Map<string, Money>([['purchases', money(p.purchases)], ['unconverted', money(p.unconverted)], ['fees_usd', p.fees]])]));
   const cellColumns = [...COUNT_COLUMNS, ...MONEY_COLUMNS];
-  const cells = await applyTo(trx, kind, DAY_CELLS, partner, deltas.cells as Map<string, Map<string, Money>>, allZero(cellColumns), zeroSql(cellColumns));
-  await applyTo(trx, kind, MONTH_CELLS, partner, months, allZero(cellColumns), zeroSql(cellColumns));
-  await applyTo(trx, kind, PRODUCT_CELLS, partner, products, (row) => Number(row.purchases) === 0, 'u.purchases = 0');
+  const dayCells = deltas.cells as Map<string, Map<string, Money>>;
+  if (kind === 'postgres') {
+    return addInSql(trx, partner, [
+      { table: DAY_CELLS, changes: dayCells, emptySql: zeroSql(cellColumns) },
+      { table: MONTH_CELLS, changes: months, emptySql: zeroSql(cellColumns) },
+      { table: PRODUCT_CELLS, changes: products, emptySql: 'u.purchases = 0' },
+    ]);
+  }
+  const cells = await applyTo(trx, DAY_CELLS, partner, dayCells, allZero(cellColumns));
+  await applyTo(trx, MONTH_CELLS, partner, months, allZero(cellColumns));
+  await applyTo(trx, PRODUCT_CELLS, partner, products, (row) => Number(row.purchases) === 0);
   return cells;
 }
 

@@ -9,7 +9,7 @@
 import type { Knex } from 'knex';
 import type { StoreKind } from '../store/dialects.js';
 import type { FactDeltas } from './deltas.js';
-import { chunks, insertJson, pairKey, splitPair, type Attribution } from './facts-values.js';
+import { type Attribution, chunks, inList, insertJson, pairKey, splitPair } from './facts-values.js';
 import { readDeposits, updateFtd } from './ftd.js';
 
 /**
@@ -33,7 +33,7 @@ export async function moveDepositFacts(trx: Knex.Transaction, kind: StoreKind, p
   // Depositor days: stored (day → cell) against what the deposits say (day, at the customer's cell now).
   const stored = new Map<string, Map<string, string>>();
   for (const part of chunks(customers)) {
-    const rows: Record<string, unknown>[] = await trx('report_depositors').where('partner_id', partner).whereIn('customer_id', part).select('customer_id', 'day', 'affiliate_id', 'campaign_id');
+    const rows: Record<string, unknown>[] = await trx('report_depositors').where('partner_id', partner).modify(inList('customer_id', part)).select('customer_id', 'day', 'affiliate_id', 'campaign_id');
     for (const r of rows) {
       const id = String(r.customer_id);
       let days = stored.get(id);

@@ -5,6 +5,7 @@
 import type { Knex } from 'knex';
 import { RateBook } from '../commission/fx.js';
 import { money, moneyOrNull, ZERO, type Money } from '../commission/money.js';
+import { decimalText } from '../store/values.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS, type MoneyColumn } from './facts-columns.js';
 
 /** Keys per statement (a batch of 1000 records reads in one). */
@@ -19,6 +20,26 @@ export function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
+}
+
+/**
+ * `column IN (values)` for a batch's keys: on PostgreSQL as one array parameter (thousands of
+ * placeholders cost more to compile and parse than the lookup), elsewhere as a plain list.
+ */
+export const inList = (column: string, values: readonly string[]) => (q: Knex.QueryBuilder): void => {
+  if ((q as unknown as { client: { config: { client: string } } }).client.config.client === 'pg') q.whereRaw('?? = ANY(?::text[])', [column, values as string[]]);
+  else q.whereIn(column, values as string[]);
+};
+
+const PLAIN = /^(-?)0*(\d+?)(?:\.(\d*?)0*)?$/;
+
+/** A decimal's canonical text ('' for none): what compares two stored amounts without a Decimal. */
+export function decimalKey(value: unknown): string {
+  if (value === null || value === undefined || value === '') return '';
+  const m = PLAIN.exec(typeof value === 'number' ? decimalText(value) : String(value));
+  if (!m) return money(value).toFixed();
+  const text = m[3] ? `${m[2] as string}.${m[3]}` : (m[2] as string);
+  return m[1] && text !== '0' ? `-${text}` : text;
 }
 
 /** Campaign as the facts key it ('' when the customer has none). */
@@ -63,7 +84,7 @@ export interface Attribution {
 export async function attributions(trx: Knex.Transaction, partner: string, customers: Iterable<string>): Promise<Map<string, Attribution>> {
   const out = new Map<string, Attribution>();
   for (const part of chunks([...new Set(customers)])) {
-    const rows: Record<string, unknown>[] = await trx('customers').where('partner_id', partner).whereIn('customer_id', part)
+    const rows: Record<string, unknown>[] = await trx('customers').where('partner_id', partner).modify(inList('customer_id', part))
       .select('customer_id', 'affiliate_id', 'campaign_id', 'challenge_type', 'account_size');
     for (const r of rows) out.set(String(r.customer_id), { pair: pairKey(String(r.affiliate_id), campaignKey(r.campaign_id)), product: productKey(r.challenge_type, r.account_size) });
   }

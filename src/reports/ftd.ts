@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import { RateBook } from '../commission/fx.js';
 import { money } from '../commission/money.js';
 import { fromStoreTimestamp } from '../store/values.js';
-import { chunks, insertJson, toUsd } from './facts-values.js';
+import { chunks, inList, insertJson, toUsd } from './facts-values.js';
 
 const isPostgres = (db: Knex): boolean => db.client.config.client === 'pg';
 const FTD_TYPES: Record<string, string> = {
@@ -26,7 +26,7 @@ export interface Deposit {
 export async function readDeposits(trx: Knex.Transaction, partner: string, customers: readonly string[]): Promise<Map<string, Deposit[]>> {
   const out = new Map<string, Deposit[]>();
   for (const part of chunks([...new Set(customers)])) {
-    const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).whereIn('customer_id', part)
+    const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).modify(inList('customer_id', part))
       .where('transaction_type', 'deposit').where('status', 'approved')
       .select('customer_id', 'transaction_id', 'transaction_date', 'amount_currency', 'currency', 'amount_usd');
     for (const r of rows) {
@@ -59,7 +59,7 @@ export interface FtdChange {
 export async function updateFtd(trx: Knex.Transaction, partner: string, customers: readonly string[], deposits: ReadonlyMap<string, readonly Deposit[]>): Promise<Map<string, FtdChange>> {
   const out = new Map<string, FtdChange>();
   for (const part of chunks([...new Set(customers)])) {
-    const old: Record<string, unknown>[] = await trx('report_ftd').where('partner_id', partner).whereIn('customer_id', part).select('customer_id', 'transaction_id', 'day', 'amount_usd');
+    const old: Record<string, unknown>[] = await trx('report_ftd').where('partner_id', partner).modify(inList('customer_id', part)).select('customer_id', 'transaction_id', 'transaction_date', 'day', 'amount_currency', 'currency', 'amount_usd');
     const before = new Map(old.map((r) => [String(r.customer_id), r]));
     const first = new Map<string, Deposit>();
     for (const customer of part) {
@@ -88,7 +88,9 @@ export async function updateFtd(trx: Knex.Transaction, partner: string, customer
         changed: true,
       };
       out.set(customer, change);
-      if (prior && row && String(prior.transaction_id) === row.transaction_id && change.before?.day === row.day && priorUsd === row.amount_usd) {
+      // The stored FTD row stays when it is the same deposit with the same values (its time, amount and USD amount).
+      if (prior && row && String(prior.transaction_id) === row.transaction_id && fromStoreTimestamp(prior.transaction_date) === row.transaction_date
+        && money(prior.amount_currency).toFixed() === row.amount_currency && String(prior.currency) === row.currency && priorUsd === row.amount_usd) {
         change.changed = false;
         continue;
       }
@@ -103,11 +105,11 @@ export async function updateFtd(trx: Knex.Transaction, partner: string, customer
       // One upsert for the FTDs that moved; a delete only for customers left without one.
       const kept = new Set(inserts.map((r) => r.customer_id as string));
       const gone = deletes.filter((c) => !kept.has(c));
-      if (gone.length > 0) await trx('report_ftd').where('partner_id', partner).whereIn('customer_id', gone).delete();
+      if (gone.length > 0) await trx('report_ftd').where('partner_id', partner).modify(inList('customer_id', gone)).delete();
       await insertJson(trx, 'report_ftd', FTD_TYPES, inserts, ` ON CONFLICT (partner_id, customer_id) DO UPDATE SET ${Object.keys(FTD_TYPES).slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}`);
       continue;
     }
-    for (const ids of chunks(deletes)) await trx('report_ftd').where('partner_id', partner).whereIn('customer_id', ids).delete();
+    for (const ids of chunks(deletes)) await trx('report_ftd').where('partner_id', partner).modify(inList('customer_id', ids)).delete();
     for (const rows of chunks(inserts, 1000)) await trx('report_ftd').insert(rows);
   }
   return out;

@@ -1,8 +1,9 @@
 /**
- * The report-facts job's Loader hooks: before records replace their stored versions, what those
- * versions counted in is read; after each batch (or day replacement) is written, the cells it can
- * have changed are recomputed from the raw rows. Both run inside the load transaction, so the facts
- * commit with the batch: a report read after the commit includes it, and a crash loses nothing.
+ * The report-facts job's Loader hooks: before records replace their stored versions, those
+ * versions are read (./priors.ts); after each batch (or day replacement) is written, the facts
+ * move by the new versions' contributions minus the old ones' (./incremental.ts). Both run inside
+ * the load transaction, so the facts commit with the batch: a report read after the commit
+ * includes it, and a crash loses nothing.
  */
 import type { Knex } from 'knex';
 import type { LoaderDeps } from '../pipeline/load.js';

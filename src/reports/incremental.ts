@@ -22,8 +22,8 @@ import type { StoreKind } from '../store/dialects.js';
 import type { SpecRecord, Variant } from '../types.js';
 import { applyDeltas, FactDeltas, reported, type Sign } from './deltas.js';
 import { moveDepositFacts } from './deposit-facts.js';
-import { attributions, campaignKey, chunks, pairKey, productKey, type Attribution } from './facts-values.js';
-import { activityKey, readActivity, readCustomerActivity, TX_READ, storedTransaction, writtenTransaction, type ActivityValues, type PriorVersions, type StoredTransaction } from './priors.js';
+import { type Attribution, attributions, campaignKey, chunks, decimalKey, inList, pairKey, productKey } from './facts-values.js';
+import { activityKey, readCustomerActivity, TX_READ, storedTransaction, writtenTransaction, type ActivityValues, type PriorVersions, type StoredTransaction } from './priors.js';
 
 export interface WrittenChange {
   /** The store's backend. */
@@ -84,11 +84,16 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
   }
   for (const { t } of versions) if (t.type === 'deposit' && t.status === 'approved') depositCustomers.add(t.customer);
   const activityVersions: { key: string; row: ActivityValues; sign: Sign }[] = [];
-  if (writtenActivity.size > 0) {
-    for (const row of await readActivity(trx, partner, writtenActivity)) activityVersions.push({ key: activityKey(row as never), row: row as ActivityValues, sign: 1 });
-    for (const key of writtenActivity) {
+  if (igaming) {
+    for (const record of change.activity) {
+      const key = activityKey(record as never);
+      // The written row as the store holds it (decimals as their exact text): the record's values.
+      const row: ActivityValues = { currency: record.currency, total_bets: record.total_bets ?? null, wins: record.wins ?? null, ggr: record.ggr ?? null, ngr: record.ngr ?? null };
       const was = priors.activity.get(key);
+      // Re-sent as stored: nothing moves.
+      if (was && sameActivity(was, row)) continue;
       if (was) activityVersions.push({ key, row: was, sign: -1 });
+      activityVersions.push({ key, row, sign: 1 });
     }
   }
   const wanted = new Set<string>([...depositCustomers]);
@@ -115,6 +120,9 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
   const cells = await applyDeltas(trx, kind, partner, deltas);
   return { cells, ftdCustomers: depositCustomers.size };
 }
+
+const sameActivity = (a: ActivityValues, b: ActivityValues): boolean => String(a.currency) === String(b.currency)
+  && (['total_bets', 'wins', 'ggr', 'ngr'] as const).every((c) => decimalKey(a[c]) === decimalKey(b[c]));
 
 /** Registrations of the batch's customers, and the customers whose cell or product moved. */
 function customerMoves(customers: readonly SpecRecord[], priors: PriorVersions, deltas: FactDeltas): Moved[] {
@@ -147,7 +155,7 @@ async function moveHistories(trx: Knex.Transaction, partner: string, igaming: bo
   const byId = new Map(moved.map((m) => [m.id, m]));
   const txs: StoredTransaction[] = [];
   for (const part of chunks([...byId.keys()])) {
-    const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).whereIn('customer_id', part).where('status', 'approved').select(...TX_READ);
+    const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).modify(inList('customer_id', part)).where('status', 'approved').select(...TX_READ);
     for (const r of rows) if (!writtenTx.has(String(r.transaction_id))) txs.push(storedTransaction(r));
   }
   for (const t of priors.transactions.values()) if (writtenTx.has(t.id) && byId.has(t.customer)) txs.push(t);

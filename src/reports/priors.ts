@@ -4,10 +4,9 @@
  * The first read of a key in a batch wins: it is the version the facts hold.
  */
 import type { Knex } from 'knex';
-import { money } from '../commission/money.js';
 import { fromStoreTimestamp, toUtcTimestamp } from '../store/values.js';
 import type { SpecRecord } from '../types.js';
-import { campaignKey, chunks, pairKey, productKey } from './facts-values.js';
+import { campaignKey, chunks, decimalKey, inList, pairKey, productKey } from './facts-values.js';
 
 /** A stored transaction as the facts read it. */
 export interface StoredTransaction {
@@ -49,9 +48,8 @@ export function storedTransaction(r: Record<string, unknown>): StoredTransaction
     id: String(r.transaction_id), customer: String(r.customer_id), day: at.slice(0, 10), type: String(r.transaction_type), status: String(r.status),
     amount_currency: r.amount_currency, currency: String(r.currency), amount_usd: r.amount_usd, facts: '',
   };
-  const dec = (v: unknown): string => (v === null || v === undefined || v === '' ? '' : money(v).toFixed());
   // A stored version and the version that replaced it with the same text count alike.
-  t.facts = [t.customer, t.type, t.status, at, dec(t.amount_currency), t.currency, dec(t.amount_usd)].join('\u0000');
+  t.facts = [t.customer, t.type, t.status, at, decimalKey(t.amount_currency), t.currency, decimalKey(t.amount_usd)].join('\u0000');
   return t;
 }
 
@@ -67,7 +65,7 @@ export function writtenTransaction(record: SpecRecord): StoredTransaction {
 export async function readTransactions(trx: Knex.Transaction, partner: string, ids: readonly string[]): Promise<StoredTransaction[]> {
   const out: StoredTransaction[] = [];
   for (const part of chunks([...new Set(ids)])) {
-    const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).whereIn('transaction_id', part).select(...TX_READ);
+    const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).modify(inList('transaction_id', part)).select(...TX_READ);
     for (const r of rows) out.push(storedTransaction(r));
   }
   return out;
@@ -78,7 +76,7 @@ export async function readPriors(trx: Knex.Transaction, partner: string, entity:
   if (entity === 'customers') {
     const wanted = [...new Set(records.map((r) => String(r.customer_id)))].filter((id) => !into.customers.has(id));
     for (const part of chunks(wanted)) {
-      const rows: Record<string, unknown>[] = await trx('customers').where('partner_id', partner).whereIn('customer_id', part)
+      const rows: Record<string, unknown>[] = await trx('customers').where('partner_id', partner).modify(inList('customer_id', part))
         .select('customer_id', 'affiliate_id', 'campaign_id', 'signup_date', 'challenge_type', 'account_size');
       for (const r of rows) {
         into.customers.set(String(r.customer_id), {
@@ -111,7 +109,7 @@ export async function readActivity(trx: Knex.Transaction, partner: string, keys:
   }
   const out: Record<string, unknown>[] = [];
   for (const part of chunks([...customers])) {
-    const rows: Record<string, unknown>[] = await trx('gaming_activity').where('partner_id', partner).whereIn('customer_id', part).whereIn('date', [...days]).select(...ACTIVITY_READ);
+    const rows: Record<string, unknown>[] = await trx('gaming_activity').where('partner_id', partner).modify(inList('customer_id', part)).whereIn('date', [...days]).select(...ACTIVITY_READ);
     for (const r of rows) if (keys.has(activityKey(r as never))) out.push(r);
   }
   return out;
@@ -120,7 +118,7 @@ export async function readActivity(trx: Knex.Transaction, partner: string, keys:
 /** Every stored activity row of these customers. */
 export async function readCustomerActivity(trx: Knex.Transaction, partner: string, customers: readonly string[]): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
-  for (const part of chunks(customers)) out.push(...((await trx('gaming_activity').where('partner_id', partner).whereIn('customer_id', part).select(...ACTIVITY_READ)) as Record<string, unknown>[]));
+  for (const part of chunks(customers)) out.push(...((await trx('gaming_activity').where('partner_id', partner).modify(inList('customer_id', part)).select(...ACTIVITY_READ)) as Record<string, unknown>[]));
   return out;
 }
 
