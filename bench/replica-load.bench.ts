@@ -16,7 +16,11 @@
  *   node dist/bench/replica-load.bench.js [rows] [page_size]
  *     (TEST_MYSQL_URL, TEST_PG_URL override the servers; PGLOADER=0 skips pgloader;
  *      BENCH_CHILD_NODE_ARGS adds node flags to the child running our path, e.g. --cpu-prof;
- *      BENCH_RERUN=0 skips the rerun phase; BENCH_MEM_SAMPLE=1 prints the child's memoryUsage() at its peak RSS)
+ *      BENCH_RERUN=0 skips the rerun phase; BENCH_MEM_SAMPLE=1 prints the child's memoryUsage() at its peak RSS;
+ *      BENCH_HOOKS=1 runs our path with every after-load job, as the CLI and the worker do: fraud
+ *      detection with config/fraud.yaml, the commission job with config/commissions.yaml's iGaming
+ *      plans applied to the bench partner, the phase history and the report facts. Without it
+ *      (the default) the Loader has no hooks: the load path alone, which is what pgloader does.)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,7 +37,11 @@ import { runPartner } from '../jobs/run-partner.js';
 import { addDays } from '../jobs/windows.js';
 import { loadDefinition } from '../src/config/load-definitions.js';
 import { noRedaction, silentLogger } from '../src/log.js';
-import { Loader } from '../src/pipeline/load.js';
+import { Loader, type LoaderDeps } from '../src/pipeline/load.js';
+import { createLoadHooks } from '../jobs/load-hooks.js';
+import { parsePlans } from '../src/commission/load-plans.js';
+import { loadFraudConfig } from '../src/fraud/config.js';
+import { readFileSync } from 'node:fs';
 import { createSpecValidator } from '../src/spec/validator.js';
 import { recordToRow } from '../src/store/rows.js';
 import { openStore } from '../src/store/store.js';
@@ -53,6 +61,7 @@ const PER_CUSTOMER = DAYS * GAMES.length;
 /** Extra node flags for the child (e.g. `--cpu-prof --cpu-prof-dir=prof` to see where our time goes). */
 const CHILD_NODE_ARGS = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 const rate = (rows: number, ms: number) => Math.round(rows / (ms / 1000));
+const HOOKS = process.env.BENCH_HOOKS === '1';
 const storeUrl = (schema: string) => `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
 
 interface ChildResult {
@@ -109,7 +118,7 @@ async function child(schema: string, replicaUrl: string, pageSize: number): Prom
     writeFileSync(file, definitionYaml(pageSize));
     const loaded = await loadDefinition(file, { ...process.env, BENCH_REPLICA_URL: replicaUrl });
     if (!loaded.definition) throw new Error(JSON.stringify(loaded.errors));
-    const loader = new Loader({ store, validator: createSpecValidator() });
+    const loader = new Loader({ store, validator: createSpecValidator(), ...(HOOKS ? await shippedHooks(store) : {}) });
     // BENCH_HEAP_PROBE=1 (child run with --expose-gc): the live heap after a full GC every 20 pages,
     // to tell memory held by the load path from garbage not yet collected. Diagnostic only: slows the run.
     const gc = (globalThis as { gc?: () => void }).gc;
@@ -148,6 +157,17 @@ async function child(schema: string, replicaUrl: string, pageSize: number): Prom
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Every after-load job with the shipped configuration; the iGaming commission plans name the bench partner. */
+async function shippedHooks(store: Awaited<ReturnType<typeof openStore>>): Promise<Partial<LoaderDeps>> {
+  const root = fileURLToPath(new URL('../../config/', import.meta.url));
+  const text = readFileSync(join(root, 'commissions.yaml'), 'utf8').replaceAll('partner: sandbox-casino', `partner: ${PARTNER}`);
+  const { plans, errors } = parsePlans(text, 'commissions.yaml');
+  if (errors.length > 0) throw new Error(JSON.stringify(errors));
+  const fraud = await loadFraudConfig(join(root, 'fraud.yaml'));
+  if (!fraud.config) throw new Error(JSON.stringify(fraud.errors));
+  return createLoadHooks(store, { plans, logger: silentLogger(), fraud: fraud.config });
 }
 
 function runChild(schema: string, replicaUrl: string, pageSize: number): Promise<ChildResult> {
@@ -306,7 +326,7 @@ async function main(): Promise<void> {
     const stored = async () => (await admin.query(`SELECT count(*)::int AS n FROM ${schema}.gaming_activity`)).rows[0].n as number;
     const afterFirst = await stored();
     if (process.env.BENCH_RERUN === '0') {
-      console.log(`our path, empty store (all inserts): ${rate(ROWS, first.ms)} rows/s   ${(rate(ROWS, first.ms) / rate(ROWS, copy.ms)).toFixed(2)} x COPY (COPY ${rate(ROWS, copy.ms)} rows/s)   ${(first.ms / 1000).toFixed(2)} s   peak RSS ${first.peakRssMb} MB; store rows ${afterFirst}; rerun skipped (BENCH_RERUN=0)`);
+      console.log(`hooks ${HOOKS ? 'on' : 'off'}; our path, empty store (all inserts): ${rate(ROWS, first.ms)} rows/s   ${(rate(ROWS, first.ms) / rate(ROWS, copy.ms)).toFixed(2)} x COPY (COPY ${rate(ROWS, copy.ms)} rows/s)   ${(first.ms / 1000).toFixed(2)} s   peak RSS ${first.peakRssMb} MB; store rows ${afterFirst}; rerun skipped (BENCH_RERUN=0)`);
       if (afterFirst !== ROWS) throw new Error(`expected ${ROWS} rows in the store, found ${afterFirst}`);
       return;
     }
@@ -325,10 +345,11 @@ async function main(): Promise<void> {
     const line = (name: string, ms: number, rss?: number) => {
       if (Number.isNaN(ms)) return `${name.padEnd(46)} ${'-'.padStart(9)}`;
       const r = rate(ROWS, ms);
-      return `${name.padEnd(46)} ${String(r).padStart(9)} rows/s   ${(r / copyRate).toFixed(2)} x COPY   ${(ms / 1000).toFixed(2).padStart(7)} s` +
+      const vsPgloader = Number.isNaN(pgl.ms) ? '' : `   ${(r / rate(ROWS, pgl.ms)).toFixed(2)} x pgloader`;
+      return `${name.padEnd(46)} ${String(r).padStart(9)} rows/s   ${(r / copyRate).toFixed(2)} x COPY${vsPgloader}   ${(ms / 1000).toFixed(2).padStart(7)} s` +
         (rss === undefined ? '' : `   peak RSS ${rss} MB`);
     };
-    console.log(`replica load benchmark: ${ROWS} daily gaming activity rows (${DAYS} days, ${Math.ceil(ROWS / PER_CUSTOMER)} customers), MariaDB -> PostgreSQL store, page_size ${PAGE} (days read in pages of ${Math.min(PAGE, DAY_PAGE_MAX)})`);
+    console.log(`replica load benchmark: ${ROWS} daily gaming activity rows (${DAYS} days, ${Math.ceil(ROWS / PER_CUSTOMER)} customers), MariaDB -> PostgreSQL store, page_size ${PAGE} (days read in pages of ${Math.min(PAGE, DAY_PAGE_MAX)}); after-load hooks ${HOOKS ? 'ON (fraud, commission, phase history, report facts)' : 'OFF (the load path alone; BENCH_HOOKS=1 adds them)'}`);
     console.log(`  (MariaDB fill ${(fillMs / 1000).toFixed(1)} s, source UPDATE of every row ${(updateSourceMs / 1000).toFixed(1)} s: untimed)`);
     console.log(line('baseline: raw COPY into an identical table', copy.ms));
     console.log(line('pgloader mysql:// -> postgresql:// same table', pgl.ms) + (pgl.note ? `   ${pgl.note}` : '') + (pglRows !== undefined && pglRows !== ROWS ? `   (only ${pglRows} rows!)` : ''));
