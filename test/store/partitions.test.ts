@@ -32,17 +32,22 @@ for (const backend of STORES) {
       await loader.load({ partner: 'p1', variant: 'igaming', entity: 'customers', runId: 'r', records: raw([{ customer_id: 'c1', signup_date: '2020-01-01T00:00:00Z', affiliate_id: 'a' }]) });
       const partitioned = backend.name === 'postgres';
       assert.equal(partitioned ? await isPartitioned(t.store.knex, 'gaming_activity') : false, partitioned);
-      // 2021-03 is years before any partition made by the migration.
+      // 2021-03 is years before any partition made by the migration. A row written straight into
+      // the table (no Loader) waits in the default partition until the month's partition is made.
+      await t.store.knex('gaming_activity').insert({ partner_id: 'p1', date: '2021-03-20', customer_id: 'c0', game_type: 'slots', currency: 'EUR', ggr: '3', run_id: 'x', loaded_at: '2026-11-22T10:00:00.000000Z' });
       await assert.rejects(loader.transaction(async (tx) => {
         await tx.load({ partner: 'p1', variant: 'igaming', entity: 'activity', runId: 'r', records: raw([gaming('2021-03-05', 'c1', { ggr: 5 })]) });
         throw new Error('rolled back on purpose');
       }), /rolled back on purpose/);
       if (partitioned) assert.equal((await partitionMonths(t.store.knex, 'gaming_activity')).has('2021-03'), false);
       await loader.load({ partner: 'p1', variant: 'igaming', entity: 'activity', runId: 'r', records: raw([gaming('2021-03-05', 'c1', { ggr: 7 }), gaming('2021-04-30', 'c1', { ggr: 8 })]) });
-      assert.deepEqual(await rows(), [{ date: '2021-03-05', customer_id: 'c1', ggr: '7' }, { date: '2021-04-30', customer_id: 'c1', ggr: '8' }]);
+      assert.deepEqual(await rows(), [{ date: '2021-03-05', customer_id: 'c1', ggr: '7' }, { date: '2021-03-20', customer_id: 'c0', ggr: '3' }, { date: '2021-04-30', customer_id: 'c1', ggr: '8' }]);
       if (partitioned) {
         const months = await partitionMonths(t.store.knex, 'gaming_activity');
         assert.ok(months.has('2021-03') && months.has('2021-04'), [...months].join(','));
+        const inMonth = await t.store.knex('gaming_activity_p202103').count({ n: '*' });
+        const inDefault = await t.store.knex('gaming_activity_default').count({ n: '*' });
+        assert.deepEqual([Number(inMonth[0]?.n), Number(inDefault[0]?.n)], [2, 0], 'the row that waited in the default partition moved into its month');
       }
     });
 
