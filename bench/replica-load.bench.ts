@@ -16,7 +16,11 @@
  *   node dist/bench/replica-load.bench.js [rows] [page_size]
  *     (TEST_MYSQL_URL, TEST_PG_URL override the servers; PGLOADER=0 skips pgloader;
  *      BENCH_CHILD_NODE_ARGS adds node flags to the child running our path, e.g. --cpu-prof;
- *      BENCH_RERUN=0 skips the rerun phase; BENCH_MEM_SAMPLE=1 prints the child's memoryUsage() at its peak RSS)
+ *      BENCH_RERUN=0 skips the rerun phase; BENCH_MEM_SAMPLE=1 prints the child's memoryUsage() at its peak RSS;
+ *      BENCH_HOOKS=1 runs our path with every after-load job, as the CLI and the worker do: fraud
+ *      detection with config/fraud.yaml, the commission job with config/commissions.yaml's iGaming
+ *      plans applied to the bench partner, the phase history and the report facts. Without it
+ *      (the default) the Loader has no hooks: the load path alone, which is what pgloader does.)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createReadStream, createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,7 +37,11 @@ import { runPartner } from '../jobs/run-partner.js';
 import { addDays } from '../jobs/windows.js';
 import { loadDefinition } from '../src/config/load-definitions.js';
 import { noRedaction, silentLogger } from '../src/log.js';
-import { Loader } from '../src/pipeline/load.js';
+import { Loader, type LoaderDeps } from '../src/pipeline/load.js';
+import { createLoadHooks } from '../jobs/load-hooks.js';
+import { parsePlans } from '../src/commission/load-plans.js';
+import { loadFraudConfig } from '../src/fraud/config.js';
+import { readFileSync } from 'node:fs';
 import { createSpecValidator } from '../src/spec/validator.js';
 import { recordToRow } from '../src/store/rows.js';
 import { openStore } from '../src/store/store.js';
@@ -53,7 +61,71 @@ const PER_CUSTOMER = DAYS * GAMES.length;
 /** Extra node flags for the child (e.g. `--cpu-prof --cpu-prof-dir=prof` to see where our time goes). */
 const CHILD_NODE_ARGS = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 const rate = (rows: number, ms: number) => Math.round(rows / (ms / 1000));
-const storeUrl = (schema: string) => `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+const HOOKS = process.env.BENCH_HOOKS === '1';
+/** Our path's connections carry this application_name, so their server processes' CPU can be read. */
+const OURS_APP = `ps_bench_ours_${process.argv[2] === '--child' ? process.ppid : process.pid}`;
+const storeUrl = (schema: string) => `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}&application_name=${OURS_APP}`;
+
+/** CPU milliseconds (user + system) of a process, from /proc; undefined once it is gone. */
+function procCpuMs(pid: number | 'self-children'): number | undefined {
+  try {
+    const stat = readFileSync(pid === 'self-children' ? '/proc/self/stat' : `/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14-15 (utime, stime) or 16-17 (cutime, cstime: reaped children), in clock ticks of 10 ms.
+    return pid === 'self-children' ? (Number(f[13]) + Number(f[14])) * 10 : (Number(f[11]) + Number(f[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time the servers spend on one phase, which unlike wall time does not depend on what else the
+ * machine runs: PostgreSQL backends of an application_name (sampled every 100 ms while they live,
+ * since they exit with their client) and the MariaDB server process (its whole delta: other users
+ * of that server count too).
+ */
+class ServerCpu {
+  private readonly seen = new Map<number, { first: number; last: number }>();
+  private timer?: NodeJS.Timeout;
+  private mariaStart = 0;
+  private constructor(private readonly probe: pg.Client, private readonly app: string, private readonly mariaPid: number | undefined, private readonly preexisting: boolean) {}
+
+  /** `preexisting`: count only the CPU used from now on by backends already running (else a backend's whole life). */
+  static async start(app: string, preexisting = false): Promise<ServerCpu> {
+    const probe = new pg.Client({ connectionString: PG_URL });
+    await probe.connect();
+    const maria = spawnSync('pgrep', ['-x', 'mariadbd'], { encoding: 'utf8' }).stdout.trim().split('\n')[0];
+    const cpu = new ServerCpu(probe, app, maria ? Number(maria) : undefined, preexisting);
+    cpu.mariaStart = cpu.mariaPid ? procCpuMs(cpu.mariaPid) ?? 0 : 0;
+    await cpu.sample();
+    cpu.timer = setInterval(() => void cpu.sample().catch(() => undefined), 100);
+    return cpu;
+  }
+
+  private async sample(): Promise<void> {
+    const { rows } = await this.probe.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [this.app]);
+    for (const { pid } of rows) {
+      const ms = procCpuMs(pid);
+      if (ms === undefined) continue;
+      const s = this.seen.get(pid);
+      if (s) s.last = ms;
+      else this.seen.set(pid, { first: this.preexisting ? ms : 0, last: ms });
+    }
+  }
+
+  /** PostgreSQL and MariaDB CPU seconds of the phase. */
+  async stop(): Promise<{ pg: number; maria: number }> {
+    clearInterval(this.timer);
+    await this.sample();
+    await this.probe.end();
+    let pgMs = 0;
+    for (const s of this.seen.values()) pgMs += s.last - s.first;
+    const maria = this.mariaPid ? (procCpuMs(this.mariaPid) ?? this.mariaStart) - this.mariaStart : 0;
+    return { pg: pgMs / 1000, maria: maria / 1000 };
+  }
+}
+
+interface PhaseCpu { client: number; pg: number; maria: number }
 
 interface ChildResult {
   ms: number;
@@ -63,6 +135,8 @@ interface ChildResult {
   errors: string[];
   runIds: string[];
   liveHeapMaxMb?: number;
+  /** CPU seconds of the child process (user + system) in the timed section. */
+  cpuS: number;
 }
 
 /** The definition our path runs: the replica's daily activity table, mapped to the igaming spec. */
@@ -109,7 +183,7 @@ async function child(schema: string, replicaUrl: string, pageSize: number): Prom
     writeFileSync(file, definitionYaml(pageSize));
     const loaded = await loadDefinition(file, { ...process.env, BENCH_REPLICA_URL: replicaUrl });
     if (!loaded.definition) throw new Error(JSON.stringify(loaded.errors));
-    const loader = new Loader({ store, validator: createSpecValidator() });
+    const loader = new Loader({ store, validator: createSpecValidator(), ...(HOOKS ? await shippedHooks(store) : {}) });
     // BENCH_HEAP_PROBE=1 (child run with --expose-gc): the live heap after a full GC every 20 pages,
     // to tell memory held by the load path from garbage not yet collected. Diagnostic only: slows the run.
     const gc = (globalThis as { gc?: () => void }).gc;
@@ -128,6 +202,7 @@ async function child(schema: string, replicaUrl: string, pageSize: number): Prom
       if (!memPeak || m.rss > memPeak.rss) memPeak = m;
       for (const k of Object.keys(memMax) as (keyof typeof memMax)[]) memMax[k] = Math.max(memMax[k], m[k]);
     }, 100) : undefined;
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const results = await runPartner({ loader, clock: store.clock, logger: silentLogger(), redact: noRedaction, progress },
       loaded.definition, { kind: 'backfill', from: FIRST_DAY, to: LAST_DAY }, 'activity');
@@ -140,7 +215,7 @@ async function child(schema: string, replicaUrl: string, pageSize: number): Prom
     const counts: Record<string, number> = {};
     for (const r of results) for (const [k, v] of Object.entries(r.counts)) counts[k] = (counts[k] ?? 0) + Number(v);
     const out: ChildResult = {
-      ms, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024), counts,
+      ms, peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024), counts, cpuS: (process.cpuUsage(cpu0).user + process.cpuUsage(cpu0).system) / 1e6,
       statuses: results.map((r) => r.status), runIds: results.map((r) => r.runId), liveHeapMaxMb: progress ? liveMaxMb : undefined, errors: results.flatMap((r) => (r.error ? [r.error] : [])),
     };
     process.stdout.write(`RESULT ${JSON.stringify(out)}\n`);
@@ -148,6 +223,17 @@ async function child(schema: string, replicaUrl: string, pageSize: number): Prom
     await store.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Every after-load job with the shipped configuration; the iGaming commission plans name the bench partner. */
+async function shippedHooks(store: Awaited<ReturnType<typeof openStore>>): Promise<Partial<LoaderDeps>> {
+  const root = fileURLToPath(new URL('../../config/', import.meta.url));
+  const text = readFileSync(join(root, 'commissions.yaml'), 'utf8').replaceAll('partner: sandbox-casino', `partner: ${PARTNER}`);
+  const { plans, errors } = parsePlans(text, 'commissions.yaml');
+  if (errors.length > 0) throw new Error(JSON.stringify(errors));
+  const fraud = await loadFraudConfig(join(root, 'fraud.yaml'));
+  if (!fraud.config) throw new Error(JSON.stringify(fraud.errors));
+  return createLoadHooks(store, { plans, logger: silentLogger(), fraud: fraud.config });
 }
 
 function runChild(schema: string, replicaUrl: string, pageSize: number): Promise<ChildResult> {
@@ -213,7 +299,7 @@ async function loadCustomers(schema: string, rows: number): Promise<void> {
  * (untimed), then one COPY of that file into an identical table (timed). Memory stays flat at any
  * row count: rows are streamed, never held.
  */
-async function rawCopy(conn: mysql.Connection, admin: pg.Client, schema: string, dir: string): Promise<{ ms: number; rows: number }> {
+async function rawCopy(conn: mysql.Connection, admin: pg.Client, schema: string, dir: string): Promise<{ ms: number; rows: number; cpu: PhaseCpu }> {
   const table = entityTable('igaming', 'activity');
   const now = new Date().toISOString().replace('Z', '000Z');
   const file = join(dir, 'baseline.copy');
@@ -241,16 +327,21 @@ async function rawCopy(conn: mysql.Connection, admin: pg.Client, schema: string,
   }
   await pipeline(Readable.from(lines()), out);
   await admin.query(`CREATE TABLE ${schema}.baseline (LIKE ${schema}.${table.name} INCLUDING ALL)`);
+  const backend = (await admin.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid as number;
+  const cpu0 = procCpuMs(backend) ?? 0;
+  const client0 = process.cpuUsage();
   const t0 = performance.now();
   await pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), admin.query(copyFrom(`COPY ${schema}.baseline FROM STDIN`)));
   const ms = performance.now() - t0;
+  const client = process.cpuUsage(client0);
+  const cpu: PhaseCpu = { client: (client.user + client.system) / 1e6, pg: ((procCpuMs(backend) ?? cpu0) - cpu0) / 1000, maria: 0 };
   rmSync(file, { force: true });
   const n = await admin.query(`SELECT count(*)::int AS n FROM ${schema}.baseline`);
-  return { ms, rows: n.rows[0].n as number };
+  return { ms, rows: n.rows[0].n as number, cpu };
 }
 
 /** pgloader of the same table MySQL -> PostgreSQL, into its own schema; the whole command timed. */
-function pgloaderCopy(db: string, schema: string): { ms: number; note?: string } {
+async function pgloaderCopy(db: string, schema: string): Promise<{ ms: number; note?: string; cpu?: PhaseCpu }> {
   if (process.env.PGLOADER === '0') return { ms: NaN, note: 'skipped (PGLOADER=0)' };
   const probe = spawnSync('pgloader', ['--version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) return { ms: NaN, note: 'skipped: pgloader is not installed (run bash bench/setup-pgloader.sh as root)' };
@@ -266,11 +357,24 @@ function pgloaderCopy(db: string, schema: string): { ms: number; note?: string }
   INCLUDING ONLY TABLE NAMES MATCHING 'daily_gaming'
   ALTER SCHEMA '${db}' RENAME TO '${schema}';
 `);
+    const servers = await ServerCpu.start('pgloader');
+    const children0 = procCpuMs('self-children') ?? 0;
     const t0 = performance.now();
-    const run = spawnSync('pgloader', ['--no-ssl-cert-verification', '--root-dir', dir, file], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    // Run asynchronously: the CPU probe samples its server backends meanwhile.
+    const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const proc = spawn('pgloader', ['--no-ssl-cert-verification', '--root-dir', dir, file], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      proc.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+      proc.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+      proc.on('error', reject);
+      proc.on('close', (status) => resolve({ status, stdout, stderr }));
+    });
     const ms = performance.now() - t0;
+    const server = await servers.stop();
+    const cpu: PhaseCpu = { client: ((procCpuMs('self-children') ?? children0) - children0) / 1000, ...server };
     if (run.status !== 0) return { ms: NaN, note: `failed (exit ${run.status}): ${(run.stderr || run.stdout).split('\n').filter((l) => /error|fatal/i.test(l)).slice(0, 3).join(' | ') || run.stderr.slice(-400)}` };
-    return { ms };
+    return { ms, cpu };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -297,23 +401,31 @@ async function main(): Promise<void> {
     const copy = await rawCopy(conn, admin, schema, workDir);
     if (copy.rows !== ROWS) throw new Error(`COPY baseline holds ${copy.rows} rows, expected ${ROWS}`);
     await admin.query(`DROP TABLE ${schema}.baseline`);
-    const pgl = pgloaderCopy(db, pglSchema);
+    const pgl = await pgloaderCopy(db, pglSchema);
     let pglRows: number | undefined;
     if (!Number.isNaN(pgl.ms)) pglRows = (await admin.query(`SELECT count(*)::int AS n FROM ${pglSchema}.daily_gaming`)).rows[0].n as number;
 
     const replicaUrl = `${MYSQL_URL}/${db}`;
-    const first = await runChild(schema, replicaUrl, PAGE);
+    const ours = async () => {
+      const servers = await ServerCpu.start(OURS_APP);
+      const result = await runChild(schema, replicaUrl, PAGE);
+      return { ...result, cpu: { client: result.cpuS, ...(await servers.stop()) } };
+    };
+    const cpuLine = (name: string, cpu: PhaseCpu | undefined) => cpu === undefined ? '' :
+      `  CPU ${name.padEnd(10)} client ${cpu.client.toFixed(1).padStart(6)} s  PostgreSQL ${cpu.pg.toFixed(1).padStart(6)} s  MariaDB ${cpu.maria.toFixed(1).padStart(6)} s  = ${(((cpu.client + cpu.pg + cpu.maria) * 1e6) / ROWS).toFixed(1).padStart(5)} us/row`;
+    const first = await ours();
     const stored = async () => (await admin.query(`SELECT count(*)::int AS n FROM ${schema}.gaming_activity`)).rows[0].n as number;
     const afterFirst = await stored();
     if (process.env.BENCH_RERUN === '0') {
-      console.log(`our path, empty store (all inserts): ${rate(ROWS, first.ms)} rows/s   ${(rate(ROWS, first.ms) / rate(ROWS, copy.ms)).toFixed(2)} x COPY (COPY ${rate(ROWS, copy.ms)} rows/s)   ${(first.ms / 1000).toFixed(2)} s   peak RSS ${first.peakRssMb} MB; store rows ${afterFirst}; rerun skipped (BENCH_RERUN=0)`);
+      console.log(cpuLine('first', first.cpu));
+      console.log(`hooks ${HOOKS ? 'on' : 'off'}; our path, empty store (all inserts): ${rate(ROWS, first.ms)} rows/s   ${(rate(ROWS, first.ms) / rate(ROWS, copy.ms)).toFixed(2)} x COPY (COPY ${rate(ROWS, copy.ms)} rows/s)   ${(first.ms / 1000).toFixed(2)} s   peak RSS ${first.peakRssMb} MB; store rows ${afterFirst}; rerun skipped (BENCH_RERUN=0)`);
       if (afterFirst !== ROWS) throw new Error(`expected ${ROWS} rows in the store, found ${afterFirst}`);
       return;
     }
     t0 = performance.now();
     await conn.query('UPDATE daily_gaming SET total_bets = total_bets + 1, ggr = ggr + 1, ngr = ROUND((ggr) * 0.9, 2)');
     const updateSourceMs = performance.now() - t0;
-    const rerun = await runChild(schema, replicaUrl, PAGE);
+    const rerun = await ours();
     const afterRerun = await stored();
     const changed = (await admin.query(`SELECT count(*)::int AS n FROM ${schema}.gaming_activity WHERE run_id = ANY($1)`, [rerun.runIds])).rows[0].n as number;
 
@@ -325,15 +437,21 @@ async function main(): Promise<void> {
     const line = (name: string, ms: number, rss?: number) => {
       if (Number.isNaN(ms)) return `${name.padEnd(46)} ${'-'.padStart(9)}`;
       const r = rate(ROWS, ms);
-      return `${name.padEnd(46)} ${String(r).padStart(9)} rows/s   ${(r / copyRate).toFixed(2)} x COPY   ${(ms / 1000).toFixed(2).padStart(7)} s` +
+      const vsPgloader = Number.isNaN(pgl.ms) ? '' : `   ${(r / rate(ROWS, pgl.ms)).toFixed(2)} x pgloader`;
+      return `${name.padEnd(46)} ${String(r).padStart(9)} rows/s   ${(r / copyRate).toFixed(2)} x COPY${vsPgloader}   ${(ms / 1000).toFixed(2).padStart(7)} s` +
         (rss === undefined ? '' : `   peak RSS ${rss} MB`);
     };
-    console.log(`replica load benchmark: ${ROWS} daily gaming activity rows (${DAYS} days, ${Math.ceil(ROWS / PER_CUSTOMER)} customers), MariaDB -> PostgreSQL store, page_size ${PAGE} (days read in pages of ${Math.min(PAGE, DAY_PAGE_MAX)})`);
+    console.log(`replica load benchmark: ${ROWS} daily gaming activity rows (${DAYS} days, ${Math.ceil(ROWS / PER_CUSTOMER)} customers), MariaDB -> PostgreSQL store, page_size ${PAGE} (days read in pages of ${Math.min(PAGE, DAY_PAGE_MAX)}); after-load hooks ${HOOKS ? 'ON (fraud, commission, phase history, report facts)' : 'OFF (the load path alone; BENCH_HOOKS=1 adds them)'}`);
     console.log(`  (MariaDB fill ${(fillMs / 1000).toFixed(1)} s, source UPDATE of every row ${(updateSourceMs / 1000).toFixed(1)} s: untimed)`);
     console.log(line('baseline: raw COPY into an identical table', copy.ms));
     console.log(line('pgloader mysql:// -> postgresql:// same table', pgl.ms) + (pgl.note ? `   ${pgl.note}` : '') + (pglRows !== undefined && pglRows !== ROWS ? `   (only ${pglRows} rows!)` : ''));
     console.log(line('our path, empty store (all inserts)', first.ms, first.peakRssMb));
     console.log(line('our path, rerun, every row an update', rerun.ms, rerun.peakRssMb));
+    console.log('  CPU seconds per phase (wall time depends on what else the machine runs; CPU much less). MariaDB: the whole server process, other users included; COPY: its server backend only');
+    console.log(cpuLine('COPY', copy.cpu));
+    console.log(cpuLine('pgloader', pgl.cpu));
+    console.log(cpuLine('first', first.cpu));
+    console.log(cpuLine('rerun', rerun.cpu));
     if (first.liveHeapMaxMb !== undefined) console.log(`  live heap after GC, max: first run ${first.liveHeapMaxMb} MB, rerun ${rerun.liveHeapMaxMb} MB (${Math.round(ROWS / DAYS)} rows per day, one transaction each)`);
     console.log(`  first run: ${first.statuses.join(',')} ${JSON.stringify(first.counts)}${first.errors.length ? ' ' + first.errors.join('; ') : ''}; store rows ${afterFirst}`);
     console.log(`  rerun:     ${rerun.statuses.join(',')} ${JSON.stringify(rerun.counts)}${rerun.errors.length ? ' ' + rerun.errors.join('; ') : ''}; store rows ${afterRerun}, written by the rerun ${changed}`);

@@ -13,6 +13,9 @@
  * - Cursor pagination, per_page 500; the window starts the day before the data's first day, so
  *   every customer is pulled. The store must hold every customer afterwards (else it throws).
  *
+ * - Beside COPY too: the customers the PostgreSQL case stored, exported (untimed) and COPYed into
+ *   an identical table (timed), the store's own bulk rate for the same rows.
+ *
  *   node dist/bench/rest-pull.bench.js [customers]      (TEST_PG_URL overrides the PostgreSQL server)
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -22,6 +25,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { runPartner } from '../jobs/run-partner.js';
 import { createRedactor } from '../src/config/redact.js';
 import { silentLogger } from '../src/log.js';
@@ -203,14 +209,26 @@ async function main(customers: number): Promise<void> {
       await new Promise((resolve) => (run.child.exitCode !== null ? resolve(undefined) : run.child.once('exit', resolve)));
     }
 
+    // The same rows by raw COPY into an identical table: exported untimed, the COPY timed.
+    const table = `${schema}.customers`;
+    await admin.query(`CREATE TABLE ${schema}.copy_baseline (LIKE ${table} INCLUDING ALL)`);
+    const exported: Buffer[] = [];
+    await pipeline(admin.query(copyTo(`COPY ${table} TO STDOUT`)), new Writable({ write(chunk: Buffer, _e, done) { exported.push(chunk); done(); } }));
+    const c0 = performance.now();
+    await pipeline(Readable.from(exported), admin.query(copyFrom(`COPY ${schema}.copy_baseline FROM STDIN`)));
+    const copyMs = performance.now() - c0;
+    const copied = Number((await admin.query(`SELECT count(*) AS n FROM ${schema}.copy_baseline`)).rows[0].n);
+
     const baseRate = baseline.records / (baseline.ms / 1000);
+    const copyRate = copied / (copyMs / 1000);
     const row = (name: string, records: number, ms: number, rssKb: number) => {
       const rate = records / (ms / 1000);
       return `${name.padEnd(42)} | ${String(Math.round(rate)).padStart(9)} records/s | ${(rate / baseRate).toFixed(2).padStart(5)} x baseline | ${(ms / 1000).toFixed(2).padStart(6)} s | ${String(mb(rssKb)).padStart(4)} MB peak RSS`;
     };
     console.log(`REST pull benchmark: ${customers} iGaming customers from the sandbox (child process), cursor pages of ${PER_PAGE} (${baseline.pages} pages)`);
     console.log(row('baseline: sandbox alone, bare HTTP client', baseline.records, baseline.ms, baselineRssKb));
-    for (const r of results) console.log(row(r.name, r.records, r.ms, r.peakRssKb));
+    for (const r of results) console.log(row(r.name, r.records, r.ms, r.peakRssKb) + ` | ${(r.records / (r.ms / 1000) / copyRate).toFixed(2).padStart(5)} x COPY`);
+    console.log(`raw COPY of the same ${copied} customer rows into an identical PostgreSQL table: ${Math.round(copyRate)} rows/s (${(copyMs / 1000).toFixed(2)} s)`);
     console.log(`sandbox startup (generating ${customers} customers per variant with their transactions and activity): ${(ready.startupMs / 1000).toFixed(1)} s, untimed; sandbox RSS ${mb(ready.rssKb)} MB`);
     console.log(`peak RSS of each case before its pull (node, modules, store opened and migrated): ${results.map((r) => `${r.name.replace('runPartner -> ', '')} ${mb(r.rssBeforeKb)} MB`).join(', ')}`);
   } finally {

@@ -42,6 +42,8 @@ export type CommissionHooks = Required<Pick<LoaderDeps, 'beforeWrite' | 'inTrans
  * transaction, taking the pending scope. A failed evaluation leaves the scope pending and is thrown.
  */
 export function createCommissionHook(store: Store, plans: PlanSource, logger: Logger): CommissionHooks {
+  // A day's load evaluates after every batch: a missing rate is warned of once, not per batch.
+  const warned = new WarnedRates();
   return {
     async beforeWrite(trx, batch) {
       if (batch.entity !== 'transactions' || plansFor(current(plans), batch.partner, batch.variant).length === 0) return;
@@ -54,7 +56,7 @@ export function createCommissionHook(store: Store, plans: PlanSource, logger: Lo
       await writePending(trx, scopeOfChange(change), store.now());
     },
     async afterCommit(changes) {
-      for (const change of changes) await evaluatePartner(store, current(plans), change.partner, change.variant, change.runId, logger);
+      for (const change of changes) await evaluatePartner(store, current(plans), change.partner, change.variant, change.runId, logger, warned);
     },
   };
 }
@@ -63,11 +65,11 @@ export function createCommissionHook(store: Store, plans: PlanSource, logger: Lo
  * Evaluates one partner's pending scope now: what a command that changed it outside a load (a
  * fraud decision, through markForReview) calls after its commit. Nothing when no plan applies.
  */
-export async function evaluatePartner(store: Store, plans: readonly Plan[], partner: string, variant: Variant, runId: string, logger: Logger): Promise<Evaluation | undefined> {
+export async function evaluatePartner(store: Store, plans: readonly Plan[], partner: string, variant: Variant, runId: string, logger: Logger, warned?: WarnedRates): Promise<Evaluation | undefined> {
   if (plansFor(plans, partner, variant).length === 0) return undefined;
   const started = performance.now();
   const result = await evaluateScope(store, plans, emptyScope(partner, variant, runId));
-  logEvaluation(logger, result, runId, performance.now() - started);
+  logEvaluation(logger, result, runId, performance.now() - started, warned);
   return result;
 }
 
@@ -88,10 +90,37 @@ export async function resumePending(store: Store, plans: PlanSource, logger: Log
   return out;
 }
 
-function logEvaluation(logger: Logger, r: Evaluation, runId: string, ms: number): void {
-  const level = r.held > 0 ? 'warn' : 'info';
-  logger.log(level, `commissions: ${r.lines} lines (${r.net.toFixed(2)} USD) over ${r.keys} keys` + (r.held > 0 ? `, ${r.held} held waiting for FX rates` : '') + (r.reviewHeld > 0 ? `, ${r.reviewHeld} held for review` : ''), {
-    partner: r.partner, run_id: runId, keys: r.keys, lines: r.lines, net_usd: r.net.toFixed(2), held: r.held, released: r.released,
+/**
+ * The missing rates (partner, currency and day) already warned of by this process: later
+ * evaluations waiting for the same rate log at info level. Bounded: past the limit it starts over
+ * (a rate warned of again is better than a process that grows).
+ */
+export class WarnedRates {
+  private readonly seen = new Set<string>();
+  constructor(private readonly limit = 10_000) {}
+
+  /** The rates of `rates` not warned of yet for the partner; remembered from now on. */
+  fresh(partner: string, rates: readonly string[]): string[] {
+    const out: string[] = [];
+    for (const rate of rates) {
+      const key = `${partner}\u0000${rate}`;
+      if (this.seen.has(key)) continue;
+      if (this.seen.size >= this.limit) this.seen.clear();
+      this.seen.add(key);
+      out.push(rate);
+    }
+    return out;
+  }
+}
+
+function logEvaluation(logger: Logger, r: Evaluation, runId: string, ms: number, warned?: WarnedRates): void {
+  // Without a memory of what was warned (a one-off evaluation), every hold is warned of.
+  const newlyMissing = warned ? warned.fresh(r.partner, r.missingRates) : r.missingRates;
+  const level = r.held > 0 && (!warned || newlyMissing.length > 0) ? 'warn' : 'info';
+  logger.log(level, `commissions: ${r.lines} lines (${r.net.toFixed(2)} USD) over ${r.keys} keys` +
+    (r.held > 0 ? `, ${r.held} held waiting for FX rates` + (newlyMissing.length > 0 ? ` (missing: ${newlyMissing.join(', ')})` : '') : '') +
+    (r.reviewHeld > 0 ? `, ${r.reviewHeld} held for review` : ''), {
+    partner: r.partner, run_id: runId, keys: r.keys, lines: r.lines, net_usd: r.net.toFixed(2), held: r.held, missing_rates: r.missingRates, released: r.released,
     review_held: r.reviewHeld, review_released: r.reviewReleased, customer_days: r.days, duration_ms: Math.round(ms),
   });
 }

@@ -160,10 +160,11 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .description('rebuild from history and compare with the incremental ledger to the cent; --repair books the differences')
     .option('--partner <partner>', 'only this partner')
     .option('--month <YYYY-MM>', 'only this month (UTC)')
+    .option('--affiliate <id>', 'only this affiliate')
     .option('--repair', 'append correction lines for every difference')
     .addOption(json())
-    .action((opts: { partner?: string; month?: string; repair?: boolean }, cmd: Command) =>
-      run(commissionsRecomputeCommand(globals(cmd), { ...inheritedFilters(cmd, ['partner', 'month']), ...definedOnly(opts) }, io)));
+    .action((opts: { partner?: string; month?: string; affiliate?: string; repair?: boolean }, cmd: Command) =>
+      run(commissionsRecomputeCommand(globals(cmd), { ...inheritedFilters(cmd, ['partner', 'month', 'affiliate']), ...definedOnly(opts) }, io)));
 
   program
     .command('fx')

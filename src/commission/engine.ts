@@ -69,6 +69,8 @@ export interface Evaluation {
   net: Money;
   /** Entries held now (waiting for FX rates), and holds released by this run. */
   held: number;
+  /** The rates those entries wait for (currency and day), each once, sorted. */
+  missingRates: string[];
   released: number;
   /** Entries held for review (a fraud flag open), and review holds released by this run. */
   reviewHeld: number;
@@ -278,7 +280,7 @@ export function completeTargets(targets: readonly Target[], lines: readonly Line
 }
 
 export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[], scope: Scope, now: string): Promise<Evaluation> {
-  const result: Evaluation = { partner: scope.partner, keys: 0, lines: 0, net: ZERO, held: 0, released: 0, reviewHeld: 0, reviewReleased: 0, days: 0 };
+  const result: Evaluation = { partner: scope.partner, keys: 0, lines: 0, net: ZERO, held: 0, missingRates: [], released: 0, reviewHeld: 0, reviewReleased: 0, days: 0 };
   const plans = plansFor(allPlans, scope.partner, scope.variant);
   if (plans.length === 0) return result;
   const partner = scope.partner;
@@ -433,7 +435,7 @@ export async function book(
   currentMonth: string,
   runId: string,
   now: string,
-): Promise<Pick<Evaluation, 'keys' | 'lines' | 'net' | 'held' | 'released' | 'reviewHeld' | 'reviewReleased'>> {
+): Promise<Pick<Evaluation, 'keys' | 'lines' | 'net' | 'held' | 'missingRates' | 'released' | 'reviewHeld' | 'reviewReleased'>> {
   const byKey = new Map<string, Target[]>();
   for (const t of targets) byKey.set(t.key, [...(byKey.get(t.key) ?? []), t]);
   const add: NewLine[] = [];
@@ -448,5 +450,6 @@ export async function book(
   const fxHeld = held.filter((t) => t.review === undefined || t.missing.length > 0);
   const released = await replaceHolds(trx, [...byKey.keys()], fxHeld, now);
   const review = await replaceReviewHolds(trx, [...byKey.keys()], targets, now);
-  return { keys: byKey.size, lines: add.length, net: sum(add.map((l) => l.amount)), held: fxHeld.length, released, reviewHeld: review.held, reviewReleased: review.released };
+  const missingRates = [...new Set(fxHeld.flatMap((t) => t.missing))].sort();
+  return { keys: byKey.size, lines: add.length, net: sum(add.map((l) => l.amount)), held: fxHeld.length, missingRates, released, reviewHeld: review.held, reviewReleased: review.released };
 }

@@ -59,6 +59,8 @@ export interface PartnerRecompute {
 export interface RecomputeOptions {
   partner?: string;
   month?: string;
+  /** Only the keys of this affiliate (a key is its affiliate's when a target or a ledger line of it names the affiliate). */
+  affiliate?: string;
   repair?: boolean;
   runId: string;
 }
@@ -232,7 +234,7 @@ async function recomputePartner(store: Store, trx: Knex.Transaction, allPlans: r
   const needDays = variant === 'igaming' && (revsharePlans.length > 0 || wageringDays > 0);
   const repair = options.repair === true;
   // A whole-partner repair evaluates everything a pending scope names; a month's repair does not, so it leaves them.
-  const taken = repair && options.month === undefined ? await readPending(trx, partner) : undefined;
+  const taken = repair && options.month === undefined && options.affiliate === undefined ? await readPending(trx, partner) : undefined;
 
   const reviews = await readReviews(trx, partner);
   let rebuilt: Rebuilt = { months: new Map(), attributed: new Map(), missing: new Map(), wagering: new Map(), flagged: [], dayDiffs: 0 };
@@ -285,7 +287,7 @@ async function recomputePartner(store: Store, trx: Knex.Transaction, allPlans: r
     const affiliate = [...totalsByAffiliate(lines.get(key)).keys()][0] ?? '';
     if (!plan) {
       for (const [aff, total] of totalsByAffiliate(lines.get(key))) {
-        if (total.isZero()) continue;
+        if (total.isZero() || (options.affiliate !== undefined && aff !== options.affiliate)) continue;
         report.differences.push({ key, plan_id: m.plan, plan_kind: key.split('|')[0] ?? '', partner, affiliate: aff, customer: m.customer, period: [...m.periods].sort().pop() ?? '', ledger_usd: total.toFixed(2), recomputed_usd: '0.00', difference_usd: total.negated().toFixed(2), reason: `plan ${m.plan} is no longer in the plans file` });
       }
       continue;
@@ -297,9 +299,11 @@ async function recomputePartner(store: Store, trx: Knex.Transaction, allPlans: r
   for (const t of targets) byKey.set(t.key, [...(byKey.get(t.key) ?? []), t]);
   const inMonth = (key: string, list: readonly Target[]): boolean =>
     options.month === undefined || list.some((t) => t.period === options.month) || (meta.get(key)?.periods.has(options.month) ?? false);
+  const ofAffiliate = (key: string, list: readonly Target[]): boolean =>
+    options.affiliate === undefined || list.some((t) => t.affiliate === options.affiliate) || totalsByAffiliate(lines.get(key)).has(options.affiliate);
   const repairTargets: Target[] = [];
   for (const [key, list] of byKey) {
-    if (!inMonth(key, list)) continue;
+    if (!inMonth(key, list) || !ofAffiliate(key, list)) continue;
     report.keys += 1;
     const totals = totalsByAffiliate(lines.get(key));
     let differs = false;

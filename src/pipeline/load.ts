@@ -25,7 +25,7 @@ import { saveCheckpoint, type Checkpoint } from '../store/sync-state.js';
 import { entityTable, type EntityTable } from '../store/tables.js';
 import { prepareUpsert, writeUpsert, type PreparedUpsert } from '../store/upsert.js';
 import { anyParked, dropParked, dropParkedDays, knownCustomers, park, unpark, type ParkedRecord } from '../store/waiting.js';
-import { resolveLoaded } from '../store/reject-lifecycle.js';
+import { resolveLoadedRejects } from '../store/reject-lifecycle.js';
 import { isVersioned, newestPerKey, settleVersions, type VersionedWrite } from '../store/versions.js';
 import { validateBatch } from './validate-batch.js';
 import { SLICE, yieldToEventLoop } from '../yield.js';
@@ -340,6 +340,8 @@ export class LoadTransaction {
     const unseen = written.addAllNew(records.map((r) => batchKey(table, r)));
     return inReplacedDays && unseen;
   }
+  /** (partner, entity) pairs known to have no open rejects in this transaction (until it quarantines some). */
+  private readonly noOpenRejects = new Set<string>();
   /** (partner, entity) pairs known to have no waiting records in this transaction. */
   private readonly noneParked = new Set<string>();
 
@@ -425,6 +427,7 @@ export class LoadTransaction {
     if (!loader.knowsPartner(input.partner, input.variant)) await ensurePartner(trx, input.partner, input.variant, now);
     if (rejects.length > 0) {
       await quarantine(trx, { partner: input.partner, variant: input.variant, entity: input.entity, runId: input.runId, now }, rejects);
+      this.noOpenRejects.delete(`${input.partner}\u0000${input.entity}`);
     }
     const written: Record<Entity, SpecRecord[]> = { customers: [], transactions: [], activity: [] };
     // Keys whose newest version in this batch was not applied: the store holds a newer one.
@@ -485,7 +488,11 @@ export class LoadTransaction {
     this.countStale(result, prepared, staleKeys);
     result.loaded = prepared.valid - result.waiting - result.stale;
     for (const entity of ENTITIES) {
-      await resolveLoaded(trx, { partner: input.partner, entity, table: entityTable(input.variant, entity), runId: input.runId, now }, written[entity]);
+      // One probe per transaction while the stream has no open reject (a day is 33-333 batches).
+      const rejectsKey = `${input.partner}\u0000${entity}`;
+      if (written[entity].length === 0 || this.noOpenRejects.has(rejectsKey)) continue;
+      const { anyOpen } = await resolveLoadedRejects(trx, { partner: input.partner, entity, table: entityTable(input.variant, entity), runId: input.runId, now }, written[entity]);
+      if (!anyOpen) this.noOpenRejects.add(rejectsKey);
     }
     if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
     if (written.customers.length + written.transactions.length + written.activity.length > 0) {

@@ -8,8 +8,10 @@
  * - on demand, by a load that meets a month without one (`MonthPartitions.ensure`, inside the
  *   load transaction: creating a partition locks the parent table until that transaction ends, so
  *   the worker's creation ahead is what keeps that rare).
- * There is no default partition: a month's partition can always be created later without
- * scanning rows parked elsewhere. SQLite keeps plain tables; everything here is a no-op there.
+ * A default partition catches the rows of a month without one written by something that does
+ * not ask for partitions (a COPY straight into the table by a tool or a benchmark); creating the
+ * month's partition later moves them into it. SQLite keeps plain tables; everything here is a
+ * no-op there.
  */
 import type { Knex } from 'knex';
 import type { Store } from './store.js';
@@ -60,11 +62,28 @@ export async function partitionMonths(knex: Knex | Knex.Transaction, table: stri
   return months;
 }
 
-/** Creates the month's partition unless it exists (a concurrent creation by another process is not an error). */
+export const defaultPartitionName = (table: string): string => `${table}_default`;
+
+/**
+ * Creates the month's partition unless it exists. Rows of that month written meanwhile by a
+ * writer that does not ask for partitions (a COPY straight into the table) sit in the default
+ * partition: they move into the new one, which is then attached (attaching checks that the
+ * default holds none of its rows any more).
+ */
 export async function createMonthPartition(knex: Knex | Knex.Transaction, table: string, month: string): Promise<void> {
   if (!/^\d{4}-\d{2}$/.test(month)) throw new Error(`not a month: ${month}`);
+  const name = partitionName(table, month);
+  const { rows } = (await knex.raw('SELECT to_regclass(?) AS own, to_regclass(?) AS fallback', [name, defaultPartitionName(table)])) as { rows: { own: string | null; fallback: string | null }[] };
+  if (rows[0]?.own) return;
   // DDL takes no bind parameters: the bounds are literals of a checked month.
-  await knex.raw(`CREATE TABLE IF NOT EXISTS ?? PARTITION OF ?? FOR VALUES FROM ('${month}-01') TO ('${nextMonth(month)}-01')`, [partitionName(table, month), table]);
+  const range = `FROM ('${month}-01') TO ('${nextMonth(month)}-01')`;
+  if (!rows[0]?.fallback) {
+    await knex.raw(`CREATE TABLE ?? PARTITION OF ?? FOR VALUES ${range}`, [name, table]);
+    return;
+  }
+  await knex.raw('CREATE TABLE ?? (LIKE ?? INCLUDING DEFAULTS)', [name, table]);
+  await knex.raw(`WITH moved AS (DELETE FROM ?? WHERE date >= '${month}-01' AND date < '${nextMonth(month)}-01' RETURNING *) INSERT INTO ?? SELECT * FROM moved`, [defaultPartitionName(table), name]);
+  await knex.raw(`ALTER TABLE ?? ATTACH PARTITION ?? FOR VALUES ${range}`, [table, name]);
 }
 
 /**

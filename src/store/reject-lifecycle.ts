@@ -56,9 +56,18 @@ export async function markResolved(trx: Knex.Transaction, ids: readonly number[]
  * indexed probe when the partner's stream has no open reject, which is the common case.
  */
 export async function resolveLoaded(trx: Knex.Transaction, scope: ResolveScope, applied: readonly SpecRecord[]): Promise<number> {
-  if (applied.length === 0) return 0;
+  return (await resolveLoadedRejects(trx, scope, applied)).resolved;
+}
+
+/**
+ * `resolveLoaded`, also telling whether the partner's stream had any open reject at all: a load
+ * transaction holding the partner's load lock need not ask again until it quarantines some itself
+ * (only a load opens rejects, and only under that lock).
+ */
+export async function resolveLoadedRejects(trx: Knex.Transaction, scope: ResolveScope, applied: readonly SpecRecord[]): Promise<{ resolved: number; anyOpen: boolean }> {
+  if (applied.length === 0) return { resolved: 0, anyOpen: true };
   const open = () => trx('rejects').where({ partner_id: scope.partner, entity: scope.entity, status: 'open' });
-  if (!(await open().first('id'))) return 0;
+  if (!(await open().first('id'))) return { resolved: 0, anyOpen: false };
   const ids: number[] = [];
   const versions = new Map<string, string | undefined>();
   for (const record of applied) versions.set(recordKey(scope.table, record), versionOf(record));
@@ -79,7 +88,7 @@ export async function resolveLoaded(trx: Knex.Transaction, scope: ResolveScope, 
     }
   }
   await markResolved(trx, ids, 'loaded', scope.runId, scope.now);
-  return ids.length;
+  return { resolved: ids.length, anyOpen: true };
 }
 
 export interface DiscardRequest {

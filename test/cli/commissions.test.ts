@@ -146,6 +146,25 @@ for (const backend of STORES.slice(0, 1)) {
       assert.equal((await report()).lines.length, 3);
     });
 
+    it('recompute --affiliate (before or after the subcommand) compares and repairs only that affiliate\'s keys', async () => {
+      await importOk('p2', 'customers', [customer('x'), customer('y', { affiliate_id: 'aff-2' })]);
+      await importOk('p2', 'transactions', [deposit('tx', 'x', 10, '2026-09-05T12:00:00Z'), deposit('ty', 'y', 10, '2026-10-05T12:00:00Z')]);
+      plans();
+      const differing = (stdout: string) => (JSON.parse(stdout) as { partners: { partner: string; differences: { customer: string; affiliate: string }[] }[] })
+        .partners.map((p) => [p.partner, p.differences.map((d) => `${d.affiliate} ${d.customer}`)]);
+      for (const args of [['commissions', '--affiliate', 'aff-2', 'recompute'], ['commissions', 'recompute', '--affiliate', 'aff-2']]) {
+        const r = await cli([...args, '--partner', 'p2', '--json']);
+        assert.equal(r.code, 1, r.stdout + r.stderr);
+        assert.deepEqual(differing(r.stdout), [['p2', ['aff-2 y']]]);
+      }
+      const repaired = await cli(['commissions', 'recompute', '--partner', 'p2', '--affiliate', 'aff-2', '--repair', '--json']);
+      assert.equal(repaired.code, 0, repaired.stdout + repaired.stderr);
+      assert.deepEqual((await report(['--partner', 'p2'])).lines.map((l) => [l.customer_id, l.amount_usd]), [['y', '40.00']], 'aff-1\'s key was not repaired');
+      const rest = await cli(['commissions', 'recompute', '--partner', 'p2', '--json']);
+      assert.equal(rest.code, 1);
+      assert.deepEqual(differing(rest.stdout), [['p2', ['aff-1 x']]]);
+    });
+
     it('says what is true when there is nothing to recompute; status without a partners folder does not warn', async () => {
       plans();
       const r = await cli(['commissions', 'recompute']);

@@ -78,13 +78,14 @@ export async function commissionsCommand(
 }
 
 /**
- * `commissions recompute [--partner P] [--month M] [--repair]`: rebuilds every commission from
- * history and compares with the ledger to the cent. Exit 1 when any difference is found (and
+ * `commissions recompute [--partner P] [--month M] [--affiliate A] [--repair]`: rebuilds every
+ * commission from history and compares with the ledger to the cent (only the keys of the month
+ * and affiliate given). Exit 1 when any difference is found (and
  * not repaired), 0 when all agree or `--repair` booked the corrections.
  */
 export async function commissionsRecomputeCommand(
   globals: GlobalOptions,
-  args: { partner?: string; month?: string; repair?: boolean },
+  args: { partner?: string; month?: string; affiliate?: string; repair?: boolean },
   io: Io,
 ): Promise<number> {
   checkMonth(args.month);

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { StoreMigration } from './index.js';
-import { createMonthPartition, monthOf, nextMonth } from '../partitions.js';
+import { createMonthPartition, defaultPartitionName, monthOf, nextMonth } from '../partitions.js';
 
 /**
  * PostgreSQL: the activity tables become partitioned by month (RANGE on `date`, one partition per
@@ -41,6 +41,8 @@ async function partition(knex: Knex, table: (typeof TABLES)[number]): Promise<vo
   for (const m of months) await createMonthPartition(knex, table.name, m);
   await knex.raw('INSERT INTO ?? SELECT * FROM ??', [table.name, old]);
   await knex.raw('DROP TABLE ??', [old]);
+  // Rows of a month without a partition, from writers that do not create one (../partitions.ts).
+  await knex.raw('CREATE TABLE ?? PARTITION OF ?? DEFAULT', [defaultPartitionName(table.name), table.name]);
   const list = (cols: string[]) => cols.map((c) => knex.raw('??', [c]).toQuery()).join(', ');
   await knex.raw(`ALTER TABLE ?? ADD CONSTRAINT ?? PRIMARY KEY (${list(table.key)})`, [table.name, `${table.name}_pkey`]);
   for (const index of table.indexes) await knex.raw(`CREATE INDEX ?? ON ?? (${list(index.columns)})`, [index.name, table.name]);
