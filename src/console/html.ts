@@ -82,6 +82,7 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 form.inline{display:inline-flex;gap:.3rem;align-items:center;margin:0}input,select,button{font:inherit}
 button{padding:.2rem .6rem;border:1px solid var(--line);border-radius:4px;background:#f6f8fa;cursor:pointer}
 button.primary{background:var(--accent);color:#fff;border-color:var(--accent)}
+pre.sample{max-height:7.5rem;margin:0;padding:.3rem .5rem;font-size:12px}
 label{margin-right:.3rem}pre{background:#f6f8fa;padding:.5rem;overflow:auto;max-height:20rem}
 .login{max-width:22rem}.login label{display:block;margin:.6rem 0 .2rem}.login input{width:100%;padding:.3rem}
 .filters{display:flex;gap:.75rem;align-items:end;flex-wrap:wrap;margin-bottom:.5rem}.muted{color:var(--muted)}
