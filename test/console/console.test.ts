@@ -25,6 +25,7 @@ import type { Loader } from '../../src/pipeline/load.js';
 import { addUser, checkPassword } from '../../src/console/users.js';
 import { silentLogger } from '../../src/log.js';
 import { packageRoot } from '../../src/paths.js';
+import { saveChecklist, verifyChecklist } from '../../src/onboarding/checklist.js';
 import { quarantine } from '../../src/store/rejects.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -47,6 +48,7 @@ describe('web console', function () {
   let loaderOf: () => Loader;
   let shots: string;
   let sandbox: Sandbox;
+  let live: PartnerDefinition;
   const timings: Record<string, number[]> = {};
 
   before(async () => {
@@ -103,7 +105,7 @@ describe('web console', function () {
     // sandbox-live is sandbox-casino's definition pointed at it.
     sandbox = await startSandbox({ customers: 40, seed: 5, clients: [{ client_id: 'sandbox-client', client_secret: process.env.SANDBOX_CLIENT_SECRET! }], faults: { latencyMs: 120 } });
     const casino = config.definitions.find((d) => d.partner === 'sandbox-casino')!;
-    const live = { ...casino, partner: 'sandbox-live', source: { ...casino.source, base_url: sandbox.url } } as PartnerDefinition;
+    live = { ...casino, partner: 'sandbox-live', source: { ...casino.source, base_url: sandbox.url } } as PartnerDefinition;
     app = await buildApi({ store, loader, logger: silentLogger(), config: { dir: globals.config, definitions: [...config.definitions, live], redact: config.redact } }, { env: { PARTNER_SYNC_JWT_SECRET: 'x'.repeat(40) } });
     await app.listen({ host: '127.0.0.1', port: 0 });
     url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -343,6 +345,10 @@ describe('web console', function () {
       assert.equal(await page.locator('#bf-summary').innerText(), 'Done.');
       await visit(page, '/console/activity', 'activity-backfill');
       assert.match(await page.locator('main').innerText(), /olga\s+backfill\s+sandbox-live \d{4}-\d{2}-\d{2}\.\.\d{4}-\d{2}-\d{2}\s+customers succeeded: [1-9]\d* loaded/);
+      // The partner's go-live checklist as `partner-sync onboard verify` records it, shown on the Onboarding page.
+      await saveChecklist(store.knex, live.partner, await verifyChecklist({ store, clock: store.clock, logger: silentLogger(), redact: (t: string) => t }, live, 5), store.now());
+      await visit(page, '/console/onboarding', 'onboarding-checklist');
+      assert.match(await page.locator('main').innerText(), /Partner sandbox-live[\s\S]*credentials_received\s+yes[\s\S]*backfill_done\s+yes/);
       await context.close();
     });
 
