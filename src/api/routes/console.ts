@@ -148,7 +148,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     const session = await signedIn(request, reply);
     if (!session) return reply;
     await endSession(store, cookieOf(request, SESSION_COOKIE) ?? '');
-    await audit(store, session.user.name, 'sign out', session.user.role, '');
+    await audit(store, session.user.name, 'sign out', request.ip, '');
     reply.header('set-cookie', `${SESSION_COOKIE}=; Path=/console; HttpOnly; SameSite=Strict; Max-Age=0`);
     return reply.redirect('/console/login', 303);
   });
