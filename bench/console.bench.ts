@@ -161,10 +161,8 @@ async function main(): Promise<void> {
     await seedPhaseHistory(store.knex);
     await client.query('ANALYZE');
     console.log(`  report facts and funnel rows: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    for (const [t, n] of Object.entries((await client.query("SELECT relname, n_live_tup FROM pg_stat_user_tables WHERE relname IN ('gaming_activity', 'transactions', 'customers', 'runs', 'rejects', 'commission_ledger', 'fraud_flags', 'report_cells')")).rows.reduce((o: Record<string, number>, r: { relname: string; n_live_tup: string }) => ({ ...o, [r.relname]: Number(r.n_live_tup) }), {}))) {
-      console.log(`  ${t.padEnd(18)} ${String(n).padStart(10)} rows`);
-    }
-
+    const sizes = (await client.query("SELECT relname, reltuples::bigint AS n FROM pg_class WHERE relkind = 'r' AND relnamespace = current_schema()::regnamespace AND relname IN ('gaming_activity', 'transactions', 'customers', 'runs', 'rejects', 'commission_ledger', 'fraud_flags', 'report_cells', 'report_month_cells') ORDER BY n DESC")).rows as { relname: string; n: string }[];
+    console.log(`  rows (planner estimates after ANALYZE): ${sizes.map((r) => `${r.relname} ${Number(r.n).toLocaleString('en')}`).join(', ')}`);
     process.env.SANDBOX_CLIENT_SECRET ??= 'sandbox-secret';
     const configDir = join(packageRoot(), 'config');
     const config = await loadConfig({ config: configDir, store: url });

@@ -133,16 +133,23 @@ if (flagId) {
 await demoPush(root, storeUrl);
 await cli('status', '--partner', 'pushy-casino');
 
-// The web console on the same store: a demo manager (sees money, decides fraud flags) with a password made now.
+// The web console on the same store: a demo manager (sees money, decides fraud flags) and a demo
+// operator (runs, backfills with live progress, replays) with passwords made now.
 const consoleStore = await openStore({ url: storeUrl, cwd: root });
 try {
-  const exists = Boolean(await consoleStore.knex('console_users').where('name', 'demo-manager').first('name'));
-  const password = exists ? undefined : generatePassword();
-  if (password !== undefined) await addUser(consoleStore, 'demo-manager', 'manager', password);
-  console.log('\nThe web console shows all of this (freshness, rejects, commissions, the fraud queue):');
+  const made = new Map<string, string | undefined>();
+  for (const [name, role] of [['demo-manager', 'manager'], ['demo-operator', 'operator']] as const) {
+    const exists = Boolean(await consoleStore.knex('console_users').where('name', name).first('name'));
+    const password = exists ? undefined : generatePassword();
+    if (password !== undefined) await addUser(consoleStore, name, role, password);
+    made.set(name, password);
+  }
+  const shown = (name: string) => made.get(name) ?? 'printed by the first demo run on this store (rm -rf data for a new one)';
+  console.log('\nThe web console shows all of this (freshness, runs and backfills, rejects, commissions, reports, the fraud queue):');
   console.log(`  partner-sync --store ${storeUrl} serve`);
-  console.log('  then open http://127.0.0.1:8080/ and sign in as demo-manager with the password '
-    + (password ?? 'printed by the first demo run on this store (rm -rf data for a new one)'));
+  console.log('  then open http://127.0.0.1:8080/ and sign in as');
+  console.log(`    demo-manager   password ${shown('demo-manager')}   (commissions, reports, fraud decisions)`);
+  console.log(`    demo-operator  password ${shown('demo-operator')}   (run now, backfill, replay rejects)`);
   console.log('  (more users: partner-sync users add <name> --role operator|manager)');
 } finally {
   await consoleStore.close();

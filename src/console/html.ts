@@ -75,13 +75,14 @@ nav a{color:var(--accent)}nav a[aria-current=page]{font-weight:700;color:var(--f
 main{padding:1rem 1.5rem;max-width:1400px}h1{font-size:1.4rem;margin:.2rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
 table{border-collapse:collapse;margin:.5rem 0 1rem;width:100%}caption{text-align:left;font-weight:600;padding:.25rem 0}
 th,td{border-bottom:1px solid var(--line);padding:.3rem .5rem;text-align:left;vertical-align:top}th{background:#f6f8fa}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-.state{display:inline-block;padding:0 .45rem;border-radius:.6rem;font-weight:600;color:#fff}
+td:first-child{white-space:nowrap}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+.state{display:inline-block;white-space:nowrap;padding:0 .45rem;border-radius:.6rem;font-weight:600;color:#fff}
 .state-ok{background:var(--ok)}.state-late{background:var(--late)}.state-breach{background:var(--breach)}.state-none{background:var(--muted)}
 .notice{background:#ddf4ff;border:1px solid #54aeff;padding:.5rem .75rem}.error{background:#ffebe9;border:1px solid #ff8182;padding:.5rem .75rem}
 form.inline{display:inline-flex;gap:.3rem;align-items:center;margin:0}input,select,button{font:inherit}
 button{padding:.2rem .6rem;border:1px solid var(--line);border-radius:4px;background:#f6f8fa;cursor:pointer}
 button.primary{background:var(--accent);color:#fff;border-color:var(--accent)}
+pre.sample{max-height:7.5rem;margin:0;padding:.3rem .5rem;font-size:12px}
 label{margin-right:.3rem}pre{background:#f6f8fa;padding:.5rem;overflow:auto;max-height:20rem}
 .login{max-width:22rem}.login label{display:block;margin:.6rem 0 .2rem}.login input{width:100%;padding:.3rem}
 .filters{display:flex;gap:.75rem;align-items:end;flex-wrap:wrap;margin-bottom:.5rem}.muted{color:var(--muted)}

@@ -9,7 +9,9 @@ import type { Knex } from 'knex';
 import { addDays } from '../commission/dates.js';
 import { money, ZERO } from '../commission/money.js';
 import type { Plan } from '../commission/plans.js';
+import { listHolds } from '../commission/ledger.js';
 import { ledgerReport, type LedgerReport } from '../commission/report.js';
+import { listReviewHolds } from '../commission/review-holds.js';
 import { funnelReport } from '../reports/funnel.js';
 import type { Store } from '../store/store.js';
 import { fromStoreTimestamp } from '../store/values.js';
@@ -65,11 +67,14 @@ export async function commissionsPage(store: Store, plans: readonly Plan[], filt
     pageTotal = pageTotal.plus(money(r.total_usd));
     payable = payable.plus(money(r.payable_usd));
     withheld = withheld.plus(money(r.review_withheld_usd));
-    for (const h of r.review_held) held.set(`${h.affiliate_id}\u0000${h.period}`, (held.get(`${h.affiliate_id}\u0000${h.period}`) ?? 0) + Number(h.withheld_usd));
   }
   const totals = reports.flatMap((r) => r.totals);
-  const fxHeld = reports.flatMap((r) => r.held);
-  const reviewHeld = reports.flatMap((r) => r.review_held);
+  // The month's holds of every affiliate (a commission held for review before it is booked has no ledger line yet).
+  const [fxHeld, reviewHeld] = await Promise.all([
+    listHolds(knex, { partner: filter.partner, affiliate: filter.affiliate, month }),
+    listReviewHolds(knex, { partner: filter.partner, affiliate: filter.affiliate, month }),
+  ]);
+  for (const h of reviewHeld) held.set(`${h.affiliate_id}\u0000${h.period}`, (held.get(`${h.affiliate_id}\u0000${h.period}`) ?? 0) + Number(h.withheld_usd));
   const count = Number(monthTotals?.n ?? 0);
   const first = (page - 1) * AFFILIATES_PER_PAGE;
   const link = (p: number, label: string) => html`<a href="/console/commissions?${q({ month, partner: filter.partner, page: String(p) })}">${label}</a>`;

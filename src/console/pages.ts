@@ -9,7 +9,7 @@ import { isBreach } from '../worker/freshness-monitor.js';
 import { ledgerReport } from '../commission/report.js';
 import { listReviewHolds } from '../commission/review-holds.js';
 import type { PartnerDefinition } from '../config/definition.js';
-import { decisionsOf, getFlag, listFlags, type FlagStatus } from '../fraud/flags.js';
+import { decisionsOf, getFlag } from '../fraud/flags.js';
 import { checklistStatus } from '../onboarding/checklist.js';
 import { countOpenRejects, listRejects } from '../store/rejects.js';
 import type { Store } from '../store/store.js';
@@ -113,7 +113,7 @@ export async function rejectsPage(store: Store, session: Session, filter: { part
   const canAct = session.user.role === 'operator';
   return html`<p>${total} open reject(s)${filter.partner ? ` of ${filter.partner}` : ''}${total > rejects.length ? `; grouped below: the oldest ${rejects.length}` : ''}. Personal fields of the samples are masked.</p>
   ${table(['Partner', 'Stream', 'Field', 'Rule', 'Count', 'Message', 'Sample record'],
-    [...groups.values()].sort((a, b) => b.count - a.count).map((g) => [g.partner, g.entity, g.field, g.rule, num(g.count), g.message, html`<pre tabindex="0">${JSON.stringify(g.sample, null, 1)}</pre>`]), 'Open rejects by field and rule')}
+    [...groups.values()].sort((a, b) => b.count - a.count).map((g) => [g.partner, g.entity, g.field, g.rule, num(g.count), g.message, html`<pre class="sample" tabindex="0">${JSON.stringify(g.sample, null, 1)}</pre>`]), 'Open rejects by field and rule')}
   ${canAct && partners.length > 0 ? html`<h2>Replay or discard</h2>${partners.map((p) => html`<div class="filters">
     <form class="inline" method="post" action="/console/rejects/replay">${csrfField(session)}<input type="hidden" name="partner" value="${p}"><button type="submit" class="primary">Replay ${p}</button></form>
     <form class="inline" method="post" action="/console/rejects/discard">${csrfField(session)}<input type="hidden" name="partner" value="${p}">
@@ -145,12 +145,36 @@ export async function sourceRecordPage(store: Store, kind: string, partner: stri
   return html`${rows.map((r) => table(['Field', 'Value'], Object.entries(maskPersonal(r) as Record<string, unknown>).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v === null ? '' : String(v)]), `${kind} ${id} of ${partner}`))}`;
 }
 
-export async function fraudPage(store: Store, status: string | undefined): Promise<Html> {
-  const flags = await listFlags(store.knex, { status: (status || 'open') as FlagStatus });
+/** Fraud flags per queue page, oldest first. */
+export const FLAGS_PER_PAGE = 50;
+
+/**
+ * The fraud queue, one page of flags at a time: the flags' own columns and how many customers
+ * each names (the full flag, evidence and customers, is the flag's page: getFlag).
+ */
+export async function fraudPage(store: Store, status: string | undefined, pageParam?: string): Promise<Html> {
+  const shown = (['open', 'confirmed', 'dismissed'] as const).find((s) => s === status) ?? 'open';
+  const page = Math.max(1, Math.floor(Number(pageParam)) || 1);
+  const knex = store.knex;
+  const [rows, count] = await Promise.all([
+    knex('fraud_flags').where('status', shown).orderBy('id').limit(FLAGS_PER_PAGE + 1).offset((page - 1) * FLAGS_PER_PAGE)
+      .select('id', 'partner_id', 'rule', 'affiliate_id', 'severity', 'status', 'first_seen', 'last_seen') as Promise<Record<string, unknown>[]>,
+    knex('fraud_flags').where('status', shown).count({ n: '*' }).first() as Promise<{ n: unknown } | undefined>,
+  ]);
+  const flags = rows.slice(0, FLAGS_PER_PAGE);
+  const customers = new Map<number, number>();
+  if (flags.length > 0) {
+    const counted = (await knex('fraud_flag_customers').whereIn('flag_id', flags.map((f) => Number(f.id))).groupBy('flag_id').select('flag_id').count({ n: '*' })) as { flag_id: unknown; n: unknown }[];
+    for (const c of counted) customers.set(Number(c.flag_id), Number(c.n));
+  }
+  const total = Number(count?.n ?? 0);
+  const link = (p: number, label: string) => html`<a href="/console/fraud?${q({ status: shown, page: String(p) })}">${label}</a>`;
   return html`<form class="filters" method="get" action="/console/fraud"><div><label for="f-status">Status</label><select id="f-status" name="status">${['open', 'confirmed', 'dismissed'].map((s) =>
-    html`<option${s === (status || 'open') ? new Html(' selected') : ''}>${s}</option>`)}</select></div><button type="submit">Show</button></form>
+    html`<option${s === shown ? new Html(' selected') : ''}>${s}</option>`)}</select></div><button type="submit">Show</button></form>
+  <p>${total} ${shown} flag(s)${total > FLAGS_PER_PAGE ? `; ${(page - 1) * FLAGS_PER_PAGE + 1}–${(page - 1) * FLAGS_PER_PAGE + flags.length} shown` : ''}.</p>
   ${table(['Flag', 'Partner', 'Rule', 'Affiliate', 'Severity', 'Status', 'Customers', 'First seen', 'Last seen'],
-    flags.map((f) => [html`<a href="/console/fraud/${f.id}">#${f.id}</a>`, f.partner_id, f.rule, f.affiliate_id ?? '(several)', f.severity, f.status, f.customers.length, when(f.first_seen), when(f.last_seen)]), `Fraud flags (${status || 'open'})`)}`;
+    flags.map((f) => [html`<a href="/console/fraud/${f.id}">#${f.id}</a>`, f.partner_id, f.rule, f.affiliate_id ?? '(several)', f.severity, f.status, customers.get(Number(f.id)) ?? 0, when(f.first_seen), when(f.last_seen)]), `Fraud flags (${shown})`)}
+  ${page > 1 || rows.length > FLAGS_PER_PAGE ? html`<p class="pager">${page > 1 ? link(page - 1, '← Previous flags') : ''} ${rows.length > FLAGS_PER_PAGE ? link(page + 1, 'Next flags →') : ''}</p>` : ''}`;
 }
 
 export async function fraudFlagPage(store: Store, session: Session, id: number): Promise<Html | undefined> {

@@ -25,6 +25,7 @@ import type { Loader } from '../../src/pipeline/load.js';
 import { addUser, checkPassword } from '../../src/console/users.js';
 import { silentLogger } from '../../src/log.js';
 import { packageRoot } from '../../src/paths.js';
+import { saveChecklist, verifyChecklist } from '../../src/onboarding/checklist.js';
 import { quarantine } from '../../src/store/rejects.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
@@ -47,6 +48,7 @@ describe('web console', function () {
   let loaderOf: () => Loader;
   let shots: string;
   let sandbox: Sandbox;
+  let live: PartnerDefinition;
   const timings: Record<string, number[]> = {};
 
   before(async () => {
@@ -103,7 +105,7 @@ describe('web console', function () {
     // sandbox-live is sandbox-casino's definition pointed at it.
     sandbox = await startSandbox({ customers: 40, seed: 5, clients: [{ client_id: 'sandbox-client', client_secret: process.env.SANDBOX_CLIENT_SECRET! }], faults: { latencyMs: 120 } });
     const casino = config.definitions.find((d) => d.partner === 'sandbox-casino')!;
-    const live = { ...casino, partner: 'sandbox-live', source: { ...casino.source, base_url: sandbox.url } } as PartnerDefinition;
+    live = { ...casino, partner: 'sandbox-live', source: { ...casino.source, base_url: sandbox.url } } as PartnerDefinition;
     app = await buildApi({ store, loader, logger: silentLogger(), config: { dir: globals.config, definitions: [...config.definitions, live], redact: config.redact } }, { env: { PARTNER_SYNC_JWT_SECRET: 'x'.repeat(40) } });
     await app.listen({ host: '127.0.0.1', port: 0 });
     url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -233,6 +235,72 @@ describe('web console', function () {
     });
   });
 
+  describe('every action (HTTP)', () => {
+    const post = (cookie: string, path: string, fields: Record<string, string>) =>
+      fetch(`${url}${path}`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
+    const audited = async () => Number(((await store.knex('console_audit').whereNotIn('action', ['sign in', 'sign in failed']).count({ n: '*' })) as { n: unknown }[])[0]!.n);
+
+    it('needs the session\'s CSRF token: each action without it, or with another session\'s, answers 403 and records nothing', async () => {
+      const operator = (await signIn('olga')).split(';')[0]!;
+      const manager = (await signIn('max')).split(';')[0]!;
+      const otherToken = await csrfOf(manager, '/console/partners');
+      const flag = (await store.knex('fraud_flags').first('id')) as { id: number };
+      const before = await audited();
+      const actions: [string, string, Record<string, string>][] = [
+        [operator, '/console/partners/run', { partner: 'replica-prop' }],
+        [operator, '/console/partners/backfill', { partner: 'sandbox-live', from: '2026-11-01', to: '2026-11-02' }],
+        [operator, '/console/rejects/replay', { partner: 'lucky-casino' }],
+        [operator, '/console/rejects/discard', { partner: 'lucky-casino', reason: 'x' }],
+        [manager, `/console/fraud/${flag.id}/decide`, { decision: 'dismissed', reason: 'x' }],
+        [operator, '/console/logout', {}],
+      ];
+      for (const [cookie, path, fields] of actions) {
+        for (const token of [undefined, cookie === manager ? await csrfOf(operator, '/console/partners') : otherToken]) {
+          const res = await post(cookie, path, token === undefined ? fields : { ...fields, _csrf: token });
+          assert.equal(res.status, 403, `${path} ${token ? 'with another session\'s token' : 'without a token'}`);
+        }
+      }
+      assert.equal(await audited(), before, 'nothing recorded');
+      assert.equal((await fetch(`${url}/console/partners`, { headers: { cookie: operator }, redirect: 'manual' })).status, 200, 'the refused logout left the session signed in');
+    });
+
+    it('keeps roles apart: managers cannot run, backfill, replay or discard; operators cannot see money or decide flags (403)', async () => {
+      const operator = (await signIn('olga')).split(';')[0]!;
+      const manager = (await signIn('max')).split(';')[0]!;
+      const managerToken = await csrfOf(manager, '/console/partners');
+      for (const [path, fields] of [
+        ['/console/partners/run', { partner: 'replica-prop' }], ['/console/partners/backfill', { partner: 'sandbox-live', from: '2026-11-01', to: '2026-11-02' }],
+        ['/console/rejects/replay', { partner: 'lucky-casino' }], ['/console/rejects/discard', { partner: 'lucky-casino', reason: 'x' }],
+      ] as const) {
+        const res = await post(manager, path, { ...fields, _csrf: managerToken });
+        assert.equal(res.status, 403, path);
+      }
+      for (const path of ['/console/commissions', '/console/commissions/lines?affiliate=AFF-7', '/console/records/transactions?partner=sandbox-casino&id=LT-5001', '/console/reports', '/console/fraud', '/console/fraud/1']) {
+        assert.equal((await fetch(`${url}${path}`, { headers: { cookie: operator }, redirect: 'manual' })).status, 403, path);
+      }
+      // Neither role's pages show the other's actions as buttons.
+      assert.doesNotMatch(await (await fetch(`${url}/console/partners`, { headers: { cookie: manager } })).text(), /action="\/console\/partners\/(run|backfill)"/);
+    });
+
+    it('records each action with who, when and what, and shows it on the Activity page', async () => {
+      const cookie = (await signIn('olga')).split(';')[0]!;
+      const token = await csrfOf(cookie, '/console/rejects');
+      const res = await post(cookie, '/console/rejects/discard', { partner: 'replica-prop', reason: 'test records of the stand-in', _csrf: token });
+      assert.equal(res.status, 303);
+      const entry = (await store.knex('console_audit').where('action', 'discard rejects').first()) as Record<string, unknown>;
+      assert.equal(entry.user_name, 'olga');
+      assert.equal(entry.target, 'replica-prop');
+      assert.match(String(entry.detail), /^[1-9]\d* discarded: test records of the stand-in$/);
+      assert.ok(Math.abs(Date.parse(String(entry.at instanceof Date ? entry.at.toISOString() : entry.at).replace(/(\.\d{3})\d+Z$/, '$1Z')) - Date.now()) < 60_000, 'when');
+      assert.equal((await post(cookie, '/console/logout', { _csrf: token })).status, 303);
+      const manager = (await signIn('max')).split(';')[0]!;
+      const activity = await (await fetch(`${url}/console/activity`, { headers: { cookie: manager } })).text();
+      assert.match(activity, /<td>olga<\/td><td>discard rejects<\/td><td>replica-prop<\/td><td>[1-9]\d* discarded: test records of the stand-in<\/td>/);
+      assert.match(activity, /<td>olga<\/td><td>sign out<\/td>/);
+      assert.match(activity, /<td>max<\/td><td>sign in<\/td>/);
+    });
+  });
+
   describe('in a browser (chromium)', () => {
     before(function () {
       if (!browser) {
@@ -343,6 +411,10 @@ describe('web console', function () {
       assert.equal(await page.locator('#bf-summary').innerText(), 'Done.');
       await visit(page, '/console/activity', 'activity-backfill');
       assert.match(await page.locator('main').innerText(), /olga\s+backfill\s+sandbox-live \d{4}-\d{2}-\d{2}\.\.\d{4}-\d{2}-\d{2}\s+customers succeeded: [1-9]\d* loaded/);
+      // The partner's go-live checklist as `partner-sync onboard verify` records it, shown on the Onboarding page.
+      await saveChecklist(store.knex, live.partner, await verifyChecklist({ store, clock: store.clock, logger: silentLogger(), redact: (t: string) => t }, live, 5), store.now());
+      await visit(page, '/console/onboarding', 'onboarding-checklist');
+      assert.match(await page.locator('main').innerText(), /Partner sandbox-live[\s\S]*credentials_received\s+yes[\s\S]*backfill_done\s+yes/);
       await context.close();
     });
 

@@ -148,7 +148,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     const session = await signedIn(request, reply);
     if (!session) return reply;
     await endSession(store, cookieOf(request, SESSION_COOKIE) ?? '');
-    await audit(store, session.user.name, 'sign out', session.user.role, '');
+    await audit(store, session.user.name, 'sign out', request.ip, '');
     reply.header('set-cookie', `${SESSION_COOKIE}=; Path=/console; HttpOnly; SameSite=Strict; Max-Age=0`);
     return reply.redirect('/console/login', 303);
   });
@@ -288,7 +288,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
   app.get('/console/fraud', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply, 'manager');
     if (!session) return reply;
-    return send(reply, layout('Fraud queue', session, await fraudPage(store, (request.query as Query).status), { current: '/console/fraud', notice: notice(request) }));
+    return send(reply, layout('Fraud queue', session, await fraudPage(store, (request.query as Query).status, (request.query as Query).page), { current: '/console/fraud', notice: notice(request) }));
   });
 
   app.get<{ Params: { id: string } }>('/console/fraud/:id', CONSOLE_ROUTE, async (request, reply) => {
