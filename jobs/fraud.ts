@@ -158,7 +158,7 @@ export async function scanFraud(store: Store, config: FraudConfig, options: Scan
       const found = new Set<string>();
       const chunk = options.chunk ?? SCAN_CHUNK;
       for (let i = 0; i < ids.length || i === 0; i += chunk) {
-        const r = await detect(trx, store, config, { partner, variant, customers: new Set(ids.slice(i, i + chunk)) }, { found });
+        const r = await detect(trx, store, config, { partner, variant, customers: new Set(ids.slice(i, i + chunk)) }, { found, force: true });
         total.opened += r.opened;
         total.updated += r.updated;
         total.withdrawn += r.withdrawn;
