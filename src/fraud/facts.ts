@@ -189,15 +189,14 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
   return out;
 }
 
-/** The days among these ranges whose activity is loaded for the partner: one indexed look-up per distinct day. */
+/** The days among these ranges whose activity is loaded for the partner (fraud_loaded_days). */
 async function coveredDays(db: Knex | Knex.Transaction, partner: string, ranges: readonly { from: string; to: string }[]): Promise<Set<string>> {
   const days = new Set<string>();
   for (const r of ranges) for (let d = r.from; d <= r.to; d = addDays(d, 1)) days.add(d);
   const out = new Set<string>();
   const list = [...days].sort();
   if (list.length === 0) return out;
-  // The days with activity loaded up to the last one asked: per day, does any row exist?
-  for (const d of list) if (await db('fraud_active_days').where({ partner_id: partner, date: d }).first('date')) out.add(d);
+  for (const r of await chunked(list, 500, (c) => db('fraud_loaded_days').where('partner_id', partner).whereIn('date', c).select('date') as Promise<{ date: string }[]>)) out.add(r.date);
   return out;
 }
 

@@ -18,5 +18,13 @@ export const fraudPending: StoreMigration = {
       t.text('signup_date').nullable();
       t.index(['partner_id', 'pending_to'], 'fraud_customers_pending');
     });
+    // The days whose activity is loaded per partner (any customer's row): whether a window's days
+    // are loaded is one small look-up, not a search among every customer's active days.
+    await knex.schema.createTable('fraud_loaded_days', (t) => {
+      t.text('partner_id').notNullable();
+      t.text('date').notNullable();
+      t.primary(['partner_id', 'date']);
+    });
+    await knex('fraud_loaded_days').insert(knex('fraud_active_days').distinct('partner_id', 'date'));
   },
 };
