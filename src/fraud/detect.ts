@@ -77,7 +77,9 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
   const daysChanged = new Set(ids.filter((id) => differs(id, 'days')));
   const keysChanged = new Set(ids.filter((id) => differs(id, 'identities') || differs(id, 'who')));
   const writeSet = new Set([...rowChanged, ...daysChanged, ...keysChanged]);
-  await writeFacts(trx, partner, [...writeSet].sort(), facts.filter((f) => writeSet.has(f.customer_id)), pendingOf);
+  const rowWrite = new Set(ids.filter((id) => rowChanged.has(id) || differs(id, 'who')));
+  const daysWrite = new Set(ids.filter((id) => daysChanged.has(id) || differs(id, 'who')));
+  await writeFacts(trx, partner, [...writeSet].sort(), facts, pendingOf, { row: rowWrite, days: daysWrite, identities: new Set(ids.filter((id) => differs(id, 'identities'))) });
 
   // Units touched by the old or the new facts that changed.
   const identities = new Set([...old.identities.filter((k) => keysChanged.has(k.customer_id)), ...facts.filter((f) => keysChanged.has(f.customer_id)).flatMap((f) => f.identities)].map((k) => key(k.kind, k.value)));

@@ -323,15 +323,22 @@ export async function readFacts(db: Knex | Knex.Transaction, partner: string, id
   return { customers: customers as unknown as StoredFacts['customers'], days, identities, signatures };
 }
 
-/** Replaces the stored facts of these customers (a customer no longer in the store loses its facts). */
-export async function writeFacts(trx: Knex.Transaction, partner: string, ids: readonly string[], facts: readonly Facts[], pending: ReadonlyMap<string, [string, string] | undefined> = new Map()): Promise<void> {
-  if (ids.length === 0) return;
-  for (const table of ['fraud_customers', 'fraud_customer_days', 'fraud_identities']) {
-    await chunked(ids, CHUNK, async (c) => [await trx(table).where('partner_id', partner).whereIn('customer_id', c).delete()]);
+/**
+ * Replaces the stored facts of these customers (a customer no longer in the store loses its
+ * facts): per table only for the customers whose part changed (all three without `changed`).
+ */
+export async function writeFacts(trx: Knex.Transaction, partner: string, ids: readonly string[], allFacts: readonly Facts[], pending: ReadonlyMap<string, [string, string] | undefined> = new Map(),
+  changed?: { row: ReadonlySet<string>; days: ReadonlySet<string>; identities: ReadonlySet<string> }): Promise<void> {
+  const parts = [['fraud_customers', changed?.row], ['fraud_customer_days', changed?.days], ['fraud_identities', changed?.identities]] as const;
+  for (const [table, set] of parts) {
+    const list = set ? ids.filter((id) => set.has(id)) : ids;
+    await chunked(list, CHUNK, async (c) => [await trx(table).where('partner_id', partner).whereIn('customer_id', c).delete()]);
   }
+  const only = (set: ReadonlySet<string> | undefined) => (set ? allFacts.filter((f) => set.has(f.customer_id)) : allFacts);
+  const facts = only(changed?.row);
   const customers = facts.map((f) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, signup_date: f.signup_date, ftd_date: f.ftd_date, ftd_usd: f.ftd_usd, farmed: f.farmed, funded_days: f.funded_days, pending_from: pending.get(f.customer_id)?.[0] ?? null, pending_to: pending.get(f.customer_id)?.[1] ?? null }));
-  const days = facts.flatMap((f) => f.days.map((d) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, ...d })));
-  const identities = facts.flatMap((f) => f.identities.map((k) => ({ partner_id: partner, customer_id: f.customer_id, kind: k.kind, value: k.value })));
+  const days = only(changed?.days).flatMap((f) => f.days.map((d) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, ...d })));
+  const identities = only(changed?.identities).flatMap((f) => f.identities.map((k) => ({ partner_id: partner, customer_id: f.customer_id, kind: k.kind, value: k.value })));
   await chunked(customers, 200, async (c) => [await trx('fraud_customers').insert(c)]);
   await chunked(days, 200, async (c) => [await trx('fraud_customer_days').insert(c)]);
   await chunked(identities, 200, async (c) => [await trx('fraud_identities').insert(c)]);
