@@ -1,3 +1,4 @@
+import { maskStoredIdentities } from '../../fraud/mask-stored.js';
 import type { StoreMigration } from './index.js';
 
 /**
@@ -6,6 +7,7 @@ import type { StoreMigration } from './index.js';
  * the first and last such day per customer, so the batch that loads a day's activity finds the
  * customers waiting for it through an index instead of re-reading every recent depositor. It
  * also keeps the customer's signup, so that detection can tell which facts a batch changed.
+ * E-mail and name identity keys stored in clear are replaced by their masked form and digest.
  */
 export const fraudPending: StoreMigration = {
   name: '015-fraud-pending',
@@ -26,5 +28,7 @@ export const fraudPending: StoreMigration = {
       t.primary(['partner_id', 'date']);
     });
     await knex('fraud_loaded_days').insert(knex('fraud_active_days').distinct('partner_id', 'date'));
+    // E-mail and name keys are no longer stored in clear (docs/fraud.md, duplicate_identity).
+    await maskStoredIdentities(knex);
   },
 };
