@@ -40,10 +40,12 @@ export type FraudSource = FraudConfig | undefined | (() => FraudConfig | undefin
 
 const current = (source: FraudSource): FraudConfig | undefined => (typeof source === 'function' ? source() : source);
 
-/** Whether any activity of the partner is loaded for each of these days (one indexed look-up each). */
+/** Whether any activity of the partner is loaded for each of these days (fraud_loaded_days). */
 async function coverage(trx: Knex.Transaction, partner: string, days: readonly string[]): Promise<Map<string, boolean>> {
-  const out = new Map<string, boolean>();
-  for (const d of days) out.set(d, (await trx('fraud_active_days').where({ partner_id: partner, date: d }).first('date')) !== undefined);
+  const out = new Map<string, boolean>(days.map((d) => [d, false]));
+  for (let i = 0; i < days.length; i += 500) {
+    for (const r of (await trx('fraud_loaded_days').where('partner_id', partner).whereIn('date', days.slice(i, i + 500)).select('date')) as { date: string }[]) out.set(r.date, true);
+  }
   return out;
 }
 
@@ -71,6 +73,13 @@ async function touched(trx: Knex.Transaction, change: LoadedChange, settings: Ru
   for (const r of change.records.activity) active.set(`${String(r.date)}\u0000${String(r.customer_id)}`, { partner_id: partner, date: String(r.date), customer_id: String(r.customer_id) });
   const rows = [...active.values()];
   for (let i = 0; i < rows.length; i += 300) await trx('fraud_active_days').insert(rows.slice(i, i + 300)).onConflict(['partner_id', 'date', 'customer_id']).ignore();
+  // The partner's loaded days: the batch's days are loaded; a replaced day stays loaded only if
+  // some row of it is left.
+  if (batchDays.length > 0) await trx('fraud_loaded_days').insert(batchDays.map((date) => ({ partner_id: partner, date }))).onConflict(['partner_id', 'date']).ignore();
+  for (const d of change.replacedDays) {
+    if (batchDays.includes(d)) continue;
+    if ((await trx('fraud_active_days').where({ partner_id: partner, date: d }).first('date')) === undefined) await trx('fraud_loaded_days').where({ partner_id: partner, date: d }).delete();
+  }
   if (watch.length > 0 && settings) {
     const after = await coverage(trx, partner, watch);
     const reach = Math.max(settings.cpa_farming.within_days - 1, settings.bonus_bust_out.within_days, settings.deposit_cycling.within_days);
@@ -89,8 +98,14 @@ async function touched(trx: Knex.Transaction, change: LoadedChange, settings: Ru
   return ids;
 }
 
-/** The days with activity of these customers, from their rows (a rescan). */
+/** The days with activity of these customers, from their rows (a rescan), and the partner's loaded days. */
 async function rebuildActiveDays(trx: Knex.Transaction, partner: string, variant: Variant, customers: readonly string[]): Promise<void> {
+  await rebuildCustomerDays(trx, partner, variant, customers);
+  await trx('fraud_loaded_days').where('partner_id', partner).delete();
+  await trx('fraud_loaded_days').insert(trx('fraud_active_days').where('partner_id', partner).distinct('partner_id', 'date'));
+}
+
+async function rebuildCustomerDays(trx: Knex.Transaction, partner: string, variant: Variant, customers: readonly string[]): Promise<void> {
   const table = variant === 'igaming' ? 'gaming_activity' : 'trading_activity';
   for (let i = 0; i < customers.length; i += 300) {
     const chunk = customers.slice(i, i + 300);
@@ -158,7 +173,7 @@ export async function scanFraud(store: Store, config: FraudConfig, options: Scan
       const found = new Set<string>();
       const chunk = options.chunk ?? SCAN_CHUNK;
       for (let i = 0; i < ids.length || i === 0; i += chunk) {
-        const r = await detect(trx, store, config, { partner, variant, customers: new Set(ids.slice(i, i + chunk)) }, { found });
+        const r = await detect(trx, store, config, { partner, variant, customers: new Set(ids.slice(i, i + chunk)) }, { found, force: true });
         total.opened += r.opened;
         total.updated += r.updated;
         total.withdrawn += r.withdrawn;

@@ -11,7 +11,7 @@ import { addDays, lastDayOf, monthOf } from '../commission/dates.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 import { enabledRules, settingsFor, type FraudConfig, type RuleName } from './config.js';
-import { chunked, deriveFacts, loadCustomerData, readFacts, writeFacts } from './facts.js';
+import { chunked, deriveFacts, loadCustomerData, readFacts, signatureOf, writeFacts, type Signature } from './facts.js';
 import { markUnsupported, upsertFlag, type Finding, type KnownFlag } from './flags.js';
 import {
   bonusBustOut, chargebackRate, cpaFarming, depositCycling, duplicateIdentity, fastFunding, ftdSpike, identityMembers, key,
@@ -44,6 +44,11 @@ export interface DetectOptions {
   full?: boolean;
   /** Collects `rule NUL instance key` of every finding (a scan in chunks marks the rest at the end). */
   found?: Set<string>;
+  /**
+   * Judge every instance the customers take part in, changed or not (a scan: the rules may have
+   * changed). Without it, an instance is judged only when a fact that feeds it changed.
+   */
+  force?: boolean;
 }
 
 export async function detect(trx: Knex.Transaction, store: Store, config: FraudConfig, scope: DetectScope, options: DetectOptions = {}): Promise<Detection> {
@@ -63,17 +68,28 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
   const customerFindings: Finding[] = [];
   if (rules.has('bonus_bust_out')) for (const d of data.values()) customerFindings.push(...bonusBustOut(ctx, d));
   if (rules.has('deposit_cycling')) for (const d of data.values()) customerFindings.push(...depositCycling(ctx, d));
-  await writeFacts(trx, partner, ids, facts, new Map([...data].map(([id, d]) => [id, d.pending])));
+  // What changed: only the customers whose facts differ from the stored ones are written, and
+  // only the instances those facts feed are judged (set-based over what the batch changed).
+  const pendingOf = new Map([...data].map(([id, d]) => [id, d.pending]));
+  const fresh = new Map(facts.map((f) => [f.customer_id, signatureOf(f, pendingOf.get(f.customer_id))]));
+  const differs = (id: string, part: keyof Signature): boolean => options.force === true || old.signatures.get(id)?.[part] !== fresh.get(id)?.[part];
+  const rowChanged = new Set(ids.filter((id) => differs(id, 'row')));
+  const daysChanged = new Set(ids.filter((id) => differs(id, 'days')));
+  const keysChanged = new Set(ids.filter((id) => differs(id, 'identities') || differs(id, 'who')));
+  const writeSet = new Set([...rowChanged, ...daysChanged, ...keysChanged]);
+  const rowWrite = new Set(ids.filter((id) => rowChanged.has(id) || differs(id, 'who')));
+  const daysWrite = new Set(ids.filter((id) => daysChanged.has(id) || differs(id, 'who')));
+  await writeFacts(trx, partner, [...writeSet].sort(), facts, pendingOf, { row: rowWrite, days: daysWrite, identities: new Set(ids.filter((id) => differs(id, 'identities'))) });
 
-  // Units touched by the old or the new facts.
-  const identities = new Set([...old.identities, ...facts.flatMap((f) => f.identities)].map((k) => key(k.kind, k.value)));
+  // Units touched by the old or the new facts that changed.
+  const identities = new Set([...old.identities.filter((k) => keysChanged.has(k.customer_id)), ...facts.filter((f) => keysChanged.has(f.customer_id)).flatMap((f) => f.identities)].map((k) => key(k.kind, k.value)));
   const farmingMonths = new Set<string>();
   const spikeDays = new Set<string>();
   const chargebackMonths = new Set<string>();
   const refundMonths = new Set<string>();
-  const ftds = [...old.customers, ...facts];
+  const ftds = [...old.customers, ...facts].filter((f) => rowChanged.has(f.customer_id));
   for (const f of ftds) if (f.ftd_date) { farmingMonths.add(key(f.affiliate_id, monthOf(f.ftd_date))); spikeDays.add(key(f.affiliate_id, f.ftd_date)); }
-  const days = [...old.days, ...facts.flatMap((f) => f.days.map((d) => ({ ...d, affiliate_id: f.affiliate_id })))];
+  const days = [...old.days.filter((d) => daysChanged.has(d.customer_id)), ...facts.filter((f) => daysChanged.has(f.customer_id)).flatMap((f) => f.days.map((d) => ({ ...d, affiliate_id: f.affiliate_id })))];
   for (const d of days) {
     if (variant === 'igaming' && (d.deposits > 0 || d.reversals > 0)) for (const m of monthsOfWindow(d.date, settings.chargeback_rate.window_days)) chargebackMonths.add(key(d.affiliate_id, m));
     // A month's fees are the denominator of its refund rate: a fee day re-judges the month too.
@@ -163,16 +179,16 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
     for (const [rule, instances] of evaluated) {
       candidates.push(...(await chunked([...instances], 300, (c) => trx('fraud_flags').where({ partner_id: partner, rule }).whereIn('instance_key', c).select('id', 'rule', 'instance_key'))));
     }
-    for (const rule of CUSTOMER_RULES) {
-      const set = owners.get(rule);
-      if (!set || set.size === 0) continue;
-      const rows: { id: number; rule: string; instance_key: string }[] = await chunked([...set], 300, (c) => trx('fraud_flags as f').join('fraud_flag_customers as c', 'c.flag_id', 'f.id')
-        .where('f.partner_id', partner).where('f.rule', rule).whereIn('c.customer_id', c).distinct('f.id', 'f.rule', 'f.instance_key'));
-      const pairRule = rule === 'mirrored_pnl' || rule === 'copy_trading';
-      for (const r of rows) {
-        const parts = JSON.parse(r.instance_key) as string[];
-        if (pairRule ? parts.some((p) => set.has(p)) : set.has(parts[0]!)) candidates.push(r);
-      }
+    // The flags of the customer rules that name these customers: one query for all of them.
+    const ruleList = CUSTOMER_RULES.filter((rule) => (owners.get(rule)?.size ?? 0) > 0);
+    const everyone = new Set(ruleList.flatMap((rule) => [...owners.get(rule)!]));
+    const rows: { id: number; rule: string; instance_key: string }[] = ruleList.length === 0 ? [] : await chunked([...everyone], 500, (c) => trx('fraud_flags as f').join('fraud_flag_customers as c', 'c.flag_id', 'f.id')
+      .where('f.partner_id', partner).whereIn('f.rule', ruleList).whereIn('c.customer_id', c).distinct('f.id', 'f.rule', 'f.instance_key'));
+    for (const r of rows) {
+      const set = owners.get(r.rule as RuleName)!;
+      const parts = JSON.parse(r.instance_key) as string[];
+      const pairRule = r.rule === 'mirrored_pnl' || r.rule === 'copy_trading';
+      if (pairRule ? parts.some((p) => set.has(p)) : set.has(parts[0]!)) candidates.push(r);
     }
   }
   const seen = new Set<number>();

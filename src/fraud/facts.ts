@@ -99,6 +99,7 @@ export function judgeWagering(data: CustomerData, from: string, to: string, limi
 export interface Facts {
   customer_id: string;
   affiliate_id: string;
+  signup_date: string;
   ftd_date: string | null;
   ftd_usd: string | null;
   farmed: number | null;
@@ -154,9 +155,16 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
   // Wagering of the windows the rules read only: the cost follows the customer's transactions, not its history of days.
   const ranges: { customer: string; from: string; to: string }[] = [];
   for (const data of out.values()) for (const [from, to] of windowsOf(data, settings)) ranges.push({ customer: data.row.customer_id, from, to });
-  const activity = await chunked(ranges, 200, (c) => db('gaming_activity').where('partner_id', partner)
-    .where(function () { for (const r of c) this.orWhere(function () { this.where('customer_id', r.customer).whereBetween('date', [r.from, r.to]); }); })
-    .select('customer_id', 'date', 'game_type', 'currency', 'total_bets') as Promise<Record<string, unknown>[]>);
+  // One indexed query per distinct range and 500 customers: a batch's windows mostly share their
+  // days (its transactions are of a few days), so this is a few queries, not one OR per customer.
+  const byRange = new Map<string, string[]>();
+  for (const r of ranges) byRange.set(`${r.from}|${r.to}`, [...(byRange.get(`${r.from}|${r.to}`) ?? []), r.customer]);
+  const activity: Record<string, unknown>[] = [];
+  for (const [range, customers] of byRange) {
+    const [from, to] = range.split('|') as [string, string];
+    activity.push(...(await chunked(customers, 500, (c) => db('gaming_activity').where('partner_id', partner).whereIn('customer_id', c).whereBetween('date', [from, to])
+      .select('customer_id', 'date', 'game_type', 'currency', 'total_bets') as Promise<Record<string, unknown>[]>)));
+  }
   const covered = await coveredDays(db, partner, ranges);
   for (const r of ranges) {
     const data = out.get(r.customer);
@@ -181,15 +189,14 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
   return out;
 }
 
-/** The days among these ranges whose activity is loaded for the partner: one indexed look-up per distinct day. */
+/** The days among these ranges whose activity is loaded for the partner (fraud_loaded_days). */
 async function coveredDays(db: Knex | Knex.Transaction, partner: string, ranges: readonly { from: string; to: string }[]): Promise<Set<string>> {
   const days = new Set<string>();
   for (const r of ranges) for (let d = r.from; d <= r.to; d = addDays(d, 1)) days.add(d);
   const out = new Set<string>();
   const list = [...days].sort();
   if (list.length === 0) return out;
-  // The days with activity loaded up to the last one asked: per day, does any row exist?
-  for (const d of list) if (await db('fraud_active_days').where({ partner_id: partner, date: d }).first('date')) out.add(d);
+  for (const r of await chunked(list, 500, (c) => db('fraud_loaded_days').where('partner_id', partner).whereIn('date', c).select('date') as Promise<{ date: string }[]>)) out.add(r.date);
   return out;
 }
 
@@ -258,6 +265,7 @@ export function deriveFacts(data: CustomerData, variant: Variant, settings: Rule
   return {
     customer_id: row.customer_id,
     affiliate_id: row.affiliate_id,
+    signup_date: row.signup_date,
     ftd_date: ftd ? ftd.day : null,
     ftd_usd: ftd && ftd.usd !== undefined ? ftd.usd.toFixed() : null,
     farmed,
@@ -272,28 +280,65 @@ export function deriveFacts(data: CustomerData, variant: Variant, settings: Rule
 export interface StoredFacts {
   customers: { customer_id: string; affiliate_id: string; ftd_date: string | null }[];
   days: { customer_id: string; affiliate_id: string; date: string; deposits: number; reversals: number; refunds: number }[];
-  identities: IdentityKey[];
+  identities: (IdentityKey & { customer_id: string })[];
+  /** Per customer, what its stored facts are: compared with the new ones to see what changed. */
+  signatures: Map<string, Signature>;
 }
 
-export async function readFacts(db: Knex | Knex.Transaction, partner: string, ids: readonly string[]): Promise<StoredFacts> {
-  const customers = await chunked(ids, CHUNK, (c) => db('fraud_customers').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'affiliate_id', 'ftd_date'));
-  const days = await chunked(ids, CHUNK, (c) => db('fraud_customer_days').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'affiliate_id', 'date', 'deposits', 'reversals', 'refunds'));
-  const identities = await chunked(ids, CHUNK, (c) => db('fraud_identities').where('partner_id', partner).whereIn('customer_id', c).select('kind', 'value'));
+/** A customer's facts in comparable form: its row (with the pending days), its days, its identity keys. */
+export interface Signature { who: string; row: string; days: string; identities: string }
+
+const num = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const rowSignature = (r: { affiliate_id: unknown; signup_date: unknown; ftd_date: unknown; ftd_usd: unknown; farmed: unknown; funded_days: unknown; pending_from: unknown; pending_to: unknown }): string =>
+  JSON.stringify([r.affiliate_id, r.signup_date ?? null, r.ftd_date ?? null, r.ftd_usd ?? null, num(r.farmed), num(r.funded_days), r.pending_from ?? null, r.pending_to ?? null]);
+const daysSignature = (days: readonly { affiliate_id: string; date: string; deposits: number; reversals: number; refunds: number }[]): string =>
+  days.map((d) => `${d.affiliate_id}|${d.date}|${d.deposits}|${d.reversals}|${d.refunds}`).sort().join(',');
+const identitiesSignature = (keys: readonly IdentityKey[]): string => keys.map((k) => `${k.kind}|${k.value}`).sort().join(',');
+
+/** The signature of freshly derived facts (with the pending days of its windows). */
+export function signatureOf(f: Facts, pending: [string, string] | undefined): Signature {
   return {
-    customers: customers as StoredFacts['customers'],
-    days: (days as Record<string, unknown>[]).map((d) => ({ ...(d as StoredFacts['days'][number]), deposits: Number(d.deposits), reversals: Number(d.reversals), refunds: Number(d.refunds) })),
-    identities: identities as IdentityKey[],
+    who: JSON.stringify([f.affiliate_id, f.signup_date]),
+    row: rowSignature({ ...f, pending_from: pending?.[0] ?? null, pending_to: pending?.[1] ?? null }),
+    days: daysSignature(f.days.map((d) => ({ ...d, affiliate_id: f.affiliate_id }))),
+    identities: identitiesSignature(f.identities),
   };
 }
 
-/** Replaces the stored facts of these customers (a customer no longer in the store loses its facts). */
-export async function writeFacts(trx: Knex.Transaction, partner: string, ids: readonly string[], facts: readonly Facts[], pending: ReadonlyMap<string, [string, string] | undefined> = new Map()): Promise<void> {
-  for (const table of ['fraud_customers', 'fraud_customer_days', 'fraud_identities']) {
-    await chunked(ids, CHUNK, async (c) => [await trx(table).where('partner_id', partner).whereIn('customer_id', c).delete()]);
+export async function readFacts(db: Knex | Knex.Transaction, partner: string, ids: readonly string[]): Promise<StoredFacts> {
+  const customers = await chunked(ids, CHUNK, (c) => db('fraud_customers').where('partner_id', partner).whereIn('customer_id', c)
+    .select('customer_id', 'affiliate_id', 'signup_date', 'ftd_date', 'ftd_usd', 'farmed', 'funded_days', 'pending_from', 'pending_to') as Promise<Record<string, unknown>[]>);
+  const days = (await chunked(ids, CHUNK, (c) => db('fraud_customer_days').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'affiliate_id', 'date', 'deposits', 'reversals', 'refunds') as Promise<Record<string, unknown>[]>))
+    .map((d) => ({ ...(d as unknown as StoredFacts['days'][number]), deposits: Number(d.deposits), reversals: Number(d.reversals), refunds: Number(d.refunds) }));
+  const identities = await chunked(ids, CHUNK, (c) => db('fraud_identities').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'kind', 'value') as Promise<(IdentityKey & { customer_id: string })[]>);
+  const signatures = new Map<string, Signature>();
+  const daysOf = new Map<string, StoredFacts['days']>();
+  for (const d of days) daysOf.set(d.customer_id, [...(daysOf.get(d.customer_id) ?? []), d]);
+  const keysOf = new Map<string, IdentityKey[]>();
+  for (const k of identities) keysOf.set(k.customer_id, [...(keysOf.get(k.customer_id) ?? []), k]);
+  for (const r of customers) {
+    const id = String(r.customer_id);
+    signatures.set(id, { who: JSON.stringify([r.affiliate_id, r.signup_date ?? null]), row: rowSignature(r as Parameters<typeof rowSignature>[0]), days: daysSignature(daysOf.get(id) ?? []), identities: identitiesSignature(keysOf.get(id) ?? []) });
   }
-  const customers = facts.map((f) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, ftd_date: f.ftd_date, ftd_usd: f.ftd_usd, farmed: f.farmed, funded_days: f.funded_days, pending_from: pending.get(f.customer_id)?.[0] ?? null, pending_to: pending.get(f.customer_id)?.[1] ?? null }));
-  const days = facts.flatMap((f) => f.days.map((d) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, ...d })));
-  const identities = facts.flatMap((f) => f.identities.map((k) => ({ partner_id: partner, customer_id: f.customer_id, kind: k.kind, value: k.value })));
+  return { customers: customers as unknown as StoredFacts['customers'], days, identities, signatures };
+}
+
+/**
+ * Replaces the stored facts of these customers (a customer no longer in the store loses its
+ * facts): per table only for the customers whose part changed (all three without `changed`).
+ */
+export async function writeFacts(trx: Knex.Transaction, partner: string, ids: readonly string[], allFacts: readonly Facts[], pending: ReadonlyMap<string, [string, string] | undefined> = new Map(),
+  changed?: { row: ReadonlySet<string>; days: ReadonlySet<string>; identities: ReadonlySet<string> }): Promise<void> {
+  const parts = [['fraud_customers', changed?.row], ['fraud_customer_days', changed?.days], ['fraud_identities', changed?.identities]] as const;
+  for (const [table, set] of parts) {
+    const list = set ? ids.filter((id) => set.has(id)) : ids;
+    await chunked(list, CHUNK, async (c) => [await trx(table).where('partner_id', partner).whereIn('customer_id', c).delete()]);
+  }
+  const only = (set: ReadonlySet<string> | undefined) => (set ? allFacts.filter((f) => set.has(f.customer_id)) : allFacts);
+  const facts = only(changed?.row);
+  const customers = facts.map((f) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, signup_date: f.signup_date, ftd_date: f.ftd_date, ftd_usd: f.ftd_usd, farmed: f.farmed, funded_days: f.funded_days, pending_from: pending.get(f.customer_id)?.[0] ?? null, pending_to: pending.get(f.customer_id)?.[1] ?? null }));
+  const days = only(changed?.days).flatMap((f) => f.days.map((d) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, ...d })));
+  const identities = only(changed?.identities).flatMap((f) => f.identities.map((k) => ({ partner_id: partner, customer_id: f.customer_id, kind: k.kind, value: k.value })));
   await chunked(customers, 200, async (c) => [await trx('fraud_customers').insert(c)]);
   await chunked(days, 200, async (c) => [await trx('fraud_customer_days').insert(c)]);
   await chunked(identities, 200, async (c) => [await trx('fraud_identities').insert(c)]);

@@ -119,6 +119,14 @@ function igamingPatterns(b: Builder, perRule: number): InjectedPattern[] {
   };
   const [monthFirst, monthLast] = middleMonth(b.ctx);
   const monthDays = monthLast - monthFirst + 1;
+  // A regular player with a row every day: the range's activity is loaded day by day even without
+  // clean traffic, so the windows of the patterns can be judged (a day without any activity loaded
+  // is unknown, not "no play").
+  if (perRule > 0) {
+    const regular = b.customer('fp-regular-1', b.ctx.fromDay, { affiliate_id: 'aff-101', email: 'fp.regular@example.net' });
+    b.tx(regular, 'deposit', 100, b.at(b.ctx.fromDay, 10), { transaction_subtype: 'card' });
+    for (let d = b.ctx.fromDay; d <= b.ctx.toDay; d++) b.play(regular, d, 300);
+  }
 
   for (let n = 1; n <= perRule; n++) {
     // duplicate_identity: the same person under 2 or 3 accounts, each with another affiliate.
