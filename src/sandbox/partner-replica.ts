@@ -29,12 +29,8 @@ interface ReplicaTable {
   index?: string[];
 }
 
-const IGAMING_TABLES: ReplicaTable[] = [
-  {
-    name: 'players',
-    entity: 'customers',
-    columns: [
-      { name: 'playerId', type: 'bigint' },
+/** The columns both variants' customer tables share after their id (a player or a trader). */
+const PERSON_COLUMNS: ReplicaTable['columns'] = [
       { name: 'signupTime', type: 'bigint' },
       { name: 'affiliateCode', type: 'code' },
       { name: 'lastUpdate', type: 'stamp' },
@@ -46,6 +42,28 @@ const IGAMING_TABLES: ReplicaTable[] = [
       { name: 'lastName', type: 'text', nullable: true },
       { name: 'emailAddress', type: 'text', nullable: true },
       { name: 'kycStatus', type: 'int', nullable: true },
+];
+
+/** The columns both variants' payment tables share after the payment's and the customer's ids. */
+const PAYMENT_COLUMNS: ReplicaTable['columns'] = [
+      { name: 'type', type: 'code' },
+      { name: 'amountCents', type: 'bigint' },
+      { name: 'currencyCode', type: 'code' },
+      { name: 'createdAt', type: 'bigint' },
+      { name: 'statusCode', type: 'int' },
+      { name: 'usdAmount', type: 'decimal', nullable: true },
+      { name: 'method', type: 'code', nullable: true },
+      { name: 'comment', type: 'text', nullable: true },
+      { name: 'updatedAt', type: 'stamp' },
+];
+
+const IGAMING_TABLES: ReplicaTable[] = [
+  {
+    name: 'players',
+    entity: 'customers',
+    columns: [
+      { name: 'playerId', type: 'bigint' },
+      ...PERSON_COLUMNS,
       { name: 'salesStage', type: 'code', nullable: true },
     ],
     key: ['playerId'],
@@ -57,15 +75,7 @@ const IGAMING_TABLES: ReplicaTable[] = [
     columns: [
       { name: 'txId', type: 'bigint' },
       { name: 'playerId', type: 'bigint' },
-      { name: 'type', type: 'code' },
-      { name: 'amountCents', type: 'bigint' },
-      { name: 'currencyCode', type: 'code' },
-      { name: 'createdAt', type: 'bigint' },
-      { name: 'statusCode', type: 'int' },
-      { name: 'usdAmount', type: 'decimal', nullable: true },
-      { name: 'method', type: 'code', nullable: true },
-      { name: 'comment', type: 'text', nullable: true },
-      { name: 'updatedAt', type: 'stamp' },
+      ...PAYMENT_COLUMNS,
     ],
     key: ['txId'],
     index: ['updatedAt', 'txId'],
@@ -94,17 +104,7 @@ const PROP_TABLES: ReplicaTable[] = [
     entity: 'customers',
     columns: [
       { name: 'traderId', type: 'bigint' },
-      { name: 'signupTime', type: 'bigint' },
-      { name: 'affiliateCode', type: 'code' },
-      { name: 'lastUpdate', type: 'stamp' },
-      { name: 'campaignId', type: 'text', nullable: true },
-      { name: 'clickId', type: 'text', nullable: true },
-      { name: 'language', type: 'code', nullable: true },
-      { name: 'country', type: 'code', nullable: true },
-      { name: 'firstName', type: 'text', nullable: true },
-      { name: 'lastName', type: 'text', nullable: true },
-      { name: 'emailAddress', type: 'text', nullable: true },
-      { name: 'kycStatus', type: 'int', nullable: true },
+      ...PERSON_COLUMNS,
       { name: 'plan', type: 'code', nullable: true },
       { name: 'stage', type: 'code', nullable: true },
       { name: 'accountSizeK', type: 'int', nullable: true },
@@ -119,15 +119,7 @@ const PROP_TABLES: ReplicaTable[] = [
     columns: [
       { name: 'txId', type: 'bigint' },
       { name: 'traderId', type: 'bigint' },
-      { name: 'type', type: 'code' },
-      { name: 'amountCents', type: 'bigint' },
-      { name: 'currencyCode', type: 'code' },
-      { name: 'createdAt', type: 'bigint' },
-      { name: 'statusCode', type: 'int' },
-      { name: 'usdAmount', type: 'decimal', nullable: true },
-      { name: 'method', type: 'code', nullable: true },
-      { name: 'comment', type: 'text', nullable: true },
-      { name: 'updatedAt', type: 'stamp' },
+      ...PAYMENT_COLUMNS,
     ],
     key: ['txId'],
     index: ['updatedAt', 'txId'],
