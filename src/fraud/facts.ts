@@ -163,8 +163,9 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
   const activity: Record<string, unknown>[] = [];
   for (const [range, customers] of byRange) {
     const [from, to] = range.split('|') as [string, string];
-    activity.push(...(await chunked(customers, 500, (c) => db('gaming_activity').where('partner_id', partner).whereIn('customer_id', c).whereBetween('date', [from, to])
-      .select('customer_id', 'date', 'game_type', 'currency', 'total_bets') as Promise<Record<string, unknown>[]>)));
+    const rows = await chunked(customers, 500, (c) => db('gaming_activity').where('partner_id', partner).whereIn('customer_id', c).whereBetween('date', [from, to])
+      .select('customer_id', 'date', 'game_type', 'currency', 'total_bets') as Promise<Record<string, unknown>[]>);
+    for (const r of rows) activity.push(r);
   }
   const covered = await coveredDays(db, partner, ranges);
   for (const r of ranges) {
