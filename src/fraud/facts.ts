@@ -114,7 +114,8 @@ const CHUNK = 400;
 
 export async function chunked<T, R>(values: readonly T[], size: number, work: (chunk: T[]) => Promise<R[]>): Promise<R[]> {
   const out: R[] = [];
-  for (let i = 0; i < values.length; i += size) out.push(...(await work(values.slice(i, i + size))));
+  // No spread: a chunk's rows can be more than a call's arguments may be (a busy instrument-day).
+  for (let i = 0; i < values.length; i += size) for (const r of await work(values.slice(i, i + size))) out.push(r);
   return out;
 }
 
@@ -162,8 +163,9 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
   const activity: Record<string, unknown>[] = [];
   for (const [range, customers] of byRange) {
     const [from, to] = range.split('|') as [string, string];
-    activity.push(...(await chunked(customers, 500, (c) => db('gaming_activity').where('partner_id', partner).whereIn('customer_id', c).whereBetween('date', [from, to])
-      .select('customer_id', 'date', 'game_type', 'currency', 'total_bets') as Promise<Record<string, unknown>[]>)));
+    const rows = await chunked(customers, 500, (c) => db('gaming_activity').where('partner_id', partner).whereIn('customer_id', c).whereBetween('date', [from, to])
+      .select('customer_id', 'date', 'game_type', 'currency', 'total_bets') as Promise<Record<string, unknown>[]>);
+    for (const r of rows) activity.push(r);
   }
   const covered = await coveredDays(db, partner, ranges);
   for (const r of ranges) {

@@ -285,12 +285,20 @@ export async function chargebackRate(ctx: Ctx, affiliate: string, month: string)
   let worst: { from: string; to: string; deposits: number; reversals: number; lower: number } | undefined;
   // Windows ending on a day with a deposit or reversal of the affiliate: one ending on a quiet day
   // holds the same events, minus deposits that fell out at its start.
-  const ends = [...new Set(rows.map((r) => r.date).filter((d) => d >= first && d <= last))].sort();
+  const perDay = new Map<string, { deposits: number; reversals: number }>();
+  for (const r of rows) {
+    const t = perDay.get(r.date) ?? { deposits: 0, reversals: 0 };
+    t.deposits += r.deposits;
+    t.reversals += r.reversals;
+    perDay.set(r.date, t);
+  }
+  const days = [...perDay.keys()].sort();
+  const ends = days.filter((d) => d >= first && d <= last);
   for (const e of ends) {
     const from = addDays(e, -(s.window_days - 1));
     let deposits = 0;
     let reversals = 0;
-    for (const r of rows) if (r.date >= from && r.date <= e) { deposits += r.deposits; reversals += r.reversals; }
+    for (const d of days) if (d >= from && d <= e) { deposits += perDay.get(d)!.deposits; reversals += perDay.get(d)!.reversals; }
     if (deposits < s.min_deposits || !money(reversals).greaterThan(money(deposits).times(s.max_rate))) continue;
     const lower = wilsonLower(reversals, deposits, s.confidence_z);
     if (!(lower > s.max_rate)) continue;
