@@ -2,6 +2,7 @@
  * HTML of the web console: plain template functions. Every value goes through `esc` (or is built
  * from escaped parts with `html`), so data from partners never becomes markup.
  */
+import { fromStoreTimestamp } from '../store/values.js';
 import type { Session } from './users.js';
 
 export class Html {
@@ -91,3 +92,16 @@ figure{margin:0}figcaption{font-weight:600;margin:.25rem 0}.chart{position:relat
 details{margin:1rem 0}summary{cursor:pointer;color:var(--accent)}.pager{display:flex;gap:1.5rem}
 progress{width:14rem;height:1rem}
 `;
+
+/** A stored timestamp as "YYYY-MM-DD HH:MM:SS" (UTC), or empty. */
+export const when = (v: unknown): string => (fromStoreTimestamp(v) ?? '').slice(0, 19).replace('T', ' ');
+
+/** A figure in a right-aligned cell. */
+export const num = (v: unknown): Html => html`<span class="num">${v}</span>`;
+
+/** A query string of the given parameters, the empty and absent ones left out. */
+export const q = (params: Record<string, string | undefined>): string => {
+  const u = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') u.set(k, v);
+  return u.toString();
+};

@@ -14,21 +14,13 @@ import { ledgerReport, type LedgerReport } from '../commission/report.js';
 import { listReviewHolds } from '../commission/review-holds.js';
 import { funnelReport } from '../reports/funnel.js';
 import type { Store } from '../store/store.js';
-import { fromStoreTimestamp } from '../store/values.js';
-import { html, Html, table } from './html.js';
+import { html, Html, num, q, table, when } from './html.js';
 
 /** Affiliates per Commissions page: each is one ledger report (three indexed reads) on a pool of a few connections. */
 export const AFFILIATES_PER_PAGE = 20;
 const MONTH = /^\d{4}-\d{2}$/;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-const when = (v: unknown): string => (fromStoreTimestamp(v) ?? '').slice(0, 19).replace('T', ' ');
-const num = (v: unknown): Html => html`<span class="num">${v}</span>`;
-const q = (params: Record<string, string | undefined>): string => {
-  const u = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') u.set(k, v);
-  return u.toString();
-};
 const usd = (v: unknown): string => money(v ?? 0).toFixed(2);
 
 /** `work` over `items`, at most `width` at a time (the store's pool serves them side by side). */

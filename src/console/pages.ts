@@ -13,8 +13,7 @@ import { decisionsOf, getFlag } from '../fraud/flags.js';
 import { checklistStatus } from '../onboarding/checklist.js';
 import { countOpenRejects, listRejects } from '../store/rejects.js';
 import type { Store } from '../store/store.js';
-import { fromStoreTimestamp } from '../store/values.js';
-import { csrfField, html, Html, table } from './html.js';
+import { csrfField, html, Html, num, q, table, when } from './html.js';
 import { listAudit, type Session } from './users.js';
 import type { Plan } from '../commission/plans.js';
 import type { BackfillJob, StreamProgress } from './backfills.js';
@@ -22,13 +21,6 @@ import type { BackfillJob, StreamProgress } from './backfills.js';
 /** Open rejects grouped on the Rejects page (the oldest first); the counts per stream cover all. */
 export const REJECTS_GROUPED = 2000;
 
-const when = (v: unknown): string => (fromStoreTimestamp(v) ?? '').slice(0, 19).replace('T', ' ');
-const num = (v: unknown): Html => html`<span class="num">${v}</span>`;
-const q = (params: Record<string, string | undefined>): string => {
-  const u = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') u.set(k, v);
-  return u.toString();
-};
 
 /** Personal fields of a sample record: shown as their first character and stars. */
 const PERSONAL = /e?mail|name|phone|birth|address|street|city|zip|postal|ip_?addr|^ip$|document|passport|iban|card|ssn|tax/i;
