@@ -15,14 +15,14 @@
  * and the whole load including it.
  */
 import pg from 'pg';
-import { copyLines, dropBenchSchemas, printCostTable, type Timing } from './support/pg-bench.js';
+import { copyLines, dropBenchSchemas, openBenchStore, printCostTable, type Timing } from './support/pg-bench.js';
 import { createCommissionHook, recompute } from '../jobs/commission.js';
 import { addDays } from '../src/commission/dates.js';
 import { parsePlans } from '../src/commission/load-plans.js';
 import { silentLogger } from '../src/log.js';
 import { Loader } from '../src/pipeline/load.js';
 import { createSpecValidator } from '../src/spec/validator.js';
-import { openStore, type Store } from '../src/store/store.js';
+import type { Store } from '../src/store/store.js';
 import type { RawRecord, SpecRecord } from '../src/types.js';
 
 const BIG = Number(process.argv[2] ?? 5_000_000);
@@ -78,14 +78,7 @@ const created: { schema: string; store?: Store }[] = [];
 async function buildStore(rows: number): Promise<{ store: Store; schema: string; url: string; days: number; setupMs: number }> {
   const started = performance.now();
   const schema = `bench_commission_${process.pid}_${rows}`;
-  created.push({ schema });
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const url = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  const store = await openStore({ url });
-  (created[created.length - 1] as { store?: Store }).store = store;
+  const { store, url } = await openBenchStore(PG_URL, schema, created);
   const days = Math.ceil(rows / CUSTOMERS);
   const firstDay = addDays(LAST_DAY, -(days - 1));
   const now = store.now();
@@ -121,7 +114,6 @@ async function buildStore(rows: number): Promise<{ store: Store; schema: string;
     await client.query('ANALYZE');
   } finally {
     await client.end();
-    await admin.end();
   }
   return { store, schema, url, days, setupMs: performance.now() - started };
 }

@@ -15,7 +15,7 @@
  * including it.
  */
 import pg from 'pg';
-import { copyLines, dropBenchSchemas, printCostTable, type Timing } from './support/pg-bench.js';
+import { copyLines, dropBenchSchemas, openBenchStore, printCostTable, type Timing } from './support/pg-bench.js';
 import { createFraudHook } from '../jobs/fraud.js';
 import { addDays } from '../src/commission/dates.js';
 import { defaultConfig } from '../src/fraud/config.js';
@@ -23,7 +23,7 @@ import { detect } from '../src/fraud/detect.js';
 import { silentLogger } from '../src/log.js';
 import { Loader } from '../src/pipeline/load.js';
 import { createSpecValidator } from '../src/spec/validator.js';
-import { openStore, type Store } from '../src/store/store.js';
+import type { Store } from '../src/store/store.js';
 import type { RawRecord, SpecRecord } from '../src/types.js';
 
 const BIG = Number(process.argv[2] ?? 5_000_000);
@@ -49,14 +49,7 @@ const created: { schema: string; store?: Store }[] = [];
 async function buildStore(rows: number): Promise<{ store: Store; days: number; setupMs: number; flags: number }> {
   const started = performance.now();
   const schema = `bench_fraud_${process.pid}_${rows}`;
-  created.push({ schema });
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const url = `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
-  const store = await openStore({ url });
-  (created[created.length - 1] as { store?: Store }).store = store;
+  const { store, url } = await openBenchStore(PG_URL, schema, created);
   const days = Math.ceil(rows / CUSTOMERS);
   const firstDay = addDays(LAST_DAY, -(days - 1));
   const now = store.now();
@@ -82,7 +75,6 @@ async function buildStore(rows: number): Promise<{ store: Store; days: number; s
     await client.query('ANALYZE');
   } finally {
     await client.end();
-    await admin.end();
   }
   // The steady state: detection's own facts and flags for every customer.
   const ids = Array.from({ length: CUSTOMERS }, (_, i) => customerId(i));

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import type { Store } from '../../src/store/store.js';
+import { openStore, type Store } from '../../src/store/store.js';
 
 /** COPY `sql` (… FROM STDIN) from generated lines, sent in chunks of about 1 MB. */
 export async function copyLines(client: pg.Client, sql: string, lines: () => Generator<string>): Promise<void> {
@@ -55,4 +55,24 @@ export async function dropBenchSchemas(pgUrl: string, created: readonly { schema
     else await admin.query(`DROP SCHEMA IF EXISTS ${c.schema} CASCADE`);
   }
   await admin.end();
+}
+
+/**
+ * A fresh schema (dropped first if a killed run left it) and a store opened in it, registered in
+ * `created` for dropBenchSchemas. Returns the store and the URL that reaches the schema.
+ */
+export async function openBenchStore(pgUrl: string, schema: string, created: { schema: string; store?: Store }[]): Promise<{ store: Store; url: string }> {
+  const entry: { schema: string; store?: Store } = { schema };
+  created.push(entry);
+  const admin = new pg.Client({ connectionString: pgUrl });
+  await admin.connect();
+  try {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.query(`CREATE SCHEMA ${schema}`);
+  } finally {
+    await admin.end();
+  }
+  const url = `${pgUrl}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  entry.store = await openStore({ url });
+  return { store: entry.store, url };
 }
