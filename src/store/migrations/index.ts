@@ -16,6 +16,7 @@ import { activityPartitions } from './013-activity-partitions.js';
 import { consoleIndexes } from './014-console-indexes.js';
 import { fraudPending } from './015-fraud-pending.js';
 import { reportDepositorCustomers } from './016-report-depositor-customers.js';
+import { reportCellsFillfactor } from './017-report-cells-fillfactor.js';
 
 export interface StoreMigration {
   name: string;
@@ -23,4 +24,4 @@ export interface StoreMigration {
 }
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables, activityPartitions, consoleIndexes, fraudPending, reportDepositorCustomers];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables, activityPartitions, consoleIndexes, fraudPending, reportDepositorCustomers, reportCellsFillfactor];
