@@ -6,6 +6,8 @@
  *    records/s loaded, beside
  *    - a raw COPY of the same records, rendered as store rows, into an identical table (target: the
  *      API at 0.5 x COPY or better);
+ *    - PostgreSQL's floor for an upserting request: per 1000 records, COPY into a temporary table,
+ *      INSERT ... ON CONFLICT DO UPDATE into an identical keyed table, COMMIT (nothing else);
  *    - the pull load path: Loader.load of the same records in this process, 1000 per batch, with
  *      the same after-load composition (jobs/load-hooks.ts), into another fresh schema;
  *    - the push service in this process (src/push/service.ts: validation, group commit,
@@ -349,6 +351,23 @@ async function main(): Promise<void> {
     await pipeline(Readable.from([text]), admin.query(copyFrom(`COPY ${pull}.baseline FROM STDIN`)));
     const copyMs = performance.now() - t0;
 
+    // Baseline 3, PostgreSQL's floor for what each bulk request must do at least: in its own
+    // transaction, its 1000 rows copied into a temporary table and upserted on the store's key into
+    // an identical table (INSERT ... ON CONFLICT DO UPDATE), then COMMIT. No validation, no hooks,
+    // no HTTP: no implementation that upserts per request can beat it.
+    await admin.query(`CREATE TABLE ${pull}.floor (LIKE ${pull}.${table.name} INCLUDING ALL)`);
+    const columns = (await admin.query(`SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'floor' ORDER BY ordinal_position`, [pull])).rows.map((r: { column_name: string }) => r.column_name);
+    const lines = text.slice(0, -1).split('\n');
+    t0 = performance.now();
+    for (let r = 0; r < BULK_REQUESTS; r++) {
+      await admin.query('BEGIN');
+      await admin.query(`CREATE TEMP TABLE IF NOT EXISTS floor_stage (LIKE ${pull}.floor) ON COMMIT DELETE ROWS`);
+      await pipeline(Readable.from([lines.slice(r * BULK_SIZE, (r + 1) * BULK_SIZE).join('\n') + '\n']), admin.query(copyFrom('COPY floor_stage FROM STDIN')));
+      await admin.query(`INSERT INTO ${pull}.floor SELECT * FROM floor_stage ON CONFLICT (partner_id, transaction_id) DO UPDATE SET ${columns.filter((c: string) => c !== 'partner_id' && c !== 'transaction_id').map((c: string) => `${c} = excluded.${c}`).join(', ')}`);
+      await admin.query('COMMIT');
+    }
+    const floorMs = performance.now() - t0;
+
     // Baseline 2: the pull load path, in-process, 1000 records per batch.
     t0 = performance.now();
     for (let r = 0; r < BULK_REQUESTS; r++) {
@@ -454,6 +473,7 @@ async function main(): Promise<void> {
     console.log(`push benchmark: PostgreSQL store, server and load generator on this machine (loopback), ${new Date().toISOString()}`);
     console.log(`\nbulk: ${BULK_REQUESTS} requests x ${BULK_SIZE} iGaming deposits, ${BULK_CONCURRENCY} at a time`);
     console.log(bulkLine('baseline: raw COPY into an identical table', records, copyMs));
+    console.log(bulkLine(`floor: COPY to temp + upsert + COMMIT per ${BULK_SIZE}`, records, floorMs));
     console.log(bulkLine('baseline: pull load path (Loader.load, 1000)', records, pullMs));
     console.log(bulkLine('push service in-process, 1 request/transaction', libCounts.loaded, libMs) + `   ${(pullMs / libMs).toFixed(2)} x pull path   ${libRun.transactions} transactions`);
     console.log(bulkLine('push service in-process, as served (group commit)', bigRun.counts.loaded, bigRun.ms) + `   ${(pullMs / bigRun.ms).toFixed(2)} x pull path   ${bigRun.transactions} transactions`);

@@ -8,7 +8,10 @@
  * - a raw COPY into an identical table (rows exported from MariaDB untimed; only the COPY timed),
  * - pgloader copying the same table MySQL -> PostgreSQL (the whole command timed; skipped with a
  *   note when pgloader is missing: bench/setup-pgloader.sh installs it),
- * - the rerun over the full store after every source row changed (every row an update).
+ * - the rerun over the full store after every source row changed (every row an update),
+ * - PostgreSQL's floors over the same COPY text, nothing else running: COPY into a table without
+ *   indexes with the indexes built afterwards (how pgloader loads), the rerun as one transaction
+ *   deleting every day and copying every row again, and as one UPDATE of every row in place.
  *
  * Figures are rows/s and ratios to the raw COPY of this run.
  *
@@ -299,7 +302,7 @@ async function loadCustomers(schema: string, rows: number): Promise<void> {
  * (untimed), then one COPY of that file into an identical table (timed). Memory stays flat at any
  * row count: rows are streamed, never held.
  */
-async function rawCopy(conn: mysql.Connection, admin: pg.Client, schema: string, dir: string): Promise<{ ms: number; rows: number; cpu: PhaseCpu }> {
+async function rawCopy(conn: mysql.Connection, admin: pg.Client, schema: string, dir: string): Promise<{ ms: number; rows: number; cpu: PhaseCpu; rerunFloor: { ms: number; cpu: PhaseCpu }; updateFloor: { ms: number; cpu: PhaseCpu }; indexAfter: { ms: number; cpu: PhaseCpu } }> {
   const table = entityTable('igaming', 'activity');
   const now = new Date().toISOString().replace('Z', '000Z');
   const file = join(dir, 'baseline.copy');
@@ -335,9 +338,42 @@ async function rawCopy(conn: mysql.Connection, admin: pg.Client, schema: string,
   const ms = performance.now() - t0;
   const client = process.cpuUsage(client0);
   const cpu: PhaseCpu = { client: (client.user + client.system) / 1e6, pg: ((procCpuMs(backend) ?? cpu0) - cpu0) / 1000, maria: 0 };
-  rmSync(file, { force: true });
   const n = await admin.query(`SELECT count(*)::int AS n FROM ${schema}.baseline`);
-  return { ms, rows: n.rows[0].n as number, cpu };
+  // Floors, each the least PostgreSQL itself does for one way of writing these rows (no client work
+  // but streaming the same COPY text), timed with its backend's CPU:
+  const timed = async (work: () => Promise<void>): Promise<{ ms: number; cpu: PhaseCpu }> => {
+    const pg0 = procCpuMs(backend) ?? 0;
+    const c0 = process.cpuUsage();
+    const started = performance.now();
+    await work();
+    const c = process.cpuUsage(c0);
+    return { ms: performance.now() - started, cpu: { client: (c.user + c.system) / 1e6, pg: ((procCpuMs(backend) ?? pg0) - pg0) / 1000, maria: 0 } };
+  };
+  const copyInto = (target: string) => pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), admin.query(copyFrom(`COPY ${target} FROM STDIN`)));
+  // - a rerun whose every row changed, replacing the days in place: one transaction deleting every
+  //   day of the table and copying every row again (indexes maintained row by row, as in the store);
+  const rerunFloor = await timed(async () => {
+    await admin.query('BEGIN');
+    await admin.query(`DELETE FROM ${schema}.baseline WHERE partner_id = $1`, [PARTNER]);
+    await copyInto(`${schema}.baseline`);
+    await admin.query('COMMIT');
+  });
+  // - the same rerun as an update in place of every row (no join with the new values even: the
+  //   least an UPDATE ... FROM staged rows or a MERGE would do);
+  const updateFloor = await timed(async () => {
+    await admin.query(`UPDATE ${schema}.baseline SET total_bets = total_bets + 1, ggr = ggr + 1 WHERE partner_id = $1`, [PARTNER]);
+  });
+  // - pgloader's own way (its command says create tables, create indexes): COPY into a table
+  //   without indexes, then the same indexes built over the loaded rows.
+  const indexes = (await admin.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'baseline'`, [schema])).rows.map((r: { indexdef: string }) => r.indexdef);
+  await admin.query(`CREATE TABLE ${schema}.baseline_bare (LIKE ${schema}.${table.name} INCLUDING DEFAULTS)`);
+  const indexAfter = await timed(async () => {
+    await copyInto(`${schema}.baseline_bare`);
+    for (const def of indexes) await admin.query(def.replace(/^(CREATE (?:UNIQUE )?INDEX )(\S+)/, '$1$2_bare').replace(` ON ${schema}.baseline `, ` ON ${schema}.baseline_bare `));
+  });
+  await admin.query(`DROP TABLE ${schema}.baseline_bare`);
+  rmSync(file, { force: true });
+  return { ms, rows: n.rows[0].n as number, cpu, rerunFloor, updateFloor, indexAfter };
 }
 
 /** pgloader of the same table MySQL -> PostgreSQL, into its own schema; the whole command timed. */
@@ -444,11 +480,17 @@ async function main(): Promise<void> {
     console.log(`replica load benchmark: ${ROWS} daily gaming activity rows (${DAYS} days, ${Math.ceil(ROWS / PER_CUSTOMER)} customers), MariaDB -> PostgreSQL store, page_size ${PAGE} (days read in pages of ${Math.min(PAGE, DAY_PAGE_MAX)}); after-load hooks ${HOOKS ? 'ON (fraud, commission, phase history, report facts)' : 'OFF (the load path alone; BENCH_HOOKS=1 adds them)'}`);
     console.log(`  (MariaDB fill ${(fillMs / 1000).toFixed(1)} s, source UPDATE of every row ${(updateSourceMs / 1000).toFixed(1)} s: untimed)`);
     console.log(line('baseline: raw COPY into an identical table', copy.ms));
+    console.log(line('floor: COPY, no indexes, indexes built after', copy.indexAfter.ms) + '   (how pgloader loads: create tables, create indexes)');
+    console.log(line('floor: rerun, DELETE every day + COPY again', copy.rerunFloor.ms) + '   (one transaction, indexes maintained per row)');
+    console.log(line('floor: rerun, UPDATE every row in place', copy.updateFloor.ms) + '   (one statement, no new values to join)');
     console.log(line('pgloader mysql:// -> postgresql:// same table', pgl.ms) + (pgl.note ? `   ${pgl.note}` : '') + (pglRows !== undefined && pglRows !== ROWS ? `   (only ${pglRows} rows!)` : ''));
     console.log(line('our path, empty store (all inserts)', first.ms, first.peakRssMb));
     console.log(line('our path, rerun, every row an update', rerun.ms, rerun.peakRssMb));
     console.log('  CPU seconds per phase (wall time depends on what else the machine runs; CPU much less). MariaDB: the whole server process, other users included; COPY: its server backend only');
     console.log(cpuLine('COPY', copy.cpu));
+    console.log(cpuLine('no index', copy.indexAfter.cpu));
+    console.log(cpuLine('rerun floor', copy.rerunFloor.cpu));
+    console.log(cpuLine('update floor', copy.updateFloor.cpu));
     console.log(cpuLine('pgloader', pgl.cpu));
     console.log(cpuLine('first', first.cpu));
     console.log(cpuLine('rerun', rerun.cpu));

@@ -20,6 +20,7 @@ import { addDays } from '../src/commission/dates.js';
 import { money } from '../src/commission/money.js';
 import { Loader } from '../src/pipeline/load.js';
 import { affiliateReport } from '../src/reports/affiliates.js';
+import { COUNT_COLUMNS, MONEY_COLUMNS } from '../src/reports/facts-columns.js';
 import { rebuildFacts } from '../src/reports/facts.js';
 import { funnelReport } from '../src/reports/funnel.js';
 import { createReportFactsHook } from '../src/reports/hook.js';
@@ -191,6 +192,39 @@ async function loadCost(store: Store): Promise<void> {
     const f = median(v.facts);
     console.log(`  ${k.padEnd(24)} Loader ${String(p).padStart(7)}  Loader + facts ${String(f).padStart(7)}  facts add ${String((f - p).toFixed(1)).padStart(7)} ms = ${(((f - p) / p) * 100).toFixed(0)}%`);
   }
+  await factsFloor(store, Math.min(...[...cost.values()].map((v) => median(v.plain))));
+}
+
+/**
+ * The floor of any facts update that is exact when its batch commits (point 7), measured on the
+ * same store: the two statements it cannot do without for a batch like the ones above, each
+ * alone, in PostgreSQL, nothing else. (1) Reading the stored versions of the batch's 1000 records
+ * by key (what they counted in must be taken out: PostgreSQL 15 cannot return a row's old values
+ * from the upsert that replaces it); (2) adding to the 1000 day cells such a batch touches, in one
+ * statement (existing cells, updated in place). Each rolled back; median of BATCHES.
+ */
+async function factsFloor(store: Store, loaderMs: number): Promise<void> {
+  const knex = store.knex;
+  const read: number[] = [];
+  const write: number[] = [];
+  const cellRows: Record<string, unknown>[] = await knex('report_cells').where('partner_id', 'bench').where('day', '>=', MONTH.from)
+    .orderBy(['day', 'affiliate_id', 'campaign_id']).limit(BATCH * BATCHES).select('day', 'affiliate_id', 'campaign_id');
+  const columns = [...COUNT_COLUMNS, ...MONEY_COLUMNS];
+  for (let k = 0; k < BATCHES; k++) {
+    const ids = Array.from({ length: BATCH }, (_, i) => customerId((k * 7919 + i * 104723) % N));
+    const keys = cellRows.slice(k * BATCH, (k + 1) * BATCH).map((r) => ({ day: String(r.day instanceof Date ? r.day.toISOString() : r.day).slice(0, 10), affiliate_id: r.affiliate_id, campaign_id: r.campaign_id, registrations: 1 }));
+    await knex.transaction(async (trx) => {
+      read.push((await time(() => trx.raw("SELECT * FROM customers WHERE partner_id = 'bench' AND customer_id = ANY(?::text[])", [ids])))[0]);
+      write.push((await time(() => trx.raw(`INSERT INTO report_cells (partner_id, day, affiliate_id, campaign_id, ${columns.join(', ')})
+        SELECT 'bench', k.day, k.affiliate_id, k.campaign_id, ${columns.map((c) => (c === 'registrations' ? 'k.registrations' : '0')).join(', ')}
+        FROM json_to_recordset(?::json) AS k(day date, affiliate_id text, campaign_id text, registrations bigint)
+        ON CONFLICT (partner_id, day, affiliate_id, campaign_id) DO UPDATE SET registrations = report_cells.registrations + excluded.registrations`, [JSON.stringify(keys)])))[0]);
+      await trx.rollback();
+    }).catch(() => undefined);
+  }
+  const r = median(read);
+  const w = median(write);
+  console.log(`floor of an exact facts update per ${BATCH}-record batch (PostgreSQL alone, median of ${BATCHES}): read ${BATCH} stored versions by key ${r.toFixed(1)} ms + add to ${BATCH} day cells ${w.toFixed(1)} ms = ${(r + w).toFixed(1)} ms = ${(((r + w) / loaderMs) * 100).toFixed(0)}% of the fastest Loader batch above (${loaderMs} ms); the cell write alone ${((w / loaderMs) * 100).toFixed(0)}%`);
 }
 
 async function main(): Promise<void> {
