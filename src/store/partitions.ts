@@ -5,6 +5,8 @@
  * A row whose month has no partition would be refused by the server, so partitions are made:
  * - ahead, by the worker (`ensureMonthsAhead`: this month and the next ones), in short
  *   transactions of their own;
+ * (each creation under a transaction lock of its partition's name, so two of them meeting the same
+ * month take turns instead of the second failing);
  * - on demand, by a load that meets a month without one (`MonthPartitions.ensure`, inside the
  *   load transaction: creating a partition locks the parent table until that transaction ends, so
  *   the worker's creation ahead is what keeps that rare).
@@ -15,6 +17,7 @@
  */
 import type { Knex } from 'knex';
 import type { Store } from './store.js';
+import { transactionLock } from './transaction-lock.js';
 
 /** The tables partitioned by month on PostgreSQL. */
 export const PARTITIONED_TABLES = ['gaming_activity', 'trading_activity'] as const;
@@ -72,7 +75,13 @@ export const defaultPartitionName = (table: string): string => `${table}_default
  */
 export async function createMonthPartition(knex: Knex | Knex.Transaction, table: string, month: string): Promise<void> {
   if (!/^\d{4}-\d{2}$/.test(month)) throw new Error(`not a month: ${month}`);
+  // Its statements commit together (a partition is never left made but not attached).
+  if (!(knex as Knex.Transaction).isTransaction) return knex.transaction((trx) => createMonthPartition(trx, table, month));
   const name = partitionName(table, month);
+  // Two transactions meeting the same new month (two processes, or a load and the worker's upkeep)
+  // take turns: the second waits until the first ends, then finds its partition made (or, if the
+  // first rolled back, makes it). Without this the second one's CREATE fails.
+  await transactionLock(knex as Knex.Transaction, `partition:${name}`);
   const { rows } = (await knex.raw('SELECT to_regclass(?) AS own, to_regclass(?) AS fallback', [name, defaultPartitionName(table)])) as { rows: { own: string | null; fallback: string | null }[] };
   if (rows[0]?.own) return;
   // DDL takes no bind parameters: the bounds are literals of a checked month.

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { Loader } from '../../src/pipeline/load.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
 import { ensureMonthsAhead, isPartitioned, partitionMonths } from '../../src/store/partitions.js';
+import { openStore } from '../../src/store/store.js';
 import { gaming, raw } from '../support/records.js';
 import { STORES, fixedClock, type TestStore } from '../support/stores.js';
 
@@ -56,6 +57,35 @@ for (const backend of STORES) {
       if (backend.name === 'sqlite') return assert.deepEqual(created, []);
       assert.deepEqual(created, ['gaming_activity_p203112', 'gaming_activity_p203201', 'gaming_activity_p203202', 'trading_activity_p203112', 'trading_activity_p203201', 'trading_activity_p203202']);
       assert.deepEqual(await ensureMonthsAhead(t.store, '2031-12-15T00:00:00Z'), []);
+    });
+
+    it('two loads meeting the same new month at once both commit: the second waits for the first one\'s partition and uses it', async () => {
+      if (backend.name === 'sqlite') return;
+      await loader.load({ partner: 'p1', variant: 'igaming', entity: 'customers', runId: 'r', records: raw([{ customer_id: 'c1', signup_date: '2020-01-01T00:00:00Z', affiliate_id: 'a' }]) });
+      await loader.load({ partner: 'p2', variant: 'igaming', entity: 'customers', runId: 'r', records: raw([{ customer_id: 'c1', signup_date: '2020-01-01T00:00:00Z', affiliate_id: 'a' }]) });
+      // A second process: its own store handle, its own partition cache.
+      const other = new Loader({ store: await openStore({ url: t.url }), validator });
+      try {
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => { release = resolve; });
+        let created!: () => void;
+        const firstCreated = new Promise<void>((resolve) => { created = resolve; });
+        const first = loader.transaction(async (tx) => {
+          await tx.load({ partner: 'p1', variant: 'igaming', entity: 'activity', runId: 'r', records: raw([gaming('2022-07-01', 'c1', { ggr: 1 })]) });
+          created();
+          await held; // the partition is made, not committed yet
+        });
+        await firstCreated;
+        const second = other.load({ partner: 'p2', variant: 'igaming', entity: 'activity', runId: 'r', records: raw([gaming('2022-07-02', 'c1', { ggr: 2 })]) });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        release();
+        await first;
+        await second;
+      } finally {
+        await other.store.close();
+      }
+      const stored = await t.store.knex('gaming_activity_p202207').orderBy('partner_id').select('partner_id', 'ggr');
+      assert.deepEqual(stored.map((r: { partner_id: string; ggr: unknown }) => [r.partner_id, String(Number(r.ggr))]), [['p1', '1'], ['p2', '2']]);
     });
 
     it('a replaced day whose pages repeat a key ends with the key\'s last version (no savepoint needed until then)', async () => {
