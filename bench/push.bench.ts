@@ -6,8 +6,9 @@
  *    records/s loaded, beside
  *    - a raw COPY of the same records, rendered as store rows, into an identical table (target: the
  *      API at 0.5 x COPY or better);
- *    - PostgreSQL's floor for an upserting request: per 1000 records, COPY into a temporary table,
- *      INSERT ... ON CONFLICT DO UPDATE into an identical keyed table, COMMIT (nothing else);
+ *    - PostgreSQL's floor for an upserting request: per 1000 records (and per 4000, the largest
+ *      group commit), COPY into a temporary table, INSERT ... ON CONFLICT DO UPDATE into an
+ *      identical keyed table, COMMIT (nothing else);
  *    - the pull load path: Loader.load of the same records in this process, 1000 per batch, with
  *      the same after-load composition (jobs/load-hooks.ts), into another fresh schema;
  *    - the push service in this process (src/push/service.ts: validation, group commit,
@@ -358,15 +359,21 @@ async function main(): Promise<void> {
     await admin.query(`CREATE TABLE ${pull}.floor (LIKE ${pull}.${table.name} INCLUDING ALL)`);
     const columns = (await admin.query(`SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'floor' ORDER BY ordinal_position`, [pull])).rows.map((r: { column_name: string }) => r.column_name);
     const lines = text.slice(0, -1).split('\n');
-    t0 = performance.now();
-    for (let r = 0; r < BULK_REQUESTS; r++) {
-      await admin.query('BEGIN');
-      await admin.query(`CREATE TEMP TABLE IF NOT EXISTS floor_stage (LIKE ${pull}.floor) ON COMMIT DELETE ROWS`);
-      await pipeline(Readable.from([lines.slice(r * BULK_SIZE, (r + 1) * BULK_SIZE).join('\n') + '\n']), admin.query(copyFrom('COPY floor_stage FROM STDIN')));
-      await admin.query(`INSERT INTO ${pull}.floor SELECT * FROM floor_stage ON CONFLICT (partner_id, transaction_id) DO UPDATE SET ${columns.filter((c: string) => c !== 'partner_id' && c !== 'transaction_id').map((c: string) => `${c} = excluded.${c}`).join(', ')}`);
-      await admin.query('COMMIT');
-    }
-    const floorMs = performance.now() - t0;
+    // Per transaction: one request's records, and (as group commit does at most) four requests'.
+    const upsertFloor = async (perTransaction: number): Promise<number> => {
+      await admin.query(`TRUNCATE ${pull}.floor`);
+      const started = performance.now();
+      for (let r = 0; r < records; r += perTransaction) {
+        await admin.query('BEGIN');
+        await admin.query(`CREATE TEMP TABLE IF NOT EXISTS floor_stage (LIKE ${pull}.floor) ON COMMIT DELETE ROWS`);
+        await pipeline(Readable.from([lines.slice(r, r + perTransaction).join('\n') + '\n']), admin.query(copyFrom('COPY floor_stage FROM STDIN')));
+        await admin.query(`INSERT INTO ${pull}.floor SELECT * FROM floor_stage ON CONFLICT (partner_id, transaction_id) DO UPDATE SET ${columns.filter((c: string) => c !== 'partner_id' && c !== 'transaction_id').map((c: string) => `${c} = excluded.${c}`).join(', ')}`);
+        await admin.query('COMMIT');
+      }
+      return performance.now() - started;
+    };
+    const floorMs = await upsertFloor(BULK_SIZE);
+    const floorGroupMs = await upsertFloor(4 * BULK_SIZE);
 
     // Baseline 2: the pull load path, in-process, 1000 records per batch.
     t0 = performance.now();
@@ -474,6 +481,7 @@ async function main(): Promise<void> {
     console.log(`\nbulk: ${BULK_REQUESTS} requests x ${BULK_SIZE} iGaming deposits, ${BULK_CONCURRENCY} at a time`);
     console.log(bulkLine('baseline: raw COPY into an identical table', records, copyMs));
     console.log(bulkLine(`floor: COPY to temp + upsert + COMMIT per ${BULK_SIZE}`, records, floorMs));
+    console.log(bulkLine(`floor: the same per ${4 * BULK_SIZE} (a full group)`, records, floorGroupMs));
     console.log(bulkLine('baseline: pull load path (Loader.load, 1000)', records, pullMs));
     console.log(bulkLine('push service in-process, 1 request/transaction', libCounts.loaded, libMs) + `   ${(pullMs / libMs).toFixed(2)} x pull path   ${libRun.transactions} transactions`);
     console.log(bulkLine('push service in-process, as served (group commit)', bigRun.counts.loaded, bigRun.ms) + `   ${(pullMs / bigRun.ms).toFixed(2)} x pull path   ${bigRun.transactions} transactions`);
