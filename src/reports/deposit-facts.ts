@@ -9,19 +9,21 @@
 import type { Knex } from 'knex';
 import type { StoreKind } from '../store/dialects.js';
 import type { FactDeltas } from './deltas.js';
-import { type Attribution, chunks, inList, insertJson, pairKey, splitPair } from './facts-values.js';
-import { readDeposits, updateFtd } from './ftd.js';
+import { chunks, insertJson, splitPair } from './facts-values.js';
+import type { CustomerReads } from './customer-reads.js';
+import { updateFtd } from './ftd.js';
 
 /**
- * Brings the FTD and depositor days of these customers up to date. `now`: each customer's cell
- * now (absent: not stored, counts nowhere); `pairBefore`: the cell its stored FTD counted in
+ * Brings the FTD and depositor days of these customers up to date. `reads`: what was read of them
+ * (./customer-reads.ts: each customer's cell now, absent when not stored, which counts nowhere;
+ * their deposits, stored FTD and depositor days); `pairBefore`: the cell its stored FTD counted in
  * (absent: nowhere).
  */
-export async function moveDepositFacts(trx: Knex.Transaction, kind: StoreKind, partner: string, customers: readonly string[], now: ReadonlyMap<string, Attribution>,
+export async function moveDepositFacts(trx: Knex.Transaction, kind: StoreKind, partner: string, customers: readonly string[], reads: CustomerReads,
   pairBefore: (customer: string) => string | undefined, deltas: FactDeltas): Promise<number> {
   if (customers.length === 0) return 0;
-  const deposits = await readDeposits(trx, partner, customers);
-  const ftd = await updateFtd(trx, partner, customers, deposits);
+  const { now, deposits } = reads;
+  const ftd = await updateFtd(trx, partner, customers, deposits, reads.ftd);
   for (const [customer, change] of ftd) {
     const before = pairBefore(customer);
     const after = now.get(customer)?.pair;
@@ -31,16 +33,7 @@ export async function moveDepositFacts(trx: Knex.Transaction, kind: StoreKind, p
   }
 
   // Depositor days: stored (day → cell) against what the deposits say (day, at the customer's cell now).
-  const stored = new Map<string, Map<string, string>>();
-  for (const part of chunks(customers)) {
-    const rows: Record<string, unknown>[] = await trx('report_depositors').where('partner_id', partner).modify(inList('customer_id', part)).select('customer_id', 'day', 'affiliate_id', 'campaign_id');
-    for (const r of rows) {
-      const id = String(r.customer_id);
-      let days = stored.get(id);
-      if (!days) stored.set(id, (days = new Map()));
-      days.set(String(r.day).slice(0, 10), pairKey(String(r.affiliate_id), String(r.campaign_id)));
-    }
-  }
+  const stored = reads.depositorDays;
   const inserts: Record<string, unknown>[] = [];
   const deletes: [string, string][] = [];
   for (const customer of customers) {

@@ -39,6 +39,22 @@ export async function readDeposits(trx: Knex.Transaction, partner: string, custo
   return out;
 }
 
+/** A stored report_ftd row, as updateFtd compares it. */
+export type StoredFtd = Record<string, unknown>;
+
+/** The columns of report_ftd updateFtd reads. */
+export const FTD_READ = ['customer_id', 'transaction_id', 'transaction_date', 'day', 'amount_currency', 'currency', 'amount_usd'] as const;
+
+/** The stored FTD rows of these customers. */
+export async function readStoredFtd(trx: Knex.Transaction, partner: string, customers: readonly string[]): Promise<Map<string, StoredFtd>> {
+  const out = new Map<string, StoredFtd>();
+  for (const part of chunks([...new Set(customers)])) {
+    const rows: StoredFtd[] = await trx('report_ftd').where('partner_id', partner).modify(inList('customer_id', part)).select(...FTD_READ);
+    for (const r of rows) out.set(String(r.customer_id), r);
+  }
+  return out;
+}
+
 /** An FTD as the cells count it: its UTC day and USD amount (null: unconverted). */
 export interface FtdFact {
   day: string;
@@ -56,11 +72,12 @@ export interface FtdChange {
  * Brings the FTD of these customers in line with their approved deposits (`deposits`: every one of
  * each customer, as readDeposits gives them). Returns each customer's stored FTD before and after.
  */
-export async function updateFtd(trx: Knex.Transaction, partner: string, customers: readonly string[], deposits: ReadonlyMap<string, readonly Deposit[]>): Promise<Map<string, FtdChange>> {
+export async function updateFtd(trx: Knex.Transaction, partner: string, customers: readonly string[], deposits: ReadonlyMap<string, readonly Deposit[]>,
+  stored?: ReadonlyMap<string, StoredFtd>): Promise<Map<string, FtdChange>> {
   const out = new Map<string, FtdChange>();
   for (const part of chunks([...new Set(customers)])) {
-    const old: Record<string, unknown>[] = await trx('report_ftd').where('partner_id', partner).modify(inList('customer_id', part)).select('customer_id', 'transaction_id', 'transaction_date', 'day', 'amount_currency', 'currency', 'amount_usd');
-    const before = new Map(old.map((r) => [String(r.customer_id), r]));
+    // The stored FTD rows: as read already by the caller (./customer-reads.ts), or read here.
+    const before = stored ?? await readStoredFtd(trx, partner, part);
     const first = new Map<string, Deposit>();
     for (const customer of part) {
       for (const d of deposits.get(customer) ?? []) {

@@ -21,8 +21,9 @@ import { money } from '../commission/money.js';
 import type { StoreKind } from '../store/dialects.js';
 import type { SpecRecord, Variant } from '../types.js';
 import { applyDeltas, FactDeltas, reported, type Sign } from './deltas.js';
+import { readCustomers } from './customer-reads.js';
 import { moveDepositFacts } from './deposit-facts.js';
-import { type Attribution, attributions, campaignKey, chunks, decimalKey, inList, pairKey, productKey } from './facts-values.js';
+import { type Attribution, campaignKey, chunks, decimalKey, inList, pairKey, productKey } from './facts-values.js';
 import { activityKey, readCustomerActivity, TX_READ, storedTransaction, writtenTransaction, type ActivityValues, type PriorVersions, type StoredTransaction } from './priors.js';
 
 export interface WrittenChange {
@@ -99,7 +100,8 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
   const wanted = new Set<string>([...depositCustomers]);
   for (const { t } of versions) if (reported(t)) wanted.add(t.customer);
   for (const { key } of activityVersions) wanted.add(key.split('\u0000')[0] as string);
-  const now = wanted.size > 0 ? await attributions(trx, partner, wanted) : new Map<string, Attribution>();
+  const reads = await readCustomers(trx, kind, partner, wanted, depositCustomers);
+  const now = reads.now;
   const fx = await RateBook.load(trx, [
     ...versions.filter(({ t }) => reported(t) && (t.amount_usd === null || t.amount_usd === undefined)).map(({ t }) => [t.currency, t.day] as const),
     ...activityVersions.map(({ key, row }) => [String(row.currency), key.split('\u0000')[1] as string] as const),
@@ -115,7 +117,7 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
   }
   const movedBefore = new Map(moved.map((m) => [m.id, m.before.pair]));
   const pairBefore = (customer: string): string | undefined => (newCustomers.has(customer) ? undefined : movedBefore.get(customer) ?? now.get(customer)?.pair);
-  await moveDepositFacts(trx, kind, partner, [...depositCustomers], now, pairBefore, deltas);
+  await moveDepositFacts(trx, kind, partner, [...depositCustomers], reads, pairBefore, deltas);
 
   const cells = await applyDeltas(trx, kind, partner, deltas);
   return { cells, ftdCustomers: depositCustomers.size };
