@@ -6,9 +6,7 @@
  *    records/s loaded, beside
  *    - a raw COPY of the same records, rendered as store rows, into an identical table (target: the
  *      API at 0.5 x COPY or better);
- *    - PostgreSQL's floor for an upserting request: per 1000 records (and per 4000, the largest
- *      group commit), COPY into a temporary table, INSERT ... ON CONFLICT DO UPDATE into an
- *      identical keyed table, COMMIT (nothing else);
+ *    - PostgreSQL's floor for an upserting request, per request and per full group (./support/pg-floors.ts);
  *    - the pull load path: Loader.load of the same records in this process, 1000 per batch, with
  *      the same after-load composition (jobs/load-hooks.ts), into another fresh schema;
  *    - the push service in this process (src/push/service.ts: validation, group commit,
@@ -43,6 +41,7 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { createLoadHooks } from '../jobs/load-hooks.js';
+import { upsertFloor } from './support/pg-floors.js';
 import { silentLogger } from '../src/log.js';
 import { packageRoot } from '../src/paths.js';
 import { Loader } from '../src/pipeline/load.js';
@@ -352,28 +351,11 @@ async function main(): Promise<void> {
     await pipeline(Readable.from([text]), admin.query(copyFrom(`COPY ${pull}.baseline FROM STDIN`)));
     const copyMs = performance.now() - t0;
 
-    // Baseline 3, PostgreSQL's floor for what each bulk request must do at least: in its own
-    // transaction, its 1000 rows copied into a temporary table and upserted on the store's key into
-    // an identical table (INSERT ... ON CONFLICT DO UPDATE), then COMMIT. No validation, no hooks,
-    // no HTTP: no implementation that upserts per request can beat it.
+    // Baseline 3, PostgreSQL's floor for an upserting request (./support/pg-floors.ts): a request's
+    // records per transaction, and a full group's (four requests).
     await admin.query(`CREATE TABLE ${pull}.floor (LIKE ${pull}.${table.name} INCLUDING ALL)`);
-    const columns = (await admin.query(`SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'floor' ORDER BY ordinal_position`, [pull])).rows.map((r: { column_name: string }) => r.column_name);
-    const lines = text.slice(0, -1).split('\n');
-    // Per transaction: one request's records, and (as group commit does at most) four requests'.
-    const upsertFloor = async (perTransaction: number): Promise<number> => {
-      await admin.query(`TRUNCATE ${pull}.floor`);
-      const started = performance.now();
-      for (let r = 0; r < records; r += perTransaction) {
-        await admin.query('BEGIN');
-        await admin.query(`CREATE TEMP TABLE IF NOT EXISTS floor_stage (LIKE ${pull}.floor) ON COMMIT DELETE ROWS`);
-        await pipeline(Readable.from([lines.slice(r, r + perTransaction).join('\n') + '\n']), admin.query(copyFrom('COPY floor_stage FROM STDIN')));
-        await admin.query(`INSERT INTO ${pull}.floor SELECT * FROM floor_stage ON CONFLICT (partner_id, transaction_id) DO UPDATE SET ${columns.filter((c: string) => c !== 'partner_id' && c !== 'transaction_id').map((c: string) => `${c} = excluded.${c}`).join(', ')}`);
-        await admin.query('COMMIT');
-      }
-      return performance.now() - started;
-    };
-    const floorMs = await upsertFloor(BULK_SIZE);
-    const floorGroupMs = await upsertFloor(4 * BULK_SIZE);
+    const [floorMs, floorGroupMs] = [await upsertFloor(admin, `${pull}.floor`, ['partner_id', 'transaction_id'], text.slice(0, -1).split('\n'), BULK_SIZE),
+      await upsertFloor(admin, `${pull}.floor`, ['partner_id', 'transaction_id'], text.slice(0, -1).split('\n'), 4 * BULK_SIZE)];
 
     // Baseline 2: the pull load path, in-process, 1000 records per batch.
     t0 = performance.now();

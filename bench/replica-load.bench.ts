@@ -36,6 +36,7 @@ import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { DAY_PAGE_MAX } from '../connectors/db/source.js';
+import { replicaFloors } from './support/pg-floors.js';
 import { runPartner } from '../jobs/run-partner.js';
 import { addDays } from '../jobs/windows.js';
 import { loadDefinition } from '../src/config/load-definitions.js';
@@ -331,16 +332,7 @@ async function rawCopy(conn: mysql.Connection, admin: pg.Client, schema: string,
   await pipeline(Readable.from(lines()), out);
   await admin.query(`CREATE TABLE ${schema}.baseline (LIKE ${schema}.${table.name} INCLUDING ALL)`);
   const backend = (await admin.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid as number;
-  const cpu0 = procCpuMs(backend) ?? 0;
-  const client0 = process.cpuUsage();
-  const t0 = performance.now();
-  await pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), admin.query(copyFrom(`COPY ${schema}.baseline FROM STDIN`)));
-  const ms = performance.now() - t0;
-  const client = process.cpuUsage(client0);
-  const cpu: PhaseCpu = { client: (client.user + client.system) / 1e6, pg: ((procCpuMs(backend) ?? cpu0) - cpu0) / 1000, maria: 0 };
-  const n = await admin.query(`SELECT count(*)::int AS n FROM ${schema}.baseline`);
-  // Floors, each the least PostgreSQL itself does for one way of writing these rows (no client work
-  // but streaming the same COPY text), timed with its backend's CPU:
+  // Wall time with this process's CPU and its server backend's.
   const timed = async (work: () => Promise<void>): Promise<{ ms: number; cpu: PhaseCpu }> => {
     const pg0 = procCpuMs(backend) ?? 0;
     const c0 = process.cpuUsage();
@@ -349,31 +341,11 @@ async function rawCopy(conn: mysql.Connection, admin: pg.Client, schema: string,
     const c = process.cpuUsage(c0);
     return { ms: performance.now() - started, cpu: { client: (c.user + c.system) / 1e6, pg: ((procCpuMs(backend) ?? pg0) - pg0) / 1000, maria: 0 } };
   };
-  const copyInto = (target: string) => pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), admin.query(copyFrom(`COPY ${target} FROM STDIN`)));
-  // - a rerun whose every row changed, replacing the days in place: one transaction deleting every
-  //   day of the table and copying every row again (indexes maintained row by row, as in the store);
-  const rerunFloor = await timed(async () => {
-    await admin.query('BEGIN');
-    await admin.query(`DELETE FROM ${schema}.baseline WHERE partner_id = $1`, [PARTNER]);
-    await copyInto(`${schema}.baseline`);
-    await admin.query('COMMIT');
-  });
-  // - the same rerun as an update in place of every row (no join with the new values even: the
-  //   least an UPDATE ... FROM staged rows or a MERGE would do);
-  const updateFloor = await timed(async () => {
-    await admin.query(`UPDATE ${schema}.baseline SET total_bets = total_bets + 1, ggr = ggr + 1 WHERE partner_id = $1`, [PARTNER]);
-  });
-  // - pgloader's own way (its command says create tables, create indexes): COPY into a table
-  //   without indexes, then the same indexes built over the loaded rows.
-  const indexes = (await admin.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND tablename = 'baseline'`, [schema])).rows.map((r: { indexdef: string }) => r.indexdef);
-  await admin.query(`CREATE TABLE ${schema}.baseline_bare (LIKE ${schema}.${table.name} INCLUDING DEFAULTS)`);
-  const indexAfter = await timed(async () => {
-    await copyInto(`${schema}.baseline_bare`);
-    for (const def of indexes) await admin.query(def.replace(/^(CREATE (?:UNIQUE )?INDEX )(\S+)/, '$1$2_bare').replace(` ON ${schema}.baseline `, ` ON ${schema}.baseline_bare `));
-  });
-  await admin.query(`DROP TABLE ${schema}.baseline_bare`);
+  const { ms, cpu } = await timed(() => pipeline(createReadStream(file, { highWaterMark: 1 << 20 }), admin.query(copyFrom(`COPY ${schema}.baseline FROM STDIN`))));
+  const n = await admin.query(`SELECT count(*)::int AS n FROM ${schema}.baseline`);
+  const floors = await replicaFloors(admin, { schema, storeTable: table.name, baseline: 'baseline', file, partner: PARTNER }, timed);
   rmSync(file, { force: true });
-  return { ms, rows: n.rows[0].n as number, cpu, rerunFloor, updateFloor, indexAfter };
+  return { ms, rows: n.rows[0].n as number, cpu, ...floors };
 }
 
 /** pgloader of the same table MySQL -> PostgreSQL, into its own schema; the whole command timed. */
