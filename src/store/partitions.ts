@@ -5,11 +5,11 @@
  * A row whose month has no partition would be refused by the server, so partitions are made:
  * - ahead, by the worker (`ensureMonthsAhead`: this month and the next ones), in short
  *   transactions of their own;
- * (each creation under a transaction lock of its partition's name, so two of them meeting the same
- * month take turns instead of the second failing);
  * - on demand, by a load that meets a month without one (`MonthPartitions.ensure`, inside the
  *   load transaction: creating a partition locks the parent table until that transaction ends, so
  *   the worker's creation ahead is what keeps that rare).
+ * Each creation holds a transaction lock of its partition's name, so two of them meeting the same
+ * month take turns instead of the second failing.
  * A default partition catches the rows of a month without one written by something that does
  * not ask for partitions (a COPY straight into the table by a tool or a benchmark); creating the
  * month's partition later moves them into it. SQLite keeps plain tables; everything here is a
