@@ -22,6 +22,7 @@ import { CHALLENGE_REASONS, challengeTargets, FEE_TYPES, REFUND_TYPES, challenge
 import { cpaKey, cpaTarget } from './rules/cpa-ftd.js';
 import { phaseKey, phaseTarget } from './rules/phase-bonus.js';
 import { firstBookingReason, revshareKey } from './rules/revshare.js';
+import { insertJson } from '../store/json-insert.js';
 import { transactionLock } from '../store/transaction-lock.js';
 import { applyReview, flaggedDaysByAffiliate, readFlaggedDays, readReviews, replaceReviewHolds, reviewedRevshareTargets } from './review-holds.js';
 
@@ -115,6 +116,12 @@ export async function writePending(trx: Knex.Transaction, scope: Scope, now: str
   for (const d of scope.replacedDays) add('replaced', d);
   for (const [id, customer] of scope.formerFees) add('former_fee', JSON.stringify([id, customer]));
   for (const c of scope.reviewed) add('review', c);
+  if (trx.client.config.client === 'pg') {
+    // One statement for a batch's scope (a multi-row insert of 200 rows a statement cost 40 ms a batch).
+    await insertJson(trx, 'commission_pending', { partner_id: 'text', variant: 'text', kind: 'text', value: 'text', created_at: 'timestamptz' }, rows,
+      ' ON CONFLICT (partner_id, kind, value) DO NOTHING');
+    return;
+  }
   for (let i = 0; i < rows.length; i += 200) {
     await trx('commission_pending').insert(rows.slice(i, i + 200)).onConflict(['partner_id', 'kind', 'value']).ignore();
   }
@@ -179,19 +186,30 @@ export async function evaluateScope(store: Store, plans: readonly Plan[], scope:
 
 /**
  * The customer-days of these customers within their wagering windows [signup day, signup day + days):
- * one range scan per customer on the (partner, customer, date) key, UNION ALL'ed in one statement
- * per 100 customers, so the rows read are the windows' rows whatever the history's length.
+ * one range scan per customer on the (partner, customer, date) key, so the rows read are the
+ * windows' rows whatever the history's length. PostgreSQL: one statement per 1000 customers, the
+ * windows as two array parameters joined LATERAL to the scans (a UNION ALL of 100 scans cost
+ * 35-45 ms a statement, most of it planning); SQLite: a UNION ALL per 100 customers, in-process.
  */
 async function readWageringDays(knex: Knex, partner: string, customers: readonly CustomerFact[], days: number): Promise<Map<string, CachedDay[]>> {
   const out = new Map<string, CachedDay[]>();
-  for (let i = 0; i < customers.length; i += 100) {
-    const part = customers.slice(i, i + 100);
-    const selects = part.map((c) => knex('commission_customer_days').select('*')
-      .where({ partner_id: partner, customer_id: c.customerId })
-      .where('date', '>=', c.signupDay).where('date', '<', addDays(c.signupDay, days)));
-    const [first, ...rest] = selects;
-    if (!first) continue;
-    const rows: Record<string, unknown>[] = rest.length === 0 ? await first : await first.unionAll(rest, false);
+  const postgres = knex.client.config.client === 'pg';
+  const size = postgres ? 1000 : 100;
+  for (let i = 0; i < customers.length; i += size) {
+    const part = customers.slice(i, i + size);
+    if (part.length === 0) continue;
+    let rows: Record<string, unknown>[];
+    if (postgres) {
+      const result = await knex.raw(`SELECT d.* FROM unnest(?::text[], ?::date[], ?::date[]) AS w(customer_id, since, until)
+        CROSS JOIN LATERAL (SELECT * FROM commission_customer_days c WHERE c.partner_id = ? AND c.customer_id = w.customer_id AND c.date >= w.since AND c.date < w.until) d`,
+      [part.map((c) => c.customerId), part.map((c) => c.signupDay), part.map((c) => addDays(c.signupDay, days)), partner]);
+      rows = (result as { rows: Record<string, unknown>[] }).rows;
+    } else {
+      const [first, ...rest] = part.map((c) => knex('commission_customer_days').select('*')
+        .where({ partner_id: partner, customer_id: c.customerId })
+        .where('date', '>=', c.signupDay).where('date', '<', addDays(c.signupDay, days)));
+      rows = rest.length === 0 ? await (first as Knex.QueryBuilder) : await (first as Knex.QueryBuilder).unionAll(rest, false);
+    }
     for (const r of rows) {
       const d = toCachedDay(r);
       out.set(d.customerId, [...(out.get(d.customerId) ?? []), d]);

@@ -9,7 +9,8 @@
 import type { Knex } from 'knex';
 import type { StoreKind } from '../store/dialects.js';
 import type { FactDeltas } from './deltas.js';
-import { chunks, insertJson, splitPair } from './facts-values.js';
+import { insertJson } from '../store/json-insert.js';
+import { chunks, splitPair } from './facts-values.js';
 import type { CustomerReads } from './customer-reads.js';
 import { updateFtd } from './ftd.js';
 

@@ -6,7 +6,8 @@ import type { Knex } from 'knex';
 import { RateBook } from '../commission/fx.js';
 import { money } from '../commission/money.js';
 import { fromStoreTimestamp } from '../store/values.js';
-import { chunks, inList, insertJson, toUsd } from './facts-values.js';
+import { insertJson } from '../store/json-insert.js';
+import { chunks, inList, toUsd } from './facts-values.js';
 
 const isPostgres = (db: Knex): boolean => db.client.config.client === 'pg';
 const FTD_TYPES: Record<string, string> = {
