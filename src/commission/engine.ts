@@ -117,7 +117,7 @@ export async function writePending(trx: Knex.Transaction, scope: Scope, now: str
   for (const [id, customer] of scope.formerFees) add('former_fee', JSON.stringify([id, customer]));
   for (const c of scope.reviewed) add('review', c);
   if (trx.client.config.client === 'pg') {
-    // One statement for a batch's scope (a multi-row insert of 200 rows a statement cost 40 ms a batch).
+    // One statement for a batch's scope (inserts of 200 rows a statement took 32-46 ms a 1000-record batch).
     await insertJson(trx, 'commission_pending', { partner_id: 'text', variant: 'text', kind: 'text', value: 'text', created_at: 'timestamptz' }, rows,
       ' ON CONFLICT (partner_id, kind, value) DO NOTHING');
     return;
@@ -188,8 +188,9 @@ export async function evaluateScope(store: Store, plans: readonly Plan[], scope:
  * The customer-days of these customers within their wagering windows [signup day, signup day + days):
  * one range scan per customer on the (partner, customer, date) key, so the rows read are the
  * windows' rows whatever the history's length. PostgreSQL: one statement per 1000 customers, the
- * windows as two array parameters joined LATERAL to the scans (a UNION ALL of 100 scans cost
- * 35-45 ms a statement, most of it planning); SQLite: a UNION ALL per 100 customers, in-process.
+ * windows as array parameters joined LATERAL to the scans (ten statements of 100 UNION ALL'ed
+ * scans took 120-150 ms for a 1000-customer batch, the one statement 25-38 ms: bench/commission.bench.ts
+ * PROFILE=1); SQLite: a UNION ALL per 100 customers, in-process.
  */
 async function readWageringDays(knex: Knex, partner: string, customers: readonly CustomerFact[], days: number): Promise<Map<string, CachedDay[]>> {
   const out = new Map<string, CachedDay[]>();
@@ -197,7 +198,6 @@ async function readWageringDays(knex: Knex, partner: string, customers: readonly
   const size = postgres ? 1000 : 100;
   for (let i = 0; i < customers.length; i += size) {
     const part = customers.slice(i, i + size);
-    if (part.length === 0) continue;
     let rows: Record<string, unknown>[];
     if (postgres) {
       const result = await knex.raw(`SELECT d.* FROM unnest(?::text[], ?::date[], ?::date[]) AS w(customer_id, since, until)

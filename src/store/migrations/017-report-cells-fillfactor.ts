@@ -5,10 +5,10 @@ import type { StoreMigration } from './index.js';
  * the batch's difference). On PostgreSQL a full page makes each such update write a new row version
  * on another page and a new entry in every index of the table; with room left on each page the
  * update stays on its page and touches no index (a heap-only tuple), which measured 2.5x cheaper
- * per updated cell (bench/README.md). Pages written from now on keep 30% free; a store's existing
+ * per updated cell (docs/reports.md). Pages written from now on keep 30% free; a store's existing
  * pages get the room as VACUUM FULL or a facts rebuild rewrites them. SQLite has no such setting.
  */
-export const CELL_TABLES = ['report_cells', 'report_month_cells', 'report_purchase_cells'] as const;
+const CELL_TABLES = ['report_cells', 'report_month_cells', 'report_purchase_cells'] as const;
 
 export const reportCellsFillfactor: StoreMigration = {
   name: '017-report-cells-fillfactor',
