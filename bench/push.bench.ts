@@ -31,7 +31,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -41,7 +41,8 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { createLoadHooks } from '../jobs/load-hooks.js';
-import { upsertFloor } from './support/pg-floors.js';
+import { pushFactsFloor, upsertFloor } from './support/pg-floors.js';
+import { procCpuMs } from './support/proc-cpu.js';
 import { silentLogger } from '../src/log.js';
 import { packageRoot } from '../src/paths.js';
 import { Loader } from '../src/pipeline/load.js';
@@ -65,7 +66,9 @@ const PARTNER = 'bench-push';
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 const CLI = join(packageRoot(), 'bin', 'partner-sync.js');
 
-const storeUrl = (schema: string) => `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+/** The API server's connections carry this application_name, so their server processes' CPU can be read. */
+const API_APP = `ps_bench_push_${process.pid}`;
+const storeUrl = (schema: string, app?: string) => `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}${app ? `&application_name=${app}` : ''}`;
 const rate = (n: number, ms: number) => Math.round(n / (ms / 1000));
 
 const customer = (i: number): SpecRecord => ({ customer_id: `c${i}`, signup_date: '2026-11-01T00:00:00Z', affiliate_id: `a${i % 20}` });
@@ -140,7 +143,7 @@ async function startChild(args: string[], port: number, health: string): Promise
 /** `partner-sync serve` on a free loopback port, over the store schema. */
 async function startApi(schema: string, configDir: string): Promise<Server> {
   const port = await freePort();
-  return startChild([...SERVER_NODE_ARGS, CLI, '--config', configDir, '--store', storeUrl(schema), 'serve', '--host', '127.0.0.1', '--port', String(port)], port, '/healthz');
+  return startChild([...SERVER_NODE_ARGS, CLI, '--config', configDir, '--store', storeUrl(schema, API_APP), 'serve', '--host', '127.0.0.1', '--port', String(port)], port, '/healthz');
 }
 
 /** The bare baseline: fastify, JSON body parsed, 200, nothing else (this file, in --bare mode). */
@@ -150,8 +153,9 @@ async function startBare(): Promise<Server> {
 }
 
 async function bare(port: number): Promise<void> {
-  const app = Fastify({ logger: false });
+  const app = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024 });
   app.get('/healthz', async () => ({ status: 'ok' }));
+  app.post('/bulk', async (request) => ({ accepted: Array.isArray(request.body) ? request.body.length : 0 }));
   app.post('/api/v1/igaming/customers', async (request) => ({ accepted: request.body === undefined ? 0 : 1 }));
   await app.listen({ host: '127.0.0.1', port });
   process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
@@ -199,13 +203,13 @@ function count(c: Counts, status: number, body: string): void {
 const statusText = (c: Counts) => [...c.statuses].map(([s, n]) => `${s}: ${n}`).join(', ');
 
 /** R bulk requests, BULK_CONCURRENCY at a time; returns elapsed ms. */
-async function pushBulk(url: string, bodies: string[], tokenList: string[], c: Counts): Promise<number> {
+async function pushBulk(url: string, bodies: string[], tokenList: string[], c: Counts, path = '/api/v1/igaming/transactions/bulk'): Promise<number> {
   let next = 0;
   const t0 = performance.now();
   const lane = async () => {
     while (next < bodies.length) {
       const i = next++;
-      const res = await fetch(`${url}/api/v1/igaming/transactions/bulk`, {
+      const res = await fetch(`${url}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${tokenList[i % tokenList.length] as string}` },
         body: bodies[i],
@@ -309,6 +313,7 @@ async function main(): Promise<void> {
   const pull = `bench_push_pull_${process.pid}`;
   const lib = `bench_push_lib_${process.pid}`;
   const big = `bench_push_big_${process.pid}`;
+  const floor = `bench_push_floor_${process.pid}`;
   const configDir = mkdtempSync(join(tmpdir(), 'partner-sync-push-bench-'));
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
@@ -319,6 +324,7 @@ async function main(): Promise<void> {
     await admin.query(`CREATE SCHEMA ${pull}`);
     await admin.query(`CREATE SCHEMA ${lib}`);
     await admin.query(`CREATE SCHEMA ${big}`);
+    await admin.query(`CREATE SCHEMA ${floor}`);
     const records = BULK_REQUESTS * BULK_SIZE;
     const customersN = Math.max(1, Math.ceil(records / 20));
     const deposits: SpecRecord[] = Array.from({ length: records }, (_, i) => deposit(i, customersN));
@@ -341,6 +347,9 @@ async function main(): Promise<void> {
     stores.push(bigStore);
     const bigLoader = newLoader(bigStore);
     await preloadCustomers(bigLoader, customersN);
+    const floorStore = await openStore({ url: storeUrl(floor) });
+    stores.push(floorStore);
+    await preloadCustomers(newLoader(floorStore), customersN);
 
     // Baseline 1: raw COPY of the same deposits, rendered as store rows, into an identical table.
     const table = entityTable('igaming', 'transactions');
@@ -356,6 +365,37 @@ async function main(): Promise<void> {
     await admin.query(`CREATE TABLE ${pull}.floor (LIKE ${pull}.${table.name} INCLUDING ALL)`);
     const [floorMs, floorGroupMs] = [await upsertFloor(admin, `${pull}.floor`, ['partner_id', 'transaction_id'], text.slice(0, -1).split('\n'), BULK_SIZE),
       await upsertFloor(admin, `${pull}.floor`, ['partner_id', 'transaction_id'], text.slice(0, -1).split('\n'), 4 * BULK_SIZE)];
+
+    // Baseline 4, PostgreSQL's floor for the same requests with the report facts exact at their commit
+    // (./support/pg-floors.ts), on the store's own tables: one transaction at a time per 1000 and per
+    // full group, then two side by side (one per core).
+    const lines = text.slice(0, -1).split('\n');
+    const lanes = [new pg.Client({ connectionString: PG_URL }), new pg.Client({ connectionString: PG_URL })];
+    for (const l of lanes) await l.connect();
+    const factsFloors: [string, { ms: number; pgCpuMs: number }][] = [];
+    try {
+      factsFloors.push([`floor: the same + exact facts per ${BULK_SIZE}`, await pushFactsFloor(lanes.slice(0, 1), floor, PARTNER, lines, BULK_SIZE)]);
+      factsFloors.push([`floor: the same + exact facts per ${4 * BULK_SIZE}`, await pushFactsFloor(lanes.slice(0, 1), floor, PARTNER, lines, 4 * BULK_SIZE)]);
+      factsFloors.push([`floor: the same, 2 transactions side by side`, await pushFactsFloor(lanes, floor, PARTNER, lines, 4 * BULK_SIZE)]);
+      factsFloors.push([`floor: the same, customers locked`, await pushFactsFloor(lanes, floor, PARTNER, lines, 4 * BULK_SIZE, { lockCustomers: true })]);
+    } finally {
+      for (const l of lanes) await l.end();
+    }
+
+    // The least the service's process does for the same requests beyond HTTP and JSON parsing (the
+    // bare route below does those): validate each record against the spec's schema, render the
+    // store rows as COPY text (no facts, no bookkeeping).
+    const validator = specValidator();
+    const parsedBodies = bodies.map((b) => JSON.parse(b) as SpecRecord[]);
+    const least0 = process.cpuUsage();
+    let rendered = 0;
+    for (const parsed of parsedBodies) {
+      for (const record of parsed) if (validator.validate('igaming', 'transactions', record).length > 0) throw new Error('invalid bench record');
+      rendered += parsed.map((d) => recordToRow(table, PARTNER, d, 'bench', now).map((v) => (v === null ? '\\N' : String(v))).join('\t')).join('\n').length;
+    }
+    const leastCpu = process.cpuUsage(least0);
+    const leastServiceMs = (leastCpu.user + leastCpu.system) / 1000;
+    if (rendered === 0) throw new Error('nothing rendered');
 
     // Baseline 2: the pull load path, in-process, 1000 records per batch.
     t0 = performance.now();
@@ -420,7 +460,15 @@ async function main(): Promise<void> {
     const singlesTotal = 2 * SINGLE_REQUESTS + 2 * CONNECTIONS;
     const tokenList = await tokens(server.url, added.client_id, added.client_secret, Math.ceil((BULK_REQUESTS + singlesTotal) / PER_TOKEN) + 1);
     const bulkCounts = newCounts();
+    // CPU of the bulk run: the server process, and the PostgreSQL backends of its connections.
+    const apiBackends = async () => new Map((await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [API_APP])).rows
+      .map(({ pid }) => [pid, procCpuMs(pid) ?? 0] as const));
+    const backends0 = await apiBackends();
+    const serverCpu0 = procCpuMs(server.child.pid as number) ?? 0;
     const bulkMs = await pushBulk(server.url, bodies, tokenList, bulkCounts);
+    const serverCpuMs = (procCpuMs(server.child.pid as number) ?? serverCpu0) - serverCpu0;
+    let apiPgCpuMs = 0;
+    for (const [pid, ms] of await apiBackends()) apiPgCpuMs += ms - (backends0.get(pid) ?? 0);
     const afterBulk = await pushTransactions(server.url);
 
     // Single records: warm-up, as fast as they go, then at a fixed rate.
@@ -443,6 +491,12 @@ async function main(): Promise<void> {
 
     const bareServer = await startBare();
     servers.push(bareServer);
+    // The bare route's CPU for the same bulk bodies: HTTP and JSON parsing, nothing else.
+    const bareBulkCounts = newCounts();
+    const bareCpu0 = procCpuMs(bareServer.child.pid as number) ?? 0;
+    await pushBulk(`${bareServer.url}`, bodies, [''], bareBulkCounts, '/bulk');
+    const bareBulkCpuMs = (procCpuMs(bareServer.child.pid as number) ?? bareCpu0) - bareCpu0;
+    if (bareBulkCounts.accepted !== records) throw new Error(`bare route accepted ${bareBulkCounts.accepted} of ${records}`);
     const bareCounts = newCounts();
     await singles(bareServer.url, 0, CONNECTIONS, [], bareCounts);
     const bareMax = await singles(bareServer.url, 0, SINGLE_REQUESTS, [], bareCounts);
@@ -464,10 +518,19 @@ async function main(): Promise<void> {
     console.log(bulkLine('baseline: raw COPY into an identical table', records, copyMs));
     console.log(bulkLine(`floor: COPY to temp + upsert + COMMIT per ${BULK_SIZE}`, records, floorMs));
     console.log(bulkLine(`floor: the same per ${4 * BULK_SIZE} (a full group)`, records, floorGroupMs));
+    const us = (ms: number) => `${((ms * 1000) / records).toFixed(1)} us`;
+    for (const [name, f] of factsFloors) console.log(bulkLine(name, records, f.ms) + `   PostgreSQL CPU ${us(f.pgCpuMs)} a record`);
     console.log(bulkLine('baseline: pull load path (Loader.load, 1000)', records, pullMs));
     console.log(bulkLine('push service in-process, 1 request/transaction', libCounts.loaded, libMs) + `   ${(pullMs / libMs).toFixed(2)} x pull path   ${libRun.transactions} transactions`);
     console.log(bulkLine('push service in-process, as served (group commit)', bigRun.counts.loaded, bigRun.ms) + `   ${(pullMs / bigRun.ms).toFixed(2)} x pull path   ${bigRun.transactions} transactions`);
     console.log(bulkLine('API: POST .../transactions/bulk', bulkCounts.loaded, bulkMs) + `   ${(pullMs / bulkMs).toFixed(2)} x pull path`);
+    const cores = availableParallelism();
+    const budget = ((copyMs * 1000) / records) * 2 * cores;
+    const lockedCpu = (factsFloors.at(-1) as [string, { pgCpuMs: number }])[1].pgCpuMs;
+    console.log(`  CPU of the API's bulk run: server process ${us(serverCpuMs)} a record, its PostgreSQL backends ${us(apiPgCpuMs)} (${cores} cores)`);
+    const least = bareBulkCpuMs + leastServiceMs;
+    console.log(`  the least the service's process does: HTTP and JSON parsing (the bare route, same bodies) ${us(bareBulkCpuMs)} + validating and rendering COPY text ${us(leastServiceMs)} = ${us(least)} a record of CPU`);
+    console.log(`  CPU budget of 0.5 x COPY on ${cores} cores: ${budget.toFixed(1)} us a record in all; the side-by-side floor with customers locked ${us(lockedCpu)} + the service's least ${us(least)} = ${((((lockedCpu + least) * 1000) / records / budget) * 100).toFixed(0)}% of it (the load generator's own CPU not counted)`);
     console.log(`  one load transaction of 1 record (pull path): ${oneMs.toFixed(1)} ms, ${(statements / ONE).toFixed(0)} SQL statements; a bare BEGIN/INSERT/COMMIT: ${bareTxMs.toFixed(1)} ms`);
     console.log(`  ${describeTransactions(afterBulk.transactions, emptyTransactions())}`);
     console.log(`  answers ${statusText(bulkCounts)}; accepted ${bulkCounts.accepted}, loaded ${bulkCounts.loaded}, waiting ${bulkCounts.waiting}; target >= 0.50 x COPY: ${rate(bulkCounts.loaded, bulkMs) / copyRate >= 0.5 ? 'met' : 'MISSED'}`);
@@ -491,6 +554,7 @@ async function main(): Promise<void> {
     await admin.query(`DROP SCHEMA IF EXISTS ${pull} CASCADE`);
     await admin.query(`DROP SCHEMA IF EXISTS ${lib} CASCADE`);
     await admin.query(`DROP SCHEMA IF EXISTS ${big} CASCADE`);
+    await admin.query(`DROP SCHEMA IF EXISTS ${floor} CASCADE`);
     await admin.end();
     rmSync(configDir, { recursive: true, force: true });
   }

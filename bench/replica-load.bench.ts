@@ -37,6 +37,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { DAY_PAGE_MAX } from '../connectors/db/source.js';
 import { replicaFloors } from './support/pg-floors.js';
+import { procCpuMs } from './support/proc-cpu.js';
 import { runPartner } from '../jobs/run-partner.js';
 import { addDays } from '../jobs/windows.js';
 import { loadDefinition } from '../src/config/load-definitions.js';
@@ -69,18 +70,6 @@ const HOOKS = process.env.BENCH_HOOKS === '1';
 /** Our path's connections carry this application_name, so their server processes' CPU can be read. */
 const OURS_APP = `ps_bench_ours_${process.argv[2] === '--child' ? process.ppid : process.pid}`;
 const storeUrl = (schema: string) => `${PG_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}&application_name=${OURS_APP}`;
-
-/** CPU milliseconds (user + system) of a process, from /proc; undefined once it is gone. */
-function procCpuMs(pid: number | 'self-children'): number | undefined {
-  try {
-    const stat = readFileSync(pid === 'self-children' ? '/proc/self/stat' : `/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14-15 (utime, stime) or 16-17 (cutime, cstime: reaped children), in clock ticks of 10 ms.
-    return pid === 'self-children' ? (Number(f[13]) + Number(f[14])) * 10 : (Number(f[11]) + Number(f[12])) * 10;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * CPU time the servers spend on one phase, which unlike wall time does not depend on what else the

@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { procCpuMs } from './proc-cpu.js';
 
 /** Runs `work` and returns its wall time with whatever the caller measures beside it (CPU). */
 export type Timed<T> = (work: () => Promise<void>) => Promise<T>;
@@ -66,4 +67,61 @@ export async function upsertFloor(admin: pg.Client, table: string, key: readonly
     await admin.query('COMMIT');
   }
   return performance.now() - started;
+}
+
+/**
+ * The push benchmark's floor with the report facts, on the store's own tables in `schema` (the
+ * deposits' customers stored): what PostgreSQL does at the least for new approved deposits whose
+ * reports must be exact when their transaction commits. Per transaction of `perTransaction` lines
+ * (COPY text rows of the transactions table): COPY into a temporary table, the upsert; one read of
+ * the deposit customers' stored FTD (a deposit older than it becomes their FTD); their depositor
+ * days inserted; the deposits' sums added to the day cells they fall in; COMMIT. That is less than
+ * any exact update does (no stored versions read, no FTD or month cell written, no commission): a
+ * lower bound. The connections in `lanes` run transactions side by side, each taking every
+ * lanes.length-th group; side by side, two transactions must not both take a customer's stored FTD
+ * as the one to compare with, so `lockCustomers` makes that read lock the customers' rows (FOR NO
+ * KEY UPDATE, in key order), the least that keeps the FTD exact. The partner's transactions, depositor days and cells are deleted first.
+ * Returns the wall time and the CPU of the lanes' server backends (Linux /proc).
+ */
+export async function pushFactsFloor(lanes: readonly pg.Client[], schema: string, partner: string, lines: readonly string[], perTransaction: number,
+  options: { lockCustomers?: boolean } = {}): Promise<{ ms: number; pgCpuMs: number }> {
+  const first = lanes[0] as pg.Client;
+  const columnsOf = async (table: string) => (await first.query('SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 ORDER BY ordinal_position', [schema, table]))
+    .rows.map((r: { column_name: string }) => r.column_name);
+  const txSet = (await columnsOf('transactions')).filter((c) => c !== 'partner_id' && c !== 'transaction_id').map((c) => `${c} = excluded.${c}`).join(', ');
+  const cellKey = ['partner_id', 'day', 'affiliate_id', 'campaign_id'];
+  const cellValues = (await columnsOf('report_cells')).filter((c) => !cellKey.includes(c))
+    .map((c) => [c, c === 'deposit_count' ? 'count(*)' : c === 'deposits_usd' ? 'sum(coalesce(s.amount_usd, s.amount_currency))' : '0'] as const);
+  for (const table of ['transactions', 'report_depositors', 'report_cells']) await first.query(`DELETE FROM ${schema}.${table} WHERE partner_id = $1`, [partner]);
+  const day = "(s.transaction_date AT TIME ZONE 'UTC')::date";
+  const backends = await Promise.all(lanes.map(async (c) => (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid as number));
+  const cpu0 = backends.map((pid) => procCpuMs(pid) ?? 0);
+  const started = performance.now();
+  await Promise.all(lanes.map(async (client, lane) => {
+    for (let r = lane * perTransaction; r < lines.length; r += lanes.length * perTransaction) {
+      await client.query('BEGIN');
+      await client.query(`CREATE TEMP TABLE IF NOT EXISTS floor_push (LIKE ${schema}.transactions) ON COMMIT DELETE ROWS`);
+      await pipeline(Readable.from([lines.slice(r, r + perTransaction).join('\n') + '\n']), client.query(copyFrom('COPY floor_push FROM STDIN')));
+      await client.query(`INSERT INTO ${schema}.transactions SELECT * FROM floor_push ON CONFLICT (partner_id, transaction_id) DO UPDATE SET ${txSet}`);
+      if (options.lockCustomers) {
+        await client.query(`SELECT f.* FROM ${schema}.customers c LEFT JOIN ${schema}.report_ftd f ON f.partner_id = c.partner_id AND f.customer_id = c.customer_id
+          WHERE c.partner_id = $1 AND c.customer_id IN (SELECT customer_id FROM floor_push) ORDER BY c.customer_id FOR NO KEY UPDATE OF c`, [partner]);
+      } else {
+        await client.query(`SELECT f.* FROM (SELECT DISTINCT customer_id FROM floor_push) k LEFT JOIN ${schema}.report_ftd f ON f.partner_id = $1 AND f.customer_id = k.customer_id`, [partner]);
+      }
+      await client.query(`INSERT INTO ${schema}.report_depositors (partner_id, day, customer_id, affiliate_id, campaign_id)
+        SELECT DISTINCT s.partner_id, ${day}, s.customer_id, c.affiliate_id, coalesce(c.campaign_id, '') FROM floor_push s
+        JOIN ${schema}.customers c ON c.partner_id = s.partner_id AND c.customer_id = s.customer_id
+        ORDER BY 2, 3 ON CONFLICT DO NOTHING`);
+      await client.query(`INSERT INTO ${schema}.report_cells (${[...cellKey, ...cellValues.map(([c]) => c)].join(', ')})
+        SELECT s.partner_id, ${day}, c.affiliate_id, coalesce(c.campaign_id, ''), ${cellValues.map(([, v]) => v).join(', ')} FROM floor_push s
+        JOIN ${schema}.customers c ON c.partner_id = s.partner_id AND c.customer_id = s.customer_id
+        GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4
+        ON CONFLICT (${cellKey.join(', ')}) DO UPDATE SET deposit_count = report_cells.deposit_count + excluded.deposit_count, deposits_usd = report_cells.deposits_usd + excluded.deposits_usd`);
+      await client.query('COMMIT');
+    }
+  }));
+  const ms = performance.now() - started;
+  const pgCpuMs = backends.reduce((sum, pid, k) => sum + (procCpuMs(pid) ?? 0) - (cpu0[k] as number), 0);
+  return { ms, pgCpuMs };
 }
