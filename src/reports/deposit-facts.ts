@@ -39,9 +39,16 @@ export async function moveDepositFacts(trx: Knex.Transaction, kind: StoreKind, p
   const deletes: [string, string][] = [];
   for (const customer of customers) {
     const pair = now.get(customer)?.pair;
-    const want = new Map<string, string>();
-    if (pair !== undefined) for (const d of deposits.get(customer) ?? []) want.set(d.at.slice(0, 10), pair);
     const have = stored.get(customer) ?? new Map<string, string>();
+    // Read for its additions (./customer-reads.ts): the stored days from `since` on, and the new deposits' days.
+    const since = reads.additions.get(customer);
+    const want = new Map<string, string>(since === undefined ? [] : have);
+    if (pair !== undefined) {
+      for (const d of deposits.get(customer) ?? []) {
+        const day = d.at.slice(0, 10);
+        if (since === undefined || day >= since) want.set(day, pair);
+      }
+    }
     const monthsBefore = new Set<string>();
     const monthsAfter = new Set<string>();
     for (const [day, p] of have) {

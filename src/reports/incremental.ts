@@ -100,7 +100,14 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
   const wanted = new Set<string>([...depositCustomers]);
   for (const { t } of versions) if (reported(t)) wanted.add(t.customer);
   for (const { key } of activityVersions) wanted.add(key.split('\u0000')[0] as string);
-  const reads = await readCustomers(trx, kind, partner, wanted, depositCustomers);
+  const reads = await readCustomers(trx, kind, partner, wanted, depositCustomers, depositAdditions(versions, moved));
+  // Customers read for their additions: the new deposits join the stored FTD's.
+  for (const { t, sign } of versions) {
+    if (sign < 0 || t.type !== 'deposit' || t.status !== 'approved' || !reads.additions.has(t.customer)) continue;
+    let list = reads.deposits.get(t.customer);
+    if (!list) reads.deposits.set(t.customer, (list = []));
+    if (!list.some((d) => d.id === t.id)) list.push({ id: t.id, at: t.at, amount_currency: t.amount_currency, currency: t.currency, amount_usd: t.amount_usd });
+  }
   const now = reads.now;
   const fx = await RateBook.load(trx, [
     ...versions.filter(({ t }) => reported(t) && (t.amount_usd === null || t.amount_usd === undefined)).map(({ t }) => [t.currency, t.day] as const),
@@ -121,6 +128,28 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
 
   const cells = await applyDeltas(trx, kind, partner, deltas);
   return { cells, ftdCustomers: depositCustomers.size };
+}
+
+/**
+ * The deposit customers whose approved deposits the batch only added to: none of theirs changed or
+ * went (no old approved-deposit version), and their cell or product did not move. Customer → the
+ * first day of the earliest month a new one falls in (./customer-reads.ts reads them for that).
+ */
+function depositAdditions(versions: readonly { t: StoredTransaction; sign: Sign }[], moved: readonly Moved[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const whole = new Set(moved.map((m) => m.id));
+  for (const { t, sign } of versions) {
+    if (t.type !== 'deposit' || t.status !== 'approved') continue;
+    if (sign < 0) {
+      whole.add(t.customer);
+      continue;
+    }
+    const month = `${t.day.slice(0, 7)}-01`;
+    const first = out.get(t.customer);
+    if (first === undefined || month < first) out.set(t.customer, month);
+  }
+  for (const c of whole) out.delete(c);
+  return out;
 }
 
 const sameActivity = (a: ActivityValues, b: ActivityValues): boolean => String(a.currency) === String(b.currency)

@@ -12,6 +12,8 @@ import { campaignKey, chunks, decimalKey, inList, pairKey, productKey } from './
 export interface StoredTransaction {
   id: string;
   customer: string;
+  /** transaction_date in UTC (`YYYY-MM-DDTHH:MM:SS.ffffffZ`). */
+  at: string;
   /** UTC day of transaction_date. */
   day: string;
   type: string;
@@ -45,7 +47,7 @@ export const TX_READ = ['transaction_id', 'customer_id', 'transaction_date', 'tr
 export function storedTransaction(r: Record<string, unknown>): StoredTransaction {
   const at = fromStoreTimestamp(r.transaction_date) as string;
   const t: StoredTransaction = {
-    id: String(r.transaction_id), customer: String(r.customer_id), day: at.slice(0, 10), type: String(r.transaction_type), status: String(r.status),
+    id: String(r.transaction_id), customer: String(r.customer_id), at, day: at.slice(0, 10), type: String(r.transaction_type), status: String(r.status),
     amount_currency: r.amount_currency, currency: String(r.currency), amount_usd: r.amount_usd, facts: '',
   };
   // A stored version and the version that replaced it with the same text count alike.

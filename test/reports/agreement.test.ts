@@ -12,7 +12,7 @@ import { affiliateReport, type AffiliateRow, type Grain } from '../../src/report
 import { rebuildFacts } from '../../src/reports/facts.js';
 import type { SpecRecord, Variant } from '../../src/types.js';
 import { STORES } from '../support/stores.js';
-import { reportWorld, type ReportWorld } from './support.js';
+import { factTables, reportWorld, type ReportWorld } from './support.js';
 
 function prng(seed: number): () => number {
   let a = seed >>> 0;
@@ -116,21 +116,6 @@ async function assertAgreement(w: ReportWorld, kind: 'sqlite' | 'postgres', part
     }
   }
   return compared;
-}
-
-/** Every row of the fact tables, values as canonical text (decimals compared by value), in key order. */
-async function factTables(knex: Knex): Promise<Record<string, string[]>> {
-  const out: Record<string, string[]> = {};
-  for (const table of ['report_ftd', 'report_cells', 'report_month_cells', 'report_purchase_cells', 'report_depositors']) {
-    const rows: Record<string, unknown>[] = await knex(table).select('*');
-    out[table] = rows.map((r) => Object.keys(r).sort().map((k) => {
-      const v = r[k];
-      if (v === null || v === undefined) return `${k}=`;
-      const text = String(v);
-      return `${k}=${/^-?\d+(\.\d+)?$/.test(text) ? dec(text).toFixed() : /^\d{4}-\d\d-\d\d/.test(text) && k !== 'transaction_date' ? text.slice(0, 10) : text}`;
-    }).join('|')).sort();
-  }
-  return out;
 }
 
 /** One random scenario over two partners (iGaming and prop trading). */

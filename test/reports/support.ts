@@ -3,10 +3,12 @@
  * commission plans: what the report tests load through.
  */
 import assert from 'node:assert/strict';
+import type { Knex } from 'knex';
 import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { reevaluateForRates } from '../../jobs/commission.js';
 import { parseRatesCsv, saveRates } from '../../src/commission/fx.js';
 import { formatPlanError, parsePlans } from '../../src/commission/load-plans.js';
+import { money as dec } from '../../src/commission/money.js';
 import type { Plan } from '../../src/commission/plans.js';
 import { silentLogger } from '../../src/log.js';
 import { refreshFactsForRates } from '../../src/reports/facts.js';
@@ -82,3 +84,18 @@ export const money = (id: string, customerId: string, type: string, amount: numb
   transaction_id: id, customer_id: customerId, transaction_type: type, amount_currency: amount, currency: 'USD',
   transaction_date: '2026-11-02T12:00:00Z', status: 'approved', ...extra,
 });
+
+/** Every row of the fact tables, values as canonical text (decimals compared by value), in key order. */
+export async function factTables(knex: Knex): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const table of ['report_ftd', 'report_cells', 'report_month_cells', 'report_purchase_cells', 'report_depositors']) {
+    const rows: Record<string, unknown>[] = await knex(table).select('*');
+    out[table] = rows.map((r) => Object.keys(r).sort().map((k) => {
+      const v = r[k];
+      if (v === null || v === undefined) return `${k}=`;
+      const text = String(v);
+      return `${k}=${/^-?\d+(\.\d+)?$/.test(text) ? dec(text).toFixed() : /^\d{4}-\d\d-\d\d/.test(text) && k !== 'transaction_date' ? text.slice(0, 10) : text}`;
+    }).join('|')).sort();
+  }
+  return out;
+}
