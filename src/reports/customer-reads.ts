@@ -54,12 +54,13 @@ export async function readCustomers(trx: Knex.Transaction, kind: StoreKind, part
     reads.ftd = await readStoredFtd(trx, partner, deposit);
     reads.depositorDays = await readDepositorDays(trx, partner, whole);
     for (const [customer, days] of await readDepositorDays(trx, partner, [...additions.keys()], additions)) reads.depositorDays.set(customer, days);
-    const ftdDeposits = [...additions.keys()].flatMap((c) => { const f = reads.ftd.get(c); return f ? [String(f.transaction_id)] : []; });
-    for (const part of chunks(ftdDeposits)) {
+    // Each stored FTD's deposit, when it is an approved deposit of the same customer.
+    const ftdOf = new Map([...additions.keys()].flatMap((c) => { const f = reads.ftd.get(c); return f ? [[String(f.transaction_id), c] as const] : []; }));
+    for (const part of chunks([...ftdOf.keys()])) {
       const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).modify(inList('transaction_id', part))
         .where('transaction_type', 'deposit').where('status', 'approved').select('customer_id', 'transaction_id', 'transaction_date', 'amount_currency', 'currency', 'amount_usd');
       for (const r of rows) {
-        if (additions.has(String(r.customer_id))) reads.deposits.set(String(r.customer_id), [storedDeposit(r)]);
+        if (ftdOf.get(String(r.transaction_id)) === String(r.customer_id)) reads.deposits.set(String(r.customer_id), [storedDeposit(r)]);
       }
     }
   }
@@ -103,14 +104,18 @@ function addDepositorDay(into: Map<string, Map<string, string>>, customer: strin
 }
 
 type Text = string | null;
+type DepositTuple = [string, string, string, string, Text];
+const tupleDeposit = ([transaction, at, amount, currency, usd]: DepositTuple): Deposit => ({ id: transaction, at: fromStoreTimestamp(at) as string, amount_currency: amount, currency, amount_usd: usd });
+
 interface Row {
   id: string;
   affiliate_id: string | null;
   campaign_id: string | null;
   challenge_type: string | null;
   account_size: string | null;
-  deposits: [string, string, string, string, Text][] | null;
-  ftd: [string, string, string, string, string, Text] | null;
+  deposits: DepositTuple[] | null;
+  /** The FTD row, then (customers read for additions) its deposit's row when that is an approved deposit of the customer. */
+  ftd: [string, string, string, string, string, Text, DepositTuple | null] | null;
   days: [string, string, string][] | null;
 }
 
@@ -124,15 +129,17 @@ async function readInOneStatement(trx: Knex.Transaction, partner: string, ids: r
   reads: CustomerReads): Promise<void> {
   const utc = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
   const deposit = (t: string) => `json_build_array(${t}.transaction_id, ${utc(`${t}.transaction_date`)}, ${t}.amount_currency::text, ${t}.currency, ${t}.amount_usd::text)`;
-  // k.read: null (attribution only), 'all' (whole history) or 'added' (the additions' reads).
+  // k.read: null (attribution only), 'all' (whole history) or 'added' (the additions' reads). The
+  // stored FTD comes with its deposit's row, joined by the deposit's key (one index probe, not a
+  // walk through the customer's deposits) and checked to be an approved deposit of the customer.
   const result = await trx.raw(`
     SELECT k.id, c.affiliate_id, c.campaign_id, c.challenge_type, c.account_size::text AS account_size,
       CASE WHEN k.read = 'all' THEN (SELECT json_agg(${deposit('t')})
-          FROM transactions t WHERE t.partner_id = :partner AND t.customer_id = k.id AND t.transaction_type = 'deposit' AND t.status = 'approved')
-        WHEN k.read = 'added' THEN (SELECT json_agg(${deposit('t')}) FROM report_ftd f JOIN transactions t ON t.partner_id = f.partner_id AND t.transaction_id = f.transaction_id
-          WHERE f.partner_id = :partner AND f.customer_id = k.id AND t.customer_id = k.id AND t.transaction_type = 'deposit' AND t.status = 'approved') END AS deposits,
-      CASE WHEN k.read IS NOT NULL THEN (SELECT json_build_array(f.transaction_id, ${utc('f.transaction_date')}, f.day::text, f.amount_currency::text, f.currency, f.amount_usd::text)
-        FROM report_ftd f WHERE f.partner_id = :partner AND f.customer_id = k.id) END AS ftd,
+        FROM transactions t WHERE t.partner_id = :partner AND t.customer_id = k.id AND t.transaction_type = 'deposit' AND t.status = 'approved') END AS deposits,
+      CASE WHEN k.read IS NOT NULL THEN (SELECT json_build_array(f.transaction_id, ${utc('f.transaction_date')}, f.day::text, f.amount_currency::text, f.currency, f.amount_usd::text,
+          CASE WHEN t.customer_id = k.id AND t.transaction_type = 'deposit' AND t.status = 'approved' THEN ${deposit('t')} END)
+        FROM report_ftd f LEFT JOIN transactions t ON k.read = 'added' AND t.partner_id = f.partner_id AND t.transaction_id = f.transaction_id
+        WHERE f.partner_id = :partner AND f.customer_id = k.id) END AS ftd,
       CASE WHEN k.read IS NOT NULL THEN (SELECT json_agg(json_build_array(d.day::text, d.affiliate_id, d.campaign_id))
         FROM report_depositors d WHERE d.partner_id = :partner AND d.customer_id = k.id AND (k.since IS NULL OR d.day >= k.since)) END AS days
     FROM unnest(:ids::text[], :read::text[], :since::date[]) AS k(id, read, since)
@@ -141,12 +148,11 @@ async function readInOneStatement(trx: Knex.Transaction, partner: string, ids: r
   for (const r of (result as { rows: Row[] }).rows) {
     const id = String(r.id);
     if (r.affiliate_id !== null) reads.now.set(id, { pair: pairKey(r.affiliate_id, campaignKey(r.campaign_id)), product: productKey(r.challenge_type, r.account_size) });
-    if (r.deposits) {
-      reads.deposits.set(id, r.deposits.map(([transaction, at, amount, currency, usd]) => ({ id: transaction, at: fromStoreTimestamp(at) as string, amount_currency: amount, currency, amount_usd: usd })));
-    }
+    if (r.deposits) reads.deposits.set(id, r.deposits.map(tupleDeposit));
     if (r.ftd) {
-      const [transaction, at, day, amount, currency, usd] = r.ftd;
+      const [transaction, at, day, amount, currency, usd, ftdDeposit] = r.ftd;
       reads.ftd.set(id, { customer_id: id, transaction_id: transaction, transaction_date: at, day, amount_currency: amount, currency, amount_usd: usd });
+      if (ftdDeposit && additions.has(id)) reads.deposits.set(id, [tupleDeposit(ftdDeposit)]);
     }
     for (const [day, affiliate, campaign] of r.days ?? []) addDepositorDay(reads.depositorDays, id, day, pairKey(affiliate, campaign));
   }

@@ -17,6 +17,7 @@ import { consoleIndexes } from './014-console-indexes.js';
 import { fraudPending } from './015-fraud-pending.js';
 import { reportDepositorCustomers } from './016-report-depositor-customers.js';
 import { reportCellsFillfactor } from './017-report-cells-fillfactor.js';
+import { reportDepositorDays } from './018-report-depositor-days.js';
 
 export interface StoreMigration {
   name: string;
@@ -24,4 +25,4 @@ export interface StoreMigration {
 }
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables, activityPartitions, consoleIndexes, fraudPending, reportDepositorCustomers, reportCellsFillfactor];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables, activityPartitions, consoleIndexes, fraudPending, reportDepositorCustomers, reportCellsFillfactor, reportDepositorDays];
