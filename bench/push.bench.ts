@@ -6,7 +6,13 @@
  *    records/s loaded, beside
  *    - a raw COPY of the same records, rendered as store rows, into an identical table (target: the
  *      API at 0.5 x COPY or better);
- *    - PostgreSQL's floor for an upserting request, per request and per full group (./support/pg-floors.ts);
+ *    - PostgreSQL's floor for an upserting request, per request and per full group, and the same with
+ *      the report facts exact at the commit, one transaction at a time and two side by side
+ *      (./support/pg-floors.ts), with the CPU of their server backends;
+ *    - the least CPU the service's process spends on the same requests (the bare route's HTTP and
+ *      JSON parsing of the same bodies; validation and COPY text in this process) and the CPU of
+ *      the server, its backends and the load generator during the API's bulk run, against the CPU
+ *      two cores give at 0.5 x COPY;
  *    - the pull load path: Loader.load of the same records in this process, 1000 per batch, with
  *      the same after-load composition (jobs/load-hooks.ts), into another fresh schema;
  *    - the push service in this process (src/push/service.ts: validation, group commit,
@@ -367,8 +373,9 @@ async function main(): Promise<void> {
       await upsertFloor(admin, `${pull}.floor`, ['partner_id', 'transaction_id'], text.slice(0, -1).split('\n'), 4 * BULK_SIZE)];
 
     // Baseline 4, PostgreSQL's floor for the same requests with the report facts exact at their commit
-    // (./support/pg-floors.ts), on the store's own tables: one transaction at a time per 1000 and per
-    // full group, then two side by side (one per core).
+    // (./support/pg-floors.ts), on the store's own tables: one transaction at a time (as a partner's
+    // loads run) per 1000, per full group and per 20,000, then two side by side (one per core),
+    // without and with the customers locked.
     const lines = text.slice(0, -1).split('\n');
     const lanes = [new pg.Client({ connectionString: PG_URL }), new pg.Client({ connectionString: PG_URL })];
     for (const l of lanes) await l.connect();
@@ -376,6 +383,8 @@ async function main(): Promise<void> {
     try {
       factsFloors.push([`floor: the same + exact facts per ${BULK_SIZE}`, await pushFactsFloor(lanes.slice(0, 1), floor, PARTNER, lines, BULK_SIZE)]);
       factsFloors.push([`floor: the same + exact facts per ${4 * BULK_SIZE}`, await pushFactsFloor(lanes.slice(0, 1), floor, PARTNER, lines, 4 * BULK_SIZE)]);
+      // Larger groups than the server makes: how far the fixed cost of a transaction is behind the floor.
+      factsFloors.push([`floor: the same + exact facts per ${20 * BULK_SIZE}`, await pushFactsFloor(lanes.slice(0, 1), floor, PARTNER, lines, 20 * BULK_SIZE)]);
       factsFloors.push([`floor: the same, 2 transactions side by side`, await pushFactsFloor(lanes, floor, PARTNER, lines, 4 * BULK_SIZE)]);
       factsFloors.push([`floor: the same, customers locked`, await pushFactsFloor(lanes, floor, PARTNER, lines, 4 * BULK_SIZE, { lockCustomers: true })]);
     } finally {
