@@ -34,9 +34,8 @@
  *     (defaults 100 and 20000; TEST_PG_URL overrides the server; BENCH_BULK_CONCURRENCY (4);
  *      BENCH_SERVER_NODE_ARGS adds node flags to the server, e.g. "--cpu-prof --cpu-prof-dir=prof")
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -47,6 +46,7 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { createLoadHooks } from '../jobs/load-hooks.js';
+import { count, freePort, newCounts, startChild, statusText, type Counts, type Server } from './support/http-bench.js';
 import { pushFactsFloor, upsertFloor } from './support/pg-floors.js';
 import { procCpuMs } from './support/proc-cpu.js';
 import { silentLogger } from '../src/log.js';
@@ -87,64 +87,6 @@ const deposit = (i: number, customers: number): SpecRecord => ({
   transaction_date: `2026-11-${String(1 + (i % 22)).padStart(2, '0')}T12:00:00Z`,
   status: 'approved',
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor(url: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output()}`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`server did not answer ${url} within 30 s:\n${output()}`);
-}
-
-/** Peak resident set of a live process (Linux /proc VmHWM), in MB. */
-function peakRssMb(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Math.round(Number(m[1]) / 1024) : NaN;
-}
-
-interface Server {
-  url: string;
-  child: ChildProcess;
-  stop(): Promise<number>;
-}
-
-async function startChild(args: string[], port: number, health: string): Promise<Server> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-  child.stderr?.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-20_000)));
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(url + health, child, () => out);
-  return {
-    url,
-    child,
-    async stop() {
-      const rss = peakRssMb(child.pid as number);
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGTERM');
-      await exited;
-      if (child.exitCode !== 0 && child.signalCode === null) process.stderr.write(`server exit ${child.exitCode}:\n${out}\n`);
-      return rss;
-    },
-  };
-}
 
 /** `partner-sync serve` on a free loopback port, over the store schema. */
 async function startApi(schema: string, configDir: string): Promise<Server> {
@@ -187,26 +129,6 @@ async function tokens(url: string, clientId: string, secret: string, n: number):
   return out;
 }
 
-interface Counts {
-  accepted: number;
-  loaded: number;
-  waiting: number;
-  statuses: Map<number, number>;
-}
-const newCounts = (): Counts => ({ accepted: 0, loaded: 0, waiting: 0, statuses: new Map() });
-function count(c: Counts, status: number, body: string): void {
-  c.statuses.set(status, (c.statuses.get(status) ?? 0) + 1);
-  if (status !== 200) return;
-  try {
-    const b = JSON.parse(body) as { accepted?: number; loaded?: number; waiting?: number };
-    c.accepted += b.accepted ?? 0;
-    c.loaded += b.loaded ?? 0;
-    c.waiting += b.waiting ?? 0;
-  } catch {
-    // a non-JSON 200 (the bare route answers JSON too)
-  }
-}
-const statusText = (c: Counts) => [...c.statuses].map(([s, n]) => `${s}: ${n}`).join(', ');
 
 /** R bulk requests, BULK_CONCURRENCY at a time; returns elapsed ms. */
 async function pushBulk(url: string, bodies: string[], tokenList: string[], c: Counts, path = '/api/v1/igaming/transactions/bulk'): Promise<number> {
