@@ -17,7 +17,7 @@ import type { Knex } from 'knex';
 import type { StoreKind } from '../store/dialects.js';
 import { fromStoreTimestamp } from '../store/values.js';
 import { type Attribution, attributions, campaignKey, chunks, inList, pairKey, productKey } from './facts-values.js';
-import { type Deposit, readDeposits, readStoredFtd, type StoredFtd } from './ftd.js';
+import { type Deposit, DEPOSIT_READ, depositOf, readDeposits, readStoredFtd, type StoredFtd } from './ftd.js';
 
 /** Deposit customers read for their additions only: customer → the first day of the earliest month a new deposit falls in. */
 export type Additions = ReadonlyMap<string, string>;
@@ -52,15 +52,14 @@ export async function readCustomers(trx: Knex.Transaction, kind: StoreKind, part
     const deposit = [...depositCustomers];
     reads.deposits = await readDeposits(trx, partner, whole);
     reads.ftd = await readStoredFtd(trx, partner, deposit);
-    reads.depositorDays = await readDepositorDays(trx, partner, whole);
-    for (const [customer, days] of await readDepositorDays(trx, partner, [...additions.keys()], additions)) reads.depositorDays.set(customer, days);
+    reads.depositorDays = await readDepositorDays(trx, partner, deposit, additions);
     // Each stored FTD's deposit, when it is an approved deposit of the same customer.
     const ftdOf = new Map([...additions.keys()].flatMap((c) => { const f = reads.ftd.get(c); return f ? [[String(f.transaction_id), c] as const] : []; }));
     for (const part of chunks([...ftdOf.keys()])) {
       const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).modify(inList('transaction_id', part))
-        .where('transaction_type', 'deposit').where('status', 'approved').select('customer_id', 'transaction_id', 'transaction_date', 'amount_currency', 'currency', 'amount_usd');
+        .where('transaction_type', 'deposit').where('status', 'approved').select(...DEPOSIT_READ);
       for (const r of rows) {
-        if (ftdOf.get(String(r.transaction_id)) === String(r.customer_id)) reads.deposits.set(String(r.customer_id), [storedDeposit(r)]);
+        if (ftdOf.get(String(r.transaction_id)) === String(r.customer_id)) reads.deposits.set(String(r.customer_id), [depositOf(r)]);
       }
     }
   }
@@ -78,9 +77,6 @@ export async function readCustomers(trx: Knex.Transaction, kind: StoreKind, part
   }
   return reads;
 }
-
-const storedDeposit = (r: Record<string, unknown>): Deposit =>
-  ({ id: String(r.transaction_id), at: fromStoreTimestamp(r.transaction_date) as string, amount_currency: r.amount_currency, currency: String(r.currency), amount_usd: r.amount_usd });
 
 /** The stored depositor days of these customers: day → cell pair (`since`: a customer's days from that day on only). */
 export async function readDepositorDays(trx: Knex.Transaction, partner: string, customers: readonly string[], since?: Additions): Promise<Map<string, Map<string, string>>> {

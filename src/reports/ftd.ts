@@ -23,18 +23,25 @@ export interface Deposit {
   amount_usd: unknown;
 }
 
+/** The columns of a stored deposit a Deposit is made of (with customer_id). */
+export const DEPOSIT_READ = ['customer_id', 'transaction_id', 'transaction_date', 'amount_currency', 'currency', 'amount_usd'] as const;
+
+/** A stored transactions row (DEPOSIT_READ) as a Deposit. */
+export const depositOf = (r: Record<string, unknown>): Deposit =>
+  ({ id: String(r.transaction_id), at: fromStoreTimestamp(r.transaction_date) as string, amount_currency: r.amount_currency, currency: String(r.currency), amount_usd: r.amount_usd });
+
 /** Every approved deposit of these customers, per customer. */
 export async function readDeposits(trx: Knex.Transaction, partner: string, customers: readonly string[]): Promise<Map<string, Deposit[]>> {
   const out = new Map<string, Deposit[]>();
   for (const part of chunks([...new Set(customers)])) {
     const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).modify(inList('customer_id', part))
       .where('transaction_type', 'deposit').where('status', 'approved')
-      .select('customer_id', 'transaction_id', 'transaction_date', 'amount_currency', 'currency', 'amount_usd');
+      .select(...DEPOSIT_READ);
     for (const r of rows) {
       const id = String(r.customer_id);
       let list = out.get(id);
       if (!list) out.set(id, (list = []));
-      list.push({ id: String(r.transaction_id), at: fromStoreTimestamp(r.transaction_date) as string, amount_currency: r.amount_currency, currency: String(r.currency), amount_usd: r.amount_usd });
+      list.push(depositOf(r));
     }
   }
   return out;
