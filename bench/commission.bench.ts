@@ -17,7 +17,7 @@
 import pg from 'pg';
 import { copyLines, dropBenchSchemas, openBenchStore, printCostTable, type Timing } from './support/pg-bench.js';
 import { createCommissionHook, recompute } from '../jobs/commission.js';
-import { addDays } from '../src/commission/dates.js';
+import { addDays } from '../src/kernel/dates.js';
 import { parsePlans } from '../src/commission/load-plans.js';
 import { silentLogger } from '../src/log.js';
 import { Loader } from '../src/pipeline/load.js';

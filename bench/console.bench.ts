@@ -19,7 +19,7 @@ import pg from 'pg';
 import { buildApi } from '../src/api/server.js';
 import type { KdfParams } from '../src/api/secret-hash.js';
 import { loadConfig } from '../src/cli/definitions.js';
-import { addDays } from '../src/commission/dates.js';
+import { addDays } from '../src/kernel/dates.js';
 import { addUser } from '../src/console/users.js';
 import { silentLogger } from '../src/log.js';
 import { packageRoot } from '../src/paths.js';

@@ -17,7 +17,7 @@
 import pg from 'pg';
 import { copyLines, dropBenchSchemas, openBenchStore, printCostTable, type Timing } from './support/pg-bench.js';
 import { createFraudHook } from '../jobs/fraud.js';
-import { addDays } from '../src/commission/dates.js';
+import { addDays } from '../src/kernel/dates.js';
 import { defaultConfig } from '../src/fraud/config.js';
 import { detect } from '../src/fraud/detect.js';
 import { silentLogger } from '../src/log.js';

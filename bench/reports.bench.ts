@@ -16,8 +16,8 @@
  */
 import pg from 'pg';
 import { copyLines } from './support/pg-bench.js';
-import { addDays } from '../src/commission/dates.js';
-import { money } from '../src/commission/money.js';
+import { addDays } from '../src/kernel/dates.js';
+import { money } from '../src/kernel/money.js';
 import { Loader } from '../src/pipeline/load.js';
 import { affiliateReport } from '../src/reports/affiliates.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS } from '../src/reports/facts-columns.js';

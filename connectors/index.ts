@@ -4,7 +4,7 @@
  */
 import type { DbSource, PartnerDefinition, RestSource, WarehouseSource } from '../src/config/definition.js';
 import type { Logger, Redact } from '../src/log.js';
-import type { Clock } from '../src/store/store.js';
+import type { Clock } from '../src/kernel/clock.js';
 import { createDbSource } from './db/source.js';
 import { createRestSource } from './rest/source.js';
 import type { Source } from './source.js';

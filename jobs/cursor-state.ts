@@ -21,7 +21,7 @@
  * of at the window's start. `watermark` (freshness is measured from it) and `start` still move
  * only when a window completes.
  */
-import { toUtcTimestamp } from '../src/store/values.js';
+import { toUtcTimestamp } from '../src/kernel/timestamp.js';
 
 /** State of a cursor stream in sync_state. */
 export interface CursorState {

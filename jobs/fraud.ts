@@ -14,7 +14,7 @@ import type { LoadedChange, LoaderDeps } from '../src/pipeline/load.js';
 import type { Store } from '../src/store/store.js';
 import type { Variant } from '../src/types.js';
 import { lockPartnerLoads } from '../src/commission/recompute-pending.js';
-import { addDays } from '../src/commission/dates.js';
+import { addDays } from '../src/kernel/dates.js';
 import { formatFraudConfigError, loadFraudConfig, settingsFor, type FraudConfig, type RuleSettings } from '../src/fraud/config.js';
 import { detect, markNotFound, type Detection } from '../src/fraud/detect.js';
 

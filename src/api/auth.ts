@@ -12,7 +12,8 @@
  *   app.post('/api/v1/:variant/customers', { onRequest: requirePartnerAccess('write') }, handler)
  */
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import type { Clock, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
+import type { Clock } from '../kernel/clock.js';
 import { isVariant, type Variant } from '../types.js';
 import { clientRevoked } from './clients.js';
 import type { RateLimiter } from './rate-limit.js';

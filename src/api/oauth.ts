@@ -6,7 +6,8 @@
  */
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
-import type { Clock, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
+import type { Clock } from '../kernel/clock.js';
 import { authenticateClient, parseScopes } from './clients.js';
 import { REALM } from './auth.js';
 import { issueToken } from './tokens.js';

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { Clock } from '../store/store.js';
+import type { Clock } from '../kernel/clock.js';
 import { Authenticator, requireAnyToken } from './auth.js';
 import { BodyError, MAX_JSON_DEPTH, parseJsonBody } from './json-body.js';
 import { oauthRoutes } from './oauth.js';

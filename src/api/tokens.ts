@@ -7,7 +7,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { errors, jwtVerify, SignJWT } from 'jose';
-import type { Clock, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
+import type { Clock } from '../kernel/clock.js';
 import { isVariant } from '../types.js';
 import type { ApiClient } from './clients.js';
 import { SCOPES } from './clients.js';

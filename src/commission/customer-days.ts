@@ -5,10 +5,10 @@
  * it touched, and a month's base is one row however long the history.
  */
 import type { Knex } from 'knex';
-import { monthOf } from './dates.js';
-import { RateBook, type MissingRate } from './fx.js';
+import { monthOf } from '../kernel/dates.js';
+import { RateBook, type MissingRate } from '../kernel/fx.js';
 import type { CustomerFact, TxFact } from './facts.js';
-import { money, moneyOrNull, sum, ZERO, type Money } from './money.js';
+import { money, moneyOrNull, sum, ZERO, type Money } from '../kernel/money.js';
 
 export interface ActivityRow {
   customerId: string;

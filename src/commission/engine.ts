@@ -12,11 +12,11 @@ import type { Variant } from '../types.js';
 import {
   applyMonthDeltas, MonthDeltas, readAffiliateMonths, reattributeDays, reattributedCustomers, recordAttribution, refreshDays, splitMonthKey, toCachedDay, type CachedDay,
 } from './customer-days.js';
-import { addDays, monthOf } from './dates.js';
+import { addDays, monthOf } from '../kernel/dates.js';
 import { readBonusTransactions, readCustomers, readTransactions, ratePairs, type CustomerFact, type TxFact } from './facts.js';
-import { RateBook } from './fx.js';
+import { RateBook } from '../kernel/fx.js';
 import { appendLines, linesFor, readKeyLines, replaceHolds, totalsByAffiliate, type LineState, type NewLine, type Target } from './ledger.js';
-import { sum, ZERO, type Money } from './money.js';
+import { sum, ZERO, type Money } from '../kernel/money.js';
 import { PLAN_VARIANT, type ChallengeCpaPlan, type CpaFtdPlan, type PhaseBonusPlan, type Plan, type RevsharePlan } from './plans.js';
 import { CHALLENGE_REASONS, challengeTargets, FEE_TYPES, REFUND_TYPES, challengeKey } from './rules/challenge-cpa.js';
 import { cpaKey, cpaTarget } from './rules/cpa-ftd.js';

@@ -5,9 +5,9 @@
  */
 import type { Knex } from 'knex';
 import { fromStoreTimestamp } from '../store/values.js';
-import { addDays } from './dates.js';
-import type { Converted, RateBook } from './fx.js';
-import { money, moneyOrNull, type Money } from './money.js';
+import { addDays } from '../kernel/dates.js';
+import type { Converted, RateBook } from '../kernel/fx.js';
+import { money, moneyOrNull, type Money } from '../kernel/money.js';
 
 export interface CustomerFact {
   customerId: string;

@@ -6,9 +6,9 @@
  */
 import type { Knex } from 'knex';
 import { fromStoreTimestamp } from '../store/values.js';
-import { centsText, money, sum, ZERO, type Money } from './money.js';
+import { centsText, money, sum, ZERO, type Money } from '../kernel/money.js';
 import type { Plan, PlanKind } from './plans.js';
-import type { MissingRate } from './fx.js';
+import type { MissingRate } from '../kernel/fx.js';
 import type { ReviewMark } from './review-holds.js';
 
 /** What a rule says a key should total for one affiliate, or that it cannot say yet (held). */

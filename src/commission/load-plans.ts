@@ -16,8 +16,8 @@ import { isRecord, locate, position } from '../config/yaml-position.js';
 import { schemaProblems, type SchemaProblem } from '../config/definition-schema.js';
 import type { SchemaNode } from '../config/secrets.js';
 import { packageRoot } from '../paths.js';
-import { isDay, lastDayOf, monthOf } from './dates.js';
-import { money, type Money } from './money.js';
+import { isDay, lastDayOf, monthOf } from '../kernel/dates.js';
+import { money, type Money } from '../kernel/money.js';
 import {
   CLAWBACK_DEFAULTS, DEFAULT_CLOSE_AFTER_HOURS, DEFAULT_FUNNEL,
   type Band, type Plan, type RateRule,

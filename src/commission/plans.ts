@@ -3,7 +3,7 @@
  * (load-plans.ts): defaults applied, amounts and rates as exact decimals.
  */
 import type { Variant } from '../types.js';
-import type { Money } from './money.js';
+import type { Money } from '../kernel/money.js';
 
 export const PLAN_KINDS = ['cpa_ftd', 'revshare', 'challenge_cpa', 'phase_bonus'] as const;
 export type PlanKind = (typeof PLAN_KINDS)[number];

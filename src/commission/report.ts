@@ -4,7 +4,7 @@
  */
 import type { Knex } from 'knex';
 import { listHolds, toLedgerLine, type Hold, type LedgerLine } from './ledger.js';
-import { money, ZERO, type Money } from './money.js';
+import { money, ZERO, type Money } from '../kernel/money.js';
 import type { Plan } from './plans.js';
 import { monthClosesAt } from './rules/revshare.js';
 import { listReviewHolds, type ReviewHold } from './review-holds.js';

@@ -20,10 +20,10 @@ import type { Store } from '../store/store.js';
 import { fromStoreTimestamp } from '../store/values.js';
 import type { Variant } from '../types.js';
 import type { AffiliateMonth, CachedDay } from './customer-days.js';
-import { monthOf } from './dates.js';
+import { monthOf } from '../kernel/dates.js';
 import { emptyScope, writePending } from './engine.js';
 import { parseJson, readHeldEntries, totalsByAffiliate, type HeldEntry, type HoldFilter, type LineState, type Target } from './ledger.js';
-import { money, moneyOrNull, ZERO, type Money } from './money.js';
+import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
 import { revshareTargets, type RevshareInput } from './rules/revshare.js';
 
 /**

@@ -4,7 +4,7 @@
  * it replaced. Only these are re-evaluated, so a batch's cost follows the batch, not the history.
  */
 import type { LoadedChange } from '../pipeline/load.js';
-import { utcDay } from './dates.js';
+import { utcDay } from '../kernel/dates.js';
 import { addDay, emptyScope, type Scope } from './engine.js';
 
 export function scopeOfChange(change: LoadedChange): Scope {

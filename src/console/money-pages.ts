@@ -6,8 +6,8 @@
  * (bench/console.bench.ts): no page reads a raw activity or transaction table, or a whole ledger.
  */
 import type { Knex } from 'knex';
-import { addDays } from '../commission/dates.js';
-import { money, ZERO } from '../commission/money.js';
+import { addDays } from '../kernel/dates.js';
+import { money, ZERO } from '../kernel/money.js';
 import type { Plan } from '../commission/plans.js';
 import { listHolds } from '../commission/ledger.js';
 import { ledgerReport, type LedgerReport } from '../commission/report.js';

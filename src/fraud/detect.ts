@@ -7,7 +7,7 @@
  * is withdrawn when still open, noted unsupported when decided (docs/fraud.md). All in the caller's transaction.
  */
 import type { Knex } from 'knex';
-import { addDays, lastDayOf, monthOf } from '../commission/dates.js';
+import { addDays, lastDayOf, monthOf } from '../kernel/dates.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 import { enabledRules, settingsFor, type FraudConfig, type RuleName } from './config.js';

@@ -6,10 +6,10 @@
  * through indexes, so their cost follows what a batch touched, not the history.
  */
 import type { Knex } from 'knex';
-import { addDays, utcDay } from '../commission/dates.js';
-import { RateBook } from '../commission/fx.js';
-import { money, ZERO, type Money } from '../commission/money.js';
-import { toUtcTimestamp } from '../store/values.js';
+import { addDays, utcDay } from '../kernel/dates.js';
+import { RateBook } from '../kernel/fx.js';
+import { money, ZERO, type Money } from '../kernel/money.js';
+import { toUtcTimestamp } from '../kernel/timestamp.js';
 import type { Variant } from '../types.js';
 import type { RuleSettings } from './config.js';
 import { identityKeys, type IdentityKey } from './identity.js';

@@ -5,8 +5,8 @@
  * batch or a rescan asks.
  */
 import type { Knex } from 'knex';
-import { addDays, lastDayOf, monthOf } from '../commission/dates.js';
-import { Money, money } from '../commission/money.js';
+import { addDays, lastDayOf, monthOf } from '../kernel/dates.js';
+import { Money, money } from '../kernel/money.js';
 import type { Variant } from '../types.js';
 import type { RuleName, RuleSettings } from './config.js';
 import { approved, chunked, judgeWagering, ts, type CustomerData, type TradeRow, type Tx } from './facts.js';

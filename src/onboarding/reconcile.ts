@@ -20,7 +20,7 @@ import { createMapper } from '../pipeline/map-record.js';
 import { storedToRecord } from '../store/rows.js';
 import type { Store } from '../store/store.js';
 import { entityTable } from '../store/tables.js';
-import { toUtcTimestamp } from '../store/values.js';
+import { toUtcTimestamp } from '../kernel/timestamp.js';
 import type { Entity, SpecRecord, Variant } from '../types.js';
 import { DAY_FIELD, SUMS, sourceAggregates, sourceKeys } from './source-aggregates.js';
 

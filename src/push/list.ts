@@ -20,7 +20,7 @@
 import type { Knex } from 'knex';
 import { entityTable, type EntityTable } from '../store/tables.js';
 import { storedToRecord } from '../store/rows.js';
-import { toUtcTimestamp } from '../store/values.js';
+import { toUtcTimestamp } from '../kernel/timestamp.js';
 import type { Entity, SpecRecord, Variant } from '../types.js';
 
 export const DEFAULT_PER_PAGE = 50;

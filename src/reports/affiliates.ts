@@ -5,8 +5,8 @@
  */
 import type { Knex } from 'knex';
 import { ledgerReport } from '../commission/report.js';
-import { lastDayOf } from '../commission/dates.js';
-import { money, ZERO, type Money } from '../commission/money.js';
+import { lastDayOf } from '../kernel/dates.js';
+import { money, ZERO, type Money } from '../kernel/money.js';
 import type { StoreKind } from '../store/dialects.js';
 import type { Store } from '../store/store.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS, type MoneyColumn } from './facts.js';

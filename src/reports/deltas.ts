@@ -5,8 +5,8 @@
  * rebuild would not have it. Exact decimals throughout.
  */
 import type { Knex } from 'knex';
-import type { RateBook } from '../commission/fx.js';
-import { money, moneyOrNull, ZERO, type Money } from '../commission/money.js';
+import type { RateBook } from '../kernel/fx.js';
+import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
 import type { StoreKind } from '../store/dialects.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS, REPORT_TX_TYPES, type CountColumn, type MoneyColumn } from './facts-columns.js';
 import { activityGgr, pairKey, SUMMED_COLUMNS, toUsd, TYPE_COLUMN } from './facts-values.js';

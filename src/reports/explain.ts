@@ -5,10 +5,10 @@
  * be checked by hand. No personal fields (names, e-mail, click ids) are ever listed.
  */
 import type { Knex } from 'knex';
-import { addDays } from '../commission/dates.js';
-import { RateBook } from '../commission/fx.js';
+import { addDays } from '../kernel/dates.js';
+import { RateBook } from '../kernel/fx.js';
 import { listHolds, toLedgerLine } from '../commission/ledger.js';
-import { money, moneyOrNull, ZERO, type Money } from '../commission/money.js';
+import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
 import { fromStoreTimestamp } from '../store/values.js';
 import { moneyText, REPORT_COLUMNS, type ReportColumn } from './affiliates.js';
 import { activityGgr, campaignKey, dayStart, toUsd } from './facts.js';

@@ -3,8 +3,8 @@
  * GGR, and the current attribution of customers.
  */
 import type { Knex } from 'knex';
-import { RateBook } from '../commission/fx.js';
-import { money, moneyOrNull, ZERO, type Money } from '../commission/money.js';
+import { RateBook } from '../kernel/fx.js';
+import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
 import { decimalText } from '../store/values.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS, type MoneyColumn } from './facts-columns.js';
 

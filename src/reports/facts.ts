@@ -8,7 +8,7 @@
  * the reference the incremental path must equal; an FX import recomputes the days of its rates.
  */
 import type { Knex } from 'knex';
-import { addDays } from '../commission/dates.js';
+import { addDays } from '../kernel/dates.js';
 import type { StoreKind } from '../store/dialects.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';

@@ -3,8 +3,8 @@
  * kept in report_ftd, and the approved deposits it is found from.
  */
 import type { Knex } from 'knex';
-import { RateBook } from '../commission/fx.js';
-import { money } from '../commission/money.js';
+import { RateBook } from '../kernel/fx.js';
+import { money } from '../kernel/money.js';
 import { fromStoreTimestamp } from '../store/values.js';
 import { insertJson } from '../store/json-insert.js';
 import { chunks, inList, toUsd } from './facts-values.js';

@@ -15,9 +15,9 @@
  * An activity day replaced whole takes the day's activity sums out of its cells (its rows are gone).
  */
 import type { Knex } from 'knex';
-import { utcDay } from '../commission/dates.js';
-import { RateBook } from '../commission/fx.js';
-import { money } from '../commission/money.js';
+import { utcDay } from '../kernel/dates.js';
+import { RateBook } from '../kernel/fx.js';
+import { money } from '../kernel/money.js';
 import type { StoreKind } from '../store/dialects.js';
 import type { SpecRecord, Variant } from '../types.js';
 import { applyDeltas, FactDeltas, reported, type Sign } from './deltas.js';

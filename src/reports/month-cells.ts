@@ -5,8 +5,8 @@
  * statement; SQLite stores decimal text, summed here.
  */
 import type { Knex } from 'knex';
-import { lastDayOf } from '../commission/dates.js';
-import { money, ZERO, type Money } from '../commission/money.js';
+import { lastDayOf } from '../kernel/dates.js';
+import { money, ZERO, type Money } from '../kernel/money.js';
 import type { StoreKind } from '../store/dialects.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS } from './facts-columns.js';
 

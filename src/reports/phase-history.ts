@@ -20,7 +20,8 @@ import type { Knex } from 'knex';
 import type { SpecRecord } from '../types.js';
 import { entityTable } from '../store/tables.js';
 import { storedToRecord } from '../store/rows.js';
-import { decimalText, fromStoreTimestamp, toUtcTimestamp } from '../store/values.js';
+import { decimalText, fromStoreTimestamp } from '../store/values.js';
+import { toUtcTimestamp } from '../kernel/timestamp.js';
 
 /** The evaluation path, in order. */
 export const STAGES = ['phase_1', 'phase_2', 'funded'] as const;

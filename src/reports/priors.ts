@@ -4,7 +4,8 @@
  * The first read of a key in a batch wins: it is the version the facts hold.
  */
 import type { Knex } from 'knex';
-import { fromStoreTimestamp, toUtcTimestamp } from '../store/values.js';
+import { fromStoreTimestamp } from '../store/values.js';
+import { toUtcTimestamp } from '../kernel/timestamp.js';
 import type { SpecRecord } from '../types.js';
 import { campaignKey, chunks, decimalKey, inList, pairKey, productKey } from './facts-values.js';
 

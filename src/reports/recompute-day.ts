@@ -5,9 +5,9 @@
  * and moves the month cells by the difference between old and new stored values.
  */
 import type { Knex } from 'knex';
-import { addDays, lastDayOf } from '../commission/dates.js';
-import { RateBook } from '../commission/fx.js';
-import { money, moneyOrNull, ZERO, type Money } from '../commission/money.js';
+import { addDays, lastDayOf } from '../kernel/dates.js';
+import { RateBook } from '../kernel/fx.js';
+import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
 import type { StoreKind } from '../store/dialects.js';
 import type { Variant } from '../types.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS, REPORT_TX_TYPES, type CountColumn, type MoneyColumn } from './facts-columns.js';

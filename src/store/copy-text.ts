@@ -6,7 +6,8 @@
  */
 import type { SpecRecord } from '../types.js';
 import type { EntityTable } from './tables.js';
-import { decimalText, toUtcTimestamp } from './values.js';
+import { decimalText } from './values.js';
+import { toUtcTimestamp } from '../kernel/timestamp.js';
 import { versionOf } from './record-meta.js';
 import { isVersioned } from './versions.js';
 

@@ -1,6 +1,7 @@
 import type { SpecRecord } from '../types.js';
 import type { Column, EntityTable } from './tables.js';
-import { decimalText, fromStoreDate, fromStoreDecimal, fromStoreTimestamp, toUtcTimestamp } from './values.js';
+import { decimalText, fromStoreDate, fromStoreDecimal, fromStoreTimestamp } from './values.js';
+import { toUtcTimestamp } from '../kernel/timestamp.js';
 import { versionOf } from './record-meta.js';
 import { VERSION_COLUMN, isVersioned } from './versions.js';
 

@@ -4,9 +4,7 @@ import pg from 'pg';
 import { DIALECTS, type DialectProfile } from './dialects.js';
 import { MIGRATIONS, type StoreMigration } from './migrations/index.js';
 import { describeStore, parseStoreUrl, sqliteDirectory, type StoreLocation } from './store-url.js';
-
-export type Clock = () => Date;
-export const systemClock: Clock = () => new Date();
+import { systemClock, type Clock } from '../kernel/clock.js';
 
 // PostgreSQL type OIDs read as text, so that dates, timestamps and NUMERIC keep full precision
 // (pg would turn timestamps into millisecond Dates).

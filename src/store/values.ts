@@ -5,43 +5,7 @@
  * their exact decimal text.
  */
 import { Decimal } from 'decimal.js';
-
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d+))?\s*([Zz]|[+-]\d{2}(?::?\d{2})?)$/;
-
-/**
- * ISO 8601 / RFC 3339 date-time with offset → `YYYY-MM-DDTHH:MM:SS.ffffffZ` in UTC.
- *
- * A leap second (`23:59:60`, RFC 3339 allows it) becomes `23:59:59.999999` of the same UTC day in
- * both stores: PostgreSQL would read `:60` as the next day's 00:00:00 and SQLite would keep the
- * text, so the stores would disagree on the day; the last microsecond of the day keeps the record
- * in the day it was sent for and after every other second of it. Years outside 0001–9999 in UTC
- * cannot be stored (the validator refuses them first) and throw.
- */
-export function toUtcTimestamp(value: string): string {
-  const m = DATE_TIME.exec(value);
-  if (!m) throw new Error(`not an ISO 8601 date-time with time zone: ${JSON.stringify(value)}`);
-  const [, y, mo, d, h, mi, s, frac = '', zone = 'Z'] = m;
-  const leap = s === '60';
-  const fraction = leap ? '999999' : (frac + '000000').slice(0, 6);
-  let offsetMinutes = 0;
-  if (zone !== 'Z' && zone !== 'z') {
-    const sign = zone.startsWith('-') ? -1 : 1;
-    const digits = zone.slice(1).replace(':', '');
-    offsetMinutes = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || '0'));
-  }
-  if (offsetMinutes === 0 && y !== '0000') {
-    return `${y}-${mo}-${d}T${h}:${mi}:${leap ? '59' : s}.${fraction}Z`;
-  }
-  // setUTCFullYear, not Date.UTC: Date.UTC reads the years 0–99 as 1900–1999.
-  const at = new Date(0);
-  at.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
-  at.setUTCHours(Number(h), Number(mi) - offsetMinutes, leap ? 59 : Number(s), 0);
-  const year = at.getUTCFullYear();
-  if (!(year >= 1 && year <= 9999)) {
-    throw new Error(`date-time outside the years 0001–9999 in UTC (year ${year}): ${JSON.stringify(value)}`);
-  }
-  return `${at.toISOString().slice(0, 19)}.${fraction}Z`;
-}
+import { toUtcTimestamp } from '../kernel/timestamp.js';
 
 /** A store's timestamp (SQLite text or PostgreSQL `YYYY-MM-DD HH:MM:SS[.f]+00`) → `...ffffffZ`. */
 export function fromStoreTimestamp(value: unknown): string | null {

@@ -13,7 +13,7 @@
 import type { Knex } from 'knex';
 import type { Entity, RawRecord, SpecRecord } from '../types.js';
 import type { EntityTable } from './tables.js';
-import { toUtcTimestamp } from './values.js';
+import { toUtcTimestamp } from '../kernel/timestamp.js';
 import { versionOf } from './record-meta.js';
 import { batchKey, recordKey } from './rows.js';
 import type { ParkedRecord } from './waiting.js';

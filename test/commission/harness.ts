@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { createCommissionHook, recompute } from '../../jobs/commission.js';
 import { parsePlans, formatPlanError } from '../../src/commission/load-plans.js';
-import { saveRates, parseRatesCsv } from '../../src/commission/fx.js';
+import { saveRates, parseRatesCsv } from '../../src/kernel/fx.js';
 import { listHolds, toLedgerLine, type LedgerLine } from '../../src/commission/ledger.js';
 import type { Plan } from '../../src/commission/plans.js';
-import { money } from '../../src/commission/money.js';
+import { money } from '../../src/kernel/money.js';
 import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { createSpecValidator } from '../../src/spec/validator.js';

@@ -5,7 +5,7 @@
  * incremental ledger. With rates missing, the same once the rates arrive. Several seeds per store.
  */
 import assert from 'node:assert/strict';
-import { addDays } from '../../src/commission/dates.js';
+import { addDays } from '../../src/kernel/dates.js';
 import { createRandom, type Random } from '../../src/sandbox/prng.js';
 import type { Entity, SpecRecord, Variant } from '../../src/types.js';
 import { STORES } from '../support/stores.js';

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
-import { money as dec, type Money } from '../../src/commission/money.js';
+import { money as dec, type Money } from '../../src/kernel/money.js';
 import { affiliateReport, type AffiliateRow, type Grain } from '../../src/reports/affiliates.js';
 import { rebuildFacts } from '../../src/reports/facts.js';
 import type { SpecRecord, Variant } from '../../src/types.js';

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { FUNNEL_CELLS, funnelExplain, funnelReport, roundDays, type FunnelFilters, type FunnelGroup } from '../../src/reports/funnel.js';
-import { toUtcTimestamp } from '../../src/store/values.js';
+import { toUtcTimestamp } from '../../src/kernel/timestamp.js';
 import type { SpecRecord } from '../../src/types.js';
 import { raw } from '../support/records.js';
 import { STORES } from '../support/stores.js';

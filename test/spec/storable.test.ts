@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createSpecValidator } from '../../src/spec/validator.js';
-import { toUtcTimestamp } from '../../src/store/values.js';
+import { toUtcTimestamp } from '../../src/kernel/timestamp.js';
 import { customer, deposit, gaming } from '../support/records.js';
 
 describe('values the stores cannot hold are refused by the validator', () => {

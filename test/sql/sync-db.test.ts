@@ -12,7 +12,7 @@ import { noRedaction, silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
 import { readState } from '../../src/store/sync-state.js';
-import { toUtcTimestamp } from '../../src/store/values.js';
+import { toUtcTimestamp } from '../../src/kernel/timestamp.js';
 import { STORES, type TestStore } from '../support/stores.js';
 import { cursorStream, DATABASES, dailyStream, dbSource, useDatabase } from './databases.js';
 

@@ -7,7 +7,7 @@ import { packageRoot } from '../../src/paths.js';
 import { storedToRecord } from '../../src/store/rows.js';
 import type { Store } from '../../src/store/store.js';
 import { entityTable } from '../../src/store/tables.js';
-import { toUtcTimestamp } from '../../src/store/values.js';
+import { toUtcTimestamp } from '../../src/kernel/timestamp.js';
 import type { Entity, SpecRecord, Variant } from '../../src/types.js';
 
 export const SANDBOX_SECRET = 'sandbox-secret-for-tests-7Qx';

@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { openStore, type Clock, type Store } from '../../src/store/store.js';
+import { openStore, type Store } from '../../src/store/store.js';
+import { type Clock } from '../../src/kernel/clock.js';
 
 export const PG_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 

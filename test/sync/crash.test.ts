@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { packageRoot } from '../../src/paths.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { listHolds } from '../../src/commission/ledger.js';
-import { money } from '../../src/commission/money.js';
+import { money } from '../../src/kernel/money.js';
 import { listRejects } from '../../src/store/rejects.js';
 import type { Store } from '../../src/store/store.js';
 import type { Entity } from '../../src/types.js';

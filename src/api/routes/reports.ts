@@ -10,7 +10,7 @@
  *   GET /api/v1/reports/funnel?by=affiliate|challenge_type|account_size|cohort[&from=D&to=D][&affiliate=A]
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isDay, isMonth, lastDayOf } from '../../commission/dates.js';
+import { isDay, isMonth, lastDayOf } from '../../kernel/dates.js';
 import { affiliateReport, reportCsv, type Grain, type ReportFilter } from '../../reports/affiliates.js';
 import { explainCell, isReportColumn, type ExplainCell } from '../../reports/explain.js';
 import { FUNNEL_GROUPS, funnelReport, type FunnelGroup } from '../../reports/funnel.js';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { checkPartner, type StreamCheck } from '../../../jobs/check-partner.js';
 import { formatFraudConfigError, loadFraudConfig } from '../../fraud/config.js';
 import { specValidator } from '../../spec/validator.js';
-import { systemClock } from '../../store/store.js';
+import { systemClock } from '../../kernel/clock.js';
 import type { GlobalOptions } from '../context.js';
 import { formatDefinitionError, loadConfig } from '../definitions.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';

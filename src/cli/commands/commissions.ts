@@ -4,7 +4,7 @@ import { formatPlanError, loadPlans } from '../../commission/load-plans.js';
 import type { Plan } from '../../commission/plans.js';
 import { recompute } from '../../commission/recompute.js';
 import { ledgerReport } from '../../commission/report.js';
-import { isMonth } from '../../commission/dates.js';
+import { isMonth } from '../../kernel/dates.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 import { formatTable } from '../table.js';

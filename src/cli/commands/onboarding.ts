@@ -15,7 +15,7 @@ import { proposeDefinition } from '../../onboarding/propose.js';
 import { reconcile, reconciliationLines } from '../../onboarding/reconcile.js';
 import { SourceOptionsError, type AuthKind, type SourceOptions } from '../../onboarding/source-options.js';
 import { specValidator } from '../../spec/validator.js';
-import { systemClock } from '../../store/store.js';
+import { systemClock } from '../../kernel/clock.js';
 import { ENTITIES, VARIANTS, type Entity, type Variant } from '../../types.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { formatDefinitionError, loadConfig, partnerDefinition } from '../definitions.js';

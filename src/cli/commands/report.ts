@@ -2,7 +2,7 @@
  * `report affiliates`: the affiliate report from the report facts and the ledger (docs/reports.md),
  * as a table, JSON or CSV; with `--explain COLUMN` the source records behind one of its cells.
  */
-import { isDay, isMonth, lastDayOf } from '../../commission/dates.js';
+import { isDay, isMonth, lastDayOf } from '../../kernel/dates.js';
 import { affiliateReport, cellText, reportCsv, REPORT_COLUMNS, type AffiliateReport, type Grain, type ReportColumn, type ReportFilter } from '../../reports/affiliates.js';
 import { explainCell, isReportColumn, type ExplainCell } from '../../reports/explain.js';
 import { withStore, type GlobalOptions } from '../context.js';

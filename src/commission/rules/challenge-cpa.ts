@@ -3,11 +3,11 @@
  * so), the rate chosen by the customer's account_size and challenge_type; refunds and reversals
  * take back what was earned on the fee, never more (docs/commissions.md, Challenge CPA).
  */
-import { monthOf } from '../dates.js';
+import { monthOf } from '../../kernel/dates.js';
 import { byDateThenId, referencedIds, txUsd, type CustomerFact, type TxFact } from '../facts.js';
-import type { RateBook } from '../fx.js';
+import type { RateBook } from '../../kernel/fx.js';
 import type { Target } from '../ledger.js';
-import { cents, exactText, ZERO, type Money } from '../money.js';
+import { cents, exactText, ZERO, type Money } from '../../kernel/money.js';
 import { coversAffiliate, coversDay, type ChallengeCpaPlan, type RateRule } from '../plans.js';
 
 export const FEE_TYPES = ['challenge_fee', 'reset_fee'] as const;

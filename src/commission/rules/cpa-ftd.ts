@@ -5,12 +5,12 @@
  * The target is a function of the store and of one memory, the ledger: once a CPA has been paid
  * on a deposit, that deposit stays the customer's FTD under the plan (one CPA per customer, ever).
  */
-import { addDays, addDaysToTimestamp, monthOf } from '../dates.js';
+import { addDays, addDaysToTimestamp, monthOf } from '../../kernel/dates.js';
 import type { CachedDay } from '../customer-days.js';
 import { referencedIds, txUsd, type CustomerFact, type TxFact } from '../facts.js';
-import type { RateBook } from '../fx.js';
+import type { RateBook } from '../../kernel/fx.js';
 import type { LineState, Target } from '../ledger.js';
-import { cents, exactText, sum, ZERO, type Money } from '../money.js';
+import { cents, exactText, sum, ZERO, type Money } from '../../kernel/money.js';
 import { coversAffiliate, coversDay, type CpaFtdPlan } from '../plans.js';
 
 export const cpaKey = (plan: CpaFtdPlan, customer: string): string => `cpa_ftd|${plan.id}|${plan.partner}|${customer}`;

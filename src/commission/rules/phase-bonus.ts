@@ -4,10 +4,10 @@
  * the phase was reached: a customer who falls back (funded → failed) and reaches it again is
  * not paid twice, and is never clawed back.
  */
-import { monthOf } from '../dates.js';
+import { monthOf } from '../../kernel/dates.js';
 import type { CustomerFact } from '../facts.js';
 import { keyTotal, type LineState, type Target } from '../ledger.js';
-import { cents, ZERO } from '../money.js';
+import { cents, ZERO } from '../../kernel/money.js';
 import { coversAffiliate, coversDay, type PhaseBonusPlan } from '../plans.js';
 
 export const phaseKey = (plan: PhaseBonusPlan, customer: string): string => `phase_bonus|${plan.id}|${plan.partner}|${customer}`;

@@ -3,9 +3,9 @@
  * or ladder bands and optional negative carryover (docs/commissions.md, RevShare).
  */
 import type { AffiliateMonth } from '../customer-days.js';
-import { firstDayOf, monthOf, nextMonth } from '../dates.js';
+import { firstDayOf, monthOf, nextMonth } from '../../kernel/dates.js';
 import type { Target } from '../ledger.js';
-import { cents, exactText, ZERO, type Money } from '../money.js';
+import { cents, exactText, ZERO, type Money } from '../../kernel/money.js';
 import { coversAffiliate, type RevsharePlan } from '../plans.js';
 
 export const revshareKey = (plan: RevsharePlan, affiliate: string, month: string): string => `revshare|${plan.id}|${plan.partner}|${affiliate}|${month}`;

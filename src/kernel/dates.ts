@@ -2,7 +2,7 @@
  * Calendar helpers on UTC text: days `YYYY-MM-DD`, months `YYYY-MM`, store timestamps
  * `YYYY-MM-DDTHH:MM:SS.ffffffZ` (fixed width, so text order is time order).
  */
-import { toUtcTimestamp } from '../store/values.js';
+import { toUtcTimestamp } from './timestamp.js';
 
 const DAY_MS = 86_400_000;
 
