@@ -25,7 +25,7 @@ import { silentLogger } from '../src/log.js';
 import { packageRoot } from '../src/paths.js';
 import { Loader } from '../src/pipeline/load.js';
 import { rebuildFacts } from '../src/reports/facts.js';
-import { seedPhaseHistory } from '../src/reports/phase-history.js';
+import { seedPhaseHistory008 as seedPhaseHistory } from '../src/store/migrations/008-phase-history-seed.js';
 import { createSpecValidator } from '../src/spec/validator.js';
 import { openStore, type Store } from '../src/store/store.js';
 import { copyLines, dropBenchSchemas } from './support/pg-bench.js';

@@ -24,7 +24,7 @@ import { COUNT_COLUMNS, MONEY_COLUMNS } from '../src/reports/facts-columns.js';
 import { rebuildFacts } from '../src/reports/facts.js';
 import { funnelReport } from '../src/reports/funnel.js';
 import { createReportFactsHook } from '../src/reports/hook.js';
-import { seedPhaseHistory } from '../src/reports/phase-history.js';
+import { seedPhaseHistory008 as seedPhaseHistory } from '../src/store/migrations/008-phase-history-seed.js';
 import { createSpecValidator } from '../src/spec/validator.js';
 import { openStore, type Store } from '../src/store/store.js';
 import type { RawRecord, SpecRecord } from '../src/types.js';

@@ -15,51 +15,21 @@ import {
 import { addDays, monthOf } from '../kernel/dates.js';
 import { readBonusTransactions, readCustomers, readTransactions, ratePairs, type CustomerFact, type TxFact } from './facts.js';
 import { RateBook } from '../kernel/fx.js';
-import { appendLines, linesFor, readKeyLines, replaceHolds, totalsByAffiliate, type LineState, type NewLine, type Target } from './ledger.js';
+import { appendLines, linesFor, readKeyLines, replaceHolds, totalsByAffiliate, type NewLine } from './ledger.js';
+import { type LineState, type Target } from './target.js';
 import { sum, ZERO, type Money } from '../kernel/money.js';
 import { PLAN_VARIANT, type ChallengeCpaPlan, type CpaFtdPlan, type PhaseBonusPlan, type Plan, type RevsharePlan } from './plans.js';
 import { CHALLENGE_REASONS, challengeTargets, FEE_TYPES, REFUND_TYPES, challengeKey } from './rules/challenge-cpa.js';
 import { cpaKey, cpaTarget } from './rules/cpa-ftd.js';
 import { phaseKey, phaseTarget } from './rules/phase-bonus.js';
 import { firstBookingReason, revshareKey } from './rules/revshare.js';
-import { insertJson } from '../store/json-insert.js';
 import { transactionLock } from '../store/transaction-lock.js';
+import { savePending, takePending, type Scope } from './scope.js';
 import { applyReview, flaggedDaysByAffiliate, readFlaggedDays, readReviews, replaceReviewHolds, reviewedRevshareTargets } from './review-holds.js';
 
-/** What one evaluation looks at. */
-export interface Scope {
-  partner: string;
-  variant: Variant;
-  runId: string;
-  /** Customers whose record or transactions changed: every per-customer plan re-evaluates them. */
-  customers: Set<string>;
-  /** Customers whose customer record was loaded (their affiliate may have changed). */
-  customerRecords: Set<string>;
-  /** Customer-days to re-derive (activity, bonus transactions, rates): customer → days. */
-  days: Map<string, Set<string>>;
-  /** Activity days replaced whole (rows may be gone). */
-  replacedDays: Set<string>;
-  /** Transactions that were fees in their stored version (transaction id → its customer then): their keys are evaluated even if no fee produces them now. */
-  formerFees: Map<string, string>;
-  /** Customers whose fraud flags changed (src/commission/review-holds.ts): the RevShare months of their activity are evaluated too. */
-  reviewed: Set<string>;
-}
 
-export function emptyScope(partner: string, variant: Variant, runId: string): Scope {
-  return { partner, variant, runId, customers: new Set(), customerRecords: new Set(), days: new Map(), replacedDays: new Set(), formerFees: new Map(), reviewed: new Set() };
-}
 
-export function addDay(scope: Scope, customer: string, day: string): void {
-  let days = scope.days.get(customer);
-  if (!days) scope.days.set(customer, (days = new Set()));
-  days.add(day);
-}
 
-export function scopeSize(scope: Scope): number {
-  let days = 0;
-  for (const d of scope.days.values()) days += d.size;
-  return scope.customers.size + scope.customerRecords.size + days + scope.replacedDays.size + scope.formerFees.size + scope.reviewed.size;
-}
 
 export interface Evaluation {
   partner: string;
@@ -98,72 +68,10 @@ export function plansFor(plans: readonly Plan[], partner: string, variant: Varia
   return plans.filter((p) => p.partner === partner && PLAN_VARIANT[p.kind] === variant);
 }
 
-type PendingKind = 'customer' | 'record' | 'day' | 'replaced' | 'former_fee' | 'review';
-type PendingRow = { kind: string; value: string };
 
-/**
- * Writes a scope into the partner's pending scope, in the caller's transaction. The load path
- * calls it inside each load transaction, so what a committed batch touched is on disk before its
- * evaluation runs: a crash between the commit and the evaluation loses nothing, the partner's next
- * evaluation (or `resumePending`) takes it.
- */
-export async function writePending(trx: Knex.Transaction, scope: Scope, now: string): Promise<void> {
-  const rows: Record<string, string>[] = [];
-  const add = (kind: PendingKind, value: string) => rows.push({ partner_id: scope.partner, variant: scope.variant, kind, value, created_at: now });
-  for (const c of scope.customers) add('customer', c);
-  for (const c of scope.customerRecords) add('record', c);
-  for (const [c, days] of scope.days) for (const d of days) add('day', JSON.stringify([c, d]));
-  for (const d of scope.replacedDays) add('replaced', d);
-  for (const [id, customer] of scope.formerFees) add('former_fee', JSON.stringify([id, customer]));
-  for (const c of scope.reviewed) add('review', c);
-  if (trx.client.config.client === 'pg') {
-    // One statement for a batch's scope (inserts of 200 rows a statement took 32-46 ms a 1000-record batch).
-    await insertJson(trx, 'commission_pending', { partner_id: 'text', variant: 'text', kind: 'text', value: 'text', created_at: 'timestamptz' }, rows,
-      ' ON CONFLICT (partner_id, kind, value) DO NOTHING');
-    return;
-  }
-  for (let i = 0; i < rows.length; i += 200) {
-    await trx('commission_pending').insert(rows.slice(i, i + 200)).onConflict(['partner_id', 'kind', 'value']).ignore();
-  }
-}
 
-/** Saves a scope whose evaluation failed; the partner's next evaluation takes it first. */
-export async function savePending(store: Store, scope: Scope): Promise<void> {
-  await store.transaction((trx) => writePending(trx, scope, store.now()));
-}
 
-/** Partners with a pending scope: evaluations that a crash or a failure left undone. */
-export async function pendingPartners(knex: Knex): Promise<{ partner: string; variant: Variant; entries: number }[]> {
-  const rows = (await knex('commission_pending')
-    .select('partner_id', 'variant').count({ n: '*' }).groupBy('partner_id', 'variant').orderBy('partner_id')) as { partner_id: string; variant: string; n: unknown }[];
-  return rows.map((r) => ({ partner: r.partner_id, variant: r.variant as Variant, entries: Number(r.n) }));
-}
 
-/**
- * Takes the partner's pending scope into `scope`. One DELETE ... RETURNING: it takes exactly the
- * rows it removes, so a scope a parallel load transaction commits meanwhile is either taken here
- * or left for the next evaluation, never deleted unseen.
- */
-async function takePending(trx: Knex.Transaction, scope: Scope): Promise<number> {
-  // Raw, since knex's builder returns only a count from a DELETE on SQLite; both backends return the rows of a raw RETURNING.
-  const result = (await trx.raw('DELETE FROM commission_pending WHERE partner_id = ? RETURNING kind, value', [scope.partner])) as PendingRow[] | { rows: PendingRow[] };
-  const rows = Array.isArray(result) ? result : result.rows;
-  for (const r of rows) {
-    if (r.kind === 'customer') scope.customers.add(r.value);
-    else if (r.kind === 'record') scope.customerRecords.add(r.value);
-    else if (r.kind === 'replaced') scope.replacedDays.add(r.value);
-    else if (r.kind === 'review') scope.reviewed.add(r.value);
-    else if (r.kind === 'former_fee') {
-      const [id, customer] = JSON.parse(r.value) as [string, string];
-      scope.formerFees.set(id, customer);
-    }
-    else {
-      const [customer, day] = JSON.parse(r.value) as [string, string];
-      addDay(scope, customer, day);
-    }
-  }
-  return rows.length;
-}
 
 /** Evaluates a scope in its own transaction under the partner's lock. A failure leaves the scope pending. */
 export async function evaluateScope(store: Store, plans: readonly Plan[], scope: Scope): Promise<Evaluation> {

@@ -6,43 +6,11 @@
  */
 import type { Knex } from 'knex';
 import { fromStoreTimestamp } from '../store/values.js';
-import { centsText, money, sum, ZERO, type Money } from '../kernel/money.js';
-import type { Plan, PlanKind } from './plans.js';
-import type { MissingRate } from '../kernel/fx.js';
-import type { ReviewMark } from './review-holds.js';
+import { centsText, money, ZERO, type Money } from '../kernel/money.js';
+import type { PlanKind } from './plans.js';
+import type { LineState, Target } from './target.js';
 
-/** What a rule says a key should total for one affiliate, or that it cannot say yet (held). */
-export interface Target {
-  key: string;
-  plan: Plan;
-  affiliate: string;
-  customer: string | null;
-  /** Cents; null while held. */
-  amount: Money | null;
-  /** The rates a held target waits for. */
-  missing: MissingRate[];
-  /** Why the key stands at this amount: names the line that moves it there. */
-  reason: string;
-  /** YYYY-MM the line belongs to. */
-  period: string;
-  refId: string | null;
-  /** The records behind the amount: `transactions:t1`, `customers:c1`, `activity:c1@2026-11-02`. */
-  sources: string[];
-  basis: Record<string, unknown>;
-  /** Set while a fraud flag of the customer is open (src/commission/review-holds.ts): a review hold, not an FX hold. */
-  review?: ReviewMark;
-}
 
-/** A ledger line as the rules read it back. */
-export interface LineState {
-  id: number;
-  affiliate: string;
-  amount: Money;
-  reason: string;
-  refId: string | null;
-  period: string;
-  createdAt: string;
-}
 
 export interface LedgerLine {
   id: number;
@@ -120,9 +88,6 @@ export function totalsByAffiliate(lines: readonly LineState[] | undefined): Map<
   return totals;
 }
 
-export function keyTotal(lines: readonly LineState[] | undefined): Money {
-  return sum((lines ?? []).map((l) => l.amount));
-}
 
 export interface NewLine {
   target: Target;

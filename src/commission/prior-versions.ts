@@ -10,7 +10,7 @@ import type { Knex } from 'knex';
 import type { SpecRecord } from '../types.js';
 import { fromStoreTimestamp } from '../store/values.js';
 import { utcDay } from '../kernel/dates.js';
-import { addDay, type Scope } from './engine.js';
+import { addDay, type Scope } from './scope.js';
 import { FEE_TYPES } from './rules/challenge-cpa.js';
 
 const CHUNK = 500;

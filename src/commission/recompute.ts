@@ -15,11 +15,12 @@ import { addDays, lastDayOf, monthOf, nextMonth } from '../kernel/dates.js';
 import { book, completeTargets, customerTargets, lockPartner, plansFor, transactionTypes, type TargetSource } from './engine.js';
 import { CUSTOMER_COLUMNS, ratePairs, readTransactions, TX_COLUMNS, toCustomerFact, toTxFact, type CustomerFact } from './facts.js';
 import { RateBook } from '../kernel/fx.js';
-import { totalsByAffiliate, type LineState, type Target } from './ledger.js';
+import { totalsByAffiliate } from './ledger.js';
+import { type FlagRef, type LineState, type Target } from './target.js';
 import { money, ZERO } from '../kernel/money.js';
 import { dropPending, lockPartnerLoads, readPending } from './recompute-pending.js';
 import type { CpaFtdPlan, Plan, RevsharePlan } from './plans.js';
-import { applyReview, flaggedDaysByAffiliate, readReviews, reviewedRevshareTargets, type FlagRef } from './review-holds.js';
+import { applyReview, flaggedDaysByAffiliate, readReviews, reviewedRevshareTargets } from './review-holds.js';
 
 export interface Difference {
   key: string;

@@ -21,10 +21,11 @@ import { fromStoreTimestamp } from '../store/values.js';
 import type { Variant } from '../types.js';
 import type { AffiliateMonth, CachedDay } from './customer-days.js';
 import { monthOf } from '../kernel/dates.js';
-import { emptyScope, writePending } from './engine.js';
-import { parseJson, readHeldEntries, totalsByAffiliate, type HeldEntry, type HoldFilter, type LineState, type Target } from './ledger.js';
+import { emptyScope, writePending } from './scope.js';
+import { parseJson, readHeldEntries, totalsByAffiliate, type HeldEntry, type HoldFilter } from './ledger.js';
 import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
 import { revshareTargets, type RevshareInput } from './rules/revshare.js';
+import type { FlagRef, LineState, ReviewMark, Target } from './target.js';
 
 /**
  * Adds these customers of the partner to the commission job's pending scope, in the caller's
@@ -44,10 +45,6 @@ export async function markForReview(trx: Knex.Transaction, store: Store, partner
 /** The line reason of a confirmed flag's reversal. */
 export const FRAUD_VOID = 'fraud_void';
 
-export interface FlagRef {
-  id: number;
-  rule: string;
-}
 
 /** A customer's flags that act on commissions: open ones hold, confirmed ones void (confirmed wins). */
 export interface CustomerReview {
@@ -55,14 +52,6 @@ export interface CustomerReview {
   confirmed: FlagRef[];
 }
 
-/** What a review hold says about one key and affiliate. */
-export interface ReviewMark {
-  flags: FlagRef[];
-  /** Booked in the ledger and withheld from payout. */
-  withheld: Money;
-  /** Not booked while the flag is open (a per-customer target; a RevShare month's share held apart); null while FX rates are missing too. */
-  waiting: Money | null;
-}
 
 const flagText = (flags: readonly FlagRef[]): string => flags.map((f) => `#${f.id} (${f.rule})`).join(', ');
 

@@ -18,9 +18,7 @@
  */
 import type { Knex } from 'knex';
 import type { SpecRecord } from '../types.js';
-import { entityTable } from '../store/tables.js';
-import { storedToRecord } from '../store/rows.js';
-import { decimalText, fromStoreTimestamp } from '../store/values.js';
+import { decimalText } from '../store/values.js';
 import { toUtcTimestamp } from '../kernel/timestamp.js';
 
 /** The evaluation path, in order. */
@@ -292,21 +290,4 @@ async function writeSqlite(db: Knex, table: string, types: Record<string, SqlTyp
   const bindings: unknown[] = [];
   for (const r of rows) for (const c of columns) bindings.push(r[c] ?? null);
   await db.raw(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${rows.map(() => one).join(', ')}${tail}`, bindings as Knex.RawBinding[]);
-}
-
-/** Customers stored before the phase history existed: their stored phase, at its time, once. */
-export async function seedPhaseHistory(db: Knex): Promise<void> {
-  const table = entityTable('prop-trading', 'customers');
-  const partners = (await db('partners').where('variant', 'prop-trading').select('partner_id')) as { partner_id: string }[];
-  for (const { partner_id: partner } of partners) {
-    let after = '';
-    for (;;) {
-      const rows = (await db('customers').where('partner_id', partner).andWhere('customer_id', '>', after)
-        .orderBy('customer_id').limit(READ_CHUNK).select('*')) as Record<string, unknown>[];
-      if (rows.length === 0) break;
-      after = String(rows[rows.length - 1]?.customer_id);
-      const customers = rows.map((row) => ({ record: storedToRecord(table, row), loadedAt: fromStoreTimestamp(row.loaded_at) as string }));
-      await recordPhases(db, partner, customers, 'migration-008', new Date().toISOString().replace('Z', '000Z'));
-    }
-  }
 }

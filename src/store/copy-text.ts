@@ -5,11 +5,10 @@
  * garbage the process makes.
  */
 import type { SpecRecord } from '../types.js';
-import type { EntityTable } from './tables.js';
+import { type EntityTable, isVersioned } from './tables.js';
 import { decimalText } from './values.js';
 import { toUtcTimestamp } from '../kernel/timestamp.js';
 import { versionOf } from './record-meta.js';
-import { isVersioned } from './versions.js';
 
 const TAB = 9;
 const NEWLINE = 10;

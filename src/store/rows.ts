@@ -1,9 +1,8 @@
 import type { SpecRecord } from '../types.js';
-import type { Column, EntityTable } from './tables.js';
+import { type Column, type EntityTable, VERSION_COLUMN, isVersioned } from './tables.js';
 import { decimalText, fromStoreDate, fromStoreDecimal, fromStoreTimestamp } from './values.js';
 import { toUtcTimestamp } from '../kernel/timestamp.js';
 import { versionOf } from './record-meta.js';
-import { VERSION_COLUMN, isVersioned } from './versions.js';
 
 /** A store row in column order: partner_id, the table's spec columns, run_id, loaded_at (then source_version on versioned tables). */
 export type Row = (string | number | null)[];

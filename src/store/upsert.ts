@@ -24,9 +24,9 @@ import type { Store } from './store.js';
 import type { SpecRecord } from '../types.js';
 import { CopyTextWriter, recycleCopyBuffer, writeCopyRows } from './copy-text.js';
 import { recordToRow, rowColumns } from './rows.js';
-import type { EntityTable } from './tables.js';
+import { type EntityTable, VERSION_COLUMN, isVersioned } from './tables.js';
 import { versionOf } from './record-meta.js';
-import { VERSION_COLUMN, isOlder, isVersioned } from './versions.js';
+import { isOlder } from './versions.js';
 import { SLICE, yieldToEventLoop } from '../yield.js';
 
 /** Rows per statement: the spec's bulk limit, and well inside every backend's bind-variable limit. */

@@ -12,7 +12,7 @@
  */
 import type { Knex } from 'knex';
 import type { Entity, RawRecord, SpecRecord } from '../types.js';
-import type { EntityTable } from './tables.js';
+import { VERSION_COLUMN, isVersioned, type EntityTable } from './tables.js';
 import { toUtcTimestamp } from '../kernel/timestamp.js';
 import { versionOf } from './record-meta.js';
 import { batchKey, recordKey } from './rows.js';
@@ -20,9 +20,6 @@ import type { ParkedRecord } from './waiting.js';
 /** Keys per query: well inside every backend's bind-variable limit. */
 const CHUNK_SIZE = 1000;
 
-/** Tables whose rows carry a version: activity is replaced per day and has no change stamp. */
-export const VERSION_COLUMN = 'source_version';
-export const isVersioned = (table: EntityTable): boolean => table.entity === 'customers' || table.entity === 'transactions';
 
 const ZULU = /^(\d{4}-\d{2}-\d{2}T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d)(?:\.(\d+))?Z$/;
 const VERSION_FORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9,}$/;

@@ -9,7 +9,6 @@
 import type { Knex } from 'knex';
 import type { Entity, SpecRecord } from '../types.js';
 import { storableJson } from './nul-escape.js';
-import { CHUNK_SIZE } from './upsert.js';
 import { setMeta, versionOf } from './record-meta.js';
 
 export interface ParkedRecord {
@@ -18,6 +17,9 @@ export interface ParkedRecord {
   customerId: string;
   record: SpecRecord;
 }
+
+/** Keys per query: well inside every backend's bind-variable limit. */
+const CHUNK_SIZE = 1000;
 
 function chunks<T>(items: readonly T[], size = CHUNK_SIZE): T[][] {
   const out: T[][] = [];

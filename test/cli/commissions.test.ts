@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { emptyScope, writePending } from '../../src/commission/engine.js';
+import { emptyScope, writePending } from '../../src/commission/scope.js';
 import { runCli, type CliResult } from '../support/cli.js';
 import { STORES, type TestStore } from '../support/stores.js';
 

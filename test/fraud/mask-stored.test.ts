@@ -5,7 +5,7 @@
  */
 import { strict as assert } from 'node:assert';
 import { emailKey, nameKey } from '../../src/fraud/identity.js';
-import { maskStoredIdentities } from '../../src/fraud/mask-stored.js';
+import { maskStoredIdentities } from '../../src/store/migrations/015-mask-identities.js';
 import { STORES } from '../support/stores.js';
 import { cust, fraudHarness } from './harness.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { main } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/io.js';
 import { funnelExplain, funnelReport } from '../../src/reports/funnel.js';
-import { seedPhaseHistory } from '../../src/reports/phase-history.js';
+import { seedPhaseHistory008 as seedPhaseHistory } from '../../src/store/migrations/008-phase-history-seed.js';
 import { runCli } from '../support/cli.js';
 import { STORES } from '../support/stores.js';
 import { expectedFunnel, factsBySql, funnelHarness, trader, type FunnelHarness } from './funnel-support.js';

@@ -1,4 +1,4 @@
-import { pendingPartners } from '../../commission/engine.js';
+import { pendingPartners } from '../../commission/scope.js';
 import { commissionHoldSummary } from '../../commission/ledger.js';
 import { pushStreams } from '../../push/store.js';
 import { streamFreshness } from '../../push/freshness.js';

@@ -6,7 +6,7 @@
 import { monthOf } from '../../kernel/dates.js';
 import { byDateThenId, referencedIds, txUsd, type CustomerFact, type TxFact } from '../facts.js';
 import type { RateBook } from '../../kernel/fx.js';
-import type { Target } from '../ledger.js';
+import type { Target } from '../target.js';
 import { cents, exactText, ZERO, type Money } from '../../kernel/money.js';
 import { coversAffiliate, coversDay, type ChallengeCpaPlan, type RateRule } from '../plans.js';
 

@@ -9,7 +9,7 @@ import { addDays, addDaysToTimestamp, monthOf } from '../../kernel/dates.js';
 import type { CachedDay } from '../customer-days.js';
 import { referencedIds, txUsd, type CustomerFact, type TxFact } from '../facts.js';
 import type { RateBook } from '../../kernel/fx.js';
-import type { LineState, Target } from '../ledger.js';
+import type { LineState, Target } from '../target.js';
 import { cents, exactText, sum, ZERO, type Money } from '../../kernel/money.js';
 import { coversAffiliate, coversDay, type CpaFtdPlan } from '../plans.js';
 

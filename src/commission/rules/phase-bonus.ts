@@ -6,7 +6,7 @@
  */
 import { monthOf } from '../../kernel/dates.js';
 import type { CustomerFact } from '../facts.js';
-import { keyTotal, type LineState, type Target } from '../ledger.js';
+import { keyTotal, type LineState, type Target } from '../target.js';
 import { cents, ZERO } from '../../kernel/money.js';
 import { coversAffiliate, coversDay, type PhaseBonusPlan } from '../plans.js';
 

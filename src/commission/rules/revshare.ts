@@ -4,7 +4,7 @@
  */
 import type { AffiliateMonth } from '../customer-days.js';
 import { firstDayOf, monthOf, nextMonth } from '../../kernel/dates.js';
-import type { Target } from '../ledger.js';
+import type { Target } from '../target.js';
 import { cents, exactText, ZERO, type Money } from '../../kernel/money.js';
 import { coversAffiliate, type RevsharePlan } from '../plans.js';
 

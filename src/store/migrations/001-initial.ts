@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { StoreMigration } from './index.js';
+import type { StoreMigration } from './migration.js';
 
 /**
  * The first schema: the spec's entities scoped by partner, plus sync state, run history,

@@ -1,4 +1,4 @@
-import type { StoreMigration } from './index.js';
+import type { StoreMigration } from './migration.js';
 
 /** Rejects of pulled records keep the partner's source record; replay must map it again. */
 export const rejectOrigin: StoreMigration = {

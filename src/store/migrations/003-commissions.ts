@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { StoreKind } from '../dialects.js';
-import type { StoreMigration } from './index.js';
+import type { StoreMigration } from './migration.js';
 
 /**
  * The commission engine's tables (docs/commissions.md):

@@ -1,4 +1,4 @@
-import type { StoreMigration } from './index.js';
+import type { StoreMigration } from './migration.js';
 
 /**
  * The HTTP API's own state (src/api/):

@@ -1,4 +1,4 @@
-import type { StoreMigration } from './index.js';
+import type { StoreMigration } from './migration.js';
 
 /**
  * The push side of the HTTP API:

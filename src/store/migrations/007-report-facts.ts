@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { StoreMigration } from './index.js';
+import type { StoreMigration } from './migration.js';
 
 /**
  * The report facts (docs/reports.md): what the affiliate report reads instead of scanning raw rows.

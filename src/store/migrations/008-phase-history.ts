@@ -1,5 +1,5 @@
-import type { StoreMigration } from './index.js';
-import { seedPhaseHistory } from '../../reports/phase-history.js';
+import type { StoreMigration } from './migration.js';
+import { seedPhaseHistory008 } from './008-phase-history-seed.js';
 
 /**
  * The prop-trading funnel's facts (docs/reports.md, Funnel):
@@ -55,6 +55,6 @@ export const phaseHistory: StoreMigration = {
       t.index(['partner_id', 'signup_day']);
       t.index(['affiliate_id', 'signup_day']);
     });
-    await seedPhaseHistory(knex);
+    await seedPhaseHistory008(knex);
   },
 };

@@ -1,5 +1,5 @@
 import type { StoreKind } from '../dialects.js';
-import type { StoreMigration } from './index.js';
+import type { StoreMigration } from './migration.js';
 
 /**
  * Fraud-pattern detection (docs/fraud.md):

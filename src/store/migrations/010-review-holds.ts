@@ -1,4 +1,4 @@
-import type { StoreMigration } from './index.js';
+import type { StoreMigration } from './migration.js';
 
 /**
  * Review holds (docs/commissions.md, Review holds): commission keys of customers under an open

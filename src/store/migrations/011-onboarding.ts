@@ -1,4 +1,4 @@
-import type { StoreMigration } from './index.js';
+import type { StoreMigration } from './migration.js';
 
 /**
  * The go-live checklist of each partner (`partner-sync onboard`): one row per (partner, item),

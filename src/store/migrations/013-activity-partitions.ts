@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
-import type { StoreMigration } from './index.js';
-import { createMonthPartition, defaultPartitionName, monthOf, nextMonth } from '../partitions.js';
+import type { StoreMigration } from './migration.js';
 
 /**
  * PostgreSQL: the activity tables become partitioned by month (RANGE on `date`, one partition per
@@ -29,6 +28,15 @@ const TABLES: { name: string; key: string[]; indexes: { name: string; columns: s
   },
 ];
 
+// The partition names and bounds of this version, written out here (../partitions.ts keeps the live
+// ones; this migration must not change with them).
+const partitionName = (table: string, month: string): string => `${table}_p${month.replace('-', '')}`;
+const defaultPartitionName = (table: string): string => `${table}_default`;
+function nextMonth(month: string): string {
+  const [y, m] = month.split('-').map(Number) as [number, number];
+  return m === 12 ? `${y + 1}-01` : `${y}-${String(m + 1).padStart(2, '0')}`;
+}
+
 async function partition(knex: Knex, table: (typeof TABLES)[number]): Promise<void> {
   const old = `${table.name}_unpartitioned`;
   await knex.raw('ALTER TABLE ?? RENAME TO ??', [table.name, old]);
@@ -36,9 +44,13 @@ async function partition(knex: Knex, table: (typeof TABLES)[number]): Promise<vo
   const { rows } = (await knex.raw(`SELECT DISTINCT to_char(date, 'YYYY-MM') AS month FROM ?? ORDER BY 1`, [old])) as { rows: { month: string }[] };
   // The months held, and this one with the next two (the worker keeps creating them ahead).
   const months = new Set(rows.map((r) => r.month));
-  let month = monthOf(new Date().toISOString());
+  let month = new Date().toISOString().slice(0, 7);
   for (let i = 0; i < 3; i++, month = nextMonth(month)) months.add(month);
-  for (const m of months) await createMonthPartition(knex, table.name, m);
+  for (const m of [...months].sort()) {
+    if (!/^\d{4}-\d{2}$/.test(m)) throw new Error(`not a month: ${m}`);
+    // DDL takes no bind parameters: the bounds are literals of a checked month.
+    await knex.raw(`CREATE TABLE ?? PARTITION OF ?? FOR VALUES FROM ('${m}-01') TO ('${nextMonth(m)}-01')`, [partitionName(table.name, m), table.name]);
+  }
   await knex.raw('INSERT INTO ?? SELECT * FROM ??', [table.name, old]);
   await knex.raw('DROP TABLE ??', [old]);
   // Rows of a month without a partition, from writers that do not create one (../partitions.ts).

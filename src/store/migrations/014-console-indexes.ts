@@ -1,4 +1,4 @@
-import type { StoreMigration } from './index.js';
+import type { StoreMigration } from './migration.js';
 
 /**
  * Indexes the web console's pages read by (their figures on a store of 10,000,000 activity rows

@@ -1,5 +1,5 @@
-import { maskStoredIdentities } from '../../fraud/mask-stored.js';
-import type { StoreMigration } from './index.js';
+import { maskStoredIdentities } from './015-mask-identities.js';
+import type { StoreMigration } from './migration.js';
 
 /**
  * Fraud detection judges wagering only over days whose activity is loaded (docs/fraud.md,

@@ -1,4 +1,4 @@
-import type { StoreMigration } from './index.js';
+import type { StoreMigration } from './migration.js';
 
 /**
  * The report facts move by difference (docs/reports.md): a customer's depositor days are read by

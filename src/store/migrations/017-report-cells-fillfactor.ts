@@ -1,4 +1,4 @@
-import type { StoreMigration } from './index.js';
+import type { StoreMigration } from './migration.js';
 
 /**
  * The report cells are updated in place by every loaded batch (docs/reports.md: each cell moves by

@@ -1,4 +1,4 @@
-import type { StoreMigration } from './index.js';
+import type { StoreMigration } from './migration.js';
 
 /**
  * A batch that only adds deposits to a customer reads its depositor days from the month of the

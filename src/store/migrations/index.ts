@@ -1,5 +1,4 @@
-import type { Knex } from 'knex';
-import type { DialectProfile } from '../dialects.js';
+import type { StoreMigration } from './migration.js';
 import { initial } from './001-initial.js';
 import { rejectOrigin } from './002-reject-origin.js';
 import { commissions } from './003-commissions.js';
@@ -19,10 +18,7 @@ import { reportDepositorCustomers } from './016-report-depositor-customers.js';
 import { reportCellsFillfactor } from './017-report-cells-fillfactor.js';
 import { reportDepositorDays } from './018-report-depositor-days.js';
 
-export interface StoreMigration {
-  name: string;
-  up(knex: Knex, profile: DialectProfile): Promise<void>;
-}
+export type { StoreMigration } from './migration.js';
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
 export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables, activityPartitions, consoleIndexes, fraudPending, reportDepositorCustomers, reportCellsFillfactor, reportDepositorDays];

@@ -1,11 +1,25 @@
 /**
- * Identity keys stored in clear by earlier versions (a normalized e-mail, `first|last|CC`) turned
- * into the masked form with a digest (src/fraud/identity.ts), in fraud_identities and in the
- * duplicate_identity flags' instance keys and evidence. Run by migration 015. The decisions keep
- * the evidence they were made on: fraud_decisions is append-only and is not rewritten.
+ * Migration 015's data step, frozen with it: identity keys stored in clear by earlier versions (a
+ * normalized e-mail, `first|last|CC`) turned into the masked form with a digest, in
+ * fraud_identities and in the duplicate_identity flags' instance keys and evidence. The key format
+ * is the one of version 015, written out here: the live one (src/fraud/identity.ts) may change,
+ * and that must not change what this migration does on a store that has not run it yet. The
+ * decisions keep the evidence they were made on: fraud_decisions is append-only and not rewritten.
  */
+import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { emailKey, nameKey } from './identity.js';
+
+const digest = (kind: string, value: string): string => createHash('sha256').update(`${kind}\u0000${value}`).digest('hex').slice(0, 24);
+
+function maskEmail(normalized: string): string {
+  const at = normalized.lastIndexOf('@');
+  const local = normalized.slice(0, at);
+  const masked = local.length <= 2 ? '*'.repeat(local.length) : `${local[0]}${'*'.repeat(local.length - 2)}${local[local.length - 1]}`;
+  return `${masked}${normalized.slice(at)}`;
+}
+
+const emailKey = (normalized: string): string => `${maskEmail(normalized)}#${digest('email', normalized)}`;
+const nameKey = (first: string, last: string, country: string): string => `${[...first][0] ?? ''}. ${[...last][0] ?? ''}. ${country}#${digest('name', `${first}|${last}|${country}`)}`;
 
 function masked(kind: string, value: string): string | undefined {
   if (value.includes('#')) return undefined;
