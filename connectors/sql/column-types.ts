@@ -4,7 +4,7 @@
  * a partner record and whether a column can feed a spec field.
  */
 import type { FieldRule } from '../../src/config/definition.js';
-import type { SpecFieldKind } from '../../src/pipeline/map-record.js';
+import type { SpecFieldKind } from '../../src/config/mapping-rules.js';
 
 export type ColumnType =
   /** A zone-less date-time (MySQL DATETIME and TIMESTAMP as shown in the session zone, PostgreSQL timestamp). */

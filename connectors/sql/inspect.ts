@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FieldRule, StreamBase } from '../../src/config/definition.js';
-import { specFields, type SpecFieldKind } from '../../src/pipeline/map-record.js';
+import { specFields, type SpecFieldKind } from '../../src/config/mapping-rules.js';
 import { defaultSchemaDir } from '../../src/spec/validator.js';
 import type { Variant } from '../../src/types.js';
 import { incompatibility, type ResultColumn } from './column-types.js';

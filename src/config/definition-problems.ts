@@ -8,7 +8,7 @@ import { validate as validateCron, validateDetailed as explainCron } from 'node-
 import { isRecord } from './yaml-position.js';
 import { ENTITIES, isVariant } from '../types.js';
 import type { Entity, Variant } from '../types.js';
-import { mappingProblems } from '../pipeline/map-record.js';
+import { mappingProblems } from './mapping-rules.js';
 import type { DbSource } from './definition.js';
 import type { SchemaProblem } from './definition-schema.js';
 import { insecureUrlReason } from './secure-url.js';

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { specFields, type SpecFieldKind } from '../pipeline/map-record.js';
+import { specFields, type SpecFieldKind } from '../config/mapping-rules.js';
 import { defaultSchemaDir } from '../spec/validator.js';
 import type { Entity, Variant } from '../types.js';
 import type { Discovery, EntityDiscovery, TableDiscovery } from './discover.js';

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { FieldRule, PartnerDefinition } from '../../src/config/definition.js';
-import { createMapper, specFields } from '../../src/pipeline/map-record.js';
+import { createMapper } from '../../src/pipeline/map-record.js';
+import { specFields } from '../../src/config/mapping-rules.js';
 import type { MapResult } from '../../src/pipeline/map-record.js';
 import type { Entity, Variant } from '../../src/types.js';
 
