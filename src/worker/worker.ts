@@ -25,7 +25,7 @@ import { workerMetrics, type WorkerMetrics } from './metrics.js';
 import { Scheduler, type SchedulerPorts, type StopResult } from './scheduler.js';
 import { closeAbandonedRuns, readStates, storePorts } from './store-ports.js';
 import { systemTimers, type Timers } from './timers.js';
-import { startReconcileSchedule } from '../onboarding/reconcile-schedule.js';
+import { startReconcileSchedule } from './reconcile-schedule.js';
 
 /** What the store's locking capability means for the worker. */
 const WORKER_PROFILES: Record<DialectProfile['locking'], { instanceLock: boolean; maxConcurrentRuns: number }> = {

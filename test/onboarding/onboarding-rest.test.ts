@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PartnerDefinition } from '../../src/config/definition.js';
 import { loadDefinition } from '../../src/config/load-definitions.js';
-import { startReconcileSchedule } from '../../src/onboarding/reconcile-schedule.js';
+import { startReconcileSchedule } from '../../src/worker/reconcile-schedule.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { webhookAlerter, type AlertEvent } from '../../src/worker/alert.js';
 import { localLocks } from '../../src/worker/locks.js';

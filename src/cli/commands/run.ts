@@ -1,8 +1,5 @@
-import { runPartner, type RunPartnerDeps } from '../../../jobs/run-partner.js';
-import type { Logger } from '../../log.js';
-import type { Store } from '../../store/store.js';
-import { jobKey } from '../../worker/jobs.js';
-import { locksFor, withStreamLock } from '../../worker/locks.js';
+import { runPartner } from '../../../jobs/run-partner.js';
+import { withExclusiveStreams } from '../../worker/exclusive.js';
 import type { StreamRunResult } from '../../../jobs/sync-stream.js';
 import { cliLoader } from '../loader.js';
 import type { Entity } from '../../types.js';
@@ -20,15 +17,6 @@ export function printStreamResults(io: Io, results: readonly StreamRunResult[]):
   for (const r of results) if (r.error) io.out(`${r.stream}: ${r.status}: ${r.error}`);
 }
 
-/** The worker's per-stream locks, for a manual run or backfill (PostgreSQL; SQLite takes one writer process). */
-export async function withExclusiveStreams<T>(store: Store, logger: Logger, work: (exclusive: RunPartnerDeps['exclusive']) => Promise<T>): Promise<T> {
-  const locks = locksFor(store, logger);
-  try {
-    return await work((partner, stream, run) => withStreamLock(locks, jobKey(partner, stream), run));
-  } finally {
-    await locks.close();
-  }
-}
 
 export const resultsExitCode = (results: readonly StreamRunResult[]): number =>
   results.every((r) => r.status === 'succeeded') ? EXIT_OK : EXIT_FAILURE;

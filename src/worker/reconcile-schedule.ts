@@ -9,11 +9,11 @@ import { addDays, utcDay } from '../../jobs/windows.js';
 import type { PartnerDefinition } from '../config/definition.js';
 import type { Logger, Redact } from '../log.js';
 import type { Store } from '../store/store.js';
-import type { Alerter } from '../worker/alert.js';
-import { parseCron } from '../worker/cron.js';
-import type { StreamLocks } from '../worker/locks.js';
-import type { TimerHandle, Timers } from '../worker/timers.js';
-import { reconcile, type Reconciliation } from './reconcile.js';
+import type { Alerter } from './alert.js';
+import { parseCron } from './cron.js';
+import type { StreamLocks } from './locks.js';
+import type { TimerHandle, Timers } from './timers.js';
+import { reconcile, type Reconciliation } from '../onboarding/reconcile.js';
 
 export interface ReconcileScheduleOptions {
   store: Store;
