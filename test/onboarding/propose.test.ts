@@ -46,7 +46,7 @@ describe('init: the proposed draft', () => {
   const discovery = (records: Record<string, unknown>[]): Discovery => ({
     kind: 'rest',
     base_url: options.baseUrl,
-    entities: [{ entity: 'transactions', where: '/v2/payments', records: records.length, pages: 1, records_path: 'items', pagination: { type: 'cursor', cursor_path: 'paging.next' }, fields: profileRecords(records), notes: [] }],
+    entities: [{ entity: 'transactions', where: '/v2/payments', records: records.length, pages: 1, records_path: 'items', pagination: { type: 'cursor', cursor_path: 'paging.next' }, fields: profileRecords(records), references: [], notes: [] }],
   });
 
   it('maps by name, format and obvious codes, and leaves a TODO with the values where a code is not obvious', () => {
@@ -87,7 +87,7 @@ describe('init: epoch change fields and sizes in thousands', () => {
     const draft = proposeDefinition('propco', 'prop-trading', options, {
       kind: 'rest',
       base_url: options.baseUrl,
-      entities: [{ entity: 'customers', where: '/v2/traders', records: 2, pages: 1, records_path: 'data', pagination: { type: 'page' }, fields: profileRecords(records), notes: [] }],
+      entities: [{ entity: 'customers', where: '/v2/traders', records: 2, pages: 1, records_path: 'data', pagination: { type: 'page' }, fields: profileRecords(records), references: [], notes: [] }],
     });
     const def = parse(draft.yaml) as { streams: { customers: { incremental: Record<string, unknown>; mapping: { fields: Record<string, unknown> } } } };
     assert.equal(def.streams.customers.incremental.cursor_field, 'modifiedAt');
