@@ -78,6 +78,9 @@ function chooseField(variant: Variant, entity: Entity, field: string, kind: Spec
   return { rule: yamlString(from), source: from };
 }
 
+/** A currency code at the end of a name (stake_eur, amountGBP). */
+const CURRENCY_CODE = /(?:^|[_.-]|[a-z](?=[A-Z]))(usd|eur|gbp|cad|aud|sek|nok|dkk|chf|jpy|brl|inr|zar|nzd|pln|czk|try)$/i;
+
 /** A field's names to match: its whole path, then its last segment (money.amount → amount). */
 const namesOf = (f: FieldProfile): string[] => {
   const leaf = f.name.split('.').pop() as string;
@@ -105,6 +108,14 @@ function matchByName(entity: Entity, field: string, candidates: readonly FieldPr
       const word = ABBREVIATIONS[synonym];
       return word ? { field: hit, evidence: word.says, ...(word.doubt ? { doubt: word.doubt } : {}) } : { field: hit };
     }
+  }
+  // Last: a name with a currency code after it (stake_eur → stake; not usd, the spec's amount_usd).
+  for (const synonym of SYNONYMS[entity][field] ?? []) {
+    const hit = candidates.find((f) => {
+      const code = CURRENCY_CODE.exec(f.name);
+      return code !== null && code[1]?.toLowerCase() !== 'usd' && norm(f.name.slice(0, code.index)) === synonym;
+    });
+    if (hit) return { field: hit, evidence: `${hit.name} is ${synonym} in the currency its name says` };
   }
   return undefined;
 }
@@ -146,7 +157,6 @@ function matchKey(field: string, candidates: readonly FieldProfile[], s: Structu
   return { field: unique[0] as FieldProfile, evidence: `unique in the sample of ${s.sampled} records`, ...(sure ? {} : { doubt: `check ${unique[0]?.name} is the record's key (unique in the sample: ${unique.map((f) => f.name).join(', ')})` }) };
 }
 
-const CURRENCY_CODE = /(?:^|[_.-]|[a-z](?=[A-Z]))(usd|eur|gbp|cad|aud|sek|nok|dkk|chf|jpy|brl|inr|zar|nzd|pln|czk|try)$/i;
 const GAME_TYPE_WORDS: [RegExp, string][] = [[/sport|bet(?!s)/i, 'sportsbook'], [/casino|slot/i, 'casino'], [/poker/i, 'poker'], [/bingo/i, 'bingo'], [/lotto|lotter/i, 'lottery']];
 
 /** A required field no source field feeds: a fixed value the structure suggests, else the spec's name. */
