@@ -15,7 +15,7 @@ import type { Logger } from '../log.js';
 import type { IndexSeen, KeysetCandidate, ReferenceSeen, TableDiscovery } from './discover.js';
 import { profileRecords } from './profile.js';
 import { secretFromEnv, type SqlOptions } from './source-options.js';
-import { tableNamePattern } from './vocabulary.js';
+import { CHANGE, tableNamePattern } from './vocabulary.js';
 
 export interface DbDiscoverOptions {
   sample: number;
@@ -81,7 +81,6 @@ const FOREIGN_KEYS: Record<SqlOptions['client'], string> = {
   sqlite: 'SELECT "from" AS col, "table" AS ref_table, "to" AS ref_col FROM pragma_foreign_key_list(:table)',
 };
 
-const CHANGE_NAME = /(updated|modified|changed|last_?update|lastupdate|updatedat|modifiedat|modify_?time|mtime|lastmod|^upd(_?(at|ts|time))?$|_upd$)/i;
 /** Column kinds a key can have: values compared for containment only between the same kind. */
 const KEY_KINDS = new Set(['integer', 'string', 'untyped']);
 /** At most this many containment probes per discovery (a wide schema is probed on its likeliest pairs only). */
@@ -145,7 +144,7 @@ async function discoverTable(session: SqlSession, options: SqlOptions, name: str
     if (first === undefined || !isTime(first)) continue;
     const tiebreak = second !== undefined && uniques.includes(second) ? second : uniques[0];
     if (tiebreak === undefined) continue;
-    keyset.push({ cursor_column: first, tiebreak_column: tiebreak, index: index.name, change_column: CHANGE_NAME.test(first), exact: second === tiebreak });
+    keyset.push({ cursor_column: first, tiebreak_column: tiebreak, index: index.name, change_column: CHANGE.test(first), exact: second === tiebreak });
   }
   keyset.sort((a, b) => Number(b.exact) - Number(a.exact) || Number(b.change_column) - Number(a.change_column));
   const bind = { schema: options.schema ?? null, table: name };

@@ -17,7 +17,7 @@ export const stripUnits = (n: string): string[] => [n.replace(/(cents|minor|x100
 export const THOUSANDS_NAME = /(?<=[a-z0-9])(K|_k|_thousands|Thousands|InThousands)$/;
 export const stripThousands = (name: string): string => norm(name.replace(THOUSANDS_NAME, ''));
 /** A change stamp's name: updated_at, lastModified, upd, MODIFY_TIME. */
-export const CHANGE = /(updated|modified|changed|lastupdate|modify_?time|mtime|lastmod|^upd(_?(at|ts|time))?$|_upd$)/i;
+export const CHANGE = /(updated|modified|changed|last_?update|modify_?time|mtime|lastmod|^upd(_?(at|ts|time))?$|_upd$)/i;
 /** A name that says its values are a customer's (trader, playerNo, LOGIN, contactId). */
 export const CUSTOMER_NAME = /(player|customer|cust|user|account|client|member|trader|contact|login)/i;
 
