@@ -1,7 +1,8 @@
 /**
  * Discovery of a partner database replica or warehouse: its tables and views, their columns with
- * the types rows carry, their indexes and which of them can serve as a keyset (a unique column
- * and a date-time column), row counts, and the value profile of a sample (values converted as the
+ * the types rows carry, their primary and foreign keys, the columns whose sampled values all lie
+ * in a customers table's key, their indexes and which of them can serve as a keyset (a unique
+ * column and a date-time column), row counts, and the value profile of a sample (values converted as the
  * source converts them for the mapping: BIGINT and DECIMAL as numbers or exact text, date-times
  * as UTC ISO 8601).
  */
@@ -11,9 +12,10 @@ import { rowConverter } from '../../connectors/sql/rows.js';
 import type { SqlSession } from '../../connectors/sql/session.js';
 import { createRedactor } from '../config/redact.js';
 import type { Logger } from '../log.js';
-import type { IndexSeen, KeysetCandidate, TableDiscovery } from './discover.js';
+import type { IndexSeen, KeysetCandidate, ReferenceSeen, TableDiscovery } from './discover.js';
 import { profileRecords } from './profile.js';
 import { secretFromEnv, type SqlOptions } from './source-options.js';
+import { CHANGE, tableNamePattern } from './vocabulary.js';
 
 export interface DbDiscoverOptions {
   sample: number;
@@ -48,7 +50,41 @@ const INDEXES: Record<SqlOptions['client'], string> = {
             ORDER BY 1, 4`,
 };
 
-const CHANGE_NAME = /(updated|modified|changed|last_?update|lastupdate|updatedat|modifiedat)/i;
+const PRIMARY_KEY: Record<SqlOptions['client'], string> = {
+  mysql: `SELECT column_name AS col FROM information_schema.key_column_usage
+           WHERE table_schema = COALESCE(:schema, DATABASE()) AND table_name = :table AND constraint_name = 'PRIMARY'
+           ORDER BY ordinal_position`,
+  postgres: `SELECT a.attname AS col
+               FROM pg_constraint c
+               JOIN pg_class t ON t.oid = c.conrelid
+               JOIN pg_namespace ns ON ns.oid = t.relnamespace
+               CROSS JOIN LATERAL unnest(c.conkey) WITH ORDINALITY AS k(attnum, n)
+               JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum
+              WHERE c.contype = 'p' AND ns.nspname = COALESCE(:schema, current_schema()) AND t.relname = :table
+              ORDER BY k.n`,
+  sqlite: 'SELECT name AS col FROM pragma_table_info(:table) WHERE pk > 0 ORDER BY pk',
+};
+
+// Single-column foreign keys: the column, the table and column it refers to.
+const FOREIGN_KEYS: Record<SqlOptions['client'], string> = {
+  mysql: `SELECT column_name AS col, referenced_table_name AS ref_table, referenced_column_name AS ref_col
+            FROM information_schema.key_column_usage
+           WHERE table_schema = COALESCE(:schema, DATABASE()) AND table_name = :table AND referenced_table_name IS NOT NULL`,
+  postgres: `SELECT a.attname AS col, rt.relname AS ref_table, ra.attname AS ref_col
+               FROM pg_constraint c
+               JOIN pg_class t ON t.oid = c.conrelid
+               JOIN pg_namespace ns ON ns.oid = t.relnamespace
+               JOIN pg_class rt ON rt.oid = c.confrelid
+               JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+               JOIN pg_attribute ra ON ra.attrelid = c.confrelid AND ra.attnum = c.confkey[1]
+              WHERE c.contype = 'f' AND cardinality(c.conkey) = 1 AND ns.nspname = COALESCE(:schema, current_schema()) AND t.relname = :table`,
+  sqlite: 'SELECT "from" AS col, "table" AS ref_table, "to" AS ref_col FROM pragma_foreign_key_list(:table)',
+};
+
+/** Column kinds a key can have: values compared for containment only between the same kind. */
+const KEY_KINDS = new Set(['integer', 'string', 'untyped']);
+/** At most this many containment probes per discovery (a wide schema is probed on its likeliest pairs only). */
+const MAX_PROBES = 200;
 
 export async function discoverDb(options: SqlOptions, run: DbDiscoverOptions): Promise<TableDiscovery[]> {
   const url = secretFromEnv(options.urlEnv, run.env);
@@ -59,11 +95,15 @@ export async function discoverDb(options: SqlOptions, run: DbDiscoverOptions): P
     const schema = options.schema ?? null;
     const { rows } = await session.query(LIST[options.client], { schema }, 'listing tables');
     const out: TableDiscovery[] = [];
+    const samples = new Map<string, Record<string, unknown>[]>();
     for (const row of rows) {
       const name = String(row.name ?? row.NAME);
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) continue;
-      out.push(await discoverTable(session, options, name, String(row.kind ?? row.KIND ?? ''), run.sample));
+      const { table, records } = await discoverTable(session, options, name, String(row.kind ?? row.KIND ?? ''), run.sample);
+      out.push(table);
+      samples.set(name, records);
     }
+    await measureContainment(session, options, out, samples);
     return out;
   } finally {
     await session.release();
@@ -71,9 +111,13 @@ export async function discoverDb(options: SqlOptions, run: DbDiscoverOptions): P
   }
 }
 
-async function discoverTable(session: SqlSession, options: SqlOptions, name: string, kind: string, sample: number): Promise<TableDiscovery> {
-  const dialect = session.dialect;
-  const qualified = (options.schema !== undefined && options.client !== 'sqlite' ? `${quoteIdentifier(options.schema, dialect)}.` : '') + quoteIdentifier(name, dialect);
+const qualify = (session: SqlSession, options: SqlOptions, name: string): string =>
+  (options.schema !== undefined && options.client !== 'sqlite' ? `${quoteIdentifier(options.schema, session.dialect)}.` : '') + quoteIdentifier(name, session.dialect);
+
+const text = (row: Record<string, unknown>, key: string): string => String(row[key] ?? row[key.toUpperCase()]);
+
+async function discoverTable(session: SqlSession, options: SqlOptions, name: string, kind: string, sample: number): Promise<{ table: TableDiscovery; records: Record<string, unknown>[] }> {
+  const qualified = qualify(session, options, name);
   const count = await session.query(`SELECT COUNT(*) AS n FROM ${qualified}`, {}, `counting ${name}`);
   const rowCount = Number(count.rows[0]?.n ?? 0);
   const read = await session.query(`SELECT * FROM ${qualified} LIMIT ${Math.max(1, Math.floor(sample))}`, {}, `sampling ${name}`);
@@ -100,18 +144,68 @@ async function discoverTable(session: SqlSession, options: SqlOptions, name: str
     if (first === undefined || !isTime(first)) continue;
     const tiebreak = second !== undefined && uniques.includes(second) ? second : uniques[0];
     if (tiebreak === undefined) continue;
-    keyset.push({ cursor_column: first, tiebreak_column: tiebreak, index: index.name, change_column: CHANGE_NAME.test(first), exact: second === tiebreak });
+    keyset.push({ cursor_column: first, tiebreak_column: tiebreak, index: index.name, change_column: CHANGE.test(first), exact: second === tiebreak });
   }
   keyset.sort((a, b) => Number(b.exact) - Number(a.exact) || Number(b.change_column) - Number(a.change_column));
-  return {
+  const bind = { schema: options.schema ?? null, table: name };
+  const primaryKey = (await session.query(PRIMARY_KEY[options.client], bind, `primary key of ${name}`)).rows.map((r) => text(r, 'col'));
+  const references: ReferenceSeen[] = (await session.query(FOREIGN_KEYS[options.client], bind, `foreign keys of ${name}`)).rows.map((r) => ({ column: text(r, 'col'), table: text(r, 'ref_table'), key: text(r, 'ref_col'), how: 'declared' }));
+  const table: TableDiscovery = {
     name,
     kind: /view/i.test(kind) ? 'view' : 'table',
     rows: rowCount,
     sampled: records.length,
     columns,
+    primary_key: primaryKey,
+    references,
     indexes,
     keyset,
     date_columns: read.columns.filter((c) => c.type === 'date').map((c) => c.name),
     fields: profileRecords(records, types),
   };
+  return { table, records };
+}
+
+/**
+ * The keys other tables may refer to: of a table named like customers, its single-column primary
+ * key, its single-column unique indexes, and columns unique in its sample (a view has no
+ * constraints); of the others too when no table is named so.
+ */
+function keysOf(tables: readonly TableDiscovery[], named: string | undefined): { table: TableDiscovery; key: string }[] {
+  const customers = tables.filter((t) => (named !== undefined ? t.name === named : tableNamePattern('customers', 'igaming').test(t.name)));
+  const out: { table: TableDiscovery; key: string }[] = [];
+  for (const table of customers.length > 0 ? customers : tables) {
+    const keys = new Set<string>();
+    if (table.primary_key.length === 1) keys.add(table.primary_key[0] as string);
+    for (const index of table.indexes) if (index.unique && index.columns.length === 1) keys.add(index.columns[0] as string);
+    for (const f of table.fields) if (f.unique) keys.add(f.name);
+    for (const key of keys) out.push({ table, key });
+  }
+  return out;
+}
+
+/**
+ * Value containment measured on the sample: a column whose sampled values are all values of a
+ * key (by SQL on the whole key, not on the key's sample) is recorded as a reference. Columns of
+ * another kind than the key, the table's own primary key, and declared references are not probed.
+ */
+async function measureContainment(session: SqlSession, options: SqlOptions, tables: TableDiscovery[], samples: ReadonlyMap<string, Record<string, unknown>[]>): Promise<void> {
+  let probes = 0;
+  const keys = keysOf(tables, options.tables.customers);
+  for (const t of tables) {
+    const kinds = new Map(t.columns.map((c) => [c.name, c.kind]));
+    for (const column of t.columns) {
+      if (!KEY_KINDS.has(column.kind) || (t.primary_key.length === 1 && t.primary_key[0] === column.name) || t.references.some((r) => r.column === column.name)) continue;
+      const values = [...new Set((samples.get(t.name) ?? []).map((r) => r[column.name]).filter((v) => v !== null && v !== undefined).map(String))];
+      if (values.length === 0) continue;
+      for (const { table, key } of keys) {
+        if (table === t || kinds.get(column.name) !== table.columns.find((c) => c.name === key)?.kind || probes >= MAX_PROBES) continue;
+        probes += 1;
+        const names = values.map((_, i) => `:v${i}`).join(', ');
+        const bindings = Object.fromEntries(values.map((v, i) => [`v${i}`, v]));
+        const found = await session.query(`SELECT COUNT(DISTINCT ${quoteIdentifier(key, session.dialect)}) AS n FROM ${qualify(session, options, table.name)} WHERE ${quoteIdentifier(key, session.dialect)} IN (${names})`, bindings, `values of ${t.name}.${column.name} in ${table.name}.${key}`);
+        if (Number(found.rows[0]?.n ?? found.rows[0]?.N ?? 0) === values.length) t.references.push({ column: column.name, table: table.name, key, how: 'contained', values: values.length, found: values.length });
+      }
+    }
+  }
 }

@@ -17,6 +17,21 @@ export interface PaginationSeen {
   cursor_path?: string;
 }
 
+/**
+ * A column (or REST field) whose values point at another relation's key: declared by a foreign
+ * key, or measured on the sample (every distinct value of the sample found in the key).
+ */
+export interface ReferenceSeen {
+  column: string;
+  /** The table (REST: the entity) whose key it points at, and that key. */
+  table: string;
+  key: string;
+  how: 'declared' | 'contained';
+  /** contained: the sample's distinct values, and how many of them the key holds (all, unless the key itself was only sampled). */
+  values?: number;
+  found?: number;
+}
+
 export interface EntityDiscovery {
   entity: Entity;
   /** The list path. */
@@ -29,6 +44,8 @@ export interface EntityDiscovery {
   /** meta.total of the first page, when the partner gives it. */
   total?: number;
   fields: FieldProfile[];
+  /** Fields whose sampled values are all values of the customers' key field. */
+  references: ReferenceSeen[];
   notes: string[];
 }
 
@@ -55,6 +72,10 @@ export interface TableDiscovery {
   rows: number;
   sampled: number;
   columns: { name: string; type: string; kind: string }[];
+  /** The primary key's columns (none for a view). */
+  primary_key: string[];
+  /** Declared foreign keys and references measured on the sample. */
+  references: ReferenceSeen[];
   indexes: IndexSeen[];
   keyset: KeysetCandidate[];
   date_columns: string[];
@@ -72,21 +93,33 @@ export interface DiscoverDeps {
   /** REST: pages read per endpoint (default 3); database: rows sampled per table (default 500). */
   pages?: number;
   sample?: number;
+  /** REST activity: the day to sample, instead of looking back from yesterday for a day with rows. */
+  sampleDate?: string;
+  /** REST activity: how many days back from yesterday to look for a day with rows (default 90). */
+  lookbackDays?: number;
 }
 
 export async function discover(options: SourceOptions, deps: DiscoverDeps): Promise<Discovery> {
   if (options.kind === 'rest') {
-    const entities = await discoverRest(options, { pages: deps.pages ?? 3, perPage: 100, clock: deps.clock, logger: deps.logger, env: deps.env });
+    const entities = await discoverRest(options, { pages: deps.pages ?? 3, perPage: 100, clock: deps.clock, logger: deps.logger, env: deps.env, activityDays: deps.lookbackDays ?? 90, sampleDate: deps.sampleDate });
     return { kind: 'rest', base_url: options.baseUrl, entities };
   }
   const tables = await discoverDb(options, { sample: deps.sample ?? 500, logger: deps.logger, env: deps.env });
   return { kind: options.kind, client: options.client, tables };
 }
 
+/** A reference and its evidence, as the report and the draft's comments say it. */
+export function referenceText(r: ReferenceSeen): string {
+  return r.how === 'declared'
+    ? `${r.column} → ${r.table}.${r.key} (declared foreign key)`
+    : `${r.column} → ${r.table}.${r.key} (${r.found === r.values ? 'all' : `${r.found} of`} ${r.values} distinct values of the sample found in ${r.table}.${r.key}${r.found === r.values ? '' : ', itself a sample'})`;
+}
+
 function describeField(f: FieldProfile): string {
   const parts = [`${f.name}: ${f.types.join('|')}`];
   if (f.format !== undefined && f.format !== 'text') parts.push(`format ${f.format}`);
   if (f.minor_units) parts.push(`minor units? (${f.minor_units.reason})`);
+  if (f.unique) parts.push('unique in the sample');
   if (f.nulls > 0) parts.push(`${f.nulls} null`);
   if (f.absent > 0) parts.push(`${f.absent} absent`);
   if (f.distinct) parts.push(`values ${f.distinct.map((v) => JSON.stringify(v)).join(', ')}`);
@@ -105,6 +138,7 @@ export function discoveryLines(d: Discovery): string[] {
       lines.push('', `${e.entity} (${e.where}): ${e.records} records in ${e.pages} page(s); records at ${e.records_path === '' ? '(the body)' : (e.records_path ?? '(none)')}; pagination: ${paging}${e.total !== undefined ? `; meta.total ${e.total}` : ''}`);
       for (const note of e.notes) lines.push(`  note: ${note}`);
       for (const f of e.fields) lines.push(`  ${describeField(f)}`);
+      for (const r of e.references) lines.push(`  reference: ${referenceText(r)}`);
     }
     return lines;
   }
@@ -112,6 +146,8 @@ export function discoveryLines(d: Discovery): string[] {
   for (const t of d.tables) {
     lines.push('', `${t.kind} ${t.name}: ${t.rows} rows (profile of ${t.sampled})`);
     lines.push(`  columns: ${t.columns.map((c) => `${c.name} ${c.type}`).join(', ')}`);
+    if (t.primary_key.length > 0) lines.push(`  primary key: ${t.primary_key.join(', ')}`);
+    for (const r of t.references) lines.push(`  reference: ${referenceText(r)}`);
     for (const i of t.indexes) lines.push(`  index ${i.name}${i.unique ? ' (unique)' : ''}: ${i.columns.join(', ')}`);
     for (const k of t.keyset) lines.push(`  keyset: cursor_column ${k.cursor_column}, tiebreak_column ${k.tiebreak_column} (index ${k.index}${k.exact ? '' : ', tie-breaker not in the index'})`);
     if (t.keyset.length === 0) lines.push('  keyset: none (no index starting with a date-time column, or no unique column)');

@@ -37,6 +37,10 @@ export interface FieldProfile {
   minor_units?: { guess: true; reason: string };
   /** Distinct values (as JSON values) when there are at most DISTINCT_LIMIT of them over at least two records. */
   distinct?: unknown[];
+  /** How many distinct non-null values the sample holds. */
+  distinct_count: number;
+  /** Every record holds a value and no two are equal (over at least two records): a key candidate. */
+  unique: boolean;
   /** A few example values. */
   examples: unknown[];
   /** The smallest and greatest value for dates, times and numbers, as text. */
@@ -93,7 +97,7 @@ function jsonType(value: unknown): string {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Leaf fields of a record as dot paths (nested objects flattened; arrays are leaves). */
-function leaves(record: Record<string, unknown>, prefix = '', out = new Map<string, unknown>()): Map<string, unknown> {
+export function leaves(record: Record<string, unknown>, prefix = '', out = new Map<string, unknown>()): Map<string, unknown> {
   for (const [key, value] of Object.entries(record)) {
     const path = prefix === '' ? key : `${prefix}.${key}`;
     if (isObject(value) && Object.keys(value).length > 0) leaves(value, path, out);
@@ -122,15 +126,15 @@ function commonFormat(formats: Set<ValueFormat>): ValueFormat | 'mixed' | undefi
  * (shown instead of JSON types, beside them).
  */
 export function profileRecords(records: readonly unknown[], columnTypes?: ReadonlyMap<string, string>): FieldProfile[] {
-  const fields = new Map<string, { types: Set<string>; present: number; nulls: number; formats: Set<ValueFormat>; values: Map<string, unknown>; examples: unknown[]; min?: string; max?: string; allWhole: boolean; numeric: boolean }>();
+  const fields = new Map<string, { types: Set<string>; present: number; nulls: number; formats: Set<ValueFormat>; values: Map<string, unknown>; all: Set<string>; examples: unknown[]; min?: string; max?: string; allWhole: boolean; numeric: boolean }>();
   const rows = records.filter(isObject);
   const flat = rows.map((r) => leaves(r));
-  for (const name of columnTypes?.keys() ?? []) if (!fields.has(name)) fields.set(name, { types: new Set(), present: 0, nulls: 0, formats: new Set(), values: new Map(), examples: [], allWhole: true, numeric: true });
+  for (const name of columnTypes?.keys() ?? []) if (!fields.has(name)) fields.set(name, { types: new Set(), present: 0, nulls: 0, formats: new Set(), values: new Map(), all: new Set(), examples: [], allWhole: true, numeric: true });
   for (const record of flat) {
     for (const [name, value] of record) {
       let f = fields.get(name);
       if (f === undefined) {
-        f = { types: new Set(), present: 0, nulls: 0, formats: new Set(), values: new Map(), examples: [], allWhole: true, numeric: true };
+        f = { types: new Set(), present: 0, nulls: 0, formats: new Set(), values: new Map(), all: new Set(), examples: [], allWhole: true, numeric: true };
         fields.set(name, f);
       }
       f.types.add(jsonType(value));
@@ -142,6 +146,7 @@ export function profileRecords(records: readonly unknown[], columnTypes?: Readon
       const format = valueFormat(value);
       f.formats.add(format);
       const key = JSON.stringify(typeof value === 'bigint' ? value.toString() : value) ?? String(value);
+      f.all.add(key);
       if (f.values.size <= DISTINCT_LIMIT) f.values.set(key, typeof value === 'bigint' ? value.toString() : value);
       if (f.examples.length < 3 && !f.examples.some((e) => JSON.stringify(e) === key)) f.examples.push(typeof value === 'bigint' ? value.toString() : value);
       const isNumber = typeof value === 'number' || typeof value === 'bigint';
@@ -167,6 +172,8 @@ export function profileRecords(records: readonly unknown[], columnTypes?: Readon
       nulls: f.nulls,
       absent,
       ...(format !== undefined ? { format } : {}),
+      distinct_count: f.all.size,
+      unique: present >= 2 && f.nulls === 0 && present === rows.length && f.all.size === present,
       examples: f.examples,
       ...(f.min !== undefined ? { min: f.min, max: f.max } : {}),
     };

@@ -1,19 +1,15 @@
 /**
- * `init`'s proposal: from what `discover` found, a draft connector definition. The mapping is
- * proposed by name (player_id, playerId, user_id → customer_id; amount_cents → amount_currency),
- * by format (epoch milliseconds → datetime unix_millis; integers in minor units → minor_units: 2;
- * decimal strings → number) and by values (codes mapped where every distinct value has an obvious
- * spec value). Every choice it cannot make is a `# TODO:` comment in the draft and a line of
- * `todos`.
+ * `init`'s proposal: from what `discover` found, a draft connector definition: the source, one
+ * stream per entity (its table, view or list path, pagination, keyset or window) and its mapping
+ * (propose-fields.ts). Every choice it cannot make for sure is a `# TODO:` comment in the draft and
+ * a line of `todos`, but the draft is always a whole definition: it loads, so `check` can run on it.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { specFields, type SpecFieldKind } from '../config/mapping-rules.js';
-import { defaultSchemaDir } from '../spec/validator.js';
 import type { Entity, Variant } from '../types.js';
 import type { Discovery, EntityDiscovery, TableDiscovery } from './discover.js';
 import type { FieldProfile } from './profile.js';
+import { mappingLines, usedAsCursor, type Structure } from './propose-fields.js';
 import type { SourceOptions } from './source-options.js';
+import { CHANGE, FEE_TABLE, tableNamePattern, yamlString } from './vocabulary.js';
 
 export interface Draft {
   yaml: string;
@@ -23,244 +19,9 @@ export interface Draft {
   mapping: Partial<Record<Entity, Record<string, string>>>;
 }
 
-const norm = (name: string): string => name.toLowerCase().replace(/[^a-z0-9]/g, '');
-const stripUnits = (n: string): string => n.replace(/(incents|cents|inminor|minor|x100)$/, '');
-/** A name that says its values are thousands (accountSizeK, size_k, balance_thousands): the spec's value is 1000 times it. */
-const THOUSANDS_NAME = /(?<=[a-z0-9])(K|_k|_thousands|Thousands|InThousands)$/;
-const stripThousands = (name: string): string => norm(name.replace(THOUSANDS_NAME, ''));
-
-/** Partner names for each spec field, normalized (lower case, letters and digits), most likely first. */
-const SYNONYMS: Record<Entity, Record<string, string[]>> = {
-  customers: {
-    customer_id: ['customerid', 'playerid', 'userid', 'accountid', 'clientid', 'memberid', 'traderid', 'player', 'customer'],
-    signup_date: ['signupdate', 'signuptime', 'signupat', 'signedupat', 'registrationdate', 'registeredat', 'registrationtime', 'createdat', 'created', 'createddate'],
-    affiliate_id: ['affiliateid', 'affiliatecode', 'affiliate', 'affid', 'ibcode', 'ib', 'partnercode', 'referrer'],
-    last_modified_date: ['lastmodifieddate', 'lastmodified', 'modifiedat', 'lastupdate', 'lastupdated', 'updatedat', 'modified', 'updated', 'changedat'],
-    campaign_id: ['campaignid', 'campaign'],
-    click_id: ['clickid', 'click'],
-    lang_id: ['langid', 'language', 'lang', 'locale'],
-    country_code: ['countrycode', 'country'],
-    kyc_status_id: ['kycstatusid', 'kycstatus', 'kycstate', 'kyc'],
-    sales_status_id: ['salesstatusid', 'salesstatus', 'salesstage'],
-    first_name: ['firstname', 'givenname'],
-    last_name: ['lastname', 'surname', 'familyname'],
-    email: ['email', 'emailaddress', 'mail'],
-    challenge_type: ['challengetype', 'plan', 'challenge', 'program'],
-    phase: ['phase', 'stage'],
-    account_size: ['accountsize', 'size', 'balance', 'balanceusd', 'sizek'],
-  },
-  transactions: {
-    transaction_id: ['transactionid', 'txid', 'txnid', 'paymentid', 'id'],
-    customer_id: ['customerid', 'playerid', 'userid', 'accountid', 'clientid', 'memberid', 'traderid'],
-    transaction_type: ['transactiontype', 'type', 'typecode', 'txtype', 'kind', 'paymenttype'],
-    amount_currency: ['amountcurrency', 'amount', 'value'],
-    currency: ['currency', 'currencycode', 'ccy'],
-    transaction_date: ['transactiondate', 'createdat', 'paidat', 'date', 'timestamp', 'ts', 'time', 'created'],
-    status: ['status', 'statuscode', 'state'],
-    amount_usd: ['amountusd', 'usdamount', 'amountinusd'],
-    transaction_subtype: ['transactionsubtype', 'subtype', 'method', 'paymentmethod'],
-    note: ['note', 'comment', 'description', 'memo'],
-  },
-  activity: {
-    date: ['date', 'day', 'statdate', 'activitydate', 'tradedate', 'reportdate'],
-    customer_id: ['customerid', 'playerid', 'userid', 'accountid', 'clientid', 'memberid', 'traderid'],
-    game_type: ['gametype', 'gamecategory', 'category', 'game', 'product'],
-    instrument: ['instrument', 'symbol', 'ticker'],
-    currency: ['currency', 'currencycode', 'ccy'],
-    bets_count: ['betscount', 'betcount', 'numbets', 'rounds'],
-    total_bets: ['totalbets', 'bets', 'betsamount', 'stakes', 'turnover', 'wagered'],
-    wins: ['wins', 'totalwins', 'winsamount', 'payouts'],
-    ggr: ['ggr', 'grossgamingrevenue'],
-    ngr: ['ngr', 'netgamingrevenue'],
-    lots_traded: ['lotstraded', 'lots', 'volume'],
-    pnl: ['pnl', 'profit', 'profitloss'],
-    drawdown: ['drawdown', 'dd'],
-    max_drawdown: ['maxdrawdown', 'maxdd'],
-  },
-};
-
-/** Obvious partner codes of spec values, by the normalized code's start. */
-const CODE_WORDS: Record<string, string[]> = {
-  deposit: ['dep', 'deposit'],
-  withdrawal: ['wd', 'wdr', 'withdraw', 'withdrawal', 'cashout'],
-  bonus: ['bon', 'bonus'],
-  adjustment: ['adj', 'adjust', 'adjustment'],
-  other: ['oth', 'other'],
-  challenge_fee: ['fee', 'challenge', 'challengefee'],
-  payout: ['pay', 'payout'],
-  reset_fee: ['reset', 'resetfee'],
-  refund: ['ref', 'refund'],
-  pending: ['pend', 'pending', 'new'],
-  approved: ['app', 'approved', 'ok', 'success', 'completed', 'done'],
-  declined: ['dec', 'declined', 'failed', 'rejected'],
-  reversed: ['rev', 'reversed', 'chargeback'],
-  rejected: ['rej', 'rejected', 'denied'],
-  phase_1: ['p1', 'phase1'],
-  phase_2: ['p2', 'phase2'],
-  funded: ['f', 'funded', 'live'],
-  failed: ['x', 'failed', 'breached', 'lost'],
-};
-
-/** Values a spec field takes: its enum, or the examples the spec gives for status fields. */
-function specValues(variant: Variant, entity: Entity, field: string): string[] | undefined {
-  const schema = JSON.parse(readFileSync(join(defaultSchemaDir(), variant, `${entity}.schema.json`), 'utf8')) as { properties: Record<string, { enum?: unknown[] }> };
-  const values = schema.properties[field]?.enum?.filter((v): v is string => typeof v === 'string');
-  if (values !== undefined && values.length > 0) return values;
-  if (field === 'status') return ['pending', 'approved', 'declined', 'reversed'];
-  if (field === 'kyc_status_id') return ['pending', 'approved', 'rejected'];
-  return undefined;
-}
-
-/** A map of every distinct code to a spec value, or undefined when one of them is not obvious. */
-function obviousMap(codes: readonly unknown[], values: readonly string[]): Record<string, string> | undefined {
-  const map: Record<string, string> = {};
-  for (const code of codes) {
-    if (typeof code !== 'string') return undefined;
-    const n = norm(code);
-    if (values.includes(code)) continue;
-    const hit = values.find((v) => (CODE_WORDS[v] ?? [norm(v)]).some((w) => n === w || (w.length >= 3 && n.startsWith(w))));
-    if (hit === undefined) return undefined;
-    map[code] = hit;
-  }
-  return map;
-}
-
-const yamlString = (s: string): string => (/^[A-Za-z_][A-Za-z0-9_.\-/]*$/.test(s) && !['true', 'false', 'null', 'yes', 'no', 'on', 'off'].includes(s.toLowerCase()) ? s : JSON.stringify(s));
-
-interface FieldChoice {
-  rule?: string;
-  todo?: string;
-  source?: string;
-}
-
-function chooseField(variant: Variant, entity: Entity, field: string, kind: SpecFieldKind, f: FieldProfile, database: boolean): FieldChoice {
-  const from = f.name;
-  const fmt = f.format;
-  const ref = `from: ${yamlString(from)}`;
-  if (kind === 'date-time') {
-    if (fmt === 'epoch-millis') return { rule: `{ ${ref}, datetime: { format: unix_millis } }`, source: from };
-    if (fmt === 'epoch-seconds') return { rule: `{ ${ref}, datetime: { format: unix_seconds } }`, source: from };
-    if (fmt === 'iso-datetime-offset' || database) return { rule: yamlString(from), source: from };
-    if (fmt === 'iso-datetime-local') return { rule: `{ ${ref}, datetime: { format: iso, zone: UTC } }`, todo: `${entity}.${field}: ${from} has no offset; UTC assumed (set datetime.zone to the partner's zone)`, source: from };
-    if (fmt === 'sql-datetime') return { rule: `{ ${ref}, datetime: { format: sql, zone: UTC } }`, todo: `${entity}.${field}: ${from} has no offset; UTC assumed (set datetime.zone to the partner's zone)`, source: from };
-    if (fmt === 'dd/MM/yyyy HH:mm') return { rule: `{ ${ref}, datetime: { format: "dd/MM/yyyy HH:mm", zone: UTC } }`, todo: `${entity}.${field}: ${from} is dd/MM/yyyy HH:mm without a zone; UTC assumed (set datetime.zone)`, source: from };
-    return { rule: yamlString(from), todo: `${entity}.${field}: ${from} has format ${fmt ?? 'unknown'}; check that it is an ISO 8601 date-time with an offset`, source: from };
-  }
-  if (kind === 'number' || kind === 'integer') {
-    if (f.minor_units !== undefined && kind === 'number') {
-      const guessedByValues = !/name/.test(f.minor_units.reason);
-      return { rule: `{ ${ref}, minor_units: 2 }`, source: from, ...(guessedByValues ? { todo: `${entity}.${field}: ${from} read as minor units (cents) because it is ${f.minor_units.reason}; remove minor_units if it is in units` } : {}) };
-    }
-    if (THOUSANDS_NAME.test(from) && (fmt === 'integer' || fmt === 'decimal')) return { rule: `{ ${ref}, multiply: 1000 }`, source: from };
-    if (fmt === 'decimal-string' || fmt === 'integer-string') return { rule: `{ ${ref}, number: true }`, source: from };
-    return { rule: yamlString(from), source: from };
-  }
-  const values = specValues(variant, entity, field);
-  if (values !== undefined && f.distinct !== undefined) {
-    const map = obviousMap(f.distinct, values);
-    if (map === undefined) {
-      return {
-        rule: yamlString(from),
-        todo: `${entity}.${field}: the codes of ${from} are not obvious: ${f.distinct.map((v) => JSON.stringify(v)).join(', ')}; add map: { <code>: <${values.join(' | ')}> }`,
-        source: from,
-      };
-    }
-    if (Object.keys(map).length === 0) return { rule: yamlString(from), source: from };
-    const entries = Object.entries(map).map(([k, v]) => `${yamlString(k)}: ${v}`).join(', ');
-    return { rule: `{ ${ref}, map: { ${entries} } }`, source: from };
-  }
-  if (values !== undefined && f.format !== 'text' && f.format !== undefined) {
-    return { rule: yamlString(from), todo: `${entity}.${field}: ${from} holds codes (${f.examples.map((v) => JSON.stringify(v)).join(', ')}...) too many to list; add a map to spec values (${values.join(', ')})`, source: from };
-  }
-  return { rule: yamlString(from), source: from };
-}
-
-/** The source field that best matches a spec field, among those not yet used. */
-function matchField(entity: Entity, field: string, fields: readonly FieldProfile[], used: Set<string>): FieldProfile | undefined {
-  const candidates = fields.filter((f) => !used.has(f.name) && f.present > 0);
-  const exact = candidates.find((f) => norm(f.name) === norm(field));
-  if (exact) return exact;
-  for (const synonym of SYNONYMS[entity][field] ?? []) {
-    const hit = candidates.find((f) => norm(f.name) === synonym) ?? candidates.find((f) => stripUnits(norm(f.name)) === synonym) ?? candidates.find((f) => THOUSANDS_NAME.test(f.name) && stripThousands(f.name) === synonym);
-    if (hit) return hit;
-  }
-  return undefined;
-}
-
-interface StreamDraft {
-  lines: string[];
-  mapping: Record<string, string>;
-  /** The source field mapped to each spec field. */
-  sources: Record<string, string>;
-}
-
-function mappingLines(variant: Variant, entity: Entity, fields: readonly FieldProfile[], database: boolean, todos: string[]): StreamDraft {
-  const spec = specFields(variant, entity);
-  const required = new Set((JSON.parse(readFileSync(join(defaultSchemaDir(), variant, `${entity}.schema.json`), 'utf8')) as { required: string[] }).required);
-  const used = new Set<string>();
-  const lines: string[] = [];
-  const mapping: Record<string, string> = {};
-  const sources: Record<string, string> = {};
-  // Required fields first, so that an optional field cannot take their source (createdAt, date).
-  const order = [...spec.keys()].sort((a, b) => Number(required.has(b)) - Number(required.has(a)));
-  const chosen = new Map<string, FieldChoice>();
-  for (const field of order) {
-    const f = matchField(entity, field, fields, used);
-    if (f === undefined) continue;
-    used.add(f.name);
-    chosen.set(field, chooseField(variant, entity, field, spec.get(field) ?? 'other', f, database));
-  }
-  // By type: a required date-time or date field without a name match takes the one unused field of that format.
-  for (const field of order) {
-    const kind = spec.get(field);
-    if (chosen.has(field) || !required.has(field) || (kind !== 'date-time' && kind !== 'date')) continue;
-    const formats = kind === 'date' ? ['date'] : ['iso-datetime-offset', 'iso-datetime-local', 'sql-datetime', 'dd/MM/yyyy HH:mm', 'epoch-millis', 'epoch-seconds'];
-    const fits = fields.filter((f) => !used.has(f.name) && f.format !== undefined && formats.includes(f.format) && !CHANGE.test(f.name));
-    if (fits.length !== 1) continue;
-    const f = fits[0] as FieldProfile;
-    used.add(f.name);
-    const choice = chooseField(variant, entity, field, kind, f, database);
-    const why = `${entity}.${field}: ${f.name} chosen by its format (${f.format}), the only such field; check it is the right one`;
-    chosen.set(field, { ...choice, todo: choice.todo ? `${why}; ${choice.todo.replace(/^[^:]+: /, '')}` : why });
-  }
-  for (const field of spec.keys()) {
-    const choice = chosen.get(field);
-    if (choice === undefined) {
-      if (required.has(field)) {
-        const todo = `${entity}.${field}: no source field found for this required spec field; source fields: ${fields.map((f) => f.name).join(', ')}`;
-        todos.push(todo);
-        lines.push(`        # TODO: ${todo}`, `        # ${field}: <source field>`);
-      }
-      continue;
-    }
-    if (choice.todo) {
-      todos.push(choice.todo);
-      lines.push(`        # TODO: ${choice.todo}`);
-    }
-    lines.push(`        ${field}: ${choice.rule}`);
-    mapping[field] = choice.rule as string;
-    if (choice.source) sources[field] = choice.source;
-  }
-  const unused = fields.filter((f) => !used.has(f.name)).map((f) => f.name);
-  if (unused.length > 0) lines.push(UNUSED + unused.join(', '));
-  return { lines, mapping, sources };
-}
-
-const CHANGE = /(updated|modified|changed|lastupdate)/i;
 /** The formats a REST change field may have (ISO text, or an epoch number: cursor_format). */
 const CHANGE_FORMATS = ['iso-datetime-offset', 'iso-datetime-local', 'epoch-millis', 'epoch-seconds'];
 
-const UNUSED = '        # source fields not mapped (not spec fields, or not recognised): ';
-
-/** The mapping's lines without `name` in its list of unmapped fields (it drives the cursor, not a spec field). */
-function usedAsCursor(lines: string[], name: string | undefined): string[] {
-  if (name === undefined) return lines;
-  return lines.flatMap((line) => {
-    if (!line.startsWith(UNUSED)) return [line];
-    const rest = line.slice(UNUSED.length).split(', ').filter((f) => f !== name);
-    return [`        # ${name} drives the cursor (not a spec field)`, ...(rest.length > 0 ? [UNUSED + rest.join(', ')] : [])];
-  });
-}
 const SCHEDULE = { customers: '"*/4 * * * *"', transactions: '"*/4 * * * *"', activity: '"15 0 * * *"' } as const;
 
 function restStreamLines(variant: Variant, e: EntityDiscovery, todos: string[], dateParam: string): { lines: string[]; mapping: Record<string, string> } {
@@ -276,12 +37,15 @@ function restStreamLines(variant: Variant, e: EntityDiscovery, todos: string[], 
     lines.push('    pagination:', '      type: cursor', '      per_page: 500', `      cursor_path: ${e.pagination.cursor_path}`);
   } else if (e.pagination.type === 'page') {
     lines.push('    pagination:', '      type: page', '      per_page: 500');
+  } else if (e.records === 0) {
+    lines.push('    pagination:', '      type: page', '      per_page: 500');
   } else {
     const todo = `${e.entity}: no pagination seen in ${e.pages} page(s) of ${e.records} records; page numbers assumed`;
     todos.push(todo);
     lines.push(`    # TODO: ${todo}`, '    pagination:', '      type: page', '      per_page: 500');
   }
-  const draft = mappingLines(variant, e.entity, e.fields, false, todos);
+  const structure: Structure = { where: e.where, customerRefs: e.references.filter((r) => r.table === 'customers'), sampled: e.records };
+  const draft = mappingLines(variant, e.entity, e.fields, false, todos, structure);
   if (e.entity === 'activity') {
     lines.push('    incremental:', '      mode: daily', `      date_param: ${yamlString(dateParam)}`, '      late_days: 2');
   } else {
@@ -296,11 +60,19 @@ function restStreamLines(variant: Variant, e: EntityDiscovery, todos: string[], 
       const todo = `the spec's window parameters assumed (${params.join(', ')})${epoch ? `, sent as ${epoch === 'unix_millis' ? 'epoch milliseconds' : 'epoch seconds'} like ${change.name}` : ''}: confirm the partner filters ${change.name} by them`;
       lines.push('    incremental:', '      mode: cursor', `      cursor_field: ${yamlString(change.name)}`, ...(epoch ? [`      cursor_format: ${epoch}`] : []), `      # TODO: ${todo}`, `      from_param: ${params[0]}`, `      to_param: ${params[1]}`, '      lookback: PT10M');
       todos.push(`${e.entity}: ${todo}`);
+    } else if (e.records === 0) {
+      // Nothing to read the change field from: the spec's names (last_modified_date; a transaction's own date).
+      const field = e.entity === 'customers' ? 'last_modified_date' : 'transaction_date';
+      const todo = `${e.entity}: cursor on the spec's ${field} with the spec's window parameters (${params.join(', ')}), assumed: no records to see them in`;
+      todos.push(todo);
+      lines.push(`    # TODO: ${todo}`, '    incremental:', '      mode: cursor', `      cursor_field: ${field}`, `      from_param: ${params[0]}`, `      to_param: ${params[1]}`, `      lookback: ${e.entity === 'customers' ? 'PT10M' : 'P3D'}`);
     } else {
-      const dateSource = draft.sources.transaction_date ?? draft.sources.signup_date ?? '<field>';
+      const dateSource = draft.sources.transaction_date ?? draft.sources.signup_date ?? (e.entity === 'customers' ? 'signup_date' : 'transaction_date');
+      const format = e.fields.find((f) => f.name === dateSource)?.format;
+      const epoch = format === 'epoch-millis' ? 'unix_millis' : format === 'epoch-seconds' ? 'unix_seconds' : undefined;
       const todo = `${e.entity}: no change field held as a date-time (updated_at, lastUpdate...); cursor on ${dateSource} with lookback P3D, and its from/to parameters are guesses`;
       todos.push(todo);
-      lines.push(`    # TODO: ${todo}`, '    incremental:', '      mode: cursor', `      cursor_field: ${yamlString(dateSource)}`, '      from_param: from', '      to_param: to', '      lookback: P3D');
+      lines.push(`    # TODO: ${todo}`, '    incremental:', '      mode: cursor', `      cursor_field: ${yamlString(dateSource)}`, ...(epoch ? [`      cursor_format: ${epoch}`] : []), '      from_param: from', '      to_param: to', '      lookback: P3D');
     }
   }
   const cursorField = /^ {6}cursor_field: (.*)$/m.exec(lines.join('\n'))?.[1];
@@ -308,46 +80,95 @@ function restStreamLines(variant: Variant, e: EntityDiscovery, todos: string[], 
   return { lines, mapping: draft.mapping };
 }
 
-const TABLE_NAMES: Record<Entity, RegExp> = {
-  customers: /(player|customer|account|user|client|member|trader)s?$/i,
-  transactions: /(payment|transaction|deposit|txn|cashier|transfer)s?$/i,
-  activity: /(daily|activity|stats?|summary|agg|gaming)/i,
-};
-
-function pickTable(entity: Entity, tables: readonly TableDiscovery[], chosen: string | undefined, taken: Set<string>): TableDiscovery | undefined {
-  if (chosen !== undefined) return tables.find((t) => t.name === chosen);
-  return tables.find((t) => !taken.has(t.name) && TABLE_NAMES[entity].test(t.name) && (entity === 'activity' ? t.date_columns.length > 0 : true));
+interface Picked {
+  table: TableDiscovery;
+  /** Why this table, when its name alone does not say it. */
+  evidence?: string;
 }
 
-function sqlStreamLines(variant: Variant, entity: Entity, t: TableDiscovery, kind: 'db' | 'warehouse', todos: string[]): { lines: string[]; mapping: Record<string, string> } {
-  const lines: string[] = [`  ${entity}:`, `    ${kind === 'db' ? 'table' : 'view'}: ${yamlString(t.name)}`];
-  const draft = mappingLines(variant, entity, t.fields, true, todos);
+/** The table or view of each entity: named by the user, else by its name; prop-trading transactions also as the one table left. */
+function pickTables(variant: Variant, tables: readonly TableDiscovery[], named: Partial<Record<Entity, string>>): Partial<Record<Entity, Picked>> {
+  const picked: Partial<Record<Entity, Picked>> = {};
+  const taken = new Set<string>();
+  for (const entity of ['customers', 'activity', 'transactions'] as Entity[]) {
+    const chosen = named[entity];
+    const table = chosen !== undefined
+      ? tables.find((t) => t.name === chosen)
+      : tables.find((t) => !taken.has(t.name) && tableNamePattern(entity, variant).test(t.name) && (entity === 'activity' ? t.date_columns.length > 0 : true));
+    if (table !== undefined) {
+      picked[entity] = { table };
+      taken.add(table.name);
+    }
+  }
+  // By structure: of the tables left that refer to the customers, the one with a DATE column holds
+  // the daily activity, the one without holds the transactions.
+  const customers = picked.customers?.table.name;
+  if (customers === undefined) return picked;
+  for (const entity of ['activity', 'transactions'] as const) {
+    if (picked[entity] !== undefined) continue;
+    const daily = entity === 'activity';
+    const left = tables.filter((t) => !taken.has(t.name) && t.references.some((r) => r.table === customers) && (t.date_columns.length > 0) === daily);
+    if (left.length !== 1) continue;
+    const table = left[0] as TableDiscovery;
+    picked[entity] = { table, evidence: `the one table left that refers to ${customers} ${daily ? 'and has a DATE column' : 'and has no DATE column'}` };
+    taken.add(table.name);
+  }
+  return picked;
+}
+
+/** A keyset when no index gives one: the change column (else the record's date-time) and the key. */
+function keysetWithoutIndex(t: TableDiscovery, sources: Record<string, string>): { cursor: string; tiebreak: string } {
+  const times = t.columns.filter((c) => c.kind === 'timestamp' || c.kind === 'timestamptz').map((c) => c.name);
+  const cursor = times.find((c) => CHANGE.test(c)) ?? times.find((c) => c === sources.transaction_date || c === sources.signup_date) ?? times[0] ?? 'updated_at';
+  const tiebreak = (t.primary_key.length === 1 ? t.primary_key[0] : undefined) ?? sources.transaction_id ?? sources.customer_id ?? 'id';
+  return { cursor, tiebreak };
+}
+
+function sqlStreamLines(variant: Variant, entity: Entity, picked: Picked, kind: 'db' | 'warehouse', todos: string[], customersKey: { table: string; key: string } | undefined): { lines: string[]; mapping: Record<string, string>; sources: Record<string, string> } {
+  const t = picked.table;
+  const lines: string[] = [`  ${entity}:`];
+  if (picked.evidence) lines.push(`    # ${entity} ← ${t.name}: ${picked.evidence}`);
+  lines.push(`    ${kind === 'db' ? 'table' : 'view'}: ${yamlString(t.name)}`);
+  const structure: Structure = {
+    where: t.name,
+    ...(t.primary_key.length === 1 ? { primaryKey: t.primary_key[0] } : {}),
+    customerRefs: customersKey ? t.references.filter((r) => r.table === customersKey.table && r.key === customersKey.key) : [],
+    sampled: t.sampled,
+    feeTable: entity === 'transactions' && FEE_TABLE.test(t.name),
+  };
+  const draft = mappingLines(variant, entity, t.fields, true, todos, structure);
+  let cursorColumn: string | undefined;
   if (entity === 'activity' || kind === 'warehouse') {
     const dateColumn = entity === 'activity' ? (t.date_columns.find((c) => draft.sources.date === c) ?? t.date_columns[0]) : t.date_columns.find((c) => CHANGE.test(c)) ?? t.date_columns[0];
     if (dateColumn === undefined) {
-      const todo = `${entity}: ${t.name} has no DATE column to read whole days by; set date_column`;
+      const guess = draft.sources.date ?? draft.sources.transaction_date ?? draft.sources.signup_date ?? 'date';
+      const todo = `${entity}: ${t.name} has no DATE column to read whole days by; ${guess} written: name a DATE column (or read the table by a query that selects the day)`;
       todos.push(todo);
-      lines.push(`    # TODO: ${todo}`, '    # date_column: <column>');
+      lines.push(`    # TODO: ${todo}`, `    date_column: ${yamlString(guess)}`);
     } else lines.push(`    date_column: ${yamlString(dateColumn)}`);
     lines.push('    incremental:', '      mode: daily', '      late_days: 2');
   } else {
     const keyset = t.keyset[0];
     if (keyset === undefined) {
-      const todo = `${entity}: ${t.name} has no index on (a date-time column, a unique column); a keyset needs one (ask the partner for an index on (updated_at, id))`;
+      const { cursor, tiebreak } = keysetWithoutIndex(t, draft.sources);
+      const todo = `${entity}: ${t.name} has no index on (a date-time column, a unique column); keyset on (${cursor}, ${tiebreak}) written, but each page scans the table: ask the partner for an index on (${cursor}, ${tiebreak})`;
       todos.push(todo);
-      lines.push(`    # TODO: ${todo}`, '    # cursor_column: <change column>', '    # tiebreak_column: <unique column>');
+      cursorColumn = cursor;
+      lines.push(`    # TODO: ${todo}`, `    cursor_column: ${yamlString(cursor)}`, `    tiebreak_column: ${yamlString(tiebreak)}`);
     } else {
       if (!keyset.change_column) {
         const todo = `${entity}: ${keyset.cursor_column} is not named like a change column; a status change is only read again within the lookback (P3D)`;
         todos.push(todo);
         lines.push(`    # TODO: ${todo}`);
       }
+      cursorColumn = keyset.cursor_column;
       lines.push(`    cursor_column: ${yamlString(keyset.cursor_column)}    # keyset index ${keyset.index}`, `    tiebreak_column: ${yamlString(keyset.tiebreak_column)}`);
     }
-    lines.push('    incremental:', '      mode: cursor', `      lookback: ${keyset?.change_column === false ? 'P3D' : 'PT10M'}`);
+    const changing = keyset === undefined ? CHANGE.test(cursorColumn ?? '') : keyset.change_column;
+    lines.push('    incremental:', '      mode: cursor', `      lookback: ${changing ? 'PT10M' : 'P3D'}`);
   }
-  lines.push('    mapping:', '      passthrough: false', '      fields:', ...usedAsCursor(draft.lines, t.keyset[0]?.cursor_column), `    schedule: ${SCHEDULE[entity]}`);
-  return { lines, mapping: draft.mapping };
+  lines.push('    mapping:', '      passthrough: false', '      fields:', ...usedAsCursor(draft.lines, cursorColumn), `    schedule: ${SCHEDULE[entity]}`);
+  return { lines, mapping: draft.mapping, sources: draft.sources };
 }
 
 /** The draft definition of `partner` from a discovery. */
@@ -374,7 +195,7 @@ export function proposeDefinition(partner: string, variant: Variant, options: So
     head.push('  rate_limit:', '    requests_per_minute: 1000', '  run_budget: PT15M');
     for (const e of found.entities) {
       if (e.records === 0) {
-        const todo = `${e.entity}: ${e.where} answered no records; its mapping could not be proposed`;
+        const todo = `${e.entity}: ${e.where} answered no records${e.notes.length > 0 ? ` (${e.notes.join('; ')})` : ''}; the spec's field names are written: check them against the partner's records`;
         todos.push(todo);
         streams.push(`  # TODO: ${todo}`);
       }
@@ -385,17 +206,25 @@ export function proposeDefinition(partner: string, variant: Variant, options: So
   } else if (options.kind !== 'rest' && found.kind !== 'rest') {
     head.push(`  type: ${options.kind}`, `  client: ${options.client}`, `  url: \${${options.urlEnv}}`, '  timezone: UTC', '  statement_timeout: PT5M', '  run_budget: PT15M');
     if (options.kind === 'db') head.push('  page_size: 5000', '  safety_lag: PT5S');
-    const taken = new Set<string>();
+    const picked = pickTables(variant, found.tables, options.tables);
+    // Date-time columns named as local times: the source's timezone is the partner's, not UTC.
+    const local = Object.values(picked).flatMap((p) => p.table.columns.filter((c) => /local/i.test(c.name) && (c.kind === 'timestamp' || c.kind === 'untyped')).map((c) => `${p.table.name}.${c.name}`));
+    if (local.length > 0) {
+      const todo = `source.timezone: ${local.join(', ')} are named as local times; UTC assumed: set timezone to the partner's zone (e.g. Europe/Malta)`;
+      todos.push(todo);
+      head.splice(head.indexOf('  timezone: UTC'), 0, `  # TODO: ${todo}`);
+    }
+    let customersKey: { table: string; key: string } | undefined;
     for (const entity of ['customers', 'transactions', 'activity'] as Entity[]) {
-      const table = pickTable(entity, found.tables, options.tables[entity], taken);
+      const table = picked[entity];
       if (table === undefined) {
         const todo = `${entity}: no table or view recognised (tables: ${found.tables.map((t) => t.name).join(', ')}); name it with --${entity} <table>`;
         todos.push(todo);
         streams.push(`  # TODO: ${todo}`);
         continue;
       }
-      taken.add(table.name);
-      const s = sqlStreamLines(variant, entity, table, options.kind, todos);
+      const s = sqlStreamLines(variant, entity, table, options.kind, todos, customersKey);
+      if (entity === 'customers' && s.sources.customer_id !== undefined) customersKey = { table: table.table.name, key: s.sources.customer_id };
       streams.push(...s.lines);
       mapping[entity] = s.mapping;
     }

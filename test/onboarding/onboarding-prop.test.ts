@@ -2,7 +2,7 @@
  * Onboarding a prop-trading partner whose names and units differ from the spec (the sandbox's
  * partner style for prop trading: traderId, epoch-millisecond business times AND change stamps,
  * cents, account sizes in thousands, numeric status and KYC codes, stage codes), from nothing to a
- * clean reconcile with discover, init, the README's edits, check, backfill and reconcile: over
+ * clean reconcile with discover, init, the edits of docs/onboarding.md, check, backfill and reconcile: over
  * REST, and over its replica on a real MariaDB and PostgreSQL. The REST partner's change stamps
  * are epoch milliseconds: init proposes `cursor_format: unix_millis` and incremental runs move
  * their cursor by them.

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { parse } from 'yaml';
-import type { Discovery } from '../../src/onboarding/discover.js';
+import type { Discovery, TableDiscovery } from '../../src/onboarding/discover.js';
 import { profileRecords, valueFormat } from '../../src/onboarding/profile.js';
 import { proposeDefinition } from '../../src/onboarding/propose.js';
 import type { RestOptions } from '../../src/onboarding/source-options.js';
@@ -46,7 +46,7 @@ describe('init: the proposed draft', () => {
   const discovery = (records: Record<string, unknown>[]): Discovery => ({
     kind: 'rest',
     base_url: options.baseUrl,
-    entities: [{ entity: 'transactions', where: '/v2/payments', records: records.length, pages: 1, records_path: 'items', pagination: { type: 'cursor', cursor_path: 'paging.next' }, fields: profileRecords(records), notes: [] }],
+    entities: [{ entity: 'transactions', where: '/v2/payments', records: records.length, pages: 1, records_path: 'items', pagination: { type: 'cursor', cursor_path: 'paging.next' }, fields: profileRecords(records), references: [], notes: [] }],
   });
 
   it('maps by name, format and obvious codes, and leaves a TODO with the values where a code is not obvious', () => {
@@ -87,7 +87,7 @@ describe('init: epoch change fields and sizes in thousands', () => {
     const draft = proposeDefinition('propco', 'prop-trading', options, {
       kind: 'rest',
       base_url: options.baseUrl,
-      entities: [{ entity: 'customers', where: '/v2/traders', records: 2, pages: 1, records_path: 'data', pagination: { type: 'page' }, fields: profileRecords(records), notes: [] }],
+      entities: [{ entity: 'customers', where: '/v2/traders', records: 2, pages: 1, records_path: 'data', pagination: { type: 'page' }, fields: profileRecords(records), references: [], notes: [] }],
     });
     const def = parse(draft.yaml) as { streams: { customers: { incremental: Record<string, unknown>; mapping: { fields: Record<string, unknown> } } } };
     assert.equal(def.streams.customers.incremental.cursor_field, 'modifiedAt');
@@ -117,6 +117,57 @@ describe('the reconcile key of a definition', () => {
       assert.equal(bad.errors.length, 1);
       assert.equal(bad.errors[0]?.path, 'reconcile.schedule');
       assert.match(bad.errors[0]?.message ?? '', /not a valid cron expression/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('init: a draft that loads whatever the source lacks', () => {
+  const table = (name: string, records: Record<string, unknown>[], kinds: Record<string, string>, extra: Partial<TableDiscovery> = {}): TableDiscovery => ({
+    name,
+    kind: 'table',
+    rows: records.length,
+    sampled: records.length,
+    columns: Object.entries(kinds).map(([column, kind]) => ({ name: column, type: kind, kind })),
+    primary_key: [],
+    references: [],
+    indexes: [],
+    keyset: [],
+    date_columns: Object.entries(kinds).filter(([, kind]) => kind === 'date').map(([column]) => column),
+    fields: profileRecords(records),
+    ...extra,
+  });
+
+  it('a table without a keyset index, status or currency column: a keyset, fixed values and a country left out, each with its TODO or reason', async () => {
+    const { loadDefinition } = await import('../../src/config/load-definitions.js');
+    const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const members = table('members', [
+      { member_no: 1, joined: '2026-11-01T10:00:00Z', affid: 'a1', country: 'Germany' },
+      { member_no: 2, joined: '2026-11-02T10:00:00Z', affid: 'a2', country: 'Malta' },
+    ], { member_no: 'integer', joined: 'timestamp', affid: 'string', country: 'string' }, { primary_key: ['member_no'] });
+    const deposits = table('deposits', [
+      { dep_no: 7, member_no: 1, amount_eur: 10.5, at: '2026-11-01T11:00:00Z' },
+      { dep_no: 8, member_no: 2, amount_eur: 20, at: '2026-11-02T11:00:00Z' },
+    ], { dep_no: 'integer', member_no: 'integer', amount_eur: 'decimal', at: 'timestamp' }, { primary_key: ['dep_no'], references: [{ column: 'member_no', table: 'members', key: 'member_no', how: 'declared' }] });
+    const draft = proposeDefinition('club', 'igaming', { kind: 'db', client: 'postgres', urlEnv: 'CLUB_URL', tables: {} }, { kind: 'db', client: 'postgres', tables: [members, deposits] });
+    const def = parse(draft.yaml) as { streams: Record<string, Record<string, unknown> & { mapping: { fields: Record<string, unknown> } }> };
+    assert.equal(def.streams.customers?.cursor_column, 'joined');
+    assert.equal(def.streams.customers?.tiebreak_column, 'member_no');
+    assert.deepEqual(def.streams.customers?.mapping.fields, { customer_id: 'member_no', signup_date: 'joined', affiliate_id: 'affid' });
+    assert.match(draft.yaml, /# country_code: country not mapped: its values \("Germany"\) are not of the form \^\[A-Z\]\{2\}\$/);
+    assert.deepEqual(def.streams.transactions?.mapping.fields, { transaction_id: 'dep_no', customer_id: 'member_no', transaction_type: 'transaction_type', amount_currency: 'amount_eur', currency: { const: 'EUR' }, transaction_date: 'at', status: { const: 'approved' } });
+    assert.match(draft.yaml, /# currency: no currency field; the amount's name amount_eur says EUR\n/);
+    assert.ok(draft.todos.includes('transactions.status: deposits has no status field; every record taken as approved (a row exists once paid)'), draft.todos.join('\n'));
+    assert.ok(draft.todos.some((t) => t.startsWith('transactions.transaction_type: no source field found for this required spec field; the spec\'s name assumed')));
+    assert.ok(draft.todos.some((t) => t.startsWith('customers: members has no index on (a date-time column, a unique column); keyset on (joined, member_no) written')));
+    assert.ok(draft.todos.includes('activity: no table or view recognised (tables: members, deposits); name it with --activity <table>'));
+    const dir = mkdtempSync(join(tmpdir(), 'partner-sync-draft-'));
+    try {
+      writeFileSync(join(dir, 'club.yaml'), draft.yaml);
+      assert.deepEqual((await loadDefinition(join(dir, 'club.yaml'), { CLUB_URL: 'postgres://reader@127.0.0.1/club' })).errors, []);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,6 +1,6 @@
 /**
  * The partner-style replica samples in samples/partner-replica/ are what the generator prints
- * (their header comments aside), so the README's rehearsal loads the data the tests reconcile.
+ * (their header comments aside), so the rehearsal of docs/onboarding.md loads the data the tests reconcile.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

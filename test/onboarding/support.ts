@@ -1,6 +1,6 @@
 /**
  * Running the CLI in-process for the onboarding tests (discover, init, check, backfill, reconcile
- * are each one call of `main`), and the edits the README's "Onboarding a partner" lists.
+ * are each one call of `main`), and the edits docs/onboarding.md lists.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
@@ -22,7 +22,7 @@ export async function cli(args: readonly string[]): Promise<Ran> {
 }
 
 /**
- * The edits of a draft for a partner-style partner (README, Onboarding a partner): the two code
+ * The edits of a draft for a partner-style partner (docs/onboarding.md): the two code
  * lists init cannot guess, given as maps. Each must change the file.
  */
 export const PARTNER_STYLE_EDITS: [RegExp, string][] = [

@@ -21,6 +21,8 @@ import { withStore, type GlobalOptions } from '../context.js';
 import { formatDefinitionError, loadConfig, partnerDefinition } from '../definitions.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
 export interface SourceFlags {
   rest?: string;
   auth?: AuthKind;
@@ -38,6 +40,7 @@ export interface SourceFlags {
   dateParam?: string;
   pages?: number;
   sample?: number;
+  sampleDate?: string;
 }
 
 function addSourceFlags(cmd: Command): Command {
@@ -57,7 +60,8 @@ function addSourceFlags(cmd: Command): Command {
     .option('--activity <path-or-table>', 'REST: the daily activity list path; database: the table or view')
     .option('--date-param <name>', "REST: the activity day's query parameter", 'date')
     .option('--pages <n>', 'REST: pages read per endpoint (default 3)', (v) => Number(v))
-    .option('--sample <n>', 'database: rows profiled per table (default 500)', (v) => Number(v));
+    .option('--sample <n>', 'database: rows profiled per table (default 500)', (v) => Number(v))
+    .option('--sample-date <date>', 'REST: the activity day to read (default: the latest day with rows, up to 90 days back)');
 }
 
 export function sourceOptions(flags: SourceFlags): SourceOptions {
@@ -76,9 +80,12 @@ export function sourceOptions(flags: SourceFlags): SourceOptions {
 
 async function runDiscover(flags: SourceFlags) {
   const options = sourceOptions(flags);
+  if (flags.sampleDate !== undefined && !(DATE.test(flags.sampleDate) && !Number.isNaN(Date.parse(`${flags.sampleDate}T00:00:00Z`)))) {
+    throw new CliError(`--sample-date must be a date YYYY-MM-DD, got ${JSON.stringify(flags.sampleDate)}`, EXIT_USAGE);
+  }
   const logger = createLogger({ redact: createRedactor([]), level: process.env.LOG_LEVEL ?? 'warn' });
   try {
-    return { options, found: await discover(options, { clock: systemClock, logger, env: process.env, pages: flags.pages, sample: flags.sample }) };
+    return { options, found: await discover(options, { clock: systemClock, logger, env: process.env, pages: flags.pages, sample: flags.sample, sampleDate: flags.sampleDate }) };
   } catch (error) {
     if (error instanceof SourceOptionsError) throw new CliError(error.message, EXIT_USAGE);
     throw new CliError(`discover failed: ${(error as Error).message}`, EXIT_FAILURE, { cause: error });
@@ -121,8 +128,6 @@ export async function initCommand(globals: GlobalOptions, args: SourceFlags & { 
   }
   return EXIT_OK;
 }
-
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 /** `reconcile <partner> [--from D --to D] [--stream S]`: exit 1 on any difference. */
 export async function reconcileCommand(globals: GlobalOptions, args: { partner: string; from?: string; to?: string; stream?: Entity }, io: Io): Promise<number> {
