@@ -12,7 +12,7 @@ import { rowConverter } from '../../connectors/sql/rows.js';
 import type { SqlSession } from '../../connectors/sql/session.js';
 import { createRedactor } from '../config/redact.js';
 import type { Logger } from '../log.js';
-import type { IndexSeen, KeysetCandidate, ReferenceSeen, TableDiscovery } from './discover.js';
+import type { IndexSeen, KeysetCandidate, ReferenceSeen, TableDiscovery } from './discovery.js';
 import { profileRecords } from './profile.js';
 import { secretFromEnv, type SqlOptions } from './source-options.js';
 import { CHANGE, tableNamePattern } from './vocabulary.js';

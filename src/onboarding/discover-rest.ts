@@ -9,7 +9,7 @@ import { createRestSource } from '../../connectors/rest/source.js';
 import { addDays, utcDay } from '../../jobs/windows.js';
 import type { Logger } from '../log.js';
 import type { Entity } from '../types.js';
-import type { EntityDiscovery, PaginationSeen, ReferenceSeen } from './discover.js';
+import type { EntityDiscovery, PaginationSeen, ReferenceSeen } from './discovery.js';
 import { leaves, profileRecords } from './profile.js';
 import { restSource, type RestOptions } from './source-options.js';
 

@@ -10,7 +10,8 @@
  */
 import { specFields, type SpecFieldKind } from '../config/mapping-rules.js';
 import type { Entity, Variant } from '../types.js';
-import { referenceText, type ReferenceSeen } from './discover.js';
+import { referenceText } from './discovery.js';
+import { type ReferenceSeen } from './discovery.js';
 import type { FieldProfile } from './profile.js';
 import { ABBREVIATIONS, CHANGE, CUSTOMER_NAME, norm, obviousMap, specSchema, specValues, stripThousands, stripUnits, SYNONYMS, THOUSANDS_NAME, yamlString } from './vocabulary.js';
 

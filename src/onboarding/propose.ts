@@ -5,7 +5,7 @@
  * a line of `todos`, but the draft is always a whole definition: it loads, so `check` can run on it.
  */
 import type { Entity, Variant } from '../types.js';
-import type { Discovery, EntityDiscovery, TableDiscovery } from './discover.js';
+import type { Discovery, EntityDiscovery, TableDiscovery } from './discovery.js';
 import type { FieldProfile } from './profile.js';
 import { mappingLines, usedAsCursor, type Structure } from './propose-fields.js';
 import type { SourceOptions } from './source-options.js';

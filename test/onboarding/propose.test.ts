@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { parse } from 'yaml';
-import type { Discovery, TableDiscovery } from '../../src/onboarding/discover.js';
+import type { Discovery, TableDiscovery } from '../../src/onboarding/discovery.js';
 import { profileRecords, valueFormat } from '../../src/onboarding/profile.js';
 import { proposeDefinition } from '../../src/onboarding/propose.js';
 import type { RestOptions } from '../../src/onboarding/source-options.js';

@@ -1,0 +1,89 @@
+/**
+ * What `discover` found, as data: per REST endpoint or per table, the fields, pagination, keys,
+ * references and keyset candidates. Its own module, so that the REST and database discoverers,
+ * which produce it, and `discover`, which picks between them, do not import each other.
+ */
+import type { Entity } from '../types.js';
+import type { FieldProfile } from './profile.js';
+
+export interface PaginationSeen {
+  type: 'cursor' | 'page' | 'none';
+  /** Where the next cursor is in the body (cursor pagination). */
+  cursor_path?: string;
+}
+
+/**
+ * A column (or REST field) whose values point at another relation's key: declared by a foreign
+ * key, or measured on the sample (every distinct value of the sample found in the key).
+ */
+export interface ReferenceSeen {
+  column: string;
+  /** The table (REST: the entity) whose key it points at, and that key. */
+  table: string;
+  key: string;
+  how: 'declared' | 'contained';
+  /** contained: the sample's distinct values, and how many of them the key holds (all, unless the key itself was only sampled). */
+  values?: number;
+  found?: number;
+}
+
+export interface EntityDiscovery {
+  entity: Entity;
+  /** The list path. */
+  where: string;
+  records: number;
+  pages: number;
+  /** Where the records are in the body ('' for a bare array); undefined when none were found. */
+  records_path: string | undefined;
+  pagination: PaginationSeen;
+  /** meta.total of the first page, when the partner gives it. */
+  total?: number;
+  fields: FieldProfile[];
+  /** Fields whose sampled values are all values of the customers' key field. */
+  references: ReferenceSeen[];
+  notes: string[];
+}
+
+export interface IndexSeen {
+  name: string;
+  unique: boolean;
+  columns: string[];
+}
+
+export interface KeysetCandidate {
+  cursor_column: string;
+  tiebreak_column: string;
+  /** The index that starts with the cursor column. */
+  index: string;
+  /** The cursor column is named like a change column (updated_at, lastModified). */
+  change_column: boolean;
+  /** The index is exactly (cursor, tie-breaker): the keyset's pages read the index alone. */
+  exact: boolean;
+}
+
+export interface TableDiscovery {
+  name: string;
+  kind: 'table' | 'view';
+  rows: number;
+  sampled: number;
+  columns: { name: string; type: string; kind: string }[];
+  /** The primary key's columns (none for a view). */
+  primary_key: string[];
+  /** Declared foreign keys and references measured on the sample. */
+  references: ReferenceSeen[];
+  indexes: IndexSeen[];
+  keyset: KeysetCandidate[];
+  date_columns: string[];
+  fields: FieldProfile[];
+}
+
+export type Discovery =
+  | { kind: 'rest'; base_url: string; entities: EntityDiscovery[] }
+  | { kind: 'db' | 'warehouse'; client: string; tables: TableDiscovery[] };
+
+/** A reference and its evidence, as the report and the draft's comments say it. */
+export function referenceText(r: ReferenceSeen): string {
+  return r.how === 'declared'
+    ? `${r.column} → ${r.table}.${r.key} (declared foreign key)`
+    : `${r.column} → ${r.table}.${r.key} (${r.found === r.values ? 'all' : `${r.found} of`} ${r.values} distinct values of the sample found in ${r.table}.${r.key}${r.found === r.values ? '' : ', itself a sample'})`;
+}
