@@ -54,8 +54,12 @@ function shellWord(text: string): string {
   return /^[A-Za-z0-9_./:@%+=,-]+$/.test(text) ? text : `'${text.split("'").join(`'\\''`)}'`;
 }
 
-/** `VAR=value ... partner-sync --store URL serve`: the console on the demo's store, with the definitions' variables. */
+/**
+ * `VAR=value ... node bin/partner-sync.js --store URL serve`: the console on the demo's store, with
+ * the definitions' variables, run from the folder the demo ran in (its paths are relative to it) by
+ * the checkout's own launcher, which needs nothing on the PATH.
+ */
 export function serveLine(storeUrl: string, assigned: Readonly<Record<string, string>>): string {
   const assignments = Object.entries(assigned).map(([name, value]) => `${name}=${shellWord(value)}`);
-  return [...assignments, 'partner-sync', '--store', shellWord(storeUrl), 'serve'].join(' ');
+  return [...assignments, 'node', 'bin/partner-sync.js', '--store', shellWord(storeUrl), 'serve'].join(' ');
 }

@@ -8,9 +8,9 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { DEMO_STORE_FILE, prepareDemoEnvironment, serveLine } from '../../scripts/demo-env.js';
 import { packageRoot } from '../../src/paths.js';
 import { runCli } from '../support/cli.js';
@@ -76,14 +76,11 @@ describe("the demo's serve line", function () {
   let served: Served | undefined;
 
   before(async () => {
-    // The folder the demo runs in (its config/ is the repository's), and `partner-sync` on the PATH.
+    // The folder the demo runs in: the checkout's config/ and bin/ (its launcher), data/ of its own.
     work = mkdtempSync(join(tmpdir(), 'partner-sync-demo-serve-'));
-    symlinkSync(join(root, 'config'), join(work, 'config'));
-    mkdirSync(join(work, 'bin'));
-    symlinkSync(join(root, 'bin', 'partner-sync.js'), join(work, 'bin', 'partner-sync'));
+    for (const folder of ['config', 'bin']) symlinkSync(join(root, folder), join(work, folder));
     // A fresh shell: none of the demo's variables, no store chosen.
     shell = Object.fromEntries(Object.entries(process.env).filter(([k]) => !DEMO_VARIABLES.includes(k) && k !== 'STORE_URL' && k !== 'PORT'));
-    shell.PATH = `${join(work, 'bin')}${delimiter}${process.env.PATH ?? ''}`;
     shell.LOG_LEVEL = 'warn';
     // The demo: its environment, its store, the stand-in partners pulled, a console user.
     const demo: NodeJS.ProcessEnv = { ...shell };
@@ -110,13 +107,13 @@ describe("the demo's serve line", function () {
   });
 
   it('sets the variables the definitions read in front of the command, with the demo\'s own values only', () => {
-    assert.equal(line, 'SANDBOX_CLIENT_SECRET=sandbox-secret REPLICA_PROP_URL=sqlite:data/replica-prop.sqlite WAREHOUSE_CASINO_URL=sqlite:data/warehouse-casino.sqlite partner-sync --store sqlite:data/demo.sqlite serve');
+    assert.equal(line, 'SANDBOX_CLIENT_SECRET=sandbox-secret REPLICA_PROP_URL=sqlite:data/replica-prop.sqlite WAREHOUSE_CASINO_URL=sqlite:data/warehouse-casino.sqlite node bin/partner-sync.js --store sqlite:data/demo.sqlite serve');
     // A variable the user had set is inherited by the command as it is, and not printed.
     const mine = { SANDBOX_CLIENT_SECRET: 'a-secret-of-the-user', REPLICA_PROP_URL: 'mysql://u:p@db/prop', WAREHOUSE_CASINO_URL: 'postgres://u:p@wh/casino' };
     const own = prepareDemoEnvironment(work, { ...mine });
     assert.deepEqual(own, {});
-    assert.equal(serveLine(`sqlite:${DEMO_STORE_FILE}`, own), 'partner-sync --store sqlite:data/demo.sqlite serve');
-    assert.equal(serveLine('sqlite:my demo.sqlite', { X: "it's" }), `X='it'\\''s' partner-sync --store 'sqlite:my demo.sqlite' serve`);
+    assert.equal(serveLine(`sqlite:${DEMO_STORE_FILE}`, own), 'node bin/partner-sync.js --store sqlite:data/demo.sqlite serve');
+    assert.equal(serveLine('sqlite:my demo.sqlite', { X: "it's" }), `X='it'\\''s' node bin/partner-sync.js --store 'sqlite:my demo.sqlite' serve`);
   });
 
   it('run as printed from a fresh shell: the console shows every demo partner with its definition', async () => {
@@ -134,7 +131,7 @@ describe("the demo's serve line", function () {
   });
 
   it('without the variables: the Partners page says what is wrong with each definition (file, path, reason), its streams stopped', async () => {
-    served = await startLine(`partner-sync --store sqlite:${DEMO_STORE_FILE} serve`, work, shell);
+    served = await startLine(`node bin/partner-sync.js --store sqlite:${DEMO_STORE_FILE} serve`, work, shell);
     const { html } = await partnersPage(served.url);
     const rows = rowsOf(html);
     assert.doesNotMatch(html, /no definition/);
