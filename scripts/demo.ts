@@ -8,8 +8,7 @@
  * the commission job holds for review.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStore } from '../src/store/store.js';
 import { listRejects } from '../src/store/rejects.js';
@@ -19,31 +18,18 @@ import { packageRoot } from '../src/paths.js';
 import { startSandbox } from '../src/sandbox/server.js';
 import { emailKey } from '../src/fraud/identity.js';
 import { demoPush } from './demo-push.js';
+import { DEMO_STORE_FILE, prepareDemoEnvironment, serveLine } from './demo-env.js';
 
 import { addUser, generatePassword } from '../src/console/users.js';
 
 const root = packageRoot();
-const storeFile = join('data', 'demo.sqlite');
+const storeFile = DEMO_STORE_FILE;
 const storeUrl = `sqlite:${storeFile}`;
 
-// The sandbox's demo credential (not a real secret); the example definitions read it from the environment.
-process.env.SANDBOX_CLIENT_SECRET ??= 'sandbox-secret';
-
-// Where no database server runs, SQLite files seeded from samples/ stand in for the prop firm's
-// replica and the casino's warehouse, read through the same knex path as MariaDB or PostgreSQL.
-const standIns: [string, string, string][] = [
-  ['REPLICA_PROP_URL', join('data', 'replica-prop.sqlite'), join('samples', 'replica', 'prop-replica.sql')],
-  ['WAREHOUSE_CASINO_URL', join('data', 'warehouse-casino.sqlite'), join('samples', 'warehouse', 'casino-warehouse.sql')],
-];
-mkdirSync(join(root, 'data'), { recursive: true });
-for (const [variable, file, seed] of standIns) {
-  if (process.env[variable]) continue;
-  for (const suffix of ['', '-wal', '-shm']) rmSync(join(root, file + suffix), { force: true });
-  const db = new Database(join(root, file));
-  db.exec(readFileSync(join(root, seed), 'utf8'));
-  db.close();
-  process.env[variable] = `sqlite:${file}`;
-}
+// What the example definitions read from the environment: the sandbox's demo credential and, where
+// no database server runs, SQLite files seeded from samples/ standing in for the prop firm's replica
+// and the casino's warehouse (read through the same knex path as MariaDB or PostgreSQL).
+const assigned = prepareDemoEnvironment(root, process.env);
 
 function cli(...args: string[]): Promise<number | null> {
   console.log(`\n$ partner-sync ${args.join(' ')}`);
@@ -146,7 +132,8 @@ try {
   }
   const shown = (name: string) => made.get(name) ?? 'printed by the first demo run on this store (rm -rf data for a new one)';
   console.log('\nThe web console shows all of this (freshness, runs and backfills, rejects, commissions, reports, the fraud queue):');
-  console.log(`  partner-sync --store ${storeUrl} serve`);
+  // The definitions' variables the demo set go in front: without them the console would show every demo partner's definition as invalid.
+  console.log(`  ${serveLine(storeUrl, assigned)}`);
   console.log('  then open http://127.0.0.1:8080/ and sign in as');
   console.log(`    demo-manager   password ${shown('demo-manager')}   (commissions, reports, fraud decisions)`);
   console.log(`    demo-operator  password ${shown('demo-operator')}   (run now, backfill, replay rejects)`);

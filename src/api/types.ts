@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { PartnerDefinition } from '../config/definition.js';
+import type { InvalidDefinition } from '../config/load-definitions.js';
 import type { Logger, Redact } from '../log.js';
 import type { Loader } from '../pipeline/load.js';
 import type { Store } from '../store/store.js';
@@ -36,8 +37,11 @@ export interface ApiDeps {
   /** The one Loader of the process (src/pipeline/load.ts with jobs/load-hooks.ts). */
   loader: Loader;
   logger: Logger;
-  /** The connector definitions and settings folder of the process (the web console's runs and replays). */
-  config?: { dir: string; definitions: readonly PartnerDefinition[]; redact: Redact };
+  /**
+   * The connector definitions and settings folder of the process (the web console's runs and
+   * replays); `invalid`: the definition files that cannot load (the Partners page says why).
+   */
+  config?: { dir: string; definitions: readonly PartnerDefinition[]; invalid?: readonly InvalidDefinition[]; redact: Redact };
 }
 
 /**

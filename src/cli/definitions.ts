@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { PartnerDefinition } from '../config/definition.js';
-import { formatDefinitionError, loadDefinitions, type DefinitionError } from '../config/load-definitions.js';
+import { formatDefinitionError, loadDefinitions, type DefinitionError, type InvalidDefinition } from '../config/load-definitions.js';
 import { createRedactor } from '../config/redact.js';
 import { createLogger, type Logger, type Redact } from '../log.js';
 import type { GlobalOptions } from './context.js';
@@ -10,6 +10,8 @@ export interface LoadedConfig {
   dir: string;
   definitions: PartnerDefinition[];
   errors: DefinitionError[];
+  /** The files that exist and cannot load: their streams are not pulled (status, the console). */
+  invalid: InvalidDefinition[];
   redact: Redact;
   logger: Logger;
 }
@@ -19,10 +21,10 @@ export { formatDefinitionError };
 /** Reads every connector definition under `<config>/partners`; secrets of all of them feed one redactor. */
 export async function loadConfig(globals: GlobalOptions): Promise<LoadedConfig> {
   const dir = join(globals.config, 'partners');
-  const { definitions, errors } = await loadDefinitions(dir, process.env);
+  const { definitions, errors, invalid } = await loadDefinitions(dir, process.env);
   const redact = createRedactor(definitions.flatMap((d) => d.secrets));
   const logger = createLogger({ redact, level: process.env.LOG_LEVEL ?? 'warn' });
-  return { dir, definitions, errors, redact, logger };
+  return { dir, definitions, errors, invalid, redact, logger };
 }
 
 const fileStem = (file: string): string => file.replace(/^.*[\\/]/, '').replace(/\.ya?ml$/i, '');

@@ -11,6 +11,7 @@ import { basename, dirname, extname, join } from 'node:path';
 import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
 import { isRecord, locate, position } from './yaml-position.js';
 import type { PartnerDefinition } from './definition.js';
+import { ENTITIES, type Entity } from '../types.js';
 import { definitionSchema, schemaProblems } from './definition-schema.js';
 import type { SchemaProblem } from './definition-schema.js';
 import { resolveReferences } from './secrets.js';
@@ -37,11 +38,27 @@ export interface LoadedDefinitions {
   definitions: PartnerDefinition[];
   /** Every error of every file; a file with errors yields no definition. */
   errors: DefinitionError[];
+  /**
+   * The files that exist and cannot load, one per partner that has no valid definition: its
+   * streams are not pulled, which status and the freshness monitor must say (not "no definition").
+   */
+  invalid: InvalidDefinition[];
+}
+
+export interface InvalidDefinition {
+  /** The partner id: the file's name without .yaml. */
+  partner: string;
+  file: string;
+  /** The streams the file lists, as far as it could be read (none when its YAML does not parse). */
+  streams: Entity[];
+  errors: DefinitionError[];
 }
 
 export interface LoadedDefinition {
   definition?: PartnerDefinition;
   errors: DefinitionError[];
+  /** For a file with errors: the streams it lists (entity names under `streams`), as far as it parses. */
+  streams?: Entity[];
 }
 
 const DEFINITION_FILE = /\.ya?ml$/i;
@@ -58,11 +75,12 @@ export async function loadDefinitions(dir: string, env: NodeJS.ProcessEnv): Prom
     const entries = await readdir(dir, { withFileTypes: true });
     names = entries.filter((e) => (e.isFile() || e.isSymbolicLink()) && DEFINITION_FILE.test(e.name)).map((e) => e.name);
   } catch (error) {
-    return { definitions: [], errors: [{ file: dir, path: '', message: `cannot read the definitions folder: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` }] };
+    return { definitions: [], errors: [{ file: dir, path: '', message: `cannot read the definitions folder: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}` }], invalid: [] };
   }
   names.sort();
   const definitions: PartnerDefinition[] = [];
   const errors: DefinitionError[] = [];
+  const invalid: InvalidDefinition[] = [];
   const fileOf = new Map<string, string>();
   for (const name of names) {
     const file = join(dir, name);
@@ -76,9 +94,10 @@ export async function loadDefinitions(dir: string, env: NodeJS.ProcessEnv): Prom
     }
     fileOf.set(id, file);
     if (result.definition !== undefined) definitions.push(result.definition);
+    else invalid.push({ partner: id, file, streams: result.streams ?? [], errors: result.errors });
   }
   definitions.sort((a, b) => (a.partner < b.partner ? -1 : a.partner > b.partner ? 1 : 0));
-  return { definitions, errors };
+  return { definitions, errors, invalid };
 }
 
 /** One definition file: the resolved definition, or every error found in it. */
@@ -117,8 +136,14 @@ export async function loadDefinition(file: string, env: NodeJS.ProcessEnv): Prom
   const value = resolved.value as Record<string, unknown>;
   for (const p of semanticProblems(value, data, stem(file), resolved.unresolved)) report(p.path, p.message, p.at, p.within);
 
-  if (errors.length > 0) return { errors: errors.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity)) };
+  if (errors.length > 0) return { errors: errors.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity)), streams: listedStreams(data) };
   return { definition: build(value as unknown as DefinitionInput, file, resolved.secrets), errors: [] };
+}
+
+/** The entity names under a definition's `streams`, in the spec's order. */
+function listedStreams(data: Record<string, unknown>): Entity[] {
+  const streams = data.streams;
+  return isRecord(streams) ? ENTITIES.filter((e) => e in streams) : [];
 }
 
 function stem(file: string): string {

@@ -9,6 +9,7 @@ import { isBreach } from '../worker/freshness-monitor.js';
 import { ledgerReport } from '../commission/report.js';
 import { listReviewHolds } from '../commission/review-holds.js';
 import type { PartnerDefinition } from '../config/definition.js';
+import type { InvalidDefinition } from '../config/load-definitions.js';
 import { decisionsOf, getFlag } from '../fraud/flags.js';
 import { checklistStatus } from '../onboarding/checklist.js';
 import { countOpenRejects, listRejects } from '../store/rejects.js';
@@ -45,8 +46,8 @@ function stateBadge(f: Freshness | null | undefined): Html {
   return html`<span class="state state-${signal}" title="${f.state}">${signal}</span>`;
 }
 
-export async function partnersPage(store: Store, definitions: readonly PartnerDefinition[], session: Session, backfills: readonly BackfillJob[] = []): Promise<Html> {
-  const rows = await statusRows(store, definitions);
+export async function partnersPage(store: Store, definitions: readonly PartnerDefinition[], session: Session, backfills: readonly BackfillJob[] = [], invalid: readonly InvalidDefinition[] = []): Promise<Html> {
+  const rows = await statusRows(store, definitions, undefined, invalid);
   const defined = new Set(definitions.map((d) => d.partner));
   const partners = [...new Set(rows.map((r) => r.partner))];
   const canRun = session.user.role === 'operator';

@@ -9,6 +9,10 @@
  * transaction_date, an activity row's date (UTC). Cursor streams are read from the first day's
  * 00:00 on with no upper bound (a record changes after it happens, so every record of the days
  * asked is among them); daily streams day by day.
+ *
+ * A REST partner's `meta.total` is held against the distinct keys its pages gave, never the raw
+ * count: a partner that writes while its pages are read shifts them, so a record comes twice at a
+ * page boundary. That is a note; only a record missing, differing or unread is a difference.
  */
 import { Decimal } from 'decimal.js';
 import { createSource, type SourceDeps } from '../../connectors/index.js';
@@ -65,10 +69,12 @@ export interface Reconciliation {
   unmappable: { entity: Entity; message: string }[];
   /**
    * REST sources: what the partner's list endpoint says it holds (`meta.total` of the same query)
-   * beside the records its pages gave; a difference means pages were cut short or repeated.
-   * Per activity day, or per cursor stream for everything changed since the first day.
+   * beside the distinct records its pages gave (by key); a difference means records were not read.
+   * `read` counts every record the pages gave: a partner that writes while its pages are read
+   * shifts them, and a record at a page boundary comes twice (`repeated`, a note, not a
+   * difference). Per activity day, or per cursor stream for everything changed since the first day.
    */
-  totals: { entity: Entity; window: string; partner_total: number; read: number; ok: boolean }[];
+  totals: { entity: Entity; window: string; partner_total: number; distinct: number; read: number; repeated: number; ok: boolean }[];
   /** Database and warehouse streams the source's SQL could not aggregate, and why (compared on the rows read only). */
   source_sql_skipped: { entity: Entity; reason: string }[];
 }
@@ -142,22 +148,30 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
       for (const asked of windows) {
         const window = source.bound ? await source.bound(stream, asked) : asked;
         let read = 0;
+        // The keys the pages gave (a record that cannot be mapped: its raw form), each counted once against meta.total.
+        const seen = new Set<string>();
         for await (const page of source.pages(stream, window)) {
           read += page.length;
           for (const raw of page) {
             const mapped = map(raw);
             if ('error' in mapped) {
-              result.unmappable.push({ entity, message: mapped.error.message });
+              const rawKey = `raw:${JSON.stringify(raw)}`;
+              if (!seen.has(rawKey)) result.unmappable.push({ entity, message: mapped.error.message });
+              seen.add(rawKey);
               continue;
             }
             const record = normalized(def.variant, entity, mapped.record);
+            const key = keyOf(def.variant, entity, record);
+            seen.add(`key:${key}`);
             const day = dayOf(entity, record);
             const bucket = day === undefined ? undefined : bySource.get(day);
-            bucket?.set(keyOf(def.variant, entity, record), record);
+            bucket?.set(key, record);
           }
         }
         const total = await partnerTotal(source, stream, window);
-        if (total !== undefined) result.totals.push({ entity, window: window.kind === 'days' ? window.from : `changed since ${window.from}`, partner_total: total, read, ok: total === read });
+        if (total !== undefined) {
+          result.totals.push({ entity, window: window.kind === 'days' ? window.from : `changed since ${window.from}`, partner_total: total, distinct: seen.size, read, repeated: read - seen.size, ok: total === seen.size });
+        }
       }
       const table = entityTable(def.variant, entity);
       // The store's rows of the days asked (date-times are stored as UTC text or timestamptz, days as text or date).
@@ -224,6 +238,8 @@ async function partnerTotal(source: Source, stream: StreamDefinition, window: Pu
   return typeof meta?.total === 'number' ? meta.total : undefined;
 }
 
+const repeats = (x: Reconciliation['totals'][number]): string => (x.repeated > 0 ? ` (${x.read} with ${x.repeated} repeated across pages)` : '');
+
 /** The report as text: one line per entity and day, then what differs. */
 export function reconciliationLines(r: Reconciliation, limit = 10): string[] {
   const lines: string[] = [];
@@ -243,9 +259,12 @@ export function reconciliationLines(r: Reconciliation, limit = 10): string[] {
   for (const x of r.source_sql_skipped) lines.push(`note ${x.entity}: not aggregated by SQL on the source (${x.reason})`);
   const bySql = [...new Set(r.days.filter((d) => d.source_sql !== undefined).map((d) => d.entity))];
   if (bySql.length > 0) lines.push(`counted and summed by SQL on the source as well: ${bySql.join(', ')}`);
-  for (const x of r.totals.filter((y) => !y.ok)) lines.push(`DIFF ${x.entity} ${x.window}: the partner's meta.total is ${x.partner_total}, its pages gave ${x.read} records`);
+  for (const x of r.totals.filter((y) => !y.ok)) lines.push(`DIFF ${x.entity} ${x.window}: the partner's meta.total is ${x.partner_total}, its pages gave ${x.distinct} distinct records${repeats(x)}`);
+  for (const x of r.totals.filter((y) => y.ok && y.repeated > 0)) {
+    lines.push(`note ${x.entity} ${x.window}: its pages gave ${x.read} records for ${x.distinct} keys: ${x.repeated} repeated across pages (a partner writing while its pages are read shifts them), not a difference`);
+  }
   const checked = r.totals.filter((y) => y.ok).length;
-  if (checked > 0) lines.push(`meta.total agrees with the records read for ${checked} quer${checked === 1 ? 'y' : 'ies'}`);
+  if (checked > 0) lines.push(`meta.total agrees with the distinct records read for ${checked} quer${checked === 1 ? 'y' : 'ies'}`);
   const parts = [`${r.days.filter((d) => !d.ok).length} day(s) differ`];
   const totals = r.totals.filter((x) => !x.ok).length;
   if (totals > 0) parts.push(`${totals} meta.total disagree${totals === 1 ? 's' : ''}`);

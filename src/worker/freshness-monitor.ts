@@ -9,6 +9,8 @@
  * recovery is an info event and an alert. With several workers, only the one holding the
  * monitor lock reports, so one breach is one alert.
  */
+import { invalidStreams } from '../config/invalid-streams.js';
+import type { InvalidDefinition } from '../config/load-definitions.js';
 import { DELTA_TARGET_MS, freshness, type Freshness } from '../freshness.js';
 import { streamFreshness, type PushedState } from '../push/freshness.js';
 import type { Logger } from '../log.js';
@@ -30,17 +32,26 @@ export interface StreamFreshness {
 /** Whether a stream's freshness breaches its target: behind, late, or never loaded when it should have. */
 export const isBreach = (f: Freshness): boolean => f.state === 'behind' || f.state === 'late' || f.state === 'never' || f.state === 'stopped';
 
-/** Freshness of each configured stream from its stored state. */
-export function assessStreams(streams: readonly { partner: string; stream: Entity }[], states: ReadonlyMap<string, StreamState>, now: Date): StreamFreshness[] {
-  // Pulled streams (configured), then streams fed by pushes alone (src/push/freshness.ts).
+const split = (key: string): { partner: string; stream: Entity } => {
+  const cut = key.lastIndexOf('/');
+  return { partner: key.slice(0, cut), stream: key.slice(cut + 1) as Entity };
+};
+
+/**
+ * Freshness of each configured stream from its stored state. `broken`: the streams of definition
+ * files that cannot load (`partner/stream` → why, src/config/invalid-streams.ts): not pulled, so
+ * `stopped`, unless a configured definition still pulls them.
+ */
+export function assessStreams(streams: readonly { partner: string; stream: Entity }[], states: ReadonlyMap<string, StreamState>, now: Date, broken: ReadonlyMap<string, string> = new Map()): StreamFreshness[] {
+  // Pulled streams (configured), streams of invalid definitions, then streams fed by pushes alone (src/push/freshness.ts).
   const pulled = new Set(streams.map((s) => `${s.partner}/${s.stream}`));
-  const pushedOnly = [...states].filter(([key, s]) => s.pushed && !pulled.has(key)).map(([key]) => {
-    const cut = key.lastIndexOf('/');
-    return { partner: key.slice(0, cut), stream: key.slice(cut + 1) as Entity };
-  });
-  return [...streams, ...pushedOnly].map(({ partner, stream }) => {
+  const stopped = [...broken.keys()].filter((key) => !pulled.has(key));
+  const pushedOnly = [...states].filter(([key, s]) => s.pushed && !pulled.has(key) && !broken.has(key)).map(([key]) => split(key));
+  return [...streams, ...stopped.map(split), ...pushedOnly].map(({ partner, stream }) => {
     const key = `${partner}/${stream}`;
-    const f = streamFreshness(stream, states.get(key), now, pulled.has(key))?.freshness ?? freshness(stream, undefined, now);
+    const halted = pulled.has(key) ? undefined : broken.get(key);
+    const state = halted === undefined ? states.get(key) : { ...states.get(key), halted: { detail: halted } };
+    const f = streamFreshness(stream, state, now, pulled.has(key) || halted !== undefined)?.freshness ?? freshness(stream, undefined, now);
     return { partner, stream, freshness: f, breach: isBreach(f) };
   });
 }
@@ -50,6 +61,8 @@ export interface FreshnessMonitorOptions {
   logger: Logger;
   /** The configured streams (read at each check: a reload changes them). */
   streams(): { partner: string; stream: Entity }[];
+  /** The definition files that cannot load and pull nothing (read at each check): their streams count as stopped. */
+  invalid?(): readonly InvalidDefinition[];
   /** Stored state by `partner/stream`. */
   readStates(): Promise<Map<string, StreamState>>;
   locks: StreamLocks;
@@ -139,7 +152,7 @@ export class FreshnessMonitor {
       return [];
     }
     const now = this.options.timers.now();
-    const assessed = assessStreams(this.options.streams(), states, now);
+    const assessed = assessStreams(this.options.streams(), states, now, invalidStreams(this.options.invalid?.() ?? [], states.keys()));
     for (const a of assessed) {
       const labels = { partner: a.partner, stream: a.stream };
       metrics?.lag.set(labels, (a.freshness.lagMs ?? 0) / 1000);

@@ -6,7 +6,7 @@
  */
 import { basename } from 'node:path';
 import type { PartnerDefinition } from '../config/definition.js';
-import type { DefinitionError, LoadedDefinitions } from '../config/load-definitions.js';
+import type { DefinitionError, InvalidDefinition, LoadedDefinitions } from '../config/load-definitions.js';
 
 export interface MergedDefinitions {
   definitions: PartnerDefinition[];
@@ -14,6 +14,8 @@ export interface MergedDefinitions {
   kept: string[];
   /** Files with errors (and no previous definition to keep, or kept). */
   errors: DefinitionError[];
+  /** Files with errors whose partner has no definition left running: their streams are not pulled. */
+  invalid: InvalidDefinition[];
 }
 
 const stem = (file: string): string => basename(file).replace(/\.ya?ml$/i, '');
@@ -31,7 +33,7 @@ export function mergeDefinitions(previous: readonly PartnerDefinition[], loaded:
   }
   // A folder that cannot be read at all: keep everything.
   const folderError = loaded.definitions.length === 0 && loaded.errors.some((e) => e.path === '' && /definitions folder/.test(e.message));
-  if (folderError) return { definitions: [...previous], kept: previous.map((d) => d.partner), errors: loaded.errors };
+  if (folderError) return { definitions: [...previous], kept: previous.map((d) => d.partner), errors: loaded.errors, invalid: [] };
   definitions.sort((a, b) => a.partner.localeCompare(b.partner));
-  return { definitions, kept, errors: loaded.errors };
+  return { definitions, kept, errors: loaded.errors, invalid: loaded.invalid.filter((i) => !definitions.some((d) => d.partner === i.partner)) };
 }

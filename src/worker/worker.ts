@@ -11,6 +11,7 @@ import { createLoadHooks } from '../../jobs/load-hooks.js';
 import type { Plan } from '../commission/plans.js';
 import type { FraudConfig } from '../fraud/config.js';
 import type { PartnerDefinition } from '../config/definition.js';
+import type { InvalidDefinition } from '../config/load-definitions.js';
 import type { Logger, Redact } from '../log.js';
 import { Loader } from '../pipeline/load.js';
 import { specValidator } from '../spec/validator.js';
@@ -38,6 +39,8 @@ const WORKER_PROFILES: Record<DialectProfile['locking'], { instanceLock: boolean
 export interface WorkerOptions {
   store: Store;
   definitions: readonly PartnerDefinition[];
+  /** Definition files that cannot load (and pull nothing): the freshness monitor counts their streams stopped. */
+  invalid?: readonly InvalidDefinition[];
   /** Commission plans: the job runs after every loaded batch (none: no commissions). */
   plans?: readonly Plan[];
   /** Fraud rules (config/fraud.yaml): detection runs after every loaded batch (none: no detection). */
@@ -63,8 +66,8 @@ export interface Worker {
   readonly monitor: FreshnessMonitor;
   readonly metrics: WorkerMetrics;
   definitions(): PartnerDefinition[];
-  /** Replaces the definitions (a reload): jobs are added, re-planned or dropped. */
-  setDefinitions(defs: readonly PartnerDefinition[]): void;
+  /** Replaces the definitions (a reload): jobs are added, re-planned or dropped; `invalid` as in WorkerOptions. */
+  setDefinitions(defs: readonly PartnerDefinition[], invalid?: readonly InvalidDefinition[]): void;
   plans(): readonly Plan[];
   /** Replaces the commission plans (a reload): batches committed from now on are evaluated with them. */
   setPlans(plans: readonly Plan[]): void;
@@ -85,6 +88,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   if (profile.instanceLock && store.location.target !== ':memory:') instanceLock = acquireInstanceLock(store.location.target, timers.now());
 
   let definitions = [...options.definitions];
+  let invalid = [...(options.invalid ?? [])];
   let plans: readonly Plan[] = [...(options.plans ?? [])];
   let fraud = options.fraud;
   const locks = options.locks ?? locksFor(store, logger);
@@ -105,6 +109,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     metrics,
     intervalMs: options.freshnessIntervalMs,
     streams: () => jobsFromDefinitions(definitions).map((j) => ({ partner: j.partner, stream: j.stream })),
+    invalid: () => invalid,
     readStates: () => readStates(store),
   });
 
@@ -164,8 +169,9 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     monitor,
     metrics,
     definitions: () => [...definitions],
-    setDefinitions(defs) {
+    setDefinitions(defs, nowInvalid = []) {
       definitions = [...defs];
+      invalid = [...nowInvalid];
       const change = scheduler.setJobs(jobsFromDefinitions(definitions));
       reconciles.refresh();
       logger.info(`definitions applied: ${definitions.length} partner(s); added ${change.added.join(', ') || 'none'}; removed ${change.removed.join(', ') || 'none'}; rescheduled ${change.rescheduled.join(', ') || 'none'}`, { event: 'definitions_reloaded' });

@@ -1,10 +1,16 @@
 /** The alert webhook: a breach and its recovery POSTed once each, by the one reporting worker. */
 import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { webhookAlerter, webhookUrlFromEnv, type AlertEvent } from '../../src/worker/alert.js';
 import { FreshnessMonitor, type StreamState } from '../../src/worker/freshness-monitor.js';
 import { localLocks } from '../../src/worker/locks.js';
+import { mergeDefinitions } from '../../src/worker/reload.js';
+import { loadDefinitions } from '../../src/config/load-definitions.js';
+import { packageRoot } from '../../src/paths.js';
 import { FakeTimers } from './support/fake-timers.js';
 import { captureLogger } from './support/log-capture.js';
 
@@ -51,6 +57,64 @@ describe('freshness alert webhook', () => {
       assert.equal(lines.filter((l) => l.event === 'freshness_breach').length, 1);
     } finally {
       server.close();
+    }
+  });
+
+  it('alerts on the streams of a definition file that cannot load (stopped: file, path, reason) unless a kept definition still pulls them', async () => {
+    const received: AlertEvent[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        received.push(JSON.parse(body) as AlertEvent);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const dir = mkdtempSync(join(tmpdir(), 'partner-sync-alert-invalid-'));
+    try {
+      mkdirSync(join(dir, 'partners'));
+      const file = join(dir, 'partners', 'sandbox-casino.yaml');
+      copyFileSync(join(packageRoot(), 'config', 'partners', 'sandbox-casino.yaml'), file);
+      const line = readFileSync(file, 'utf8').split('\n').findIndex((l) => l.includes('client_secret: ${SANDBOX_CLIENT_SECRET}')) + 1;
+      const valid = await loadDefinitions(join(dir, 'partners'), { SANDBOX_CLIENT_SECRET: 'sandbox-secret' });
+      assert.equal(valid.definitions.length, 1);
+      // The worker started without the variable: the file exists, nothing of it is pulled.
+      const broken = await loadDefinitions(join(dir, 'partners'), {});
+      assert.deepEqual(broken.definitions, []);
+      assert.deepEqual(broken.invalid.map((i) => [i.partner, i.streams]), [['sandbox-casino', ['customers', 'transactions', 'activity']]]);
+      // A reload that breaks the file keeps the running definition: its streams are pulled, not stopped.
+      assert.deepEqual(mergeDefinitions(valid.definitions, broken).invalid, []);
+      assert.deepEqual(mergeDefinitions([], broken).invalid.map((i) => i.partner), ['sandbox-casino']);
+
+      const timers = new FakeTimers('2026-11-22T10:00:00Z');
+      const fresh = { watermark: '2026-11-22T09:59:00.000Z' };
+      const states = new Map<string, StreamState>([['sandbox-casino/customers', fresh], ['sandbox-casino/transactions', fresh], ['sandbox-casino/activity', { last_day: '2026-11-21' }], ['other/customers', fresh]]);
+      const { logger, lines } = captureLogger();
+      let invalid = broken.invalid;
+      let configured: { partner: string; stream: 'customers' | 'transactions' | 'activity' }[] = [{ partner: 'other', stream: 'customers' }];
+      const monitor = new FreshnessMonitor({
+        timers, logger, locks: localLocks(), graceMs: 0, alerter: webhookAlerter(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, { logger }),
+        streams: () => configured, invalid: () => invalid, readStates: async () => new Map(states),
+      });
+      monitor.start();
+      const assessed = await monitor.check();
+      const why = `stopped: definition invalid, not pulled: ${file}: source.auth.client_secret (line ${line}): environment variable SANDBOX_CLIENT_SECRET is not set`;
+      assert.deepEqual(assessed.map((a) => [a.partner, a.stream, a.freshness.state, a.breach]), [
+        ['other', 'customers', 'ok', false],
+        ['sandbox-casino', 'customers', 'stopped', true], ['sandbox-casino', 'transactions', 'stopped', true], ['sandbox-casino', 'activity', 'stopped', true],
+      ]);
+      assert.deepEqual(received.map((e) => [e.event, e.partner, e.stream, e.state, e.detail]), ['customers', 'transactions', 'activity'].map((s) => ['freshness_breach', 'sandbox-casino', s, 'stopped', why]));
+      assert.equal(lines.filter((l) => l.event === 'freshness_breach' && l.level === 'error').length, 3);
+      // The file fixed (a reload with the variable set): the streams recover.
+      invalid = [];
+      configured = [...configured, ...(['customers', 'transactions', 'activity'] as const).map((stream) => ({ partner: 'sandbox-casino', stream }))];
+      await monitor.check();
+      await monitor.stop();
+      assert.deepEqual(received.slice(3).map((e) => [e.event, e.stream, e.state]), [['freshness_recovered', 'customers', 'ok'], ['freshness_recovered', 'transactions', 'ok'], ['freshness_recovered', 'activity', 'ok']]);
+    } finally {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

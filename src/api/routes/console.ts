@@ -156,7 +156,7 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
   app.get('/console/partners', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply);
     if (!session) return reply;
-    return send(reply, layout('Partners', session, await partnersPage(store, definitions, session, backfills.list()), { current: '/console/partners', notice: notice(request) }));
+    return send(reply, layout('Partners', session, await partnersPage(store, definitions, session, backfills.list(), deps.config?.invalid), { current: '/console/partners', notice: notice(request) }));
   });
 
   app.post('/console/partners/run', CONSOLE_ROUTE, async (request, reply) => {

@@ -87,7 +87,7 @@ export async function serveCommand(globals: GlobalOptions, opts: ServeOptions, i
     const loader = await cliLoader(globals, io, store, logger);
     let app;
     try {
-      app = await buildApi({ store, loader, logger, config: { dir: globals.config, definitions: config.definitions, redact: config.redact } }, { https, trustProxy: opts.trustProxy, env, rateLimitPerMinute: rateLimitFrom(env) });
+      app = await buildApi({ store, loader, logger, config: { dir: globals.config, definitions: config.definitions, invalid: config.invalid, redact: config.redact } }, { https, trustProxy: opts.trustProxy, env, rateLimitPerMinute: rateLimitFrom(env) });
     } catch (error) {
       throw new CliError(`cannot start the API: ${(error as Error).message}`, EXIT_USAGE, { cause: error });
     }

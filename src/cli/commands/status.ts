@@ -8,6 +8,8 @@ import { streamSnapshots, type StreamSnapshot } from '../../store/status.js';
 import { fromStoreTimestamp } from '../../store/values.js';
 import { ENTITIES, type Entity } from '../../types.js';
 import type { PartnerDefinition } from '../../config/definition.js';
+import { invalidStreams } from '../../config/invalid-streams.js';
+import type { InvalidDefinition } from '../../config/load-definitions.js';
 import type { Store } from '../../store/store.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { formatDefinitionError, loadConfig, type LoadedConfig } from '../definitions.js';
@@ -32,7 +34,7 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
   const noDefinitionsFolder = dropMissingFolder(config);
   return withStore(globals, async (store) => {
     const now = store.clock();
-    const rows = await statusRows(store, config.definitions, args.partner);
+    const rows = await statusRows(store, config.definitions, args.partner, config.invalid);
     const commissions = await commissionStatus(store.knex, args.partner);
     const breaches = rows.filter((r) => r.freshness !== null && isBreach(r.freshness));
     const brokenDefinitions = config.errors.filter((e) => !args.partner || e.file.replace(/^.*[\\/]/, '').replace(/\.ya?ml$/i, '') === args.partner);
@@ -66,11 +68,16 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
           r.last_run ? `${r.last_run.started_at?.slice(0, 19).replace('T', ' ')} ${r.last_run.kind}` : 'never',
           r.last_run?.status ?? '-',
           r.watermark ?? '-',
-          r.freshness ? `${r.freshness.state}: ${r.freshness.detail}` : 'not pulled (no definition)',
+          freshnessCell(r),
           r.rejects_open, r.waiting,
           ...(anyPush ? [r.fed_by ?? '-', r.last_pushed_at ? r.last_pushed_at.slice(0, 19).replace('T', ' ') : '-'] : []),
         ]),
       ));
+      // The table cuts long cells: what is wrong with each invalid definition, in full (as `check` says it).
+      for (const [partner, errors] of invalidShown(rows)) {
+        io.out(`${partner}: the definition cannot load, its streams are not pulled:`);
+        for (const e of errors) io.out(`  ${formatDefinitionError(e)}`);
+      }
     }
     if (commissions.length > 0) {
       io.out('');
@@ -97,11 +104,23 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
 
 export type StatusRow = Awaited<ReturnType<typeof statusRows>>[number];
 
+function freshnessCell(r: StatusRow): string {
+  if (!r.freshness) return 'not pulled (no definition)';
+  // A stream of an invalid definition, unless pushes keep it fresh: its errors follow the table.
+  if (r.definition_errors.length > 0 && r.freshness.state === 'stopped') return 'stopped: definition invalid (below)';
+  return r.freshness.detail.startsWith(`${r.freshness.state}:`) ? r.freshness.detail : `${r.freshness.state}: ${r.freshness.detail}`;
+}
+
+/** Per partner shown with an invalid definition: its errors. */
+function invalidShown(rows: readonly StatusRow[]): Map<string, StatusRow['definition_errors']> {
+  return new Map(rows.filter((r) => r.definition_errors.length > 0).map((r) => [r.partner, r.definition_errors]));
+}
+
 /**
  * Per partner and stream: last run, watermark, freshness against its target (ok/late/breach),
  * open rejects, waiting; the rows of `status` and of the web console's Partners page.
  */
-export async function statusRows(store: Store, definitions: readonly PartnerDefinition[], partner?: string) {
+export async function statusRows(store: Store, definitions: readonly PartnerDefinition[], partner?: string, invalid: readonly InvalidDefinition[] = []) {
   const now = store.clock();
   const snapshots = await streamSnapshots(store.knex);
   // Every configured stream shows, loaded or not; streams known only to the store (imports) too.
@@ -117,6 +136,13 @@ export async function statusRows(store: Store, definitions: readonly PartnerDefi
   for (const p of pushed.values()) {
     if (!snapshots.has(`${p.partner}/${p.entity}`)) snapshots.set(`${p.partner}/${p.entity}`, { partner: p.partner, stream: p.entity, openRejects: 0, waiting: 0 });
   }
+  // The streams of a definition file that cannot load are not pulled: stopped, saying why (as `check` does).
+  const broken = invalidStreams(invalid, [...snapshots.keys(), ...pushed.keys()]);
+  for (const key of broken.keys()) {
+    const cut = key.lastIndexOf('/');
+    if (!snapshots.has(key)) snapshots.set(key, { partner: key.slice(0, cut), stream: key.slice(cut + 1), openRejects: 0, waiting: 0 });
+  }
+  const errorsOf = new Map(invalid.map((i) => [i.partner, i.errors]));
   const modes = new Map<string, 'cursor' | 'daily'>(definitions.flatMap((d) => ENTITIES.flatMap((e) => {
     const stream = d.streams[e];
     return stream ? [[`${d.partner}/${e}`, stream.incremental.mode] as [string, 'cursor' | 'daily']] : [];
@@ -128,7 +154,12 @@ export async function statusRows(store: Store, definitions: readonly PartnerDefi
     .map((s: StreamSnapshot) => {
       const key = `${s.partner}/${s.stream}`;
       const push = pushed.get(key);
-      const fed = streamFreshness(s.stream as Entity, { ...s.state, ...(push ? { pushed: { last_received_at: push.lastReceivedAt, ...(push.lastDay ? { last_day: push.lastDay } : {}) } } : {}) }, now, configured.has(key), modes.get(key));
+      const halted = broken.get(key);
+      const fed = streamFreshness(s.stream as Entity, {
+        ...s.state,
+        ...(halted !== undefined ? { halted: { detail: halted } } : {}),
+        ...(push ? { pushed: { last_received_at: push.lastReceivedAt, ...(push.lastDay ? { last_day: push.lastDay } : {}) } } : {}),
+      }, now, configured.has(key) || halted !== undefined, modes.get(key));
       return {
       partner: s.partner,
       stream: s.stream,
@@ -144,6 +175,8 @@ export async function statusRows(store: Store, definitions: readonly PartnerDefi
       freshness: fed?.freshness ?? null,
       rejects_open: s.openRejects,
       waiting: s.waiting,
+      /** The errors of the partner's definition file when it cannot load (file, path, line, reason); [] otherwise. */
+      definition_errors: halted !== undefined ? (errorsOf.get(s.partner) ?? []) : [],
     };
     });
   return rows;

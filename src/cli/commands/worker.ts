@@ -156,7 +156,7 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
         logger.error(`reload: invalid definition: ${formatDefinitionError(e)}`, { event: 'definition_error', file: e.file, path: e.path });
       }
       for (const partner of merged.kept) logger.warn(`reload: partner ${partner} keeps its previous definition (its file has errors)`, { partner, event: 'definition_kept' });
-      worker.setDefinitions(merged.definitions);
+      worker.setDefinitions(merged.definitions, merged.invalid);
       const freshPlans = await readPlans();
       if (freshPlans.errors.length > 0) {
         for (const e of freshPlans.errors) logger.error(`reload: invalid commission plans: ${formatPlanError(e)}`, { event: 'plans_error', file: e.file, path: e.path });
@@ -177,6 +177,7 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
       worker = await startWorker({
         store,
         definitions: loaded.definitions,
+        invalid: loaded.invalid,
         plans,
         fraud,
         logger,

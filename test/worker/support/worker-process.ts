@@ -17,8 +17,10 @@ export interface WorkerProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function startCli(args: readonly string[], env: Record<string, string>): WorkerProcess {
-  const child = spawn(process.execPath, [ENTRY, ...args], { cwd: packageRoot(), env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `env` is added to this process's environment; a variable given as undefined is left out (unset). */
+export function startCli(args: readonly string[], env: Record<string, string | undefined>): WorkerProcess {
+  const merged = Object.fromEntries(Object.entries({ ...process.env, ...env }).filter((e): e is [string, string] => e[1] !== undefined));
+  const child = spawn(process.execPath, [ENTRY, ...args], { cwd: packageRoot(), env: merged, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -54,7 +56,7 @@ export function startCli(args: readonly string[], env: Record<string, string>): 
 }
 
 /** Runs a CLI command to its end. */
-export async function runCliEntry(args: readonly string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runCliEntry(args: readonly string[], env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const p = startCli(args, env);
   const { code } = await p.exited;
   return { code, stdout: p.stdout(), stderr: p.stderr() };
