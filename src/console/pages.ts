@@ -3,7 +3,7 @@
  * rejects, the ledger report, fraud flags, reports, the onboarding checklist): no second query
  * of its own for anything the CLI already answers.
  */
-import { statusRows } from '../cli/commands/status.js';
+import { statusRows } from '../../jobs/stream-status.js';
 import type { Freshness } from '../freshness.js';
 import { isBreach } from '../worker/freshness-monitor.js';
 import { ledgerReport } from '../commission/report.js';
