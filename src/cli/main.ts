@@ -1,6 +1,7 @@
 /**
  * The partner-sync command line. Thin: parse arguments, call one function per command, map
- * errors to exit codes (0 success, 1 failure, 2 bad usage or bad configuration).
+ * errors to exit codes (0 success, 1 failure, 2 bad usage or bad configuration). An unknown
+ * command word is a usage error even beside --help (./strict.ts).
  */
 import { Command, CommanderError, Option } from 'commander';
 import { ENTITIES, VARIANTS, type Entity, type Variant } from '../types.js';
@@ -24,6 +25,7 @@ import { validateCommand } from './commands/validate.js';
 import { workerCommand } from './commands/worker.js';
 import { registerOnboardingCommands } from './commands/onboarding.js';
 import type { GlobalOptions } from './context.js';
+import { findUnknownCommand, formatUnknownCommand } from './strict.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, processIo, type Io } from './io.js';
 
 const ALLOW_SHRINK = 'replace activity days even when they lose more than max_day_shrink of their rows or become empty, and record empty days as loaded (a real shrink at the partner)';
@@ -316,6 +318,11 @@ const definedOnly = <T extends object>(opts: T): Partial<T> => Object.fromEntrie
 export async function main(argv: readonly string[], io: Io = processIo()): Promise<number> {
   let exitCode = 0;
   const program = buildProgram(io, (code) => (exitCode = code));
+  const unknown = findUnknownCommand(program, argv);
+  if (unknown) {
+    io.err(formatUnknownCommand(unknown));
+    return EXIT_USAGE;
+  }
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return exitCode;
