@@ -124,7 +124,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
   program
     .command('worker')
     .description('the cron daemon for every partner: schedules from the definitions (UTC); SIGTERM/SIGINT stop, SIGHUP reloads')
-    .option('--metrics-port <n>', 'serve /metrics (Prometheus) and /healthz on this port', integer('--metrics-port'))
+    .option('--metrics-port <n>', 'serve /metrics (Prometheus), /healthz (liveness) and /readyz (readiness) on this port', integer('--metrics-port'))
     .option('--metrics-host <host>', 'address of the metrics server (default 127.0.0.1)')
     .option('--stop-timeout <seconds>', 'on SIGTERM/SIGINT, wait this long for running runs, then abandon them (default 20)', integer('--stop-timeout'))
     .option('--retry-interval <minutes>', 'retry a daily run whose day has not loaded every N minutes (default 15)', integer('--retry-interval'))

@@ -15,6 +15,7 @@ import type { Logger, Redact } from '../log.js';
 import { Loader } from '../pipeline/load.js';
 import { specValidator } from '../spec/validator.js';
 import type { DialectProfile } from '../store/dialects.js';
+import { readiness, storeChecks, type Check, type Readiness } from '../store/readiness.js';
 import type { Store } from '../store/store.js';
 import type { Alerter } from './alert.js';
 import { FreshnessMonitor } from './freshness-monitor.js';
@@ -56,6 +57,8 @@ export interface WorkerOptions {
   maxConcurrentRuns?: number;
   freshnessIntervalMs?: number;
   maxSleepMs?: number;
+  /** How long the store has to answer a readiness probe (default READINESS_TIMEOUT_MS). */
+  readinessTimeoutMs?: number;
 }
 
 export interface Worker {
@@ -71,7 +74,10 @@ export interface Worker {
   fraud(): FraudConfig | undefined;
   /** Replaces the fraud rules (a reload; none: no detection): batches committed from now on are judged by them. */
   setFraud(config: FraudConfig | undefined): void;
+  /** Liveness: the scheduler loop turns. */
   health(): { ok: boolean; detail: string };
+  /** Readiness: alive, the store answers within the bound, its migrations current, definitions scheduled. */
+  ready(): Promise<Readiness>;
   /** No new runs; waits up to `timeoutMs` for running ones; frees the locks. */
   stop(timeoutMs: number): Promise<StopResult>;
 }
@@ -181,6 +187,13 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       logger.info(next ? 'fraud rules applied: batches from now on are judged by them (fraud scan applies a change to history)' : 'fraud rules: no config/fraud.yaml, no detection from now on', { event: 'fraud_rules_reloaded', detection: next !== undefined });
     },
     health: () => scheduler.health(),
+    async ready() {
+      const streams = scheduler.plan().length;
+      const scheduled: Check = streams > 0
+        ? { ok: true, detail: `${definitions.length} partner(s), ${streams} stream(s) scheduled` }
+        : { ok: false, detail: 'no stream scheduled: no valid connector definition is loaded' };
+      return readiness({ scheduler: scheduler.health(), ...(await storeChecks(store, options.readinessTimeoutMs)), definitions: scheduled });
+    },
     stop(timeoutMs) {
       stopped ??= (async () => {
         metrics.up.set({}, 0);

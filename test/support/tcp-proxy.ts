@@ -3,7 +3,8 @@
  * connects through it, and the test makes the store unreachable for that code alone (the server
  * keeps serving everyone else). `down()` drops every open connection and refuses new ones
  * (ECONNREFUSED, as a stopped server); `up()` listens again on the same port; `restart(ms)` is
- * both, as a server restart looks from the client side.
+ * both, as a server restart looks from the client side; `stall()` accepts connections and never
+ * answers (a hung server, or a network path that drops packets), `up()` ends it.
  */
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,6 +16,7 @@ export interface TcpProxy {
   /** Connections accepted so far. */
   readonly accepted: number;
   down(): Promise<void>;
+  stall(): Promise<void>;
   up(): Promise<void>;
   restart(downMs: number): Promise<void>;
   close(): Promise<void>;
@@ -25,10 +27,16 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   let accepted = 0;
   let server: net.Server | undefined;
   let port = 0;
+  let stalled = false;
 
   const listen = async (): Promise<void> => {
     const s = net.createServer((client) => {
       accepted++;
+      if (stalled) {
+        sockets.add(client);
+        client.on('error', () => client.destroy());
+        return;
+      }
       const upstream = net.connect(target.port, target.host);
       sockets.add(client);
       sockets.add(upstream);
@@ -76,7 +84,16 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       return u.toString();
     },
     down,
+    async stall() {
+      await down();
+      stalled = true;
+      await listen();
+    },
     async up() {
+      if (stalled) {
+        await down();
+        stalled = false;
+      }
       if (!server) await listen();
     },
     async restart(downMs) {
