@@ -42,15 +42,23 @@ async function within<T>(ms: number, work: Promise<T>): Promise<T> {
   }
 }
 
+/** Resolves when the store answers a trivial query within `timeoutMs`; throws saying why not. */
+export async function pingStore(store: Store, timeoutMs = READINESS_TIMEOUT_MS): Promise<void> {
+  try {
+    await within(timeoutMs, Promise.resolve(store.knex.raw('select 1')));
+  } catch (error) {
+    throw new Error(error instanceof TimedOut ? `no answer within ${timeoutMs} ms` : `unreachable: ${(error as Error).message}`, { cause: error });
+  }
+}
+
 /** The store answers within `timeoutMs`, and its applied migrations are all of this code's. */
 export async function storeChecks(store: Store, timeoutMs = READINESS_TIMEOUT_MS): Promise<{ store: Check; migrations: Check }> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
   try {
-    await within(timeoutMs, Promise.resolve(store.knex.raw('select 1')));
+    await pingStore(store, timeoutMs);
   } catch (error) {
-    const detail = error instanceof TimedOut ? `no answer within ${timeoutMs} ms` : `unreachable: ${(error as Error).message}`;
-    return { store: { ok: false, detail }, migrations: { ok: false, detail: 'not checked: the store does not answer' } };
+    return { store: { ok: false, detail: (error as Error).message }, migrations: { ok: false, detail: 'not checked: the store does not answer' } };
   }
   const answered: Check = { ok: true, detail: `answered in ${elapsed()} ms` };
   let applied: string[];

@@ -59,6 +59,8 @@ export interface WorkerOptions {
   maxSleepMs?: number;
   /** How long the store has to answer a readiness probe (default READINESS_TIMEOUT_MS). */
   readinessTimeoutMs?: number;
+  /** Backoff of the store probe during an outage (default 1 s doubling to 30 s). */
+  storeRetry?: { initialMs: number; maxMs: number };
 }
 
 export interface Worker {
@@ -123,6 +125,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     dailyRetryMs: options.dailyRetryMs,
     maxConcurrentRuns: options.maxConcurrentRuns ?? profile.maxConcurrentRuns,
     maxSleepMs: options.maxSleepMs,
+    storeRetry: options.storeRetry,
     events: {
       runStarted() {
         metrics.running.set({}, ++running);
