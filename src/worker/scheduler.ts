@@ -219,6 +219,11 @@ export class Scheduler {
     this.arm();
   }
 
+  /** Whether ticks are held for a store that does not answer (reported once, by the scheduler). */
+  storeDown(): boolean {
+    return this.outage.active;
+  }
+
   /** What runs (or waits for a permit) now. */
   running(): RunningJob[] {
     return [...this.jobs.values()].flatMap((s) => (s.busy ? [s.busy] : []));

@@ -114,6 +114,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     intervalMs: options.freshnessIntervalMs,
     streams: () => jobsFromDefinitions(definitions).map((j) => ({ partner: j.partner, stream: j.stream })),
     readStates: () => readStates(store),
+    storeDown: () => scheduler.storeDown(),
   });
 
   let running = 0;
