@@ -2,7 +2,7 @@
  * Cost of the API's authentication and rate limit per request: autocannon against routes of one
  * app on a PostgreSQL store, each beside the same route without them, in the same run:
  * - bare:        GET answering {"ok":true}, no token;
- * - healthz:     /healthz (one `select 1` in the store);
+ * - readyz:      /readyz (`select 1` and the applied migrations, in the store);
  * - token:       the bare route behind requireToken('read') (JWT verify, revocation cache), limit
  *                out of reach, in-memory counting;
  * - token+store: the same with the store-shared rate limiter (leases of 20 requests, as a 1000
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
     micro = await perRequestCost(store);
     await withApp(store, new MemoryRateLimiter(1e12), async (base, token) => {
       figures.push(await measure('bare', `${base}/bench/bare`));
-      figures.push(await measure('healthz', `${base}/healthz`));
+      figures.push(await measure('readyz', `${base}/readyz`));
       figures.push(await measure('token', `${base}/bench/token`, { authorization: `Bearer ${token}` }));
     });
     await withApp(store, new StoreRateLimiter(store, { limit: 1e12, chunk: 20 }), async (base, token) => {

@@ -1,6 +1,7 @@
 /**
  * The HTTP API of `partner-sync serve`: one fastify app with the token endpoint, the route
- * modules (./routes/index.ts), /healthz, and the rules every route shares:
+ * modules (./routes/index.ts), /healthz (liveness) and /readyz (readiness: the store answers
+ * within a bound, migrations current), and the rules every route shares:
  * - bodies: JSON only on the API's routes (415 otherwise), at most `bodyLimit` bytes (413; 5 MiB
  *   holds a bulk of 1000 realistic records several times over), malformed JSON 400, nesting
  *   deeper than MAX_JSON_DEPTH 400 before parsing (./json-body.ts);
@@ -11,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Clock } from '../kernel/clock.js';
+import { readiness, storeChecks } from '../store/readiness.js';
 import { Authenticator, requireAnyToken } from './auth.js';
 import { BodyError, MAX_JSON_DEPTH, parseJsonBody } from './json-body.js';
 import { oauthRoutes } from './oauth.js';
@@ -39,6 +41,8 @@ export interface ApiOptions {
   env?: NodeJS.ProcessEnv;
   /** Client secret verifications at once on /oauth/token; more are answered 503 with Retry-After (default 16). */
   maxConcurrentHashes?: number;
+  /** How long the store has to answer a readiness probe (default READINESS_TIMEOUT_MS). */
+  readinessTimeoutMs?: number;
   /** Route modules (default ROUTE_MODULES). */
   routes?: readonly RouteModule[];
 }
@@ -119,14 +123,13 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
   for (const register of options.routes ?? ROUTE_MODULES) await register(app, deps);
   await oauthRoutes(app, { store, key, clock, maxConcurrentHashes: options.maxConcurrentHashes });
 
-  app.get('/healthz', async (_request, reply) => {
-    try {
-      await store.knex.raw('select 1');
-      return { status: 'ok' };
-    } catch (error) {
-      logger.warn(`health: the store is unreachable: ${(error as Error).message}`, { event: 'health_failed' });
-      return reply.code(503).send({ status: 'unavailable', message: 'the store is unreachable' });
-    }
+  // Liveness apart from readiness (src/store/readiness.ts): a store outage makes this process
+  // not ready (no traffic), not dead (no restart).
+  app.get('/healthz', async (_request, reply) => (closing ? reply.code(503).send({ status: 'stopping' }) : { status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    const checks = await storeChecks(store, options.readinessTimeoutMs);
+    const r = readiness({ api: closing ? { ok: false, detail: 'stopping' } : { ok: true, detail: 'serving' }, ...checks });
+    return reply.code(r.ok ? 200 : 503).send(r.body);
   });
 
   return app;

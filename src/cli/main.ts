@@ -1,6 +1,7 @@
 /**
  * The partner-sync command line. Thin: parse arguments, call one function per command, map
- * errors to exit codes (0 success, 1 failure, 2 bad usage or bad configuration).
+ * errors to exit codes (0 success, 1 failure, 2 bad usage or bad configuration). An unknown
+ * command word is a usage error even beside --help (./strict.ts).
  */
 import { Command, CommanderError, Option } from 'commander';
 import { ENTITIES, VARIANTS, type Entity, type Variant } from '../types.js';
@@ -24,6 +25,7 @@ import { validateCommand } from './commands/validate.js';
 import { workerCommand } from './commands/worker.js';
 import { registerOnboardingCommands } from './commands/onboarding.js';
 import type { GlobalOptions } from './context.js';
+import { findUnknownCommand, formatUnknownCommand } from './strict.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, processIo, type Io } from './io.js';
 
 const ALLOW_SHRINK = 'replace activity days even when they lose more than max_day_shrink of their rows or become empty, and record empty days as loaded (a real shrink at the partner)';
@@ -122,7 +124,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
   program
     .command('worker')
     .description('the cron daemon for every partner: schedules from the definitions (UTC); SIGTERM/SIGINT stop, SIGHUP reloads')
-    .option('--metrics-port <n>', 'serve /metrics (Prometheus) and /healthz on this port', integer('--metrics-port'))
+    .option('--metrics-port <n>', 'serve /metrics (Prometheus), /healthz (liveness) and /readyz (readiness) on this port', integer('--metrics-port'))
     .option('--metrics-host <host>', 'address of the metrics server (default 127.0.0.1)')
     .option('--stop-timeout <seconds>', 'on SIGTERM/SIGINT, wait this long for running runs, then abandon them (default 20)', integer('--stop-timeout'))
     .option('--retry-interval <minutes>', 'retry a daily run whose day has not loaded every N minutes (default 15)', integer('--retry-interval'))
@@ -316,6 +318,11 @@ const definedOnly = <T extends object>(opts: T): Partial<T> => Object.fromEntrie
 export async function main(argv: readonly string[], io: Io = processIo()): Promise<number> {
   let exitCode = 0;
   const program = buildProgram(io, (code) => (exitCode = code));
+  const unknown = findUnknownCommand(program, argv);
+  if (unknown) {
+    io.err(formatUnknownCommand(unknown));
+    return EXIT_USAGE;
+  }
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return exitCode;

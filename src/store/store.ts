@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { inspect } from 'node:util';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { DIALECTS, type DialectProfile } from './dialects.js';
@@ -66,6 +67,19 @@ export class Store {
   }
 }
 
+/** Where the database driver's own notes go (knex prints them on stdout by default). */
+export type DriverLog = (level: 'debug' | 'warn' | 'error' | 'deprecate', message: string) => void;
+
+/**
+ * The driver's notes only with DEBUG set, on stderr. Without it they are noise: a pool's
+ * "Connection Error" or "Acquire connection error" with its stack comes before the same error
+ * reaching the caller, which reports it once, in its own words (and on stdout they would break a
+ * command's --json output).
+ */
+export const debugDriverLog: DriverLog = (level, message) => {
+  if (process.env.DEBUG) process.stderr.write(`knex ${level}: ${message}\n`);
+};
+
 export interface OpenStoreOptions {
   /** Store URL; empty means the embedded SQLite default. */
   url?: string;
@@ -73,6 +87,8 @@ export interface OpenStoreOptions {
   /** Run migrations on open (default true: "migration on first use"). */
   migrate?: boolean;
   cwd?: string;
+  /** The driver's notes (default debugDriverLog). */
+  log?: DriverLog;
 }
 
 export async function openStore(options: OpenStoreOptions = {}): Promise<Store> {
@@ -80,7 +96,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   const profile = DIALECTS[location.kind];
   const dir = sqliteDirectory(location);
   if (dir) mkdirSync(dir, { recursive: true });
-  const knex = knexFactory(knexConfig(location, profile));
+  const knex = knexFactory({ ...knexConfig(location, profile), log: driverLog(options.log ?? debugDriverLog) });
   const store = new Store(knex, profile, location, options.clock ?? systemClock);
   try {
     if (options.migrate ?? true) await store.migrate();
@@ -89,6 +105,16 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
     throw new Error(`cannot open store ${store.description}: ${(error as Error).message}`, { cause: error });
   }
   return store;
+}
+
+function driverLog(log: DriverLog): Knex.Config['log'] {
+  const text = (message: unknown): string => (typeof message === 'string' ? message : inspect(message, { depth: 4 }));
+  return {
+    debug: (m: unknown) => log('debug', text(m)),
+    warn: (m: unknown) => log('warn', text(m)),
+    error: (m: unknown) => log('error', text(m)),
+    deprecate: (method: string, alternative: string) => log('deprecate', `${method} is deprecated, use ${alternative}`),
+  };
 }
 
 function knexConfig(location: StoreLocation, profile: DialectProfile): Knex.Config {

@@ -76,6 +76,8 @@ export interface FreshnessMonitorOptions {
    * target): the catch-up runs are under way, and a stream not yet reached is not news.
    */
   graceMs?: number;
+  /** True during a store outage the scheduler has already reported: store failures here go to debug. */
+  storeDown?(): boolean;
 }
 
 export const MONITOR_LOCK = 'freshness-monitor';
@@ -137,7 +139,7 @@ export class FreshnessMonitor {
     try {
       this.leader = await this.options.locks.tryAcquire(MONITOR_LOCK);
     } catch (error) {
-      this.options.logger.warn(`freshness check: cannot take the monitor lock: ${(error as Error).message}`);
+      this.options.logger.log(this.options.storeDown?.() ? 'debug' : 'warn', `freshness check: cannot take the monitor lock: ${(error as Error).message}`);
     }
     return this.leader !== undefined;
   }
@@ -148,7 +150,7 @@ export class FreshnessMonitor {
     try {
       states = await this.options.readStates();
     } catch (error) {
-      logger.error(`freshness check failed: cannot read the store: ${(error as Error).message}`, { event: 'freshness_check_failed' });
+      logger.log(this.options.storeDown?.() ? 'debug' : 'error', `freshness check failed: cannot read the store: ${(error as Error).message}`, { event: 'freshness_check_failed' });
       return [];
     }
     const now = this.options.timers.now();

@@ -1,10 +1,13 @@
 /**
  * The worker's HTTP endpoint (node:http): `/metrics` in the Prometheus text format (src/metrics.ts), `/healthz`
- * for the container health check (200 while the scheduler loop is alive, 503 while stopping or
- * when the loop has stalled).
+ * for liveness, the container health check (200 while the scheduler loop is alive, 503 while
+ * stopping or when the loop has stalled), and `/readyz` for readiness (200 when the store answers,
+ * its migrations are current and the definitions are scheduled; 503 with the failing check else:
+ * src/store/readiness.ts).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Readiness } from '../store/readiness.js';
 
 export interface Health {
   ok: boolean;
@@ -19,6 +22,8 @@ export interface MetricsServerOptions {
   /** Its Content-Type; the Prometheus text format 0.0.4 when absent. */
   contentType?: string;
   health(): Health;
+  /** Readiness: /readyz answers 404 without it. */
+  ready?(): Promise<Readiness>;
 }
 
 export interface MetricsServer {
@@ -49,7 +54,15 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
       res.writeHead(h.ok ? 200 : 503, { 'Content-Type': 'application/json' }).end(JSON.stringify({ status: h.ok ? 'ok' : 'unhealthy', detail: h.detail }) + '\n');
       return;
     }
-    res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found: /metrics and /healthz are served\n');
+    const ready = options.ready;
+    if (path === '/readyz' && ready) {
+      ready().then(
+        (r) => res.writeHead(r.ok ? 200 : 503, { 'Content-Type': 'application/json' }).end(JSON.stringify(r.body) + '\n'),
+        (error: unknown) => res.writeHead(503, { 'Content-Type': 'application/json' }).end(JSON.stringify({ status: 'not ready', detail: (error as Error).message }) + '\n'),
+      );
+      return;
+    }
+    res.writeHead(404, { 'Content-Type': 'text/plain' }).end(`not found: /metrics, /healthz${ready ? ' and /readyz' : ''} are served\n`);
   });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {

@@ -16,6 +16,7 @@
  * older than its last fire time runs now; a daily stream whose previous day has not loaded runs
  * now, and its missed days come with it (the window reaches back to the last loaded day).
  * Late wake-ups (a suspended machine, a blocked loop) fire the latest due slot once, not each one.
+ * A tick whose store steps fail is held and run once when the store answers again (store-outage.ts).
  *
  * Stop: no new runs; running ones are awaited up to a bound, then reported as abandoned (the
  * caller ends the process; an unfinished batch is rolled back and its checkpoint does not move).
@@ -25,17 +26,9 @@ import type { Logger } from '../log.js';
 import { emptyCounts } from '../store/runs.js';
 import { requiredDay, type StreamJob } from './jobs.js';
 import type { StreamLocks } from './locks.js';
+import type { Slot } from './slot.js';
+import { StoreOutage } from './store-outage.js';
 import type { TimerHandle, Timers } from './timers.js';
-
-export type SlotReason = 'schedule' | 'retry' | 'catch-up';
-
-export interface Slot {
-  /** The slot's time: a run started at or after it (anywhere) means the slot is done. */
-  at: Date;
-  /** The cron fire time the run is scheduled for (a retry keeps its fire's time). */
-  scheduledFor: Date;
-  reason: SlotReason;
-}
 
 export type SkipReason = 'overlap' | 'locked' | 'done' | 'loaded';
 
@@ -50,6 +43,8 @@ export interface SchedulerPorts {
   beforeRun?(job: StreamJob): Promise<void>;
   /** With the lock still held, after the run. */
   afterRun?(job: StreamJob, result: StreamRunResult): Promise<void>;
+  /** Resolves when the store answers (asked while ticks are held by an outage). */
+  ping?(): Promise<void>;
 }
 
 export interface SchedulerEvents {
@@ -70,6 +65,8 @@ export interface SchedulerOptions {
   maxConcurrentRuns?: number;
   /** The loop wakes at least this often (default 60 s), so a stalled loop or a clock jump is noticed. */
   maxSleepMs?: number;
+  /** Backoff of the store probe while it does not answer (default 1 s doubling to 30 s). */
+  storeRetry?: { initialMs: number; maxMs: number };
 }
 
 export interface RunningJob {
@@ -130,8 +127,22 @@ export class Scheduler {
   private started = false;
   private stopping = false;
   private lastWake: Date | undefined;
+  private readonly outage: StoreOutage;
 
   constructor(private readonly options: SchedulerOptions) {
+    this.outage = new StoreOutage({
+      timers: options.timers,
+      logger: options.logger,
+      ping: options.ports.ping?.bind(options.ports),
+      ...options.storeRetry,
+      recovered: (held) => {
+        for (const [key, slot] of held) {
+          const state = this.jobs.get(key);
+          if (state) this.fire(state, { ...slot, reason: 'recovery' });
+        }
+      },
+      track: (work) => this.track(work),
+    });
     this.retryMs = options.dailyRetryMs ?? DEFAULT_DAILY_RETRY_MS;
     this.maxSleepMs = options.maxSleepMs ?? 60_000;
     if (!(this.retryMs > 0)) throw new Error('dailyRetryMs must be positive');
@@ -199,6 +210,11 @@ export class Scheduler {
     this.arm();
   }
 
+  /** Whether ticks are held for a store that does not answer (reported once, by the scheduler). */
+  storeDown(): boolean {
+    return this.outage.active;
+  }
+
   /** What runs (or waits for a permit) now. */
   running(): RunningJob[] {
     return [...this.jobs.values()].flatMap((s) => (s.busy ? [s.busy] : []));
@@ -214,8 +230,9 @@ export class Scheduler {
     if (this.stopping) return { ok: false, detail: 'stopping' };
     if (!this.started || !this.lastWake) return { ok: false, detail: 'not started' };
     const silentMs = this.options.timers.now().getTime() - this.lastWake.getTime();
+    const outage = this.outage.describe();
     return silentMs <= 3 * this.maxSleepMs
-      ? { ok: true, detail: `${this.jobs.size} streams scheduled, ${this.running().length} running` }
+      ? { ok: true, detail: `${this.jobs.size} streams scheduled, ${this.running().length} running${outage ? `; ${outage}` : ''}` }
       : { ok: false, detail: `the scheduler loop has not woken for ${Math.round(silentMs / 1000)} s` };
   }
 
@@ -228,6 +245,7 @@ export class Scheduler {
   /** No new runs; waits for running ones up to `timeoutMs`; reports those still running then. */
   async stop(timeoutMs: number): Promise<StopResult> {
     this.stopping = true;
+    this.outage.stop();
     if (this.timer) this.options.timers.clearTimeout(this.timer);
     this.timer = undefined;
     this.permits.drain();
@@ -281,9 +299,10 @@ export class Scheduler {
   private fire(state: JobState, slot: Slot): void {
     const { job } = state;
     if (this.stopping) return;
+    if (this.outage.active) return this.outage.hold(job, slot);
     if (state.busy) {
-      // A retry slot while the run is still going: the run is the retry.
-      if (slot.reason === 'retry') return;
+      // A retry slot while the run is still going: the run is the retry (as for a held tick).
+      if (slot.reason === 'retry' || slot.reason === 'recovery') return;
       const b = state.busy;
       this.log(job).warn(
         `tick skipped: the previous run (scheduled for ${b.slot.scheduledFor.toISOString()}) is still ${b.phase === 'running' ? `running since ${b.since.toISOString()}` : 'waiting for a free slot'}`,
@@ -294,16 +313,24 @@ export class Scheduler {
     }
     const busy: RunningJob = { job, slot, phase: 'waiting', since: this.options.timers.now() };
     state.busy = busy;
-    const work = this.execute(state, busy)
-      .catch((error: unknown) => {
-        this.log(job).error(`scheduled run failed to start: ${(error as Error).message ?? String(error)}`, { scheduled_for: slot.scheduledFor.toISOString() });
-      })
-      .finally(() => {
-        if (state.busy === busy) state.busy = undefined;
-        this.active.delete(work);
-        if (this.active.size === 0) for (const w of this.idleWaiters.splice(0)) w();
-      });
-    this.active.add(work);
+    this.track(
+      this.execute(state, busy)
+        .catch((error: unknown) => {
+          this.log(job).error(`scheduled run failed to start: ${(error as Error).message ?? String(error)}`, { scheduled_for: slot.scheduledFor.toISOString() });
+        })
+        .finally(() => {
+          if (state.busy === busy) state.busy = undefined;
+        }),
+    );
+  }
+
+  /** Work idle() waits for: runs, and probes of the store during an outage. */
+  private track(work: Promise<void>): void {
+    const tracked = work.finally(() => {
+      this.active.delete(tracked);
+      if (this.active.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+    });
+    this.active.add(tracked);
   }
 
   private async execute(state: JobState, busy: RunningJob): Promise<void> {
@@ -312,7 +339,15 @@ export class Scheduler {
     const log = this.log(job);
     const scheduledFor = slot.scheduledFor.toISOString();
     const day = job.mode === 'daily' ? requiredDay(slot.scheduledFor) : undefined;
-    if (day !== undefined && slot.reason !== 'schedule' && (await ports.dayLoaded(job, day))) {
+    // A store step that fails holds the tick until the store answers (store-outage.ts).
+    const held = (error: unknown): void => this.outage.failed(job, slot, error);
+    let loaded = false;
+    try {
+      loaded = day !== undefined && slot.reason !== 'schedule' && (await ports.dayLoaded(job, day));
+    } catch (error) {
+      return held(error);
+    }
+    if (loaded) {
       events?.skipped?.(job, slot, 'loaded');
       return;
     }
@@ -323,8 +358,7 @@ export class Scheduler {
       try {
         lease = await locks.tryAcquire(job.key);
       } catch (error) {
-        log.error(`tick skipped: cannot take the stream lock: ${(error as Error).message}`, { scheduled_for: scheduledFor });
-        return;
+        return held(error);
       }
       if (!lease) {
         log.info('tick skipped: another worker is running this stream', { scheduled_for: scheduledFor, skip: 'locked' });
@@ -332,7 +366,13 @@ export class Scheduler {
         return;
       }
       try {
-        if (await ports.ranSince(job, slot.at)) {
+        let ran: boolean;
+        try {
+          ran = await ports.ranSince(job, slot.at);
+        } catch (error) {
+          return held(error);
+        }
+        if (ran) {
           log.debug(`tick skipped: a run started since ${slot.at.toISOString()} (another worker)`, { scheduled_for: scheduledFor, skip: 'done' });
           events?.skipped?.(job, slot, 'done');
           return;
@@ -340,7 +380,11 @@ export class Scheduler {
         if (this.stopping) return;
         busy.phase = 'running';
         busy.since = timers.now();
-        await ports.beforeRun?.(job);
+        try {
+          await ports.beforeRun?.(job);
+        } catch (error) {
+          return held(error);
+        }
         events?.runStarted?.(job, slot);
         let result: StreamRunResult;
         try {

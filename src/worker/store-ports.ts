@@ -8,6 +8,7 @@ import type { StreamRunResult } from '../../jobs/sync-stream.js';
 import type { PartnerDefinition } from '../config/definition.js';
 import type { Logger, Redact } from '../log.js';
 import type { Loader } from '../pipeline/load.js';
+import { pingStore } from '../store/readiness.js';
 import type { Store } from '../store/store.js';
 import type { RawRecord, SpecRecord } from '../types.js';
 import type { StreamState } from './freshness-monitor.js';
@@ -102,6 +103,7 @@ export function storePorts(options: StorePortsOptions): SchedulerPorts {
       return row !== undefined;
     },
     dayLoaded: (job, day) => dayLoaded(store, job.partner, job.stream, day),
+    ping: () => pingStore(store),
     async beforeRun(job) {
       const closed = await closeAbandonedRuns(store, job.partner, job.stream);
       if (closed > 0) logger.warn(`closed ${closed} run(s) left running by a worker that stopped or died`, { partner: job.partner, stream: job.stream });

@@ -16,6 +16,7 @@ import type { Logger, Redact } from '../log.js';
 import { Loader } from '../pipeline/load.js';
 import { specValidator } from '../spec/validator.js';
 import type { DialectProfile } from '../store/dialects.js';
+import { readiness, storeChecks, type Check, type Readiness } from '../store/readiness.js';
 import type { Store } from '../store/store.js';
 import type { Alerter } from './alert.js';
 import { FreshnessMonitor } from './freshness-monitor.js';
@@ -59,6 +60,10 @@ export interface WorkerOptions {
   maxConcurrentRuns?: number;
   freshnessIntervalMs?: number;
   maxSleepMs?: number;
+  /** How long the store has to answer a readiness probe (default READINESS_TIMEOUT_MS). */
+  readinessTimeoutMs?: number;
+  /** Backoff of the store probe during an outage (default 1 s doubling to 30 s). */
+  storeRetry?: { initialMs: number; maxMs: number };
 }
 
 export interface Worker {
@@ -74,7 +79,10 @@ export interface Worker {
   fraud(): FraudConfig | undefined;
   /** Replaces the fraud rules (a reload; none: no detection): batches committed from now on are judged by them. */
   setFraud(config: FraudConfig | undefined): void;
+  /** Liveness: the scheduler loop turns. */
   health(): { ok: boolean; detail: string };
+  /** Readiness: alive, the store answers within the bound, its migrations current, definitions scheduled. */
+  ready(): Promise<Readiness>;
   /** No new runs; waits up to `timeoutMs` for running ones; frees the locks. */
   stop(timeoutMs: number): Promise<StopResult>;
 }
@@ -111,6 +119,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     streams: () => jobsFromDefinitions(definitions).map((j) => ({ partner: j.partner, stream: j.stream })),
     invalid: () => invalid,
     readStates: () => readStates(store),
+    storeDown: () => scheduler.storeDown(),
   });
 
   let running = 0;
@@ -122,6 +131,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     dailyRetryMs: options.dailyRetryMs,
     maxConcurrentRuns: options.maxConcurrentRuns ?? profile.maxConcurrentRuns,
     maxSleepMs: options.maxSleepMs,
+    storeRetry: options.storeRetry,
     events: {
       runStarted() {
         metrics.running.set({}, ++running);
@@ -187,6 +197,13 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
       logger.info(next ? 'fraud rules applied: batches from now on are judged by them (fraud scan applies a change to history)' : 'fraud rules: no config/fraud.yaml, no detection from now on', { event: 'fraud_rules_reloaded', detection: next !== undefined });
     },
     health: () => scheduler.health(),
+    async ready() {
+      const streams = scheduler.plan().length;
+      const scheduled: Check = streams > 0
+        ? { ok: true, detail: `${definitions.length} partner(s), ${streams} stream(s) scheduled` }
+        : { ok: false, detail: 'no stream scheduled: no valid connector definition is loaded' };
+      return readiness({ scheduler: scheduler.health(), ...(await storeChecks(store, options.readinessTimeoutMs)), definitions: scheduled });
+    },
     stop(timeoutMs) {
       stopped ??= (async () => {
         metrics.up.set({}, 0);

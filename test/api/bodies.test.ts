@@ -118,15 +118,19 @@ for (const backend of STORES.filter((b) => b.name === 'sqlite')) {
       assert.doesNotMatch(text, /secret internals|\.js:/);
     });
 
-    it('answers /healthz 200 while the store answers, 503 when it does not', async () => {
+    it('answers /healthz 200 whether the store answers or not (liveness); /readyz 503 when it does not', async () => {
       const own = await backend.create();
       const other = await startApi(own.store);
       try {
         const ok = await fetch(`${other.url}/healthz`);
         assert.deepEqual([ok.status, await ok.json()], [200, { status: 'ok' }]);
+        assert.equal((await fetch(`${other.url}/readyz`)).status, 200);
         await own.store.knex.destroy();
-        const down = await fetch(`${other.url}/healthz`);
-        assert.deepEqual([down.status, await down.json()], [503, { status: 'unavailable', message: 'the store is unreachable' }]);
+        const alive = await fetch(`${other.url}/healthz`);
+        assert.deepEqual([alive.status, await alive.json()], [200, { status: 'ok' }]);
+        const down = await fetch(`${other.url}/readyz`);
+        const body = (await down.json()) as { status: string; checks: Record<string, { ok: boolean; detail: string }> };
+        assert.deepEqual([down.status, body.status, body.checks.store?.ok, body.checks.migrations?.detail], [503, 'not ready', false, 'not checked: the store does not answer']);
       } finally {
         await other.close();
         await own.drop();

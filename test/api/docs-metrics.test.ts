@@ -55,9 +55,9 @@ describe('API self-description: /openapi.json, /docs, /metrics', () => {
       ],
     });
     await app.ready();
-    // The token endpoint and /healthz are declared by the server before any route module (before
-    // the onRoute hook above): taken from the app's own route table.
-    for (const [method, url] of [['POST', '/oauth/token'], ['GET', '/healthz']] as const) {
+    // The token endpoint, /healthz and /readyz are declared by the server after the route modules
+    // (outside the onRoute hook above): taken from the app's own route table.
+    for (const [method, url] of [['POST', '/oauth/token'], ['GET', '/healthz'], ['GET', '/readyz']] as const) {
       assert.ok(app.hasRoute({ method, url }), `${method} ${url}`);
       routes.push({ method: method.toLowerCase(), url });
     }

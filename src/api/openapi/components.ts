@@ -145,6 +145,22 @@ export function commonSchemas(): JsonObject {
         error_description: { type: 'string' },
       },
     },
+    Readiness: {
+      type: 'object',
+      description: 'Every check by name (api, store, migrations), each with whether it passed and why.',
+      required: ['status', 'checks'],
+      properties: {
+        status: { enum: ['ready', 'not ready'] },
+        checks: {
+          type: 'object',
+          additionalProperties: {
+            type: 'object',
+            required: ['ok', 'detail'],
+            properties: { ok: { type: 'boolean' }, detail: { type: 'string', description: "e.g. 'answered in 3 ms', '18 applied, none pending', 'no answer within 2000 ms'" } },
+          },
+        },
+      },
+    },
     PageMeta: {
       type: 'object',
       description: 'Pagination metadata (spec §2.5).',

@@ -91,11 +91,23 @@ export function servicePaths(): JsonObject {
       get: {
         operationId: 'health',
         tags: ['operations'],
-        summary: 'Health check',
+        summary: 'Liveness: the process serves (it does not look at the store)',
         security: [],
         responses: {
-          '200': { description: 'Serving.', content: json({ type: 'object', required: ['status'], properties: { status: { type: 'string' } } }) },
-          '503': { description: 'Not serving (starting, stopping, or the store is unreachable).', content: json({ type: 'object', properties: { status: { type: 'string' } } }) },
+          '200': { description: 'Alive.', content: json({ type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } }) },
+          '503': { description: 'Stopping.', content: json({ type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['stopping'] } } }) },
+        },
+      },
+    },
+    '/readyz': {
+      get: {
+        operationId: 'readiness',
+        tags: ['operations'],
+        summary: 'Readiness: the store answers within 2 s and its migrations are current',
+        security: [],
+        responses: {
+          '200': { description: 'Ready: every check passed.', content: json(ref('Readiness')) },
+          '503': { description: 'Not ready: the failing checks say why (the store unreachable or slow, migrations pending, stopping).', content: json(ref('Readiness')) },
         },
       },
     },

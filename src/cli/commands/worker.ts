@@ -11,7 +11,8 @@
  *   or fraud rules file with errors keeps the previous ones, and the errors are logged.
  * - Commission plans (`<config>/commissions.yaml`): the commission job runs after every loaded
  *   batch; an invalid plans file at start is a usage error (exit 2), as for `run`.
- * - `--metrics-port N`: Prometheus text on /metrics, and /healthz for container health checks.
+ * - `--metrics-port N`: Prometheus text on /metrics, /healthz (liveness: the scheduler loop turns)
+ *   and /readyz (readiness: the store answers, migrations current, definitions scheduled).
  * - ALERT_WEBHOOK_URL (or ALERT_WEBHOOK_URL_FILE): freshness breaches are POSTed there.
  * Logs: JSON lines on stderr (readable lines on a terminal), level from LOG_LEVEL (default info).
  */
@@ -34,7 +35,7 @@ import { reloadFraudRules } from '../../../jobs/fraud.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 
 export interface WorkerCommandOptions {
-  /** Serve /metrics and /healthz on this port (0: any free port). No server when absent. */
+  /** Serve /metrics, /healthz and /readyz on this port (0: any free port). No server when absent. */
   metricsPort?: number;
   /** Address the metrics server binds (default 127.0.0.1; 0.0.0.0 in a container). */
   metricsHost?: string;
@@ -202,8 +203,9 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
           render: () => worker.metrics.registry.render(),
           contentType: worker.metrics.registry.contentType,
           health: () => worker.health(),
+          ready: () => worker.ready(),
         });
-        logger.info(`metrics on ${server.url}/metrics, health on ${server.url}/healthz`, { event: 'metrics_listening', port: server.port });
+        logger.info(`metrics on ${server.url}/metrics, liveness on ${server.url}/healthz, readiness on ${server.url}/readyz`, { event: 'metrics_listening', port: server.port });
       }
     } catch (error) {
       await worker.stop(0);
