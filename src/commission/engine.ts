@@ -6,7 +6,7 @@
  * book the same difference. Rerunning anything that changed nothing adds no line.
  */
 import type { Knex } from 'knex';
-import type { DialectProfile } from '../store/dialects.js';
+import { insertChunks, type DialectProfile } from '../store/dialects.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 import {
@@ -122,8 +122,8 @@ export async function writePending(trx: Knex.Transaction, scope: Scope, now: str
       ' ON CONFLICT (partner_id, kind, value) DO NOTHING');
     return;
   }
-  for (let i = 0; i < rows.length; i += 200) {
-    await trx('commission_pending').insert(rows.slice(i, i + 200)).onConflict(['partner_id', 'kind', 'value']).ignore();
+  for (const part of insertChunks(trx, rows)) {
+    await trx('commission_pending').insert(part).onConflict(['partner_id', 'kind', 'value']).ignore();
   }
 }
 

@@ -6,6 +6,7 @@
 import type { Knex } from 'knex';
 import { isDay } from './dates.js';
 import { money, type Money } from './money.js';
+import { insertChunks } from '../store/dialects.js';
 
 /** `EUR 2026-11-02`: the rate a held entry waits for. */
 export type MissingRate = string;
@@ -148,9 +149,9 @@ export async function saveRates(trx: Knex.Transaction, rates: readonly FxRate[],
     }
     write.push(r);
   }
-  for (let i = 0; i < write.length; i += 500) {
+  for (const part of insertChunks(trx, write.map((r) => ({ currency: r.currency, date: r.date, rate: r.rate.toFixed(), source, loaded_at: now })))) {
     await trx('fx_rates')
-      .insert(write.slice(i, i + 500).map((r) => ({ currency: r.currency, date: r.date, rate: r.rate.toFixed(), source, loaded_at: now })))
+      .insert(part)
       .onConflict(['currency', 'date'])
       .merge(['rate', 'source', 'loaded_at']);
   }

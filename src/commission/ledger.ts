@@ -10,6 +10,7 @@ import { centsText, money, sum, ZERO, type Money } from './money.js';
 import type { Plan, PlanKind } from './plans.js';
 import type { MissingRate } from './fx.js';
 import type { ReviewMark } from './review-holds.js';
+import { insertChunks } from '../store/dialects.js';
 
 /** What a rule says a key should total for one affiliate, or that it cannot say yet (held). */
 export interface Target {
@@ -165,7 +166,7 @@ export async function appendLines(trx: Knex.Transaction, lines: readonly NewLine
     run_id: runId,
     created_at: now,
   }));
-  for (let i = 0; i < rows.length; i += 200) await trx('commission_ledger').insert(rows.slice(i, i + 200));
+  for (const part of insertChunks(trx, rows)) await trx('commission_ledger').insert(part);
 }
 
 /** Replaces the holds of the evaluated keys: what is held now stays or is added, the rest is released. Returns the released count. */
@@ -191,7 +192,7 @@ export async function replaceHolds(trx: Knex.Transaction, evaluatedKeys: readonl
     since: previous.get(`${t.key}\u0000${t.affiliate}`) ?? now,
     updated_at: now,
   }));
-  for (let i = 0; i < rows.length; i += 200) await trx('commission_holds').insert(rows.slice(i, i + 200));
+  for (const part of insertChunks(trx, rows)) await trx('commission_holds').insert(part);
   const still = new Set(held.map((t) => `${t.key}\u0000${t.affiliate}`));
   return [...previous.keys()].filter((k) => !still.has(k)).length;
 }
