@@ -21,7 +21,7 @@ import type { Variant } from '../src/types.js';
 import { utcDay } from '../src/kernel/dates.js';
 import { evaluateScope, plansFor, type Evaluation } from '../src/commission/engine.js';
 import { addDay, emptyScope, pendingPartners, scopeSize, writePending, type Scope } from '../src/commission/scope.js';
-import { parseRatesCsv, saveRates, type RatesFileProblem, type RatesImport } from '../src/kernel/fx.js';
+import { parseRatesCsv, saveRates, type RatesFileProblem, type RatesImport } from '../src/store/fx-rates.js';
 import type { Plan } from '../src/commission/plans.js';
 import { addPriorVersions } from '../src/commission/prior-versions.js';
 import { scopeOfChange } from '../src/commission/scope.js';

@@ -17,6 +17,7 @@ import { lockPartnerLoads } from '../src/commission/recompute-pending.js';
 import { addDays } from '../src/kernel/dates.js';
 import { formatFraudConfigError, loadFraudConfig, settingsFor, type FraudConfig, type RuleSettings } from '../src/fraud/config.js';
 import { detect, markNotFound, type Detection } from '../src/fraud/detect.js';
+import { insertChunks, listChunks } from '../src/store/dialects.js';
 
 const SCAN_CHUNK = 2000;
 
@@ -64,18 +65,18 @@ async function touched(trx: Knex.Transaction, change: LoadedChange, settings: Ru
   const batchDays = [...new Set(change.records.activity.map((r) => String(r.date).slice(0, 10)))].sort();
   const watch = change.variant === 'igaming' && settings ? [...new Set([...batchDays, ...change.replacedDays])].sort() : [];
   const before = await coverage(trx, partner, watch);
-  if (change.replacedDays.length > 0) {
-    const rows: { customer_id: string }[] = await trx('fraud_active_days').where('partner_id', partner).whereIn('date', change.replacedDays).select('customer_id');
+  for (const days of listChunks(trx, change.replacedDays)) {
+    const rows: { customer_id: string }[] = await trx('fraud_active_days').where('partner_id', partner).whereIn('date', days).select('customer_id');
     for (const r of rows) ids.add(r.customer_id);
-    await trx('fraud_active_days').where('partner_id', partner).whereIn('date', change.replacedDays).delete();
+    await trx('fraud_active_days').where('partner_id', partner).whereIn('date', days).delete();
   }
   const active = new Map<string, { partner_id: string; date: string; customer_id: string }>();
   for (const r of change.records.activity) active.set(`${String(r.date)}\u0000${String(r.customer_id)}`, { partner_id: partner, date: String(r.date), customer_id: String(r.customer_id) });
   const rows = [...active.values()];
-  for (let i = 0; i < rows.length; i += 300) await trx('fraud_active_days').insert(rows.slice(i, i + 300)).onConflict(['partner_id', 'date', 'customer_id']).ignore();
+  for (const part of insertChunks(trx, rows)) await trx('fraud_active_days').insert(part).onConflict(['partner_id', 'date', 'customer_id']).ignore();
   // The partner's loaded days: the batch's days are loaded; a replaced day stays loaded only if
   // some row of it is left.
-  if (batchDays.length > 0) await trx('fraud_loaded_days').insert(batchDays.map((date) => ({ partner_id: partner, date }))).onConflict(['partner_id', 'date']).ignore();
+  for (const part of insertChunks(trx, batchDays.map((date) => ({ partner_id: partner, date })))) await trx('fraud_loaded_days').insert(part).onConflict(['partner_id', 'date']).ignore();
   for (const d of change.replacedDays) {
     if (batchDays.includes(d)) continue;
     if ((await trx('fraud_active_days').where({ partner_id: partner, date: d }).first('date')) === undefined) await trx('fraud_loaded_days').where({ partner_id: partner, date: d }).delete();
@@ -112,7 +113,7 @@ async function rebuildCustomerDays(trx: Knex.Transaction, partner: string, varia
     await trx('fraud_active_days').where('partner_id', partner).whereIn('customer_id', chunk).delete();
     const rows: { date: unknown; customer_id: string }[] = await trx(table).where('partner_id', partner).whereIn('customer_id', chunk).distinct('date', 'customer_id');
     const values = rows.map((r) => ({ partner_id: partner, date: String(r.date).slice(0, 10), customer_id: r.customer_id }));
-    for (let j = 0; j < values.length; j += 300) await trx('fraud_active_days').insert(values.slice(j, j + 300));
+    for (const part of insertChunks(trx, values)) await trx('fraud_active_days').insert(part);
   }
 }
 

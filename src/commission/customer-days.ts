@@ -9,6 +9,7 @@ import { monthOf } from '../kernel/dates.js';
 import { RateBook, type MissingRate } from '../kernel/fx.js';
 import type { CustomerFact, TxFact } from './facts.js';
 import { money, moneyOrNull, sum, ZERO, type Money } from '../kernel/money.js';
+import { insertChunks } from '../store/dialects.js';
 
 export interface ActivityRow {
   customerId: string;
@@ -218,9 +219,9 @@ function cacheRow(partner: string, d: CachedDay, now: string): Record<string, un
 }
 
 export async function writeCachedDays(trx: Knex.Transaction, partner: string, upserts: readonly CachedDay[], deletes: readonly CachedDay[], now: string): Promise<void> {
-  for (let i = 0; i < upserts.length; i += 200) {
+  for (const part of insertChunks(trx, upserts.map((d) => cacheRow(partner, d, now)))) {
     await trx('commission_customer_days')
-      .insert(upserts.slice(i, i + 200).map((d) => cacheRow(partner, d, now)))
+      .insert(part)
       .onConflict(['partner_id', 'customer_id', 'date'])
       .merge(['affiliate_id', 'ggr_usd', 'ngr_usd', 'bets_usd', 'missing', 'updated_at']);
   }
@@ -298,8 +299,8 @@ export async function recordAttribution(trx: Knex.Transaction, partner: string, 
     const c = customers.get(id);
     return c ? [{ partner_id: partner, customer_id: id, affiliate_id: c.affiliateId, updated_at: now }] : [];
   });
-  for (let i = 0; i < rows.length; i += 200) {
-    await trx('commission_customers').insert(rows.slice(i, i + 200)).onConflict(['partner_id', 'customer_id']).merge(['affiliate_id', 'updated_at']);
+  for (const part of insertChunks(trx, rows)) {
+    await trx('commission_customers').insert(part).onConflict(['partner_id', 'customer_id']).merge(['affiliate_id', 'updated_at']);
   }
 }
 
@@ -372,8 +373,8 @@ export async function applyMonthDeltas(trx: Knex.Transaction, partner: string, d
     if (next.days === 0) removed.push([affiliate, month]);
     else upserts.push({ partner_id: partner, affiliate_id: affiliate, month, ggr_usd: next.ggr.toFixed(), ngr_usd: next.ngr.toFixed(), days: next.days, missing_days: next.missingDays, updated_at: now });
   }
-  for (let i = 0; i < upserts.length; i += 200) {
-    await trx('commission_affiliate_months').insert(upserts.slice(i, i + 200))
+  for (const part of insertChunks(trx, upserts)) {
+    await trx('commission_affiliate_months').insert(part)
       .onConflict(['partner_id', 'affiliate_id', 'month']).merge(['ggr_usd', 'ngr_usd', 'days', 'missing_days', 'updated_at']);
   }
   for (const [affiliate, month] of removed) await trx('commission_affiliate_months').where({ partner_id: partner, affiliate_id: affiliate, month }).delete();

@@ -9,6 +9,7 @@ import { fromStoreTimestamp } from '../store/values.js';
 import { centsText, money, ZERO, type Money } from '../kernel/money.js';
 import type { PlanKind } from './plans.js';
 import type { LineState, Target } from './target.js';
+import { insertChunks } from '../store/dialects.js';
 
 
 
@@ -130,7 +131,7 @@ export async function appendLines(trx: Knex.Transaction, lines: readonly NewLine
     run_id: runId,
     created_at: now,
   }));
-  for (let i = 0; i < rows.length; i += 200) await trx('commission_ledger').insert(rows.slice(i, i + 200));
+  for (const part of insertChunks(trx, rows)) await trx('commission_ledger').insert(part);
 }
 
 /** Replaces the holds of the evaluated keys: what is held now stays or is added, the rest is released. Returns the released count. */
@@ -156,7 +157,7 @@ export async function replaceHolds(trx: Knex.Transaction, evaluatedKeys: readonl
     since: previous.get(`${t.key}\u0000${t.affiliate}`) ?? now,
     updated_at: now,
   }));
-  for (let i = 0; i < rows.length; i += 200) await trx('commission_holds').insert(rows.slice(i, i + 200));
+  for (const part of insertChunks(trx, rows)) await trx('commission_holds').insert(part);
   const still = new Set(held.map((t) => `${t.key}\u0000${t.affiliate}`));
   return [...previous.keys()].filter((k) => !still.has(k)).length;
 }

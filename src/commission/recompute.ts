@@ -21,6 +21,7 @@ import { money, ZERO } from '../kernel/money.js';
 import { dropPending, lockPartnerLoads, readPending } from './recompute-pending.js';
 import type { CpaFtdPlan, Plan, RevsharePlan } from './plans.js';
 import { applyReview, flaggedDaysByAffiliate, readReviews, reviewedRevshareTargets } from './review-holds.js';
+import { insertChunks } from '../store/dialects.js';
 
 export interface Difference {
   key: string;
@@ -184,7 +185,7 @@ async function compareMonths(trx: Knex.Transaction, partner: string, months: Map
   if (repair && diffs > 0) {
     await trx('commission_affiliate_months').where('partner_id', partner).delete();
     const all = [...rebuilt.values()].map((m) => ({ partner_id: partner, affiliate_id: m.affiliateId, month: m.month, ggr_usd: m.ggr.toFixed(), ngr_usd: m.ngr.toFixed(), days: m.days, missing_days: m.missingDays, updated_at: now }));
-    for (let i = 0; i < all.length; i += 200) await trx('commission_affiliate_months').insert(all.slice(i, i + 200));
+    for (const part of insertChunks(trx, all)) await trx('commission_affiliate_months').insert(part);
   }
   return diffs;
 }
@@ -198,7 +199,7 @@ async function compareAttributions(trx: Knex.Transaction, partner: string, attri
   if (repair && diffs > 0) {
     await trx('commission_customers').where('partner_id', partner).delete();
     const all = [...attributed].map(([c, a]) => ({ partner_id: partner, customer_id: c, affiliate_id: a, updated_at: now }));
-    for (let i = 0; i < all.length; i += 200) await trx('commission_customers').insert(all.slice(i, i + 200));
+    for (const part of insertChunks(trx, all)) await trx('commission_customers').insert(part);
   }
   return diffs;
 }

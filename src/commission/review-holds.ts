@@ -26,6 +26,7 @@ import { parseJson, readHeldEntries, totalsByAffiliate, type HeldEntry, type Hol
 import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
 import { revshareTargets, type RevshareInput } from './rules/revshare.js';
 import type { FlagRef, LineState, ReviewMark, Target } from './target.js';
+import { insertChunks } from '../store/dialects.js';
 
 /**
  * Adds these customers of the partner to the commission job's pending scope, in the caller's
@@ -198,7 +199,7 @@ export async function replaceReviewHolds(trx: Knex.Transaction, evaluatedKeys: r
       since: previous.get(`${t.key}\u0000${t.affiliate}`) ?? now, updated_at: now,
     };
   });
-  for (let i = 0; i < rows.length; i += 200) await trx('commission_review_holds').insert(rows.slice(i, i + 200));
+  for (const part of insertChunks(trx, rows)) await trx('commission_review_holds').insert(part);
   const still = new Set(marked.map((t) => `${t.key}\u0000${t.affiliate}`));
   return { held: marked.length, released: [...previous.keys()].filter((k) => !still.has(k)).length };
 }

@@ -9,6 +9,7 @@
 import type { Knex } from 'knex';
 import type { LoadedChange } from '../pipeline/load.js';
 import { utcDay } from '../kernel/dates.js';
+import { insertChunks } from '../store/dialects.js';
 import { insertJson } from '../store/json-insert.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
@@ -91,8 +92,8 @@ export async function writePending(trx: Knex.Transaction, scope: Scope, now: str
       ' ON CONFLICT (partner_id, kind, value) DO NOTHING');
     return;
   }
-  for (let i = 0; i < rows.length; i += 200) {
-    await trx('commission_pending').insert(rows.slice(i, i + 200)).onConflict(['partner_id', 'kind', 'value']).ignore();
+  for (const part of insertChunks(trx, rows)) {
+    await trx('commission_pending').insert(part).onConflict(['partner_id', 'kind', 'value']).ignore();
   }
 }
 

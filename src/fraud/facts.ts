@@ -13,6 +13,7 @@ import { toUtcTimestamp } from '../kernel/timestamp.js';
 import type { Variant } from '../types.js';
 import type { RuleSettings } from './config.js';
 import { identityKeys, type IdentityKey } from './identity.js';
+import { insertChunks } from '../store/dialects.js';
 
 export interface CustomerRow {
   customer_id: string;
@@ -341,7 +342,7 @@ export async function writeFacts(trx: Knex.Transaction, partner: string, ids: re
   const customers = facts.map((f) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, signup_date: f.signup_date, ftd_date: f.ftd_date, ftd_usd: f.ftd_usd, farmed: f.farmed, funded_days: f.funded_days, pending_from: pending.get(f.customer_id)?.[0] ?? null, pending_to: pending.get(f.customer_id)?.[1] ?? null }));
   const days = only(changed?.days).flatMap((f) => f.days.map((d) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, ...d })));
   const identities = only(changed?.identities).flatMap((f) => f.identities.map((k) => ({ partner_id: partner, customer_id: f.customer_id, kind: k.kind, value: k.value })));
-  await chunked(customers, 200, async (c) => [await trx('fraud_customers').insert(c)]);
-  await chunked(days, 200, async (c) => [await trx('fraud_customer_days').insert(c)]);
-  await chunked(identities, 200, async (c) => [await trx('fraud_identities').insert(c)]);
+  for (const part of insertChunks(trx, customers)) await trx('fraud_customers').insert(part);
+  for (const part of insertChunks(trx, days)) await trx('fraud_customer_days').insert(part);
+  for (const part of insertChunks(trx, identities)) await trx('fraud_identities').insert(part);
 }

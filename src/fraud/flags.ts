@@ -17,6 +17,7 @@ import { lockPartnerLoads } from '../commission/recompute-pending.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 import { reviewCustomers } from './review.js';
+import { insertChunks } from '../store/dialects.js';
 
 export type FlagStatus = 'open' | 'confirmed' | 'dismissed';
 export type Decision = 'confirmed' | 'dismissed';
@@ -86,9 +87,7 @@ async function customersOf(db: Knex | Knex.Transaction, flagId: number): Promise
 }
 
 async function addCustomers(trx: Knex.Transaction, flagId: number, partner: string, ids: readonly string[]): Promise<void> {
-  for (let i = 0; i < ids.length; i += 300) {
-    await trx('fraud_flag_customers').insert(ids.slice(i, i + 300).map((customer_id) => ({ flag_id: flagId, partner_id: partner, customer_id })));
-  }
+  for (const part of insertChunks(trx, ids.map((customer_id) => ({ flag_id: flagId, partner_id: partner, customer_id })))) await trx('fraud_flag_customers').insert(part);
 }
 
 /** A stored flag's row (undefined: none) and sorted customers, when the caller read them already. */

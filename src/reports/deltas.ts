@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import type { RateBook } from '../kernel/fx.js';
 import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
-import type { StoreKind } from '../store/dialects.js';
+import { insertChunks, type StoreKind } from '../store/dialects.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS, REPORT_TX_TYPES, type CountColumn, type MoneyColumn } from './facts-columns.js';
 import { activityGgr, pairKey, SUMMED_COLUMNS, toUsd, TYPE_COLUMN } from './facts-values.js';
 
@@ -131,7 +131,7 @@ async function writeRows(trx: Knex.Transaction, kind: StoreKind, table: Table, p
     return;
   }
   for (let i = 0; i < deletes.length; i += 200) await trx(table.name).where('partner_id', partner).whereIn([...table.key], deletes.slice(i, i + 200)).delete();
-  for (let i = 0; i < upserts.length; i += 500) await trx(table.name).insert(upserts.slice(i, i + 500)).onConflict(['partner_id', ...table.key]).merge();
+  for (const part of insertChunks(trx, upserts)) await trx(table.name).insert(part).onConflict(['partner_id', ...table.key]).merge();
 }
 
 const movingOf = (changes: Map<string, Map<string, Money>>): [string, Map<string, Money>][] =>

@@ -7,7 +7,7 @@
  * by one at a time. Read per customer: the cost is the customer's deposits, not the day's.
  */
 import type { Knex } from 'knex';
-import type { StoreKind } from '../store/dialects.js';
+import { insertChunks, type StoreKind } from '../store/dialects.js';
 import type { FactDeltas } from './deltas.js';
 import { insertJson } from '../store/json-insert.js';
 import { chunks, splitPair } from './facts-values.js';
@@ -73,6 +73,6 @@ export async function moveDepositFacts(trx: Knex.Transaction, kind: StoreKind, p
     else await trx('report_depositors').where('partner_id', partner).whereIn(['day', 'customer_id'], part).delete();
   }
   if (kind === 'postgres') await insertJson(trx, 'report_depositors', { partner_id: 'text', day: 'date', customer_id: 'text', affiliate_id: 'text', campaign_id: 'text' }, inserts);
-  else for (const part of chunks(inserts, 1000)) await trx('report_depositors').insert(part);
+  else for (const part of insertChunks(trx, inserts)) await trx('report_depositors').insert(part);
   return inserts.length + deletes.length;
 }

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import { RateBook } from '../kernel/fx.js';
 import { money } from '../kernel/money.js';
 import { fromStoreTimestamp } from '../store/values.js';
+import { insertChunks } from '../store/dialects.js';
 import { insertJson } from '../store/json-insert.js';
 import { chunks, inList, toUsd } from './facts-values.js';
 
@@ -135,7 +136,7 @@ export async function updateFtd(trx: Knex.Transaction, partner: string, customer
       continue;
     }
     for (const ids of chunks(deletes)) await trx('report_ftd').where('partner_id', partner).modify(inList('customer_id', ids)).delete();
-    for (const rows of chunks(inserts, 1000)) await trx('report_ftd').insert(rows);
+    for (const rows of insertChunks(trx, inserts)) await trx('report_ftd').insert(rows);
   }
   return out;
 }

@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import { lastDayOf } from '../kernel/dates.js';
 import { money, ZERO, type Money } from '../kernel/money.js';
-import type { StoreKind } from '../store/dialects.js';
+import { insertChunks, type StoreKind } from '../store/dialects.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS } from './facts-columns.js';
 
 const SUMMED_COUNTS = COUNT_COLUMNS.filter((c) => c !== 'depositors');
@@ -59,6 +59,6 @@ export async function recomputeMonth(trx: Knex.Transaction, kind: StoreKind, par
       return { partner_id: partner, affiliate_id: affiliate, campaign_id: campaign, month, depositors: depositors.get(key) ?? 0, ...s.counts,
         ...Object.fromEntries(MONEY_COLUMNS.map((c) => [c, (s.money[c] as Money).toFixed()])) };
     });
-    for (let i = 0; i < inserts.length; i += 1000) await trx('report_month_cells').insert(inserts.slice(i, i + 1000));
+    for (const part of insertChunks(trx, inserts)) await trx('report_month_cells').insert(part);
   }
 }

@@ -20,6 +20,7 @@ import type { Knex } from 'knex';
 import type { SpecRecord } from '../types.js';
 import { decimalText } from '../store/values.js';
 import { toUtcTimestamp } from '../kernel/timestamp.js';
+import { listChunks } from '../store/dialects.js';
 
 /** The evaluation path, in order. */
 export const STAGES = ['phase_1', 'phase_2', 'funded'] as const;
@@ -169,7 +170,6 @@ export interface LoadedCustomer {
 }
 
 const READ_CHUNK = 500;
-const WRITE_CHUNK = 500;
 
 /** The stored histories of these customers of a partner, each in order. */
 export async function readHistories(db: Knex, partner: string, customerIds: readonly string[]): Promise<Map<string, PhaseEntry[]>> {
@@ -245,8 +245,8 @@ export async function recordPhases(db: Knex, partner: string, customers: readonl
   }
   if (isPostgres(db)) await writePg(db, added, changed as unknown as Record<string, unknown>[]);
   else {
-    for (let i = 0; i < added.length; i += WRITE_CHUNK) await writeSqlite(db, 'phase_history', HISTORY_TYPES, added.slice(i, i + WRITE_CHUNK));
-    for (let i = 0; i < changed.length; i += WRITE_CHUNK) await writeSqlite(db, 'funnel_customers', SUMMARY_TYPES, changed.slice(i, i + WRITE_CHUNK) as unknown as Record<string, unknown>[], SUMMARY_UPSERT);
+    await writeSqlite(db, 'phase_history', HISTORY_TYPES, added);
+    await writeSqlite(db, 'funnel_customers', SUMMARY_TYPES, changed as unknown as Record<string, unknown>[], SUMMARY_UPSERT);
   }
   return added.length;
 }
@@ -283,11 +283,13 @@ async function writePg(db: Knex, added: readonly Record<string, unknown>[], chan
   else if (changed.length > 0) await db.raw(funnel, [jsonRows(SUMMARY_TYPES, changed)]);
 }
 
-/** SQLite, in process: a multi-row VALUES list per chunk. */
+/** SQLite, in process: a multi-row VALUES list per chunk (a VALUES list counts only its variables). */
 async function writeSqlite(db: Knex, table: string, types: Record<string, SqlType>, rows: readonly Record<string, unknown>[], tail = ''): Promise<void> {
   const columns = Object.keys(types);
   const one = `(${columns.map(() => '?').join(', ')})`;
-  const bindings: unknown[] = [];
-  for (const r of rows) for (const c of columns) bindings.push(r[c] ?? null);
-  await db.raw(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${rows.map(() => one).join(', ')}${tail}`, bindings as Knex.RawBinding[]);
+  for (const part of listChunks(db, rows, { valuesPerKey: columns.length })) {
+    const bindings: unknown[] = [];
+    for (const r of part) for (const c of columns) bindings.push(r[c] ?? null);
+    await db.raw(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${part.map(() => one).join(', ')}${tail}`, bindings as Knex.RawBinding[]);
+  }
 }

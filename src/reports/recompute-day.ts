@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import { addDays, lastDayOf } from '../kernel/dates.js';
 import { RateBook } from '../kernel/fx.js';
 import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
-import type { StoreKind } from '../store/dialects.js';
+import { insertChunks, type StoreKind } from '../store/dialects.js';
 import type { Variant } from '../types.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS, REPORT_TX_TYPES, type CountColumn, type MoneyColumn } from './facts-columns.js';
 import { activityGgr, campaignKey, chunks, dayStart, pairKey, sizeKey, splitPair, SUMMED_COLUMNS, toUsd, TYPE_COLUMN } from './facts-values.js';
@@ -192,9 +192,9 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
     }
     for (const customer of cell.depositors) depositorRows.push({ partner_id: partner, day, customer_id: customer, affiliate_id: cell.affiliate, campaign_id: cell.campaign });
   }
-  for (const part of chunks(cellRows, 1000)) await trx('report_cells').insert(part);
-  for (const part of chunks(productRows, 1000)) await trx('report_purchase_cells').insert(part);
-  for (const part of chunks(depositorRows, 1000)) await trx('report_depositors').insert(part);
+  for (const part of insertChunks(trx, cellRows)) await trx('report_cells').insert(part);
+  for (const part of insertChunks(trx, productRows)) await trx('report_purchase_cells').insert(part);
+  for (const part of insertChunks(trx, depositorRows)) await trx('report_depositors').insert(part);
   if (month) addDayChange(month, old, cellRows, parts.has('tx') ? { old: oldDepositors, cells } : undefined);
   return cellRows.length;
 }
@@ -277,7 +277,7 @@ export async function applyMonthChange(trx: Knex.Transaction, partner: string, m
     } else upserts.push(row);
   }
   for (const part of chunks(empty)) await trx('report_month_cells').where('partner_id', partner).where('month', month).whereIn(['affiliate_id', 'campaign_id'], part).delete();
-  for (const part of chunks(upserts, 1000)) await trx('report_month_cells').insert(part).onConflict(['partner_id', 'month', 'affiliate_id', 'campaign_id']).merge();
+  for (const part of insertChunks(trx, upserts)) await trx('report_month_cells').insert(part).onConflict(['partner_id', 'month', 'affiliate_id', 'campaign_id']).merge();
 }
 
 /** The month cells of the days recomputed (their pairs, or every pair). */

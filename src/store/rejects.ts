@@ -10,6 +10,7 @@ import type { Entity, Variant, Violation } from '../types.js';
 import { escapeNul, storableJson } from './nul-escape.js';
 import { entityTable } from './tables.js';
 import { isOlder, storedVersions } from './versions.js';
+import { insertChunks } from './dialects.js';
 
 export interface NewReject {
   position: number;
@@ -70,39 +71,39 @@ export async function quarantine(
   // A reject older than the stored version of its record needs no one's attention: closed at once.
   const keyed = rejects.filter((r) => r.key !== undefined && r.version !== undefined).map((r) => r.key as string);
   const stored = keyed.length > 0 ? await storedVersions(trx, entityTable(scope.variant, scope.entity), scope.partner, keyed) : new Map<string, string>();
-  for (let i = 0; i < rejects.length; i += 200) {
-    const rows = rejects.slice(i, i + 200).map((r) => {
-      const payload = escapeNul(payloadText(r.payload));
-      const superseded = r.key !== undefined && isOlder(r.version, stored.get(r.key));
-      return {
-        partner_id: scope.partner,
-        variant: scope.variant,
-        entity: scope.entity,
-        payload_hash: payloadHash(payload),
-        payload,
-        origin: r.origin,
-        errors: storableJson(r.errors),
-        position: r.position,
-        run_id: scope.runId,
-        status: superseded ? 'resolved' : 'open',
-        first_seen_at: scope.now,
-        last_seen_at: scope.now,
-        resolved_at: superseded ? scope.now : null,
-        record_key: r.key ?? null,
-        version: r.version ?? null,
-        resolution: superseded ? 'superseded' : null,
-        resolved_run_id: superseded ? scope.runId : null,
-        resolved_by: null,
-        resolution_reason: null,
-      };
-    });
-    // The same payload twice in one statement would make PostgreSQL's ON CONFLICT fail.
-    const unique = [...new Map(rows.map((r) => [r.payload_hash, r])).values()];
-    // Seen again, a reject reopens (the fix it was closed by did not hold), unless it was
-    // discarded: that decision was about this very payload, and stays with its audit fields.
-    const unlessDiscarded = (column: string) => trx.raw(`CASE WHEN rejects.resolution = 'discarded' THEN rejects.${column} ELSE excluded.${column} END`);
+  const rows = rejects.map((r) => {
+    const payload = escapeNul(payloadText(r.payload));
+    const superseded = r.key !== undefined && isOlder(r.version, stored.get(r.key));
+    return {
+      partner_id: scope.partner,
+      variant: scope.variant,
+      entity: scope.entity,
+      payload_hash: payloadHash(payload),
+      payload,
+      origin: r.origin,
+      errors: storableJson(r.errors),
+      position: r.position,
+      run_id: scope.runId,
+      status: superseded ? 'resolved' : 'open',
+      first_seen_at: scope.now,
+      last_seen_at: scope.now,
+      resolved_at: superseded ? scope.now : null,
+      record_key: r.key ?? null,
+      version: r.version ?? null,
+      resolution: superseded ? 'superseded' : null,
+      resolved_run_id: superseded ? scope.runId : null,
+      resolved_by: null,
+      resolution_reason: null,
+    };
+  });
+  // The same payload twice in one statement would make PostgreSQL's ON CONFLICT fail.
+  const unique = [...new Map(rows.map((r) => [r.payload_hash, r])).values()];
+  // Seen again, a reject reopens (the fix it was closed by did not hold), unless it was
+  // discarded: that decision was about this very payload, and stays with its audit fields.
+  const unlessDiscarded = (column: string) => trx.raw(`CASE WHEN rejects.resolution = 'discarded' THEN rejects.${column} ELSE excluded.${column} END`);
+  for (const part of insertChunks(trx, unique)) {
     await trx('rejects')
-      .insert(unique)
+      .insert(part)
       .onConflict(['partner_id', 'entity', 'payload_hash'])
       .merge({
         errors: trx.raw('excluded.errors'),

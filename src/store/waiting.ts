@@ -10,6 +10,7 @@ import type { Knex } from 'knex';
 import type { Entity, SpecRecord } from '../types.js';
 import { storableJson } from './nul-escape.js';
 import { setMeta, versionOf } from './record-meta.js';
+import { insertChunks } from './dialects.js';
 
 export interface ParkedRecord {
   entity: Entity;
@@ -41,20 +42,21 @@ export async function knownCustomers(trx: Knex.Transaction, partner: string, ids
 }
 
 export async function park(trx: Knex.Transaction, partner: string, runId: string, now: string, records: readonly ParkedRecord[]): Promise<void> {
-  for (const part of chunks(records, 200)) {
+  const rows = records.map((r) => ({
+    partner_id: partner,
+    entity: r.entity,
+    record_key: r.key,
+    customer_id: r.customerId,
+    record: storableJson(r.record),
+    // Kept beside the record (a transaction's updated_at is not a spec field): checked when it is released.
+    version: versionOf(r.record) ?? null,
+    run_id: runId,
+    first_seen_at: now,
+    last_seen_at: now,
+  }));
+  for (const part of insertChunks(trx, rows)) {
     await trx('waiting_records')
-      .insert(part.map((r) => ({
-        partner_id: partner,
-        entity: r.entity,
-        record_key: r.key,
-        customer_id: r.customerId,
-        record: storableJson(r.record),
-        // Kept beside the record (a transaction's updated_at is not a spec field): checked when it is released.
-        version: versionOf(r.record) ?? null,
-        run_id: runId,
-        first_seen_at: now,
-        last_seen_at: now,
-      })))
+      .insert(part)
       .onConflict(['partner_id', 'entity', 'record_key'])
       .merge(['customer_id', 'record', 'version', 'run_id', 'last_seen_at']);
   }

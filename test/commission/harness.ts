@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { createCommissionHook, recompute } from '../../jobs/commission.js';
 import { parsePlans, formatPlanError } from '../../src/commission/load-plans.js';
-import { saveRates, parseRatesCsv } from '../../src/kernel/fx.js';
+import { saveRates, parseRatesCsv } from '../../src/store/fx-rates.js';
 import { listHolds, toLedgerLine, type LedgerLine } from '../../src/commission/ledger.js';
 import type { Plan } from '../../src/commission/plans.js';
 import { money } from '../../src/kernel/money.js';

@@ -10,7 +10,7 @@ import type { Io } from '../../src/cli/io.js';
 import { createCommissionHook, resumePending } from '../../jobs/commission.js';
 import { evaluateScope } from '../../src/commission/engine.js';
 import { addDay, emptyScope, savePending } from '../../src/commission/scope.js';
-import { parseRatesCsv } from '../../src/kernel/fx.js';
+import { parseRatesCsv } from '../../src/store/fx-rates.js';
 import { commissionHoldSummary } from '../../src/commission/ledger.js';
 import { cents, money } from '../../src/kernel/money.js';
 import { silentLogger } from '../../src/log.js';

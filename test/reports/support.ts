@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
 import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { reevaluateForRates } from '../../jobs/commission.js';
-import { parseRatesCsv, saveRates } from '../../src/kernel/fx.js';
+import { parseRatesCsv, saveRates } from '../../src/store/fx-rates.js';
 import { formatPlanError, parsePlans } from '../../src/commission/load-plans.js';
 import { money as dec } from '../../src/kernel/money.js';
 import type { Plan } from '../../src/commission/plans.js';
