@@ -7,6 +7,7 @@ import { ENTITIES, VARIANTS, type Entity, type Variant } from '../types.js';
 import { backfillCommand } from './commands/backfill.js';
 import { checkCommand } from './commands/check.js';
 import { clientsAddCommand, clientsListCommand, clientsRevokeCommand } from './commands/clients.js';
+import { registerPostbackCommands } from './commands/postbacks.js';
 import { commissionsCommand, commissionsRecomputeCommand } from './commands/commissions.js';
 import { fraudDecideCommand, fraudListCommand, fraudScanCommand, fraudShowCommand } from './commands/fraud.js';
 import { fxImportCommand } from './commands/fx.js';
@@ -285,6 +286,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .action((clientId: string, _opts: unknown, cmd: Command) => run(clientsRevokeCommand(globals(cmd), { clientId }, io)));
 
   registerOnboardingCommands(program, io, run, globals);
+  registerPostbackCommands(program, io, run, globals, integer);
   positionalOptionsBelowRoot(program);
   return program;
 }

@@ -23,6 +23,7 @@ import { cpaKey, cpaTarget } from './rules/cpa-ftd.js';
 import { phaseKey, phaseTarget } from './rules/phase-bonus.js';
 import { firstBookingReason, revshareKey } from './rules/revshare.js';
 import { insertJson } from '../store/json-insert.js';
+import { writeCpaEvents } from '../postbacks/commission-facts.js';
 import { transactionLock } from '../store/transaction-lock.js';
 import { applyReview, flaggedDaysByAffiliate, readFlaggedDays, readReviews, replaceReviewHolds, reviewedRevshareTargets } from './review-holds.js';
 
@@ -464,6 +465,8 @@ export async function book(
     held.push(...need.held);
   }
   await appendLines(trx, add, runId, now);
+  // The postbacks of what these lines mean (a CPA qualified or clawed back), in the same transaction.
+  await writeCpaEvents(trx, add, lines, now);
   // A key held only for review is no FX hold; one missing rates too is both.
   const fxHeld = held.filter((t) => t.review === undefined || t.missing.length > 0);
   const released = await replaceHolds(trx, [...byKey.keys()], fxHeld, now);

@@ -18,6 +18,7 @@ import { fraudPending } from './015-fraud-pending.js';
 import { reportDepositorCustomers } from './016-report-depositor-customers.js';
 import { reportCellsFillfactor } from './017-report-cells-fillfactor.js';
 import { reportDepositorDays } from './018-report-depositor-days.js';
+import { postbacks } from './019-postbacks.js';
 
 export interface StoreMigration {
   name: string;
@@ -25,4 +26,4 @@ export interface StoreMigration {
 }
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables, activityPartitions, consoleIndexes, fraudPending, reportDepositorCustomers, reportCellsFillfactor, reportDepositorDays];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables, activityPartitions, consoleIndexes, fraudPending, reportDepositorCustomers, reportCellsFillfactor, reportDepositorDays, postbacks];
