@@ -35,15 +35,17 @@ export interface DeliveryOptions {
   batch: number;
   /** Lanes (postbacks) one process sends to at once. */
   maxLanes: number;
+  /** Added to a claim's lease past the time its attempts can take: how long a killed process's events wait before another takes them. */
+  leaseMarginMs: number;
 }
 
 export const DEFAULT_DELIVERY: DeliveryOptions = {
-  timeoutMs: 10_000, retryWindowMs: 24 * 3600_000, baseDelayMs: 10_000, maxDelayMs: 3600_000, pollMs: 500, batch: 10, maxLanes: 32,
+  timeoutMs: 10_000, retryWindowMs: 24 * 3600_000, baseDelayMs: 10_000, maxDelayMs: 3600_000, pollMs: 500, batch: 10, maxLanes: 32, leaseMarginMs: 30_000,
 };
 
 const ENV: Record<keyof DeliveryOptions, string> = {
   timeoutMs: 'POSTBACK_TIMEOUT_MS', retryWindowMs: 'POSTBACK_RETRY_WINDOW_MS', baseDelayMs: 'POSTBACK_RETRY_BASE_MS', maxDelayMs: 'POSTBACK_RETRY_MAX_MS',
-  pollMs: 'POSTBACK_POLL_MS', batch: 'POSTBACK_BATCH', maxLanes: 'POSTBACK_MAX_LANES',
+  pollMs: 'POSTBACK_POLL_MS', batch: 'POSTBACK_BATCH', maxLanes: 'POSTBACK_MAX_LANES', leaseMarginMs: 'POSTBACK_LEASE_MARGIN_MS',
 };
 
 /** The delivery settings: defaults, each replaceable by its POSTBACK_* variable; throws naming a bad one. */
@@ -92,7 +94,10 @@ export class Deliverer {
   private readonly lastSent = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
-  private stopped = true;
+  /** Looking for due events every pollMs (start). */
+  private polling = false;
+  /** Set by stop(): lanes send nothing more. */
+  private stopped = false;
   readonly metrics: DeliveryMetrics;
 
   constructor(private readonly deps: DelivererDeps) {
@@ -102,7 +107,8 @@ export class Deliverer {
 
   /** Starts polling for due events. */
   start(): void {
-    if (!this.stopped) return;
+    if (this.polling) return;
+    this.polling = true;
     this.stopped = false;
     const loop = (): void => {
       if (this.stopped) return;
@@ -118,6 +124,7 @@ export class Deliverer {
   /** Stops polling and waits for the attempts in flight (each is bounded by the timeout). */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.polling = false;
     if (this.timer) clearTimeout(this.timer);
     await this.ticking;
     await Promise.all(this.lanes.values());
@@ -147,7 +154,8 @@ export class Deliverer {
 
   /** Until nothing is due: delivers what every lane has, then returns (tests and one-off runs). */
   async drain(): Promise<void> {
-    while ((await this.tick()) > 0 || this.lanes.size > 0) await Promise.all(this.lanes.values());
+    // Bounded: a lane that can send nothing (its postback gone) must not spin this forever.
+    for (let round = 0; round < 10_000 && ((await this.tick()) > 0 || this.lanes.size > 0); round++) await Promise.all(this.lanes.values());
   }
 
   private async runLane(postbackId: string): Promise<void> {
@@ -155,7 +163,7 @@ export class Deliverer {
     const def = await getPostback(store.knex, postbackId);
     if (!def || def.removedAt !== null) return;
     const secret = deriveSecret(this.deps.secretKey, def.secretSalt);
-    const leaseMs = (this.options.batch + 1) * (this.options.timeoutMs + Math.ceil(1000 / def.ratePerSecond)) + 30_000;
+    const leaseMs = (this.options.batch + 1) * (this.options.timeoutMs + Math.ceil(1000 / def.ratePerSecond)) + this.options.leaseMarginMs;
     while (!this.stopped) {
       const events = await claim(store, postbackId, this.options.batch, leaseMs);
       if (events.length === 0) return;

@@ -13,6 +13,7 @@
  *   batch; an invalid plans file at start is a usage error (exit 2), as for `run`.
  * - `--metrics-port N`: Prometheus text on /metrics, and /healthz for container health checks.
  * - ALERT_WEBHOOK_URL (or ALERT_WEBHOOK_URL_FILE): freshness breaches are POSTed there.
+ * - Postbacks: with POSTBACK_SECRET_KEY set, the outbox's events are delivered (src/postbacks/start.ts).
  * Logs: JSON lines on stderr (readable lines on a terminal), level from LOG_LEVEL (default info).
  */
 import { existsSync } from 'node:fs';
@@ -32,6 +33,8 @@ import { commissionPlans } from './commissions.js';
 import { fraudConfig } from './fraud.js';
 import { reloadFraudRules } from '../../../jobs/fraud.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
+import { startPostbackDelivery } from '../../postbacks/start.js';
+import type { Deliverer } from '../../postbacks/deliverer.js';
 
 export interface WorkerCommandOptions {
   /** Serve /metrics and /healthz on this port (0: any free port). No server when absent. */
@@ -192,6 +195,14 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
       throw error;
     }
     markStarted(worker);
+    let deliverer: Deliverer | undefined;
+    try {
+      deliverer = await startPostbackDelivery(store, logger, env, worker.metrics.registry);
+    } catch (error) {
+      await worker.stop(0);
+      for (const u of unsubscribe) u();
+      throw new CliError(`cannot deliver postbacks: ${(error as Error).message}`, EXIT_USAGE, { cause: error });
+    }
 
     try {
       if (opts.metricsPort !== undefined) {
@@ -214,6 +225,7 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
     const running = worker.scheduler.running().filter((r) => r.phase === 'running');
     logger.info(`${stopSignal}: stopping; no new runs${running.length > 0 ? `; waiting up to ${stopTimeoutMs / 1000} s for ${running.map((r) => r.job.key).join(', ')}` : ''}`, { event: 'worker_stopping' });
     await reloading;
+    await deliverer?.stop();
     const result = await worker.stop(stopTimeoutMs);
     await server?.close();
     if (result.abandoned.length > 0) {
