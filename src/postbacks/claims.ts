@@ -35,11 +35,13 @@ export const storeTime = (ms: number): string => new Date(ms).toISOString().repl
 /** The profile difference, as data: how the candidate rows are locked. */
 const LOCK_CLAUSE: Record<Store['profile']['kind'], string> = { postgres: 'FOR UPDATE SKIP LOCKED', sqlite: '' };
 
-const DUE = `state IN ('pending', 'retrying') AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?)`;
+/** Due, not leased, and no earlier event of its order key unsettled (`e` is the candidate). */
+const CLAIMABLE = `e.state IN ('pending', 'retrying') AND e.next_attempt_at <= ? AND (e.lease_until IS NULL OR e.lease_until < ?)
+  AND NOT EXISTS (SELECT 1 FROM postback_events p WHERE p.postback_id = e.postback_id AND p.order_key = e.order_key AND p.seq < e.seq AND p.state IN ('pending', 'retrying'))`;
 
 /** The postbacks with due events not leased now (at most `limit`). */
 export async function duePostbacks(knex: Knex, now: string, limit: number): Promise<string[]> {
-  const rows = (await knex.raw(`SELECT DISTINCT postback_id FROM postback_events WHERE ${DUE} LIMIT ?`, [now, now, limit])) as unknown;
+  const rows = (await knex.raw(`SELECT DISTINCT e.postback_id FROM postback_events e WHERE ${CLAIMABLE} LIMIT ?`, [now, now, limit])) as unknown;
   return rowsOf(rows).map((r) => String(r.postback_id));
 }
 
@@ -53,8 +55,7 @@ export async function claim(store: Store, postbackId: string, limit: number, lea
   const now = storeTime(nowMs);
   const token = randomUUID();
   const sql = `UPDATE postback_events SET lease_until = ?, lease_token = ? WHERE seq IN (
-    SELECT e.seq FROM postback_events e WHERE e.postback_id = ? AND e.state IN ('pending', 'retrying') AND e.next_attempt_at <= ? AND (e.lease_until IS NULL OR e.lease_until < ?)
-      AND NOT EXISTS (SELECT 1 FROM postback_events p WHERE p.postback_id = e.postback_id AND p.order_key = e.order_key AND p.seq < e.seq AND p.state IN ('pending', 'retrying'))
+    SELECT e.seq FROM postback_events e WHERE e.postback_id = ? AND ${CLAIMABLE}
     ORDER BY e.seq LIMIT ? ${LOCK_CLAUSE[store.profile.kind]}) RETURNING seq, event_id, postback_id, kind, order_key, data, attempts, window_start, created_at`;
   const rows = rowsOf(await store.knex.raw(sql, [storeTime(nowMs + leaseMs), token, postbackId, now, now, limit]));
   return rows.map((r) => ({
