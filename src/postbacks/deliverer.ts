@@ -4,8 +4,9 @@
  * make each event go out from one process at a time.
  *
  * Rules it keeps:
- * - One lane per postback (destination): a lane sends its events one after another, no faster
- *   than the postback's rate; lanes run side by side, so a slow or dead tracker delays only its own.
+ * - One lane per postback (destination): a lane sends its claimed events (one per customer at a
+ *   time) no faster than the postback's rate, over keep-alive connections; lanes run side by side,
+ *   so a slow or dead tracker delays only its own.
  * - A failed attempt that may succeed later (network, timeout, 408, 429, 5xx) is retried with
  *   exponential backoff and jitter; an event still failing `retryWindowMs` (default 24 h) after it
  *   was written (or replayed) is dead: kept, listed, replayable. An answer that will not change
@@ -19,7 +20,7 @@ import type { Store } from '../store/store.js';
 import { claim, deliverySummary, duePostbacks, settle, storeTime, type AttemptOutcome, type ClaimedEvent } from './claims.js';
 import { getPostback, type PostbackDefinition } from './definitions.js';
 import { deriveSecret } from './secret.js';
-import { sendEvent, type AttemptResult } from './send.js';
+import { laneAgents, sendEvent, type AttemptResult } from './send.js';
 
 export interface DeliveryOptions {
   /** One attempt's deadline (connect, send, answer). */
@@ -40,7 +41,7 @@ export interface DeliveryOptions {
 }
 
 export const DEFAULT_DELIVERY: DeliveryOptions = {
-  timeoutMs: 10_000, retryWindowMs: 24 * 3600_000, baseDelayMs: 10_000, maxDelayMs: 3600_000, pollMs: 500, batch: 10, maxLanes: 32, leaseMarginMs: 30_000,
+  timeoutMs: 10_000, retryWindowMs: 24 * 3600_000, baseDelayMs: 10_000, maxDelayMs: 3600_000, pollMs: 500, batch: 50, maxLanes: 32, leaseMarginMs: 30_000,
 };
 
 const ENV: Record<keyof DeliveryOptions, string> = {
@@ -163,17 +164,26 @@ export class Deliverer {
     const def = await getPostback(store.knex, postbackId);
     if (!def || def.removedAt !== null) return;
     const secret = deriveSecret(this.deps.secretKey, def.secretSalt);
-    const leaseMs = (this.options.batch + 1) * (this.options.timeoutMs + Math.ceil(1000 / def.ratePerSecond)) + this.options.leaseMarginMs;
-    while (!this.stopped) {
-      const events = await claim(store, postbackId, this.options.batch, leaseMs);
-      if (events.length === 0) return;
-      for (const event of events) {
-        if (this.stopped) return; // the leases expire; another round (or process) sends them
-        await this.pace(def);
-        const result = await sendEvent(def, secret, { eventId: event.eventId, kind: event.kind, occurredAt: event.createdAt, data: event.data }, this.options.timeoutMs,
-          () => Math.floor(store.clock().getTime() / 1000));
-        await this.record(def, event, result);
+    // A claimed batch holds one event per customer at most (./claims.ts): its events go out side by
+    // side, started no faster than the postback's rate, each bounded by the timeout.
+    const leaseMs = this.options.timeoutMs + this.options.batch * Math.ceil(1000 / def.ratePerSecond) + this.options.leaseMarginMs;
+    const agents = laneAgents(def);
+    try {
+      while (!this.stopped) {
+        const events = await claim(store, postbackId, this.options.batch, leaseMs);
+        if (events.length === 0) return;
+        const attempts: Promise<void>[] = [];
+        for (const event of events) {
+          if (this.stopped) break; // the leases expire; another round (or process) sends them
+          await this.pace(def);
+          attempts.push(sendEvent(def, secret, { eventId: event.eventId, kind: event.kind, occurredAt: event.createdAt, data: event.data }, this.options.timeoutMs,
+            () => Math.floor(store.clock().getTime() / 1000), agents).then((result) => this.record(def, event, result)));
+        }
+        await Promise.all(attempts);
       }
+    } finally {
+      agents.http.destroy();
+      agents.https.destroy();
     }
   }
 

@@ -45,7 +45,13 @@ export function requestOf(def: PostbackDefinition, event: OutgoingEvent): { url:
 
 const ANSWER_BYTES = 512;
 
-export function sendEvent(def: PostbackDefinition, secret: string, event: OutgoingEvent, timeoutMs: number, nowSeconds = (): number => Math.floor(Date.now() / 1000)): Promise<AttemptResult> {
+/** Keep-alive connections of one postback (a lane): the guarded lookup judged each when it was opened. */
+export function laneAgents(def: PostbackDefinition): { http: http.Agent; https: https.Agent } {
+  const lookup = guardedLookup(def.allowPrivate) as never;
+  return { http: new http.Agent({ keepAlive: true, lookup } as http.AgentOptions), https: new https.Agent({ keepAlive: true, lookup } as https.AgentOptions) };
+}
+
+export function sendEvent(def: PostbackDefinition, secret: string, event: OutgoingEvent, timeoutMs: number, nowSeconds = (): number => Math.floor(Date.now() / 1000), agents?: { http: http.Agent; https: https.Agent }): Promise<AttemptResult> {
   const started = performance.now();
   const done = (r: Omit<AttemptResult, 'ms'>): AttemptResult => ({ ...r, ms: Math.round(performance.now() - started) });
   let request: { url: URL; body: string; signed: string };
@@ -73,16 +79,18 @@ export function sendEvent(def: PostbackDefinition, secret: string, event: Outgoi
     headers['content-length'] = String(Buffer.byteLength(body));
   }
   const client = url.protocol === 'https:' ? https : http;
+  const agent = agents ? (url.protocol === 'https:' ? agents.https : agents.http) : false;
   return new Promise((resolve) => {
     let settled = false;
     const finish = (r: Omit<AttemptResult, 'ms'>): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      req.destroy();
+      // A delivered answer leaves its connection to the agent for the next event; anything else closes it.
+      if (!r.delivered || !agents) req.destroy();
       resolve(done(r));
     };
-    const req = client.request(url, { method: def.method, headers, lookup: guardedLookup(def.allowPrivate) as never, agent: false }, (res) => {
+    const req = client.request(url, { method: def.method, headers, lookup: guardedLookup(def.allowPrivate) as never, agent }, (res) => {
       const status = res.statusCode ?? 0;
       const chunks: Buffer[] = [];
       let size = 0;
