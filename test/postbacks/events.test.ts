@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { decideAndEvaluate } from '../../jobs/fraud-decision.js';
 import { evaluatePartner } from '../../jobs/commission.js';
 import { upsertFlag } from '../../src/fraud/flags.js';
+import { approveMonth } from '../../src/postbacks/approvals.js';
 import { silentLogger } from '../../src/log.js';
 import { plansFrom, igCustomer, tx, trader, prop } from '../commission/harness.js';
 import { STORES } from '../support/stores.js';
@@ -93,6 +94,21 @@ for (const backend of STORES) {
       const parsed = rows.map((r) => ({ ...r, data: (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, unknown> }));
       assert.deepEqual(parsed.filter((r) => r.postback_id !== withPersonal.id).map((r) => [r.customer_id, r.data.email]), [['c1', undefined]]);
       assert.deepEqual(parsed.filter((r) => r.postback_id === withPersonal.id).map((r) => [r.customer_id, r.data.email]), [['c1', 'a@example.com'], ['c2', 'b@example.com']]);
+    });
+
+    it("announces an affiliate's closed month approved, once, with the month's net", async () => {
+      await h.define({ url: 'http://127.0.0.1:9/pb', events: 'commission_approved' });
+      await h.load('customers', [igCustomer('c1'), igCustomer('c2')]);
+      await h.load('transactions', [tx('t1', 'c1', 'deposit', 50), tx('t2', 'c2', 'deposit', 25)]);
+      await assert.rejects(approveMonth(h.t.store, 'aff-1', '2026-11', 'manager'), { message: 'month 2026-11 is not closed yet: only a month before 2026-11 can be approved' });
+      const approval = await approveMonth(h.t.store, 'aff-1', '2026-10', 'manager');
+      assert.deepEqual([approval.net_usd, approval.lines], ['200.00', 2]);
+      await assert.rejects(approveMonth(h.t.store, 'aff-1', '2026-10', 'other'), { message: 'the 2026-10 commission of affiliate aff-1 is approved already (by manager)' });
+      await assert.rejects(approveMonth(h.t.store, 'aff-2', '2026-10', 'manager'), { message: 'affiliate aff-2 has no commission lines in 2026-10' });
+      const rows = (await h.t.store.knex('postback_events').select('kind', 'fact_key', 'data')) as { kind: string; fact_key: string; data: unknown }[];
+      assert.deepEqual(rows.map((r) => [r.kind, r.fact_key]), [['commission_approved', 'commission_approved|aff-1|2026-10']]);
+      const data = (typeof rows[0]!.data === 'string' ? JSON.parse(rows[0]!.data) : rows[0]!.data) as Record<string, string>;
+      assert.deepEqual([data.amount, data.currency, data.month], ['200.00', 'USD', '2026-10']);
     });
 
     it('fires challenge purchases and phase changes of prop-trading customers, once each', async () => {

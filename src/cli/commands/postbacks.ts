@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { Option, type Command } from 'commander';
 import { replay, listEvents, type EventRow } from '../../postbacks/claims.js';
+import { ApprovalError, approveMonth } from '../../postbacks/approvals.js';
 import { addPostback, getPostback, listPostbacks, PostbackDefinitionError, removePostback, type PostbackDefinition } from '../../postbacks/definitions.js';
 import { EVENT_KINDS } from '../../postbacks/events.js';
 import { deriveSecret, secretKeyFromEnv } from '../../postbacks/secret.js';
@@ -180,4 +181,22 @@ export function registerPostbackCommands(program: Command, io: Io, run: (work: P
     .option('--postback <id>', 'only this postback')
     .addOption(json())
     .action((eventIds: string[], opts: { dead?: boolean; postback?: string }, cmd: Command) => run(postbacksReplayCommand(globals(cmd), { eventIds, ...opts }, io)));
+}
+
+/** `commissions approve`: a closed month of one affiliate approved, once (announced by the `commission_approved` postback). */
+export async function commissionsApproveCommand(globals: GlobalOptions, opts: { affiliate?: string; month?: string; by?: string }, io: Io): Promise<number> {
+  const { affiliate, month } = opts;
+  if (!affiliate || !month) throw new CliError('commissions approve needs --affiliate ID and --month YYYY-MM', EXIT_USAGE);
+  return withStore(globals, async (store) => {
+    let approval;
+    try {
+      approval = await approveMonth(store, affiliate, month, opts.by ?? (process.env.USER || 'cli'));
+    } catch (error) {
+      if (error instanceof ApprovalError) throw new CliError(error.message, EXIT_USAGE);
+      throw error;
+    }
+    if (globals.json) io.out(JSON.stringify(approval));
+    else io.out(`approved: affiliate ${approval.affiliate}, ${approval.month}, net ${approval.net_usd} USD over ${approval.lines} ledger line(s)`);
+    return EXIT_OK;
+  });
 }

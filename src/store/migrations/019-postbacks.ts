@@ -13,6 +13,8 @@ import type { StoreMigration } from './index.js';
  *   events of one `order_key` (a customer): one is not sent before the earlier ones are settled.
  *   `lease_until`/`lease_token` claim a row for one delivering process; an expired lease (a killed
  *   process) makes it claimable again, with the same event id.
+ * - commission_approvals: an affiliate's closed month approved by a manager, once, with the net
+ *   of its ledger lines then (what the `commission_approved` postback announces).
  */
 export const postbacks: StoreMigration = {
   name: '019-postbacks',
@@ -61,6 +63,15 @@ export const postbacks: StoreMigration = {
       t.unique(['postback_id', 'fact_key']);
       t.index(['state', 'next_attempt_at']);
       t.index(['postback_id', 'order_key', 'seq']);
+    });
+    await knex.schema.createTable('commission_approvals', (t) => {
+      t.text('affiliate_id').notNullable();
+      t.text('month').notNullable();
+      t.specificType('net_usd', profile.types.decimal).notNullable();
+      t.integer('lines').notNullable();
+      t.text('approved_by').notNullable();
+      t.specificType('approved_at', timestamp).notNullable();
+      t.primary(['affiliate_id', 'month']);
     });
   },
 };
