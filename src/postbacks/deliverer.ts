@@ -68,6 +68,9 @@ export function backoffMs(options: DeliveryOptions, attempts: number, random: ()
   return Math.round(full / 2 + random() * (full / 2));
 }
 
+/** How often the unsettled and lag gauges are read from the store. */
+const SUMMARY_EVERY_MS = 10_000;
+
 export function deliveryMetrics(registry: MetricsRegistry = new MetricsRegistry()) {
   return {
     delivered: registry.counter('partner_sync_postbacks_delivered_total', 'Postback events delivered (a 2xx answer), by event kind.', ['event']),
@@ -95,6 +98,7 @@ export class Deliverer {
   private readonly lastSent = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
+  private summarized = -Infinity;
   /** Looking for due events every pollMs (start). */
   private polling = false;
   /** Set by stop(): lanes send nothing more. */
@@ -147,9 +151,13 @@ export class Deliverer {
         started += 1;
       }
     }
-    const summary = await deliverySummary(store);
-    this.metrics.pending.set({}, summary.states.pending + summary.states.retrying);
-    this.metrics.lag.set({}, summary.lagSeconds);
+    // The gauges count the whole outbox: refreshed now and then, not every round.
+    if (performance.now() - this.summarized >= SUMMARY_EVERY_MS) {
+      this.summarized = performance.now();
+      const summary = await deliverySummary(store);
+      this.metrics.pending.set({}, summary.states.pending + summary.states.retrying);
+      this.metrics.lag.set({}, summary.lagSeconds);
+    }
     return started;
   }
 

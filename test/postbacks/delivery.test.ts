@@ -31,7 +31,10 @@ for (const backend of STORES) {
       const { secret } = await h.define({ url: `${rx.url}/pb?e={event}&click={click_id}&amt={amount}&cur={currency}&id={event_id}`, events: 'ftd' });
       await h.load('customers', [igCustomer('c1', { click_id: 'a b&c=d/é' })]);
       await h.load('transactions', [tx('t1', 'c1', 'deposit', 50, { currency: 'EUR' })]);
-      await h.deliverer().drain();
+      const d = h.deliverer();
+      await d.drain();
+      assert.equal(await d.metrics.delivered.get({ event: 'ftd' }), 1);
+      assert.equal(await d.metrics.lag.get(), 0);
       assert.equal(rx.requests.length, 1);
       const req = rx.requests[0]!;
       const query = new URL(req.url, rx.url).searchParams;
@@ -107,12 +110,14 @@ for (const backend of STORES) {
       rx.answer = () => ({ status: 503 });
       const d = h.deliverer({ retryWindowMs: 60_000 });
       await d.drain();
+      assert.equal(await d.metrics.lag.get(), 0, 'the lag gauge reads the outbox: nothing waited yet');
       h.clock.set('2026-11-22T10:00:30.000Z');
       await d.drain();
       h.clock.set('2026-11-22T10:01:00.000Z');
       await d.drain();
       let [e] = await listEvents(h.t.store.knex);
       assert.deepEqual([e!.state, e!.attempts, e!.last_status], ['dead', 3, 503]);
+      assert.deepEqual([await d.metrics.failed.get({ event: 'registration' }), await d.metrics.dead.get({ event: 'registration' })], [3, 1]);
       h.clock.set('2026-11-22T11:00:00.000Z');
       await d.drain();
       assert.equal(rx.requests.length, 3, 'a dead event is not sent again by itself');
