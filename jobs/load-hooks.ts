@@ -13,6 +13,7 @@ import { createReportFactsHook } from '../src/reports/hook.js';
 import { createCommissionHook, type PlanSource } from './commission.js';
 import { createPhaseHistoryHook } from './phase-history.js';
 import { createFraudHook, type FraudSource } from './fraud.js';
+import { createPostbackHook } from './postbacks.js';
 
 export type LoaderHooks = Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'afterCommit'>;
 
@@ -32,6 +33,8 @@ export function createLoadHooks(store: Store, options: LoadHookOptions): LoaderH
     createCommissionHook(store, options.plans, options.logger),
     createPhaseHistoryHook(store),
     createReportFactsHook(store),
+    // After the phase history: its entries of this batch are what phase changes are read from.
+    createPostbackHook(store),
   ];
   return combineHooks(parts);
 }

@@ -8,6 +8,7 @@ import { ENTITIES, VARIANTS, type Entity, type Variant } from '../types.js';
 import { backfillCommand } from './commands/backfill.js';
 import { checkCommand } from './commands/check.js';
 import { clientsAddCommand, clientsListCommand, clientsRevokeCommand } from './commands/clients.js';
+import { commissionsApproveCommand, registerPostbackCommands } from './commands/postbacks.js';
 import { commissionsCommand, commissionsRecomputeCommand } from './commands/commissions.js';
 import { fraudDecideCommand, fraudListCommand, fraudScanCommand, fraudShowCommand } from './commands/fraud.js';
 import { fxImportCommand } from './commands/fx.js';
@@ -167,6 +168,15 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .addOption(json())
     .action((opts: { partner?: string; month?: string; affiliate?: string; repair?: boolean }, cmd: Command) =>
       run(commissionsRecomputeCommand(globals(cmd), { ...inheritedFilters(cmd, ['partner', 'month', 'affiliate']), ...definedOnly(opts) }, io)));
+  commissions
+    .command('approve')
+    .description("approve an affiliate's closed month (once; the commission_approved postback announces it)")
+    .option('--affiliate <id>', 'the affiliate (required)')
+    .option('--month <YYYY-MM>', 'a month before the current one, UTC (required)')
+    .option('--by <name>', 'who approves (default: $USER)')
+    .addOption(json())
+    .action((opts: { affiliate?: string; month?: string; by?: string }, cmd: Command) =>
+      run(commissionsApproveCommand(globals(cmd), { ...inheritedFilters(cmd, ['month', 'affiliate']), ...definedOnly(opts) }, io)));
 
   program
     .command('fx')
@@ -287,6 +297,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .action((clientId: string, _opts: unknown, cmd: Command) => run(clientsRevokeCommand(globals(cmd), { clientId }, io)));
 
   registerOnboardingCommands(program, io, run, globals);
+  registerPostbackCommands(program, io, run, globals, integer);
   positionalOptionsBelowRoot(program);
   return program;
 }

@@ -23,6 +23,7 @@ import { CHALLENGE_REASONS, challengeTargets, FEE_TYPES, REFUND_TYPES, challenge
 import { cpaKey, cpaTarget } from './rules/cpa-ftd.js';
 import { phaseKey, phaseTarget } from './rules/phase-bonus.js';
 import { firstBookingReason, revshareKey } from './rules/revshare.js';
+import { writeCpaEvents } from '../postbacks/commission-facts.js';
 import { transactionLock } from '../store/transaction-lock.js';
 import { savePending, takePending, type Scope } from './scope.js';
 import { applyReview, flaggedDaysByAffiliate, readFlaggedDays, readReviews, replaceReviewHolds, reviewedRevshareTargets } from './review-holds.js';
@@ -372,6 +373,8 @@ export async function book(
     held.push(...need.held);
   }
   await appendLines(trx, add, runId, now);
+  // The postbacks of what these lines mean (a CPA qualified or clawed back), in the same transaction.
+  await writeCpaEvents(trx, add, lines, now);
   // A key held only for review is no FX hold; one missing rates too is both.
   const fxHeld = held.filter((t) => t.review === undefined || t.missing.length > 0);
   const released = await replaceHolds(trx, [...byKey.keys()], fxHeld, now);

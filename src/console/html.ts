@@ -39,6 +39,7 @@ export const NAV: readonly { path: string; label: string; manager?: boolean }[] 
   { path: '/console/commissions', label: 'Commissions', manager: true },
   { path: '/console/reports', label: 'Reports', manager: true },
   { path: '/console/fraud', label: 'Fraud queue', manager: true },
+  { path: '/console/postbacks', label: 'Postbacks', manager: true },
   { path: '/console/onboarding', label: 'Onboarding' },
   { path: '/console/activity', label: 'Activity' },
 ];

@@ -240,6 +240,34 @@ describe('web console', function () {
       fetch(`${url}${path}`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
     const audited = async () => Number(((await store.knex('console_audit').whereNotIn('action', ['sign in', 'sign in failed']).count({ n: '*' })) as { n: unknown }[])[0]!.n);
 
+    it('Postbacks (managers): add shows the secret once and checks the URL, remove and replay are audited; operators are refused', async () => {
+      const operator = (await signIn('olga')).split(';')[0]!;
+      const manager = (await signIn('max')).split(';')[0]!;
+      assert.equal((await fetch(`${url}/console/postbacks`, { headers: { cookie: operator } })).status, 403);
+      const token = await csrfOf(manager, '/console/postbacks');
+      const before = process.env.POSTBACK_SECRET_KEY;
+      process.env.POSTBACK_SECRET_KEY = 'console-test-postback-key-0123456789abcdef';
+      try {
+        const refused = await post(manager, '/console/postbacks/add', { _csrf: token, affiliate: 'AFF-7', events: 'ftd', url: 'http://10.0.0.5/pb', method: 'GET' });
+        assert.equal(refused.status, 400);
+        assert.match(await refused.text(), /Cannot add the postback: url: 10\.0\.0\.5: 10\.0\.0\.5 is a private, loopback, link-local or reserved address/);
+        const added = await post(manager, '/console/postbacks/add', { _csrf: token, affiliate: 'AFF-7', events: 'ftd,registration', url: 'https://93.184.215.14/pb?c={click_id}', method: 'GET' });
+        assert.equal(added.status, 200);
+        const page = await added.text();
+        const secret = /<code>(pbs_[^<]+)<\/code>/.exec(page)![1]!;
+        const id = /Postback (pb_[0-9a-f]+) sends/.exec(page)![1]!;
+        const list = await (await fetch(`${url}/console/postbacks`, { headers: { cookie: manager } })).text();
+        assert.ok(list.includes(id) && !list.includes(secret), 'listed, never with its secret');
+        assert.equal((await post(manager, '/console/postbacks/replay', { _csrf: token, postback: id })).status, 303);
+        assert.equal((await post(manager, '/console/postbacks/remove', { _csrf: token, postback: id })).status, 303);
+        const actions = (await store.knex('console_audit').where('action', 'like', 'postbacks %').orderBy('id').select('action', 'target')) as { action: string; target: string }[];
+        assert.deepEqual(actions.map((a) => [a.action, a.target]), [['postbacks add', id], ['postbacks replay', id], ['postbacks remove', id]]);
+      } finally {
+        if (before === undefined) delete process.env.POSTBACK_SECRET_KEY;
+        else process.env.POSTBACK_SECRET_KEY = before;
+      }
+    });
+
     it('needs the session\'s CSRF token: each action without it, or with another session\'s, answers 403 and records nothing', async () => {
       const operator = (await signIn('olga')).split(';')[0]!;
       const manager = (await signIn('max')).split(';')[0]!;

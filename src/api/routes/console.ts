@@ -29,6 +29,10 @@ import { Backfills, summaryOf } from '../../console/backfills.js';
 import { ENTITIES } from '../../types.js';
 import { audit, checkPassword, endSession, findSession, startSession, type Role, type Session } from '../../console/users.js';
 import { DecisionError } from '../../fraud/flags.js';
+import { postbacksPage } from '../../console/postbacks-page.js';
+import { replay } from '../../postbacks/claims.js';
+import { addPostback, PostbackDefinitionError, removePostback } from '../../postbacks/definitions.js';
+import { secretKeyFromEnv } from '../../postbacks/secret.js';
 import { packageRoot } from '../../paths.js';
 import { discardRejects } from '../../store/reject-lifecycle.js';
 import type { ApiDeps, RouteModule } from '../types.js';
@@ -283,6 +287,48 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     return send(reply, layout('Reports', session, html`${body}<script type="application/json" id="report-data">${new Html(json)}</script>`, {
       current: '/console/reports', scripts: html`<script src="/console/assets/chart.umd.js"></script><script src="/console/assets/reports.js"></script>`,
     }));
+  });
+
+  app.get('/console/postbacks', CONSOLE_ROUTE, async (request, reply) => {
+    const session = await signedIn(request, reply, 'manager');
+    if (!session) return reply;
+    const qy = request.query as Query;
+    return send(reply, layout('Postbacks', session, await postbacksPage(store, session, { postback: qy.postback, state: qy.state }), { current: '/console/postbacks', notice: notice(request) }));
+  });
+
+  app.post('/console/postbacks/add', CONSOLE_ROUTE, async (request, reply) => {
+    const session = await signedIn(request, reply, 'manager');
+    if (!session) return reply;
+    const form = request.body as Form;
+    try {
+      const { postback, secret } = await addPostback(store, {
+        affiliate: form.affiliate ?? '', campaign: form.campaign || undefined, events: form.events ?? '', method: form.method, url: form.url ?? '', includePersonal: form.include_personal === '1',
+      }, secretKeyFromEnv(process.env));
+      await audit(store, session.user.name, 'postbacks add', postback.id, `${postback.method} ${postback.url} (${postback.events.join(',')})`);
+      return send(reply, layout('Postback added', session, html`<p>Postback ${postback.id} sends ${postback.events.join(', ')} of affiliate ${postback.affiliateId} to ${postback.url}.</p>
+        <p>Its signing secret, shown only now: <code>${secret}</code></p><p><a href="/console/postbacks">Back to postbacks</a></p>`, { current: '/console/postbacks' }));
+    } catch (error) {
+      const message = error instanceof PostbackDefinitionError ? `Cannot add the postback: ${error.message}` : `Cannot add the postback: ${(error as Error).message}`;
+      return send(reply, layout('Postbacks', session, html`<p class="error">${message}</p><p><a href="/console/postbacks">Back</a></p>`, { current: '/console/postbacks' }), 400);
+    }
+  });
+
+  app.post('/console/postbacks/:action', CONSOLE_ROUTE, async (request, reply) => {
+    const session = await signedIn(request, reply, 'manager');
+    if (!session) return reply;
+    const id = (request.body as Form).postback ?? '';
+    const action = (request.params as { action: string }).action;
+    if (action === 'remove') {
+      const r = await removePostback(store, id);
+      await audit(store, session.user.name, 'postbacks remove', id, r.removed ? `${r.settled} unsent settled` : 'not found');
+      return after(reply, '/console/postbacks', r.removed ? `Postback ${id} removed` : `No postback ${id}`);
+    }
+    if (action === 'replay') {
+      const n = await replay(store, { postbackId: id, dead: true });
+      await audit(store, session.user.name, 'postbacks replay', id, `${n} dead event(s)`);
+      return after(reply, `/console/postbacks?postback=${encodeURIComponent(id)}`, `${n} dead event(s) of ${id} due again`);
+    }
+    return send(reply, layout('Postbacks', session, html`<p class="error">Unknown action.</p>`), 404);
   });
 
   app.get('/console/fraud', CONSOLE_ROUTE, async (request, reply) => {

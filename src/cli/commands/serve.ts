@@ -8,6 +8,7 @@
  *   free port; the line names the one bound).
  * - SIGTERM / SIGINT: stop accepting, let requests in flight finish and commit (route modules
  *   drain their queues in onClose hooks), close the store, exit 0. A second signal exits at once (1).
+ * - Postbacks: with POSTBACK_SECRET_KEY set, it delivers the outbox's events too (src/postbacks/start.ts).
  * Logs: JSON lines on stderr (readable on a terminal), one per request; level from LOG_LEVEL (info).
  */
 import { readFileSync } from 'node:fs';
@@ -20,6 +21,8 @@ import { loadConfig } from '../definitions.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 import { cliLoader } from '../loader.js';
 import { nodeProcess, type WorkerProcess } from './worker.js';
+import { startPostbackDelivery } from '../../postbacks/start.js';
+import type { Deliverer } from '../../postbacks/deliverer.js';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8080;
@@ -117,9 +120,18 @@ export async function serveCommand(globals: GlobalOptions, opts: ServeOptions, i
     const url = `${https ? 'https' : 'http'}://${shownHost}:${address.port}`;
     io.err(`partner-sync serve: listening on ${url}`);
     logger.info(`listening on ${url}`, { event: 'api_listening', port: address.port });
+    let deliverer: Deliverer | undefined;
+    try {
+      deliverer = await startPostbackDelivery(store, logger, env, app.apiMetrics.registry);
+    } catch (error) {
+      for (const off of unsubscribe) off();
+      await app.close();
+      throw new CliError(`cannot deliver postbacks: ${(error as Error).message}`, EXIT_USAGE, { cause: error });
+    }
 
     await stopRequested;
     logger.info(`${stopSignal}: no new connections; finishing the requests in flight`, { event: 'api_stopping' });
+    await deliverer?.stop();
     await app.close();
     for (const off of unsubscribe) off();
     logger.info('API stopped', { event: 'api_stopped' });

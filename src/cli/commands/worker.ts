@@ -14,6 +14,7 @@
  * - `--metrics-port N`: Prometheus text on /metrics, /healthz (liveness: the scheduler loop turns)
  *   and /readyz (readiness: the store answers, migrations current, definitions scheduled).
  * - ALERT_WEBHOOK_URL (or ALERT_WEBHOOK_URL_FILE): freshness breaches are POSTed there.
+ * - Postbacks: with POSTBACK_SECRET_KEY set, the outbox's events are delivered (src/postbacks/start.ts).
  * Logs: JSON lines on stderr (readable lines on a terminal), level from LOG_LEVEL (default info).
  */
 import { existsSync } from 'node:fs';
@@ -33,6 +34,8 @@ import { commissionPlans } from './commissions.js';
 import { fraudConfig } from './fraud.js';
 import { reloadFraudRules } from '../../../jobs/fraud.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
+import { startPostbackDelivery } from '../../postbacks/start.js';
+import type { Deliverer } from '../../postbacks/deliverer.js';
 
 export interface WorkerCommandOptions {
   /** Serve /metrics, /healthz and /readyz on this port (0: any free port). No server when absent. */
@@ -194,6 +197,14 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
       throw error;
     }
     markStarted(worker);
+    let deliverer: Deliverer | undefined;
+    try {
+      deliverer = await startPostbackDelivery(store, logger, env, worker.metrics.registry);
+    } catch (error) {
+      await worker.stop(0);
+      for (const u of unsubscribe) u();
+      throw new CliError(`cannot deliver postbacks: ${(error as Error).message}`, EXIT_USAGE, { cause: error });
+    }
 
     try {
       if (opts.metricsPort !== undefined) {
@@ -217,6 +228,7 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
     const running = worker.scheduler.running().filter((r) => r.phase === 'running');
     logger.info(`${stopSignal}: stopping; no new runs${running.length > 0 ? `; waiting up to ${stopTimeoutMs / 1000} s for ${running.map((r) => r.job.key).join(', ')}` : ''}`, { event: 'worker_stopping' });
     await reloading;
+    await deliverer?.stop();
     const result = await worker.stop(stopTimeoutMs);
     await server?.close();
     if (result.abandoned.length > 0) {
