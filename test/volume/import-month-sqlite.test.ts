@@ -1,0 +1,4 @@
+/** Volume, the import face, on the sqlite store (the test: ./import-month.ts). */
+import { describeImportMonth } from './import-month.js';
+
+describeImportMonth('sqlite');
