@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { runCli } from '../support/cli.js';
 
 const cases: { group: string[]; typo: string; nearest: string }[] = [
-  { group: [], typo: 'postbacks', nearest: 'status' },
+  { group: [], typo: 'postbaks', nearest: 'postbacks' },
   { group: [], typo: 'comissions', nearest: 'commissions' },
   { group: ['report'], typo: 'afiliates', nearest: 'affiliates' },
   { group: ['fraud'], typo: 'lst', nearest: 'list' },
@@ -16,6 +16,7 @@ const cases: { group: string[]; typo: string; nearest: string }[] = [
   // `commissions` has an action of its own: a word after it is still a subcommand's name.
   { group: ['commissions'], typo: 'recompte', nearest: 'recompute' },
   { group: ['fx'], typo: 'imprt', nearest: 'import' },
+  { group: ['postbacks'], typo: 'replya', nearest: 'replay' },
 ];
 
 describe('strict command line (subprocess)', function () {
@@ -39,9 +40,9 @@ describe('strict command line (subprocess)', function () {
     const r = await runCli(['--config', './config', 'commissions', '--partner', 'acme', 'recompte', '--help']);
     assert.equal(r.code, 2);
     assert.match(r.stderr, /^partner-sync commissions: unknown command 'recompte' \(nearest: 'recompute'\)/);
-    const viaHelp = await runCli(['help', 'postbacks']);
+    const viaHelp = await runCli(['help', 'postbaks']);
     assert.equal(viaHelp.code, 2);
-    assert.match(viaHelp.stderr, /^partner-sync: unknown command 'postbacks'/);
+    assert.match(viaHelp.stderr, /^partner-sync: unknown command 'postbaks'/);
   });
 
   it('known commands keep their help (exit 0 on stdout) and their arguments', async () => {
