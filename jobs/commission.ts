@@ -35,7 +35,7 @@ export type PlanSource = readonly Plan[] | (() => readonly Plan[]);
 
 const current = (plans: PlanSource): readonly Plan[] => (typeof plans === 'function' ? plans() : plans);
 
-export type CommissionHooks = Required<Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'afterCommit'>>;
+export type CommissionHooks = Required<Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'afterCommit' | 'settle'>>;
 
 /**
  * The Loader's hooks for the commission job: in each load transaction the batch's scope is added
@@ -57,7 +57,11 @@ export function createCommissionHook(store: Store, plans: PlanSource, logger: Lo
       await writePending(trx, scopeOfChange(change), store.now());
     },
     async afterCommit(changes) {
-      for (const change of changes) await evaluatePartner(store, current(plans), change.partner, change.variant, change.runId, logger, warned);
+      // A bulk run's batches leave their scope pending until the run settles (Loader.deferJobs).
+      for (const change of changes) if (!change.deferred) await evaluatePartner(store, current(plans), change.partner, change.variant, change.runId, logger, warned);
+    },
+    async settle(change) {
+      await evaluatePartner(store, current(plans), change.partner, change.variant, change.runId, logger, warned);
     },
   };
 }

@@ -20,6 +20,8 @@ import { detect, markNotFound, type Detection } from '../src/fraud/detect.js';
 import { insertChunks, listChunks } from '../src/store/dialects.js';
 
 const SCAN_CHUNK = 2000;
+/** Customers per settling group of a bulk run's deferred detection. */
+const SETTLE_CHUNK = 5000;
 
 export { loadFraudConfig, formatFraudConfigError, type FraudConfig } from '../src/fraud/config.js';
 
@@ -117,7 +119,7 @@ async function rebuildCustomerDays(trx: Knex.Transaction, partner: string, varia
   }
 }
 
-export function createFraudHook(store: Store, source: FraudSource, logger: Logger): Pick<LoaderDeps, 'inTransaction'> {
+export function createFraudHook(store: Store, source: FraudSource, logger: Logger): Required<Pick<LoaderDeps, 'inTransaction' | 'settle'>> {
   return {
     async inTransaction(trx, change) {
       const config = current(source);
@@ -125,14 +127,66 @@ export function createFraudHook(store: Store, source: FraudSource, logger: Logge
       const started = performance.now();
       const customers = await touched(trx, change, settingsFor(config, change.partner));
       if (customers.size === 0) return;
-      const r = await detect(trx, store, config, { partner: change.partner, variant: change.variant, customers });
-      if (r.opened + r.updated + r.withdrawn + r.unsupported > 0) {
-        logger.log(r.opened > 0 ? 'warn' : 'info', `fraud: ${r.opened} flag(s) opened, ${r.updated} updated, ${r.withdrawn} withdrawn, ${r.unsupported} decided no longer supported, over ${r.customers} customers`, {
-          partner: change.partner, run_id: change.runId, event: 'fraud_flags', opened: r.opened, updated: r.updated, withdrawn: r.withdrawn, unsupported: r.unsupported, customers: r.customers, duration_ms: Math.round(performance.now() - started),
-        });
+      if (change.deferred) {
+        // A bulk run: what the batch touched waits, on disk with the batch, for the run to settle.
+        await deferCustomers(trx, change.partner, change.variant, customers, store.now());
+        return;
       }
+      const r = await detect(trx, store, config, { partner: change.partner, variant: change.variant, customers });
+      logDetection(logger, r, change.runId, started);
+    },
+    async settle(change) {
+      await settleFraud(store, source, logger, change.partner, change.runId);
     },
   };
+}
+
+function logDetection(logger: Logger, r: Detection, runId: string, started: number): void {
+  if (r.opened + r.updated + r.withdrawn + r.unsupported === 0) return;
+  logger.log(r.opened > 0 ? 'warn' : 'info', `fraud: ${r.opened} flag(s) opened, ${r.updated} updated, ${r.withdrawn} withdrawn, ${r.unsupported} decided no longer supported, over ${r.customers} customers`, {
+    partner: r.partner, run_id: runId, event: 'fraud_flags', opened: r.opened, updated: r.updated, withdrawn: r.withdrawn, unsupported: r.unsupported, customers: r.customers, duration_ms: Math.round(performance.now() - started),
+  });
+}
+
+/** Records customers whose detection a bulk run defers (fraud_deferred), in the batch's transaction. */
+async function deferCustomers(trx: Knex.Transaction, partner: string, variant: Variant, customers: ReadonlySet<string>, now: string): Promise<void> {
+  const rows = [...customers].map((customer_id) => ({ partner_id: partner, variant, customer_id, created_at: now }));
+  for (const part of insertChunks(trx, rows)) await trx('fraud_deferred').insert(part).onConflict(['partner_id', 'customer_id']).ignore();
+}
+
+/**
+ * Evaluates the fraud rules over the customers bulk runs deferred for this partner, in groups of
+ * SETTLE_CHUNK customers, each group in its own transaction under the partner's load lock: the
+ * group's rows of fraud_deferred are taken in the transaction that writes its flags, so a crash
+ * leaves exactly the groups not evaluated yet. Without rules in force, the deferred rows are dropped
+ * (a batch without rules evaluates nothing either).
+ */
+export async function settleFraud(store: Store, source: FraudSource, logger: Logger, partner: string, runId: string): Promise<number> {
+  const config = current(source);
+  let settled = 0;
+  for (;;) {
+    const done = await store.transaction(async (trx) => {
+      await lockPartnerLoads(store, trx, partner);
+      const rows: { customer_id: string; variant: Variant }[] = await trx('fraud_deferred').where('partner_id', partner).orderBy('customer_id').limit(SETTLE_CHUNK).select('customer_id', 'variant');
+      if (rows.length === 0) return 0;
+      const ids = rows.map((r) => r.customer_id);
+      for (const part of listChunks(trx, ids)) await trx('fraud_deferred').where('partner_id', partner).whereIn('customer_id', part).delete();
+      if (config) {
+        const started = performance.now();
+        const r = await detect(trx, store, config, { partner, variant: rows[0]!.variant, customers: new Set(ids) });
+        logDetection(logger, r, runId, started);
+      }
+      return rows.length;
+    });
+    settled += done;
+    if (done < SETTLE_CHUNK) return settled;
+  }
+}
+
+/** Partners with customers a bulk run left to evaluate (a crash, or a run that did not settle). */
+export async function deferredFraudPartners(knex: Knex): Promise<{ partner: string; variant: Variant }[]> {
+  return (await knex('fraud_deferred').distinct('partner_id', 'variant').orderBy('partner_id') as { partner_id: string; variant: Variant }[])
+    .map((r) => ({ partner: r.partner_id, variant: r.variant }));
 }
 
 export interface ScanOptions {

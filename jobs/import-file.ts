@@ -15,6 +15,7 @@ import type { Entity, RawRecord, SpecRecord, Variant } from '../src/types.js';
 
 export const IMPORT_BATCH_SIZE = 1000;
 
+
 export interface ImportRequest {
   partner: string;
   variant: Variant;
@@ -41,6 +42,8 @@ export async function importFile(deps: { store: Store; loader: Loader }, request
   const counts = emptyCounts();
   const rejects: BatchResult['rejects'] = [];
   const distinct = distinctKeys(request.variant, request.entity);
+  // An import is a bulk run: fraud rules and commissions evaluate over groups, not per batch.
+  loader.deferJobs(runId);
 
   const flush = async (batch: RawRecord[]): Promise<void> => {
     if (batch.length === 0) return;
@@ -68,7 +71,10 @@ export async function importFile(deps: { store: Store; loader: Loader }, request
       }
     }
     await flush(batch);
+    await loader.endDeferred(runId);
   } catch (error) {
+    // What loaded stays loaded: it is evaluated now, or, if that fails too, by the next loading command.
+    await loader.endDeferred(runId).catch(() => undefined);
     await finishRun(store.knex, runId, { status: 'failed', counts, error: (error as Error).message, durationMs: performance.now() - started }, store.now());
     throw error;
   }

@@ -10,12 +10,12 @@ import type { Logger } from '../src/log.js';
 import type { LoaderDeps } from '../src/pipeline/load.js';
 import type { Store } from '../src/store/store.js';
 import { createReportFactsHook } from '../src/reports/hook.js';
-import { createCommissionHook, type PlanSource } from './commission.js';
+import { createCommissionHook, resumePending, type PlanSource } from './commission.js';
 import { createPhaseHistoryHook } from './phase-history.js';
-import { createFraudHook, type FraudSource } from './fraud.js';
+import { createFraudHook, deferredFraudPartners, settleFraud, type FraudSource } from './fraud.js';
 import { createPostbackHook } from './postbacks.js';
 
-export type LoaderHooks = Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'afterCommit'>;
+export type LoaderHooks = Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'afterCommit' | 'settle'>;
 
 export interface LoadHookOptions {
   /** The commission plans in force (a getter for a process that reloads them). */
@@ -39,14 +39,31 @@ export function createLoadHooks(store: Store, options: LoadHookOptions): LoaderH
   return combineHooks(parts);
 }
 
+/**
+ * Evaluates what a crash (or a failed evaluation) left to evaluate: the customers bulk runs
+ * deferred for the fraud rules first, then every partner's pending commission scope. What every
+ * loading command and the worker run before they load.
+ */
+export async function resumeJobs(store: Store, options: LoadHookOptions): Promise<void> {
+  for (const { partner } of await deferredFraudPartners(store.knex)) {
+    const n = await settleFraud(store, options.fraud, options.logger, partner, `resume-${store.now()}`);
+    if (n > 0) options.logger.info(`fraud: settled ${n} customers a bulk run of ${partner} left to evaluate`, { partner, event: 'fraud_resumed', customers: n });
+  }
+  const plans = typeof options.plans === 'function' ? options.plans() : options.plans;
+  if (plans.length > 0) await resumePending(store, plans, options.logger);
+}
+
 /** One set of hooks that calls each part's hook in order; a part without a hook is skipped. */
 export function combineHooks(parts: readonly LoaderHooks[]): LoaderHooks {
   const before = parts.flatMap((p) => (p.beforeWrite ? [p.beforeWrite] : []));
   const inside = parts.flatMap((p) => (p.inTransaction ? [p.inTransaction] : []));
   const after = parts.flatMap((p) => (p.afterCommit ? [p.afterCommit] : []));
+  const settle = parts.flatMap((p) => (p.settle ? [p.settle] : []));
   const combined: LoaderHooks = {};
   if (before.length > 0) combined.beforeWrite = async (trx, batch) => { for (const hook of before) await hook(trx, batch); };
   if (inside.length > 0) combined.inTransaction = async (trx, change) => { for (const hook of inside) await hook(trx, change); };
   if (after.length > 0) combined.afterCommit = async (changes) => { for (const hook of after) await hook(changes); };
+  // In the same order: a bulk run's fraud flags are settled before its commissions read them.
+  if (settle.length > 0) combined.settle = async (change) => { for (const hook of settle) await hook(change); };
   return combined;
 }

@@ -99,6 +99,9 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   }, store.now());
   const log = deps.logger.child({ partner: def.partner, stream: entity, run_id: runId });
   log.info(`${plan.kind} started`, { window: span });
+  // A backfill and a stream's first sync are bulk runs: fraud rules and commissions evaluate over
+  // groups of records and at the run's end, not after every page (docs/loading.md, Bulk runs).
+  if (plan.kind === 'backfill' || state === undefined) loader.deferJobs(runId);
 
   const map = createMapper(def.variant, entity, stream.mapping, def.affiliates);
   const counts = emptyCounts();
@@ -206,8 +209,11 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
       }
       report();
     }
+    await loader.endDeferred(runId);
   } catch (err) {
     await upcoming?.close().catch(() => undefined);
+    // What loaded stays loaded: it is evaluated now, or, if that fails too, by the next loading command.
+    await loader.endDeferred(runId).catch((settleError: unknown) => log.error(`evaluating the run's records failed, they stay pending: ${(settleError as Error).message}`));
     status = err instanceof BudgetExhausted || err instanceof PageWalkUnstable ? 'partial' : 'failed';
     error = deps.redact((err as Error).message ?? String(err));
     if (err instanceof PageWalkUnstable) log.warn(`pagination unstable, ending the window with what loaded kept and its state unmoved: ${error}`, { page_rewalks: (source.stats.pageRewalks ?? 0) - (statsBefore.pageRewalks ?? 0) });

@@ -3,8 +3,7 @@
  * validator and every after-load job (jobs/load-hooks.ts). Before any load, what an earlier crash
  * left pending is evaluated.
  */
-import { resumePending } from '../../jobs/commission.js';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
+import { createLoadHooks, resumeJobs } from '../../jobs/load-hooks.js';
 import type { Logger } from '../log.js';
 import { Loader } from '../pipeline/load.js';
 import { specValidator } from '../spec/validator.js';
@@ -17,6 +16,6 @@ import type { Io } from './io.js';
 export async function cliLoader(globals: GlobalOptions, io: Io, store: Store, logger: Logger): Promise<Loader> {
   const plans = await commissionPlans(globals, io, { quiet: true });
   const fraud = await fraudConfig(globals);
-  if (plans.length > 0) await resumePending(store, plans, logger);
+  await resumeJobs(store, { plans, logger, fraud });
   return new Loader({ store, validator: specValidator(), ...createLoadHooks(store, { plans, logger, fraud }) });
 }

@@ -112,6 +112,8 @@ export const splitMonthKey = (key: string): [string, string] => key.split('\u000
 
 export class MonthDeltas {
   readonly map = new Map<string, MonthDelta>();
+  /** Each month's sources as a set: a bulk group adds thousands of days to one month (a list search per day was quadratic). */
+  private readonly seen = new Map<string, Set<string>>();
 
   private at(affiliate: string, month: string): MonthDelta {
     const key = monthKey(affiliate, month);
@@ -124,17 +126,28 @@ export class MonthDeltas {
     const d = this.at(day.affiliateId, monthOf(day.date));
     d.days += sign;
     if (day.missing.length > 0) d.missingDays += sign;
-    else {
-      d.ggr = d.ggr.plus((day.ggr as Money).times(sign));
-      d.ngr = d.ngr.plus((day.ngr as Money).times(sign));
+    else if (sign === 1) {
+      d.ggr = d.ggr.plus(day.ggr as Money);
+      d.ngr = d.ngr.plus(day.ngr as Money);
+    } else {
+      d.ggr = d.ggr.minus(day.ggr as Money);
+      d.ngr = d.ngr.minus(day.ngr as Money);
     }
-    if (source && !d.sources.includes(source)) d.sources.push(source);
+    if (source) this.addSource(day.affiliateId, monthOf(day.date), d, source);
   }
 
   /** A month touched without a change of sums (its days changed in place to the same values). */
   touch(affiliate: string, month: string, source: string): void {
-    const d = this.at(affiliate, month);
-    if (!d.sources.includes(source)) d.sources.push(source);
+    this.addSource(affiliate, month, this.at(affiliate, month), source);
+  }
+
+  private addSource(affiliate: string, month: string, d: MonthDelta, source: string): void {
+    const key = monthKey(affiliate, month);
+    let set = this.seen.get(key);
+    if (!set) this.seen.set(key, (set = new Set(d.sources)));
+    if (set.has(source)) return;
+    set.add(source);
+    d.sources.push(source);
   }
 }
 

@@ -5,7 +5,7 @@
  * batch or a rescan asks.
  */
 import type { Knex } from 'knex';
-import { addDays, lastDayOf, monthOf } from '../kernel/dates.js';
+import { addDays, lastDayOf, monthOf, nextMonth } from '../kernel/dates.js';
 import { Money, money } from '../kernel/money.js';
 import type { Variant } from '../types.js';
 import type { RuleName, RuleSettings } from './config.js';
@@ -477,7 +477,9 @@ export async function tradingPairs(ctx: Ctx, customers: readonly string[]): Prom
 }
 
 export const monthsOfWindow = (d: string, windowDays: number): string[] => {
-  const months = new Set<string>();
-  for (let x = d; x <= addDays(d, windowDays - 1); x = addDays(x, 1)) months.add(monthOf(x));
-  return [...months];
+  // Month by month, not day by day: this runs for every deposit day of every scope.
+  const last = monthOf(addDays(d, windowDays - 1));
+  const months: string[] = [];
+  for (let m = monthOf(d); m <= last; m = nextMonth(m)) months.push(m);
+  return months;
 };

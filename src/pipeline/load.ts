@@ -81,6 +81,8 @@ export interface LoadedChange {
   /** Activity days replaced whole (rows may have been deleted). */
   replacedDays: string[];
   runId: string;
+  /** The batch belongs to a bulk run (Loader.deferJobs): the jobs that can wait record their scope and evaluate when the run settles. */
+  deferred?: boolean;
 }
 
 /** The advisory lock that serialises a partner's loads (and whatever must not interleave with them). */
@@ -100,6 +102,8 @@ export interface CommittedChange {
   partner: string;
   variant: Variant;
   runId: string;
+  /** Of a bulk run (Loader.deferJobs): its evaluation waits for Loader.settle. */
+  deferred?: boolean;
 }
 
 export interface LoaderDeps {
@@ -114,17 +118,29 @@ export interface LoaderDeps {
   inTransaction?: (trx: Knex.Transaction, change: LoadedChange) => Promise<void>;
   /** Runs after each commit, once per partner the transaction wrote to. Its failure is the caller's error; the data stays loaded. */
   afterCommit?: (changes: CommittedChange[]) => Promise<void>;
+  /**
+   * Evaluates what a bulk run's batches left to evaluate (their scope is on disk, written in each
+   * batch's transaction): Loader.settle calls it once per partner the run wrote to.
+   */
+  settle?: (change: CommittedChange) => Promise<void>;
 }
 
 interface Committed extends CommittedChange {
   customers: string[];
+  /** Records the transaction wrote for the partner (a bulk run settles every SETTLE_EVERY). */
+  records: number;
 }
+
+/** A bulk run's deferred jobs evaluate over groups of about this many loaded records, and at the run's end (docs/loading.md, Bulk runs). */
+export const SETTLE_EVERY = 50_000;
 
 /** Customer ids remembered per partner; customers are never deleted, so a hit is always still true. */
 const KNOWN_CUSTOMER_CACHE_LIMIT = 500_000;
 
 export class Loader {
   private readonly partners = new Map<string, Variant>();
+  /** Bulk runs (deferJobs) and the partners each wrote to since it last settled. */
+  private readonly deferred = new Map<string, { touched: Map<string, CommittedChange>; unsettled: number }>();
   private readonly customers = new Map<string, Set<string>>();
   /** @internal The activity tables' monthly partitions seen to exist (PostgreSQL; ../store/partitions.ts). */
   readonly partitions: MonthPartitions;
@@ -137,6 +153,38 @@ export class Loader {
 
   get store(): Store {
     return this.deps.store;
+  }
+
+  /**
+   * Makes `runId` a bulk run: the after-load jobs that can wait (fraud rules and commissions)
+   * record what each batch touched in the batch's transaction and evaluate it over the whole group
+   * when the run calls `settle`, instead of after every batch. The report facts, the phase history
+   * and the postbacks' outbox stay exact at every commit. `settle` at the end of the run (and every
+   * so many records) is the caller's; what a crash leaves is settled by the next loading command.
+   */
+  deferJobs(runId: string): void {
+    if (!this.deferred.has(runId)) this.deferred.set(runId, { touched: new Map(), unsettled: 0 });
+  }
+
+  /** Evaluates what the bulk run's committed batches left to evaluate; the run stays bulk. */
+  async settle(runId: string): Promise<void> {
+    const run = this.deferred.get(runId);
+    if (!run || run.touched.size === 0) return;
+    const changes = [...run.touched.values()];
+    run.touched.clear();
+    run.unsettled = 0;
+    for (const change of changes) await this.deps.settle?.(change);
+  }
+
+  /** Settles the bulk run and ends it: its later batches (if any) evaluate after each commit again. */
+  async endDeferred(runId: string): Promise<void> {
+    await this.settle(runId);
+    this.deferred.delete(runId);
+  }
+
+  /** @internal */
+  isDeferred(runId: string): boolean {
+    return this.deferred.has(runId);
   }
 
   /** One batch in one transaction, with its checkpoint. */
@@ -165,15 +213,28 @@ export class Loader {
     for (const c of committed) {
       this.partners.set(c.partner, c.variant);
       this.remember(c.partner, c.customers);
+      const run = c.deferred ? this.deferred.get(c.runId) : undefined;
+      if (run && !run.touched.has(c.partner)) run.touched.set(c.partner, { partner: c.partner, variant: c.variant, runId: c.runId, deferred: true });
+      if (run) run.unsettled += c.records;
     }
     if (this.deps.afterCommit && committed.length > 0) {
       const touched = new Map<string, CommittedChange>();
-      for (const c of committed) if (!touched.has(c.partner)) touched.set(c.partner, { partner: c.partner, variant: c.variant, runId: c.runId });
+      for (const c of committed) if (!touched.has(c.partner)) touched.set(c.partner, { partner: c.partner, variant: c.variant, runId: c.runId, deferred: c.deferred });
       try {
         await this.deps.afterCommit([...touched.values()]);
       } catch (error) {
         // The data is committed: a caller that answers for it (a push) must know that.
         throw new AfterCommitError(error);
+      }
+    }
+    // A bulk run's groups: once enough records wait, they are evaluated before the run goes on.
+    for (const runId of new Set(committed.filter((c) => c.deferred).map((c) => c.runId))) {
+      if ((this.deferred.get(runId)?.unsettled ?? 0) >= SETTLE_EVERY) {
+        try {
+          await this.settle(runId);
+        } catch (error) {
+          throw new AfterCommitError(error);
+        }
       }
     }
     return result;
@@ -294,8 +355,9 @@ export class LoadTransaction {
       if (!replaced) this.replacedDays.set(partner, (replaced = new Set()));
       for (const day of days) replaced.add(day);
       await dropParkedDays(this.trx, partner, days);
-      await this.loader.recordChange(this.trx, { partner, variant, runId, records: { customers: [], transactions: [], activity: [] }, replacedDays: days });
-      this.committed.push({ partner, variant, runId, customers: [] });
+      const deferred = this.loader.isDeferred(runId);
+      await this.loader.recordChange(this.trx, { partner, variant, runId, records: { customers: [], transactions: [], activity: [] }, replacedDays: days, deferred });
+      this.committed.push({ partner, variant, runId, customers: [], deferred, records: 0 });
     });
   }
 
@@ -496,8 +558,9 @@ export class LoadTransaction {
     }
     if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
     if (written.customers.length + written.transactions.length + written.activity.length > 0) {
-      await loader.recordChange(trx, { partner: input.partner, variant: input.variant, runId: input.runId, records: written, replacedDays: [] });
-      this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, customers: arrived });
+      const deferred = loader.isDeferred(input.runId);
+      await loader.recordChange(trx, { partner: input.partner, variant: input.variant, runId: input.runId, records: written, replacedDays: [], deferred });
+      this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, customers: arrived, deferred, records: ENTITIES.reduce((n, e) => n + written[e].length, 0) });
     }
     return result;
   }

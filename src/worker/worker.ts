@@ -5,9 +5,8 @@
  * The command line (src/cli/commands/worker.ts) adds signals, the HTTP endpoint and exit codes.
  */
 import type { createSource } from '../../connectors/index.js';
-import { resumePending } from '../../jobs/commission.js';
 import { keepMonthsAhead } from '../store/partitions.js';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
+import { createLoadHooks, resumeJobs } from '../../jobs/load-hooks.js';
 import type { Plan } from '../commission/plans.js';
 import type { FraudConfig } from '../fraud/config.js';
 import type { PartnerDefinition } from '../config/definition.js';
@@ -101,12 +100,10 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   let fraud = options.fraud;
   const locks = options.locks ?? locksFor(store, logger);
   const loader = new Loader({ store, validator: specValidator(), ...createLoadHooks(store, { plans: () => plans, logger, fraud: () => fraud }) });
-  // What a crash left between a batch's commit and its commission evaluation, before any new run.
-  if (plans.length > 0) {
-    await resumePending(store, plans, logger).catch((error: unknown) => {
-      logger.error(`commissions: resuming pending evaluations failed, they stay pending: ${(error as Error).message}`, { event: 'commissions_failed' });
-    });
-  }
+  // What a crash left between a batch's commit and its evaluation (fraud rules, commissions), before any new run.
+  await resumeJobs(store, { plans, logger, fraud }).catch((error: unknown) => {
+    logger.error(`commissions: resuming pending evaluations failed, they stay pending: ${(error as Error).message}`, { event: 'commissions_failed' });
+  });
   const ports = options.ports ?? storePorts({ store, loader, logger, redact, source: options.source, definition: (p) => definitions.find((d) => d.partner === p) });
 
   const monitor = new FreshnessMonitor({

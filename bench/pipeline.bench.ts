@@ -1,0 +1,193 @@
+/**
+ * The whole pipeline against a raw COPY of the same records: one iGaming partner's generated month
+ * (the sandbox's generator, seed 1, October 2026) imported entity by entity with `importFile`,
+ * the code behind `partner-sync import`, with every after-load job on, with none, and with each job
+ * alone; on PostgreSQL and on SQLite. The baseline, in the same run: the same records, one JSON
+ * document per row, COPY'd into a table of one jsonb column.
+ *
+ *   node dist/bench/pipeline.bench.js [customers=20000]
+ *   BENCH_MODES=all,none node dist/bench/pipeline.bench.js 5000     (modes: all, none, fraud, commissions, facts, phases, postbacks)
+ *   BENCH_STORES=postgres                                          (postgres, sqlite; default both)
+ *   BENCH_PROFILE=1                                                (pg_stat_statements-free: per-job time from the hooks' own clocks)
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import pg from 'pg';
+import { createCommissionHook } from '../jobs/commission.js';
+import { createFraudHook } from '../jobs/fraud.js';
+import { importFile } from '../jobs/import-file.js';
+import { combineHooks, createLoadHooks, type LoaderHooks } from '../jobs/load-hooks.js';
+import { createPhaseHistoryHook } from '../jobs/phase-history.js';
+import { createPostbackHook } from '../jobs/postbacks.js';
+import { loadPlans } from '../src/commission/load-plans.js';
+import { loadFraudConfig } from '../src/fraud/config.js';
+import { silentLogger } from '../src/log.js';
+import { packageRoot } from '../src/paths.js';
+import { Loader } from '../src/pipeline/load.js';
+import { createReportFactsHook } from '../src/reports/hook.js';
+import { createSandboxData } from '../src/sandbox/data.js';
+import { USD_RATE } from '../src/sandbox/generate-common.js';
+import { specValidator } from '../src/spec/validator.js';
+import { parseRatesCsv, saveRates } from '../src/store/fx-rates.js';
+import { openStore, type Store } from '../src/store/store.js';
+import type { Entity, SpecRecord } from '../src/types.js';
+import { copyLines, dropBenchSchemas, openBenchStore } from './support/pg-bench.js';
+
+const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PARTNER = 'sandbox-casino';
+const customers = Number(process.argv[2] ?? 20_000);
+const MODES = (process.env.BENCH_MODES ?? 'all,none,fraud,commissions,facts,phases,postbacks').split(',');
+const STORES = (process.env.BENCH_STORES ?? 'postgres,sqlite').split(',');
+const ENTITIES: readonly Entity[] = ['customers', 'transactions', 'activity'];
+
+async function main(): Promise<void> {
+  const data = createSandboxData({ seed: 1, customers, from: '2026-10-01', to: '2026-10-31', clock: () => new Date('2026-11-01T12:00:00.000Z') });
+  const records: Record<Entity, SpecRecord[]> = {
+    customers: data.customers('igaming') as SpecRecord[],
+    transactions: data.transactions('igaming').map(({ updated_at: _u, ...t }) => t) as SpecRecord[],
+    activity: data.activity('igaming') as SpecRecord[],
+  };
+  const dir = mkdtempSync(join(tmpdir(), 'pipeline-bench-'));
+  const files = {} as Record<Entity, string>;
+  for (const e of ENTITIES) {
+    files[e] = join(dir, `${e}.ndjson`);
+    writeFileSync(files[e], `${records[e].map((r) => JSON.stringify(r)).join('\n')}\n`);
+  }
+  const total = ENTITIES.reduce((s, e) => s + records[e].length, 0);
+  console.log(`month: ${customers} customers: ${records.customers.length} customers, ${records.transactions.length} transactions, ${records.activity.length} activity rows (${total} records)`);
+
+  const copy = await rawCopy(records);
+  console.log(`raw COPY into one jsonb column: ${(copy / 1000).toFixed(2)} s, ${Math.round(total / copy * 1000)} records/s`);
+  console.log(`${'store'.padEnd(9)} ${'jobs'.padEnd(12)} ${ENTITIES.map((e) => `${e} s`.padStart(16)).join('')} ${'total s'.padStart(9)} ${'records/s'.padStart(10)} ${'x COPY'.padStart(7)}`);
+
+  const plans = (await loadPlans(join(packageRoot(), 'config', 'commissions.yaml'))).plans;
+  const fraud = (await loadFraudConfig(join(packageRoot(), 'config', 'fraud.yaml'))).config;
+  const created: { schema: string; store?: Store }[] = [];
+  try {
+    for (const kind of STORES) {
+      for (const mode of MODES) {
+        let store: Store;
+        let cleanup = async (): Promise<void> => {};
+        if (kind === 'postgres') {
+          store = (await openBenchStore(PG_URL, `bench_pipeline_${mode}`, created)).store;
+        } else {
+          const file = join(dir, `${mode}.sqlite`);
+          store = await openStore({ url: `sqlite://${file}` });
+          cleanup = async () => { await store.close(); rmSync(file, { force: true }); };
+        }
+        const logger = silentLogger();
+        if (process.env.BENCH_QUERIES) watchQueries(store);
+        const hooks = timed(hooksFor(mode, store, plans, fraud, logger));
+        const loader = new Loader({ store, validator: specValidator(), ...hooks });
+        const { rates } = parseRatesCsv(ratesCsv());
+        await store.transaction((trx) => saveRates(trx, rates, 'rates.csv', store.now()));
+        const times: number[] = [];
+        for (const entity of ENTITIES) {
+          const started = performance.now();
+          const summary = await importFile({ store, loader }, { partner: PARTNER, variant: 'igaming', entity, file: files[entity], stdin: new PassThrough() });
+          times.push(performance.now() - started);
+          if (summary.counts.rejected > 0) throw new Error(`${entity}: ${summary.counts.rejected} rejected: ${JSON.stringify(summary.rejects.slice(0, 3))}`);
+        }
+        const sum = times.reduce((a, b) => a + b, 0);
+        if (process.env.BENCH_QUERIES) printQueries();
+        if (process.env.BENCH_PHASES) console.log(`  hook time s: ${[...phaseMs].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`).join(', ')}`);
+        phaseMs.clear();
+        console.log(`${kind.padEnd(9)} ${mode.padEnd(12)} ${times.map((t, i) => `${(t / 1000).toFixed(1)} (${Math.round(records[ENTITIES[i]!].length / t * 1000)}/s)`.padStart(16)).join('')} ${(sum / 1000).toFixed(1).padStart(9)} ${String(Math.round(total / sum * 1000)).padStart(10)} ${(copy / sum).toFixed(3).padStart(7)}`);
+        await cleanup();
+      }
+    }
+  } finally {
+    await dropBenchSchemas(PG_URL, created);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const phaseMs = new Map<string, number>();
+const queryMs = new Map<string, { ms: number; n: number }>();
+
+/** BENCH_QUERIES=1: time per statement shape, from knex's query events (COPY through the driver is not seen). */
+function watchQueries(store: Store): void {
+  const started = new Map<string, number>();
+  store.knex.on('query', (q: { __knexQueryUid: string }) => started.set(q.__knexQueryUid, performance.now()));
+  const done = (q: { __knexQueryUid: string; sql: string }) => {
+    const t = started.get(q.__knexQueryUid);
+    if (t === undefined) return;
+    started.delete(q.__knexQueryUid);
+    const shape = q.sql.replace(/\$\d+|\?/g, '?').replace(/(\?, )+\?/g, '?...').replace(/\s+/g, ' ').slice(0, 140);
+    const e = queryMs.get(shape) ?? { ms: 0, n: 0 };
+    e.ms += performance.now() - t;
+    e.n += 1;
+    queryMs.set(shape, e);
+  };
+  store.knex.on('query-response', (_r: unknown, q: { __knexQueryUid: string; sql: string }) => done(q));
+  store.knex.on('query-error', (_e: unknown, q: { __knexQueryUid: string; sql: string }) => done(q));
+}
+
+function printQueries(): void {
+  for (const [shape, e] of [...queryMs].sort((a, b) => b[1].ms - a[1].ms).slice(0, 25)) console.log(`  ${(e.ms / 1000).toFixed(2).padStart(6)} s ${String(e.n).padStart(6)}x  ${shape}`);
+  queryMs.clear();
+}
+
+/** The hooks with a clock on each (BENCH_PHASES=1 prints where the jobs' time went). */
+function timed(hooks: LoaderHooks): LoaderHooks {
+  const out: LoaderHooks = {};
+  for (const name of ['beforeWrite', 'inTransaction', 'afterCommit', 'settle'] as const) {
+    const hook = hooks[name] as ((...args: unknown[]) => Promise<void>) | undefined;
+    if (!hook) continue;
+    (out as Record<string, unknown>)[name] = async (...args: unknown[]) => {
+      const started = performance.now();
+      try {
+        await hook(...args);
+      } finally {
+        phaseMs.set(name, (phaseMs.get(name) ?? 0) + performance.now() - started);
+      }
+    };
+  }
+  return out;
+}
+
+/** The hooks of one mode: every job as the service composes them, none, or one job alone. */
+function hooksFor(mode: string, store: Store, plans: Awaited<ReturnType<typeof loadPlans>>['plans'], fraud: Awaited<ReturnType<typeof loadFraudConfig>>['config'], logger: ReturnType<typeof silentLogger>): LoaderHooks {
+  switch (mode) {
+    case 'all': return createLoadHooks(store, { plans, logger, fraud });
+    case 'none': return {};
+    case 'fraud': return combineHooks([createFraudHook(store, fraud, logger)]);
+    case 'commissions': return combineHooks([createCommissionHook(store, plans, logger)]);
+    case 'facts': return combineHooks([createReportFactsHook(store)]);
+    case 'phases': return combineHooks([createPhaseHistoryHook(store)]);
+    case 'postbacks': return combineHooks([createPostbackHook(store)]);
+    default: throw new Error(`unknown mode ${mode}`);
+  }
+}
+
+function ratesCsv(): string {
+  const lines = ['date,currency,rate'];
+  for (let day = Date.parse('2026-10-01T00:00:00Z'); day <= Date.parse('2026-10-31T00:00:00Z'); day += 86_400_000) {
+    for (const [currency, r] of Object.entries(USD_RATE)) if (currency !== 'USD') lines.push(`${new Date(day).toISOString().slice(0, 10)},${currency},${r}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Milliseconds to COPY every record as one jsonb document per row, the table made in the same run. */
+async function rawCopy(records: Record<Entity, SpecRecord[]>): Promise<number> {
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query('DROP TABLE IF EXISTS bench_pipeline_raw');
+    await client.query('CREATE TABLE bench_pipeline_raw (doc jsonb NOT NULL)');
+    const escape = (s: string) => s.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
+    const started = performance.now();
+    await copyLines(client, 'COPY bench_pipeline_raw (doc) FROM STDIN', function* () {
+      for (const e of ENTITIES) for (const r of records[e]) yield `${escape(JSON.stringify(r))}\n`;
+    });
+    const ms = performance.now() - started;
+    await client.query('DROP TABLE bench_pipeline_raw');
+    return ms;
+  } finally {
+    await client.end();
+  }
+}
+
+await main();
