@@ -19,7 +19,7 @@ import type { Logger, Redact } from '../src/log.js';
 import type { BatchResult, Loader } from '../src/pipeline/load.js';
 import { createMapper } from '../src/pipeline/map-record.js';
 import { readEarly, type EarlyRead } from '../src/pipeline/read-ahead.js';
-import { addCounts, emptyCounts, finishRun, startRun, type RunCounts, type RunStatus } from '../src/store/runs.js';
+import { addCounts, emptyCounts, finishRun, hasCompletedRun, startRun, type RunCounts, type RunStatus } from '../src/store/runs.js';
 import { readState } from '../src/store/sync-state.js';
 import type { Entity, RawRecord } from '../src/types.js';
 import { dayGuardFor, DayRefused } from './day-guard.js';
@@ -99,9 +99,10 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   }, store.now());
   const log = deps.logger.child({ partner: def.partner, stream: entity, run_id: runId });
   log.info(`${plan.kind} started`, { window: span });
-  // A backfill and a stream's first sync are bulk runs: fraud rules and commissions evaluate over
-  // groups of records and at the run's end, not after every page (docs/loading.md, Bulk runs).
-  if (plan.kind === 'backfill' || state === undefined) loader.deferJobs(runId);
+  // A backfill and a stream's first sync (until one run of it completes: a killed first sync's
+  // rerun is one too) are bulk runs: fraud rules and commissions evaluate over groups of records
+  // and at the run's end, not after every page (docs/loading.md, Bulk runs).
+  if (plan.kind === 'backfill' || state === undefined || !(await hasCompletedRun(store.knex, def.partner, entity))) loader.deferJobs(runId);
 
   const map = createMapper(def.variant, entity, stream.mapping, def.affiliates);
   const counts = emptyCounts();

@@ -123,6 +123,8 @@ export interface LoaderDeps {
    * batch's transaction): Loader.settle calls it once per partner the run wrote to.
    */
   settle?: (change: CommittedChange) => Promise<void>;
+  /** Records a bulk run loads between two settles (default SETTLE_EVERY). */
+  settleEvery?: number;
 }
 
 interface Committed extends CommittedChange {
@@ -229,7 +231,7 @@ export class Loader {
     }
     // A bulk run's groups: once enough records wait, they are evaluated before the run goes on.
     for (const runId of new Set(committed.filter((c) => c.deferred).map((c) => c.runId))) {
-      if ((this.deferred.get(runId)?.unsettled ?? 0) >= SETTLE_EVERY) {
+      if ((this.deferred.get(runId)?.unsettled ?? 0) >= (this.deps.settleEvery ?? SETTLE_EVERY)) {
         try {
           await this.settle(runId);
         } catch (error) {

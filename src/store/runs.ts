@@ -63,3 +63,8 @@ export async function finishRun(
     error: end.error ?? null,
   });
 }
+
+/** Whether some incremental run of the stream has completed: until one has, every run is still its first sync. */
+export async function hasCompletedRun(knex: Knex, partner: string, stream: string): Promise<boolean> {
+  return (await knex('runs').where({ partner_id: partner, stream, kind: 'run' }).whereIn('status', ['succeeded', 'partial']).first('id')) !== undefined;
+}

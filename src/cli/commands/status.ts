@@ -1,3 +1,4 @@
+import { describeUnevaluated, unevaluated } from '../../../jobs/unevaluated.js';
 import { pendingPartners } from '../../commission/scope.js';
 import { commissionHoldSummary } from '../../commission/ledger.js';
 import { reviewHoldSummary } from '../../commission/review-holds.js';
@@ -28,6 +29,7 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
     const now = store.clock();
     const rows = await statusRows(store, config.definitions, args.partner, config.invalid);
     const commissions = await commissionStatus(store.knex, args.partner);
+    const waitingEvaluation = await unevaluated(store.knex, now, args.partner);
     const breaches = rows.filter((r) => r.freshness !== null && isBreach(r.freshness));
     const brokenDefinitions = config.errors.filter((e) => !args.partner || e.file.replace(/^.*[\\/]/, '').replace(/\.ya?ml$/i, '') === args.partner);
     const checkFailed = breaches.length > 0 || brokenDefinitions.length > 0;
@@ -46,7 +48,7 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
       definition_errors: brokenDefinitions.length,
     };
     if (globals.json) {
-      io.out(JSON.stringify({ now: now.toISOString(), streams: rows, commissions, definition_errors: config.errors, onboarding: await checklistStatus(store.knex, args.partner), ...(args.check ? { check } : {}) }));
+      io.out(JSON.stringify({ now: now.toISOString(), streams: rows, commissions, unevaluated: waitingEvaluation, definition_errors: config.errors, onboarding: await checklistStatus(store.knex, args.partner), ...(args.check ? { check } : {}) }));
       return exitCode;
     }
     if (rows.length === 0) io.out('no partners yet: add a definition under config/partners/, or import a file');
@@ -81,6 +83,11 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
           c.pending_entries > 0 ? `${c.pending_entries} scope entries` : '-'])));
       if (commissions.some((c) => c.held > 0)) io.out('held for FX: booked when their rates arrive: partner-sync fx import FILE.csv');
       if (commissions.some((c) => c.review_held > 0)) io.out('held for review: released when their fraud flags are dismissed, voided when confirmed: partner-sync fraud list');
+    }
+    if (waitingEvaluation.length > 0) {
+      io.out('');
+      for (const u of waitingEvaluation) io.out(describeUnevaluated(u));
+      io.out('the run loading them evaluates them at its end; after a crash, the next loading command or the worker does');
     }
     for (const e of config.errors) io.err(`warning: ${formatDefinitionError(e)}`);
     if (noDefinitionsFolder && rows.length > 0) io.out(`note: no connector definitions (${config.dir} does not exist): only ${rows.some((r) => r.pushed_records > 0) ? 'pushed and imported' : 'imported'} data is shown`);

@@ -1,0 +1,55 @@
+/**
+ * What is loaded but not evaluated yet by the jobs a bulk run defers (docs/loading.md, Bulk runs):
+ * customers waiting for the fraud rules (fraud_deferred) and commission scope entries waiting for
+ * their evaluation (commission_pending), per partner, with the age of the oldest. `status`, the
+ * console and `report` show it, so nothing is silently stale: a running bulk run settles it at
+ * its end (and every so many records); a crash leaves it for the next loading command or worker.
+ */
+import type { Knex } from 'knex';
+
+export interface Unevaluated {
+  partner: string;
+  /** Customers whose records loaded but whom the fraud rules have not judged yet. */
+  fraud_customers: number;
+  /** Commission scope entries (customers, customer-days, replaced days) not evaluated yet. */
+  commission_entries: number;
+  /** When the oldest of them was written (its batch's commit), ISO. */
+  oldest: string;
+  age_seconds: number;
+}
+
+const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : new Date(String(v).replace(' ', 'T').replace(/\+00(:00)?$/, 'Z')).toISOString());
+
+export async function unevaluated(knex: Knex, now: Date, partner?: string): Promise<Unevaluated[]> {
+  const out = new Map<string, Unevaluated>();
+  const at = (p: string, count: number, oldest: unknown, field: 'fraud_customers' | 'commission_entries') => {
+    const o = iso(oldest);
+    const e = out.get(p) ?? { partner: p, fraud_customers: 0, commission_entries: 0, oldest: o, age_seconds: 0 };
+    e[field] = count;
+    if (o < e.oldest) e.oldest = o;
+    out.set(p, e);
+  };
+  for (const [table, field] of [['fraud_deferred', 'fraud_customers'], ['commission_pending', 'commission_entries']] as const) {
+    let q = knex(table).select('partner_id').count({ n: '*' }).min({ oldest: 'created_at' }).groupBy('partner_id');
+    if (partner) q = q.where('partner_id', partner);
+    for (const r of (await q) as { partner_id: string; n: unknown; oldest: unknown }[]) at(r.partner_id, Number(r.n), r.oldest, field);
+  }
+  for (const e of out.values()) e.age_seconds = Math.max(0, Math.round((now.getTime() - Date.parse(e.oldest)) / 1000));
+  return [...out.values()].sort((a, b) => a.partner.localeCompare(b.partner));
+}
+
+/** "sandbox-casino: loaded, not evaluated yet: 4,980 customers for the fraud rules, 12,030 commission scope entries, the oldest 3 min old". */
+export function describeUnevaluated(u: Unevaluated): string {
+  const parts = [
+    ...(u.fraud_customers > 0 ? [`${u.fraud_customers} customers for the fraud rules`] : []),
+    ...(u.commission_entries > 0 ? [`${u.commission_entries} commission scope entries`] : []),
+  ];
+  return `${u.partner}: loaded, not evaluated yet: ${parts.join(', ')}, the oldest ${age(u.age_seconds)} old`;
+}
+
+function age(seconds: number): string {
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 7200) return `${Math.round(seconds / 60)} min`;
+  if (seconds < 172_800) return `${Math.round(seconds / 3600)} h`;
+  return `${Math.round(seconds / 86_400)} days`;
+}

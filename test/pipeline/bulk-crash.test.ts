@@ -1,0 +1,109 @@
+/**
+ * A bulk run killed between its loads and their evaluation: `partner-sync import` of a month's
+ * transactions is SIGKILLed once batches have committed whose fraud rules and commissions wait
+ * for the run's end. `status` and `report` then say what is not evaluated yet (count and age); the
+ * rerun of the same import settles it first and ends where an uninterrupted import ends: the same
+ * flags, holds, report figures and net per ledger key, and a ledger that agrees with a recompute.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { money } from '../../src/kernel/money.js';
+import { packageRoot } from '../../src/paths.js';
+import { createSandboxData } from '../../src/sandbox/data.js';
+import type { Store } from '../../src/store/store.js';
+import { STORES, type TestStore } from '../support/stores.js';
+import { cli, ndjson, PARTNER, ratesCsv, shippedConfig } from '../volume/support.js';
+
+const data = createSandboxData({ seed: 5, customers: 800, from: '2026-10-01', to: '2026-10-31', clock: () => new Date('2026-11-01T12:00:00.000Z') });
+const FILES = {
+  customers: ndjson(data.customers('igaming')),
+  transactions: ndjson(data.transactions('igaming').map(({ updated_at: _u, ...t }) => t)),
+  activity: ndjson(data.activity('igaming')),
+};
+
+async function count(store: Store, table: string): Promise<number> {
+  return Number(((await store.knex(table).count({ n: '*' })) as { n: unknown }[])[0]?.n ?? 0);
+}
+
+async function outcome(store: Store): Promise<unknown> {
+  const knex = store.knex;
+  const flags = (await knex('fraud_flags as f').leftJoin('fraud_flag_customers as c', 'c.flag_id', 'f.id').select('f.rule', 'f.instance_key', 'f.status', 'c.customer_id'))
+    .map((r: Record<string, unknown>) => JSON.stringify(r)).sort();
+  const net = new Map<string, ReturnType<typeof money>>();
+  for (const l of (await knex('commission_ledger').select('line_key', 'amount_usd')) as { line_key: string; amount_usd: unknown }[]) net.set(l.line_key, (net.get(l.line_key) ?? money(0)).plus(money(String(l.amount_usd))));
+  const figures = await knex('report_cells').select('day', 'affiliate_id', 'registrations', 'ftd_count', 'deposit_count').orderBy(['day', 'affiliate_id', 'campaign_id']);
+  return {
+    flags,
+    holds: (await knex('commission_holds').select('line_key').orderBy('line_key')).map((h: { line_key: string }) => h.line_key),
+    reviewHolds: (await knex('commission_review_holds').select('line_key').orderBy('line_key')).map((h: { line_key: string }) => h.line_key),
+    ledger: [...net].filter(([, v]) => !v.isZero()).map(([k, v]) => `${k} ${v.toFixed(2)}`).sort(),
+    figures: figures.map((f: Record<string, unknown>) => JSON.stringify({ ...f, day: String(f.day instanceof Date ? f.day.toISOString() : f.day).slice(0, 10) })),
+  };
+}
+
+for (const backend of STORES) {
+  describe(`a bulk import killed before its evaluation, then rerun (${backend.name})`, function () {
+    this.timeout(300_000);
+    let crashed: TestStore;
+    let reference: TestStore;
+    let config: ReturnType<typeof shippedConfig>;
+    before(async () => {
+      crashed = await backend.create();
+      reference = await backend.create();
+      config = shippedConfig();
+      for (const [name, text] of Object.entries(FILES)) config.file(`${name}.ndjson`, text);
+      config.file('rates.csv', ratesCsv('2026-10-01', '2026-10-31'));
+    });
+    after(async () => {
+      config?.cleanup();
+      await crashed?.drop();
+      await reference?.drop();
+    });
+
+    const importArgs = (entity: string) => ['import', PARTNER, '--variant', 'igaming', '--entity', entity, join(config.dir, `${entity}.ndjson`)];
+
+    it('says what waits for evaluation, and the rerun ends as an uninterrupted import', async () => {
+      for (const t of [crashed, reference]) {
+        await cli(config.dir, t.url, ['fx', 'import', join(config.dir, 'rates.csv')]);
+        await cli(config.dir, t.url, importArgs('customers'));
+      }
+      // Killed once committed batches wait for the fraud rules and commissions.
+      const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'partner-sync.js'), '--config', config.dir, '--store', crashed.url, ...importArgs('transactions')], {
+        env: { ...process.env, LOG_LEVEL: 'error' }, stdio: 'ignore',
+      });
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      let killed = false;
+      for (let i = 0; i < 2000 && child.exitCode === null; i++) {
+        if ((await count(crashed.store, 'fraud_deferred')) > 0 && (await count(crashed.store, 'commission_pending')) > 0) {
+          child.kill('SIGKILL');
+          killed = true;
+          break;
+        }
+        await sleep(20);
+      }
+      await exited;
+      assert.ok(killed, 'the import was killed while its loads waited for evaluation');
+      const loaded = await count(crashed.store, 'transactions');
+      assert.ok(loaded > 0, 'some batches committed before the kill');
+
+      const status = JSON.parse(await cli(config.dir, crashed.url, ['status', '--json'])) as { unevaluated: { partner: string; fraud_customers: number; commission_entries: number; age_seconds: number }[] };
+      const waiting = status.unevaluated.find((u) => u.partner === PARTNER);
+      assert.ok(waiting && waiting.fraud_customers > 0 && waiting.commission_entries > 0 && waiting.age_seconds >= 0, JSON.stringify(status.unevaluated));
+      assert.match(await cli(config.dir, crashed.url, ['status']), new RegExp(`${PARTNER}: loaded, not evaluated yet: ${waiting.fraud_customers} customers for the fraud rules, ${waiting.commission_entries} commission scope entries, the oldest \\d+ s old`));
+      assert.match(await cli(config.dir, crashed.url, ['report', 'affiliates', '--partner', PARTNER]), /note: sandbox-casino: loaded, not evaluated yet: .*commissions and fraud holds do not count them yet/);
+
+      for (const entity of ['transactions', 'activity']) {
+        await cli(config.dir, crashed.url, importArgs(entity));
+        await cli(config.dir, reference.url, importArgs(entity));
+      }
+      assert.deepEqual((JSON.parse(await cli(config.dir, crashed.url, ['status', '--json'])) as { unevaluated: unknown[] }).unevaluated, []);
+      const [after, want] = [await outcome(crashed.store), await outcome(reference.store)];
+      assert.ok((want as { ledger: string[] }).ledger.length > 100 && (want as { flags: string[] }).flags.length > 0, 'the month books commissions and raises flags');
+      assert.deepEqual(after, want);
+      const recompute = JSON.parse(await cli(config.dir, crashed.url, ['commissions', 'recompute', '--partner', PARTNER, '--json'])) as { agree: boolean; differences: number };
+      assert.deepEqual([recompute.agree, recompute.differences], [true, 0]);
+    });
+  });
+}
