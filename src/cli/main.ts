@@ -5,31 +5,38 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { ENTITIES, VARIANTS, type Entity, type Variant } from '../types.js';
-import { backfillCommand } from './commands/backfill.js';
-import { checkCommand } from './commands/check.js';
-import { clientsAddCommand, clientsListCommand, clientsRevokeCommand } from './commands/clients.js';
-import { commissionsApproveCommand, registerPostbackCommands } from './commands/postbacks.js';
-import { commissionsCommand, commissionsRecomputeCommand } from './commands/commissions.js';
-import { fraudDecideCommand, fraudListCommand, fraudScanCommand, fraudShowCommand } from './commands/fraud.js';
-import { fxImportCommand } from './commands/fx.js';
-import { importCommand } from './commands/import.js';
-import { migrateCommand } from './commands/migrate.js';
-import { rejectsCommand } from './commands/rejects.js';
-import { affiliatesReportCommand, type AffiliatesReportArgs } from './commands/report.js';
-import { reportFunnelCommand, type ReportFunnelArgs } from './commands/report-funnel.js';
-import { runCommand } from './commands/run.js';
-import { sandboxCommand } from './commands/sandbox.js';
-import { serveCommand } from './commands/serve.js';
-import { statusCommand } from './commands/status.js';
-import { usersAddCommand } from './commands/users.js';
-import { validateCommand } from './commands/validate.js';
-import { workerCommand } from './commands/worker.js';
-import { registerOnboardingCommands } from './commands/onboarding.js';
+import { registerPostbackCommands } from './commands/postbacks-commands.js';
+import type { AffiliatesReportArgs } from './commands/report.js';
+import type { ReportFunnelArgs } from './commands/report-funnel.js';
+import { registerOnboardingCommands } from './commands/onboarding-commands.js';
 import type { GlobalOptions } from './context.js';
 import { findUnknownCommand, formatUnknownCommand } from './strict.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, processIo, type Io } from './io.js';
 
 const ALLOW_SHRINK = 'replace activity days even when they lose more than max_day_shrink of their rows or become empty, and record empty days as loaded (a real shrink at the partner)';
+
+/** Each command's module loads when the command runs: `--help`, and every command, start without the others. */
+const commands = {
+  backfill: () => import('./commands/backfill.js'),
+  check: () => import('./commands/check.js'),
+  clients: () => import('./commands/clients.js'),
+  commissions: () => import('./commands/commissions.js'),
+  fraud: () => import('./commands/fraud.js'),
+  fx: () => import('./commands/fx.js'),
+  import: () => import('./commands/import.js'),
+  migrate: () => import('./commands/migrate.js'),
+  postbacks: () => import('./commands/postbacks.js'),
+  rejects: () => import('./commands/rejects.js'),
+  report: () => import('./commands/report.js'),
+  reportFunnel: () => import('./commands/report-funnel.js'),
+  run: () => import('./commands/run.js'),
+  sandbox: () => import('./commands/sandbox.js'),
+  serve: () => import('./commands/serve.js'),
+  status: () => import('./commands/status.js'),
+  users: () => import('./commands/users.js'),
+  validate: () => import('./commands/validate.js'),
+  worker: () => import('./commands/worker.js'),
+};
 
 function buildProgram(io: Io, setExit: (code: number) => void): Command {
   const program = new Command('partner-sync')
@@ -62,7 +69,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .command('migrate')
     .description('create or upgrade the store')
     .option('--json', 'machine-readable output')
-    .action((_opts, cmd: Command) => run(migrateCommand(globals(cmd), io)));
+    .action((_opts, cmd: Command) => run(commands.migrate().then((m) => m.migrateCommand(globals(cmd), io))));
 
   program
     .command('validate')
@@ -72,7 +79,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--json', 'machine-readable output')
     .argument('<file>', 'NDJSON or JSON array file, or - for stdin')
     .action((file: string, opts: { variant: Variant; entity: Entity }, cmd: Command) =>
-      run(validateCommand({ variant: opts.variant, entity: opts.entity, file, json: Boolean(globals(cmd).json) }, io)));
+      run(commands.validate().then((m) => m.validateCommand({ variant: opts.variant, entity: opts.entity, file, json: Boolean(globals(cmd).json) }, io))));
 
   program
     .command('import')
@@ -83,14 +90,14 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--json', 'machine-readable output')
     .argument('<file>', 'NDJSON or JSON array file, or - for stdin')
     .action((partner: string, file: string, opts: { variant: Variant; entity: Entity }, cmd: Command) =>
-      run(importCommand(globals(cmd), { partner, variant: opts.variant, entity: opts.entity, file }, io)));
+      run(commands.import().then((m) => m.importCommand(globals(cmd), { partner, variant: opts.variant, entity: opts.entity, file }, io))));
 
   program
     .command('check')
     .description('validate connector definitions, test auth and read one page per stream')
     .option('--partner <partner>', 'only this partner')
     .addOption(json())
-    .action((opts: { partner?: string }, cmd: Command) => run(checkCommand(globals(cmd), opts, io)));
+    .action((opts: { partner?: string }, cmd: Command) => run(commands.check().then((m) => m.checkCommand(globals(cmd), opts, io))));
 
   program
     .command('run')
@@ -100,7 +107,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--allow-shrink', ALLOW_SHRINK)
     .addOption(json())
     .action((partner: string, opts: { stream?: Entity; allowShrink?: boolean }, cmd: Command) =>
-      run(runCommand(globals(cmd), { partner, stream: opts.stream, allowShrink: opts.allowShrink }, io)));
+      run(commands.run().then((m) => m.runCommand(globals(cmd), { partner, stream: opts.stream, allowShrink: opts.allowShrink }, io))));
 
   program
     .command('backfill')
@@ -112,7 +119,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--allow-shrink', ALLOW_SHRINK)
     .addOption(json())
     .action((partner: string, opts: { from: string; to: string; stream?: Entity; allowShrink?: boolean }, cmd: Command) =>
-      run(backfillCommand(globals(cmd), { partner, ...opts }, io)));
+      run(commands.backfill().then((m) => m.backfillCommand(globals(cmd), { partner, ...opts }, io))));
 
   program
     .command('status')
@@ -120,7 +127,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--partner <partner>', 'only this partner')
     .option('--check', 'exit 1 when a configured stream breaches its freshness target (or a definition is invalid); an error event per breach')
     .addOption(json())
-    .action((opts: { partner?: string; check?: boolean }, cmd: Command) => run(statusCommand(globals(cmd), { partner: opts.partner, check: opts.check }, io)));
+    .action((opts: { partner?: string; check?: boolean }, cmd: Command) => run(commands.status().then((m) => m.statusCommand(globals(cmd), { partner: opts.partner, check: opts.check }, io))));
 
   program
     .command('worker')
@@ -130,7 +137,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--stop-timeout <seconds>', 'on SIGTERM/SIGINT, wait this long for running runs, then abandon them (default 20)', integer('--stop-timeout'))
     .option('--retry-interval <minutes>', 'retry a daily run whose day has not loaded every N minutes (default 15)', integer('--retry-interval'))
     .option('--concurrency <n>', 'runs at once in this worker (default 4 on PostgreSQL, 1 on SQLite)', integer('--concurrency'))
-    .action((opts: Record<string, unknown>, cmd: Command) => run(workerCommand(globals(cmd), opts, io)));
+    .action((opts: Record<string, unknown>, cmd: Command) => run(commands.worker().then((m) => m.workerCommand(globals(cmd), opts, io))));
 
   program
     .command('rejects')
@@ -145,7 +152,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--limit <n>', 'show at most N', integer('--limit'))
     .addOption(json())
     .action((partner: string, opts: { replay?: boolean; all?: boolean; discard?: boolean; before?: string; reason?: string; stream?: Entity; limit?: number }, cmd: Command) =>
-      run(rejectsCommand(globals(cmd), { partner, ...opts }, io)));
+      run(commands.rejects().then((m) => m.rejectsCommand(globals(cmd), { partner, ...opts }, io))));
 
   const commissions = program
     .command('commissions')
@@ -157,7 +164,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--lines', 'the ledger lines behind the totals')
     .addOption(json())
     .action((opts: { affiliate?: string; month?: string; partner?: string; plan?: string; lines?: boolean }, cmd: Command) =>
-      run(commissionsCommand(globals(cmd), opts, io)));
+      run(commands.commissions().then((m) => m.commissionsCommand(globals(cmd), opts, io))));
   commissions
     .command('recompute')
     .description('rebuild from history and compare with the incremental ledger to the cent; --repair books the differences')
@@ -167,7 +174,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--repair', 'append correction lines for every difference')
     .addOption(json())
     .action((opts: { partner?: string; month?: string; affiliate?: string; repair?: boolean }, cmd: Command) =>
-      run(commissionsRecomputeCommand(globals(cmd), { ...inheritedFilters(cmd, ['partner', 'month', 'affiliate']), ...definedOnly(opts) }, io)));
+      run(commands.commissions().then((m) => m.commissionsRecomputeCommand(globals(cmd), { ...inheritedFilters(cmd, ['partner', 'month', 'affiliate']), ...definedOnly(opts) }, io))));
   commissions
     .command('approve')
     .description("approve an affiliate's closed month (once; the commission_approved postback announces it)")
@@ -176,7 +183,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--by <name>', 'who approves (default: $USER)')
     .addOption(json())
     .action((opts: { affiliate?: string; month?: string; by?: string }, cmd: Command) =>
-      run(commissionsApproveCommand(globals(cmd), { ...inheritedFilters(cmd, ['month', 'affiliate']), ...definedOnly(opts) }, io)));
+      run(commands.postbacks().then((m) => m.commissionsApproveCommand(globals(cmd), { ...inheritedFilters(cmd, ['month', 'affiliate']), ...definedOnly(opts) }, io))));
 
   program
     .command('fx')
@@ -185,7 +192,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .description('import rates per currency per day from a CSV file; held commission entries are released')
     .argument('<file>', 'CSV file')
     .addOption(json())
-    .action((file: string, _opts: unknown, cmd: Command) => run(fxImportCommand(globals(cmd), { file }, io)));
+    .action((file: string, _opts: unknown, cmd: Command) => run(commands.fx().then((m) => m.fxImportCommand(globals(cmd), { file }, io))));
 
   // `report <name>`: one subcommand per report, each in its own command file.
   const report = program.command('report').description('reports on the store and the commission ledger (tables, --json, --csv)');
@@ -203,21 +210,21 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--explain <column>', 'list the source records (or ledger lines) behind one cell of this column')
     .option('--csv', 'CSV with a header row')
     .addOption(json())
-    .action((opts: AffiliatesReportArgs, cmd: Command) => run(affiliatesReportCommand(globals(cmd), opts, io)));
+    .action((opts: AffiliatesReportArgs, cmd: Command) => run(commands.report().then((m) => m.affiliatesReportCommand(globals(cmd), opts, io))));
   const fraud = program.command('fraud').description('fraud-pattern flags (docs/fraud.md): list, show, confirm, dismiss, scan');
   fraud.command('list').description('flags, newest last')
     .option('--partner <partner>', 'only this partner').option('--status <status>', 'open | confirmed | dismissed').option('--rule <rule>', 'only this rule').addOption(json())
-    .action((opts: { partner?: string; status?: string; rule?: string }, cmd: Command) => run(fraudListCommand(globals(cmd), opts, io)));
+    .action((opts: { partner?: string; status?: string; rule?: string }, cmd: Command) => run(commands.fraud().then((m) => m.fraudListCommand(globals(cmd), opts, io))));
   fraud.command('show').description('one flag: customers, evidence, decisions').argument('<id>', 'flag id').addOption(json())
-    .action((id: string, _opts: unknown, cmd: Command) => run(fraudShowCommand(globals(cmd), { id }, io)));
+    .action((id: string, _opts: unknown, cmd: Command) => run(commands.fraud().then((m) => m.fraudShowCommand(globals(cmd), { id }, io))));
   for (const [name, decision] of [['confirm', 'confirmed'], ['dismiss', 'dismissed']] as const) {
     fraud.command(name).description(`${name} an open flag (${decision === 'confirmed' ? 'its customers’ commissions are voided' : 'its customers’ held commissions are released'})`)
       .argument('<id>', 'flag id').option('--reason <text>', 'why (required; kept for audit)').option('--by <name>', 'who decides (default: the OS user)').addOption(json())
-      .action((id: string, opts: { reason?: string; by?: string }, cmd: Command) => run(fraudDecideCommand(globals(cmd), { id, decision, ...opts }, io)));
+      .action((id: string, opts: { reason?: string; by?: string }, cmd: Command) => run(commands.fraud().then((m) => m.fraudDecideCommand(globals(cmd), { id, decision, ...opts }, io))));
   }
   fraud.command('scan').description('re-evaluate history with config/fraud.yaml (idempotent)')
     .option('--partner <partner>', 'only this partner').option('--from <date>', 'only customers with data on or after this UTC day (YYYY-MM-DD)').addOption(json())
-    .action((opts: { partner?: string; from?: string }, cmd: Command) => run(fraudScanCommand(globals(cmd), opts, io)));
+    .action((opts: { partner?: string; from?: string }, cmd: Command) => run(commands.fraud().then((m) => m.fraudScanCommand(globals(cmd), opts, io))));
 
   report
     .command('funnel')
@@ -231,7 +238,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--explain <cell>', 'the customers and phase history behind one cell: signup, phase_1, phase_2, funded, failed_phase_1, failed_phase_2, failed_funded, failed_unknown; or behind a median: days_signup_phase_1, days_phase_1_phase_2, days_phase_2_funded')
     .option('--group <value>', "with --explain and --by: the row's group value")
     .addOption(json())
-    .action((opts: ReportFunnelArgs, cmd: Command) => run(reportFunnelCommand(globals(cmd), opts, io)));
+    .action((opts: ReportFunnelArgs, cmd: Command) => run(commands.reportFunnel().then((m) => m.reportFunnelCommand(globals(cmd), opts, io))));
 
   program
     .command('sandbox')
@@ -247,7 +254,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--fraud-patterns <n>', 'add n labelled instances of each fraud rule to the data', integer('--fraud-patterns'))
     .addOption(new Option('--style <style>', "spec (the spec's names) or partner (camelCase names, epoch-ms times, cents, numeric ids, codes)").choices(['spec', 'partner']))
     .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean; fraudPatterns?: number; style?: 'spec' | 'partner' }) =>
-      run(sandboxCommand({ ...opts, latencyMs: opts.latency }, io)));
+      run(commands.sandbox().then((m) => m.sandboxCommand({ ...opts, latencyMs: opts.latency }, io))));
 
   program
     .command('serve')
@@ -258,7 +265,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--tls-key <file>', 'PEM private key for HTTPS')
     .option('--trust-proxy', 'behind a TLS-terminating proxy: allow plain HTTP on any address, trust X-Forwarded-*')
     .action((opts: { host?: string; port?: number; tlsCert?: string; tlsKey?: string; trustProxy?: boolean }, cmd: Command) =>
-      run(serveCommand(globals(cmd), opts, io)));
+      run(commands.serve().then((m) => m.serveCommand(globals(cmd), opts, io))));
 
   program
     .command('users')
@@ -268,7 +275,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .argument('<name>', 'user name')
     .addOption(new Option('--role <role>', 'operator (runs, backfills, replays) or manager (money, fraud decisions)').choices(['operator', 'manager']).makeOptionMandatory())
     .addOption(json())
-    .action((name: string, opts: { role: string }, cmd: Command) => run(usersAddCommand(globals(cmd), { name, role: opts.role }, io)));
+    .action((name: string, opts: { role: string }, cmd: Command) => run(commands.users().then((m) => m.usersAddCommand(globals(cmd), { name, role: opts.role }, io))));
 
   const clients = program
     .command('clients')
@@ -282,19 +289,19 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--affiliate <id>', "the credential sees only this affiliate's report rows")
     .addOption(json())
     .action((partner: string, opts: { variant?: string; scope?: string; affiliate?: string }, cmd: Command) =>
-      run(clientsAddCommand(globals(cmd), { partner, ...opts }, io)));
+      run(commands.clients().then((m) => m.clientsAddCommand(globals(cmd), { partner, ...opts }, io))));
   clients
     .command('list')
     .description('the clients (never their secrets)')
     .option('--partner <partner>', 'only this partner')
     .addOption(json())
-    .action((opts: { partner?: string }, cmd: Command) => run(clientsListCommand(globals(cmd), opts, io)));
+    .action((opts: { partner?: string }, cmd: Command) => run(commands.clients().then((m) => m.clientsListCommand(globals(cmd), opts, io))));
   clients
     .command('revoke')
     .description("revoke a client: its tokens stop working within seconds on every serve process of the store")
     .argument('<client_id>', 'client id')
     .addOption(json())
-    .action((clientId: string, _opts: unknown, cmd: Command) => run(clientsRevokeCommand(globals(cmd), { clientId }, io)));
+    .action((clientId: string, _opts: unknown, cmd: Command) => run(commands.clients().then((m) => m.clientsRevokeCommand(globals(cmd), { clientId }, io))));
 
   registerOnboardingCommands(program, io, run, globals);
   registerPostbackCommands(program, io, run, globals, integer);

@@ -1,7 +1,8 @@
 /**
  * Bulk runs evaluate the fraud rules and commissions over groups (Loader.deferJobs): the outcome
  * must be what batch-by-batch evaluation gives. A seeded random month of one iGaming partner
- * (the sandbox's generator, records shuffled, some re-sent) is loaded into two stores of the same
+ * (the sandbox's generator, records shuffled, some re-sent, a few customers with a second account)
+ * is loaded into two stores of the same
  * kind: one store batch by batch (small batches, every job after each commit, as pushes and
  * incremental runs load), the other by `importFile` as a bulk run whose groups settle every few
  * hundred records. Then: the same report (every figure; commissions as each affiliate's net), the same
@@ -66,6 +67,12 @@ function month(seed: number): Record<Entity, SpecRecord[]> {
     transactions: data.transactions('igaming').map(({ updated_at: _u, ...t }) => t) as SpecRecord[],
     activity: data.activity('igaming') as SpecRecord[],
   };
+  // A second account of some customers (the same e-mail, the same deposits): duplicate_identity
+  // flags them whatever the seed, and their commissions are held for review.
+  for (const c of raw.customers.filter(() => random() < 0.03)) {
+    raw.customers.push({ ...c, customer_id: `${String(c.customer_id)}-2` });
+    for (const t of raw.transactions.filter((x) => x.customer_id === c.customer_id)) raw.transactions.push({ ...t, transaction_id: `${String(t.transaction_id)}-2`, customer_id: `${String(c.customer_id)}-2` });
+  }
   const out = {} as Record<Entity, SpecRecord[]>;
   for (const e of ENTITIES) {
     const list = shuffled(raw[e], random);

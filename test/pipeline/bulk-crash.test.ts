@@ -16,7 +16,7 @@ import type { Store } from '../../src/store/store.js';
 import { STORES, type TestStore } from '../support/stores.js';
 import { cli, ndjson, PARTNER, ratesCsv, shippedConfig } from '../volume/support.js';
 
-const data = createSandboxData({ seed: 5, customers: 800, from: '2026-10-01', to: '2026-10-31', clock: () => new Date('2026-11-01T12:00:00.000Z') });
+const data = createSandboxData({ seed: 5, customers: 400, from: '2026-10-01', to: '2026-10-31', clock: () => new Date('2026-11-01T12:00:00.000Z') });
 const FILES = {
   customers: ndjson(data.customers('igaming')),
   transactions: ndjson(data.transactions('igaming').map(({ updated_at: _u, ...t }) => t)),
