@@ -21,7 +21,7 @@ import { insertChunks, listChunks } from '../src/store/dialects.js';
 
 const SCAN_CHUNK = 2000;
 /** Customers per settling group of a bulk run's deferred detection. */
-const SETTLE_CHUNK = 5000;
+const SETTLE_CHUNK = 20_000;
 
 export { loadFraudConfig, formatFraudConfigError, type FraudConfig } from '../src/fraud/config.js';
 

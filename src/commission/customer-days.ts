@@ -10,6 +10,7 @@ import { RateBook, type MissingRate } from '../kernel/fx.js';
 import type { CustomerFact, TxFact } from './facts.js';
 import { money, moneyOrNull, sum, ZERO, type Money } from '../kernel/money.js';
 import { insertChunks } from '../store/dialects.js';
+import { append } from '../kernel/collections.js';
 
 export interface ActivityRow {
   customerId: string;
@@ -160,7 +161,7 @@ const eq = (a: Money | null, b: Money | null): boolean => (a === null ? b === nu
 /** Reads the activity rows of these (customer, day) pairs: one indexed query per day and chunk of customers. */
 export async function readActivity(knex: Knex, partner: string, pairs: ReadonlyMap<string, ReadonlySet<string>>): Promise<ActivityRow[]> {
   const byDay = new Map<string, string[]>();
-  for (const [customer, days] of pairs) for (const day of days) byDay.set(day, [...(byDay.get(day) ?? []), customer]);
+  for (const [customer, days] of pairs) for (const day of days) append(byDay, day, customer);
   const out: ActivityRow[] = [];
   for (const [day, customers] of byDay) {
     for (let i = 0; i < customers.length; i += CHUNK) {
@@ -190,7 +191,7 @@ export async function readBonuses(pairs: ReadonlyMap<string, ReadonlySet<string>
     for (const tx of await read(customers.slice(i, i + CHUNK), from, to)) {
       if (tx.status !== 'approved' || !pairs.get(tx.customerId)?.has(tx.day)) continue;
       const key = `${tx.customerId}\u0000${tx.day}`;
-      out.set(key, [...(out.get(key) ?? []), tx]);
+      append(out, key, tx);
     }
   }
   return out;
@@ -200,7 +201,7 @@ export async function readBonuses(pairs: ReadonlyMap<string, ReadonlySet<string>
 export async function readCachedDays(knex: Knex, partner: string, pairs: ReadonlyMap<string, ReadonlySet<string>>): Promise<Map<string, CachedDay>> {
   const out = new Map<string, CachedDay>();
   const byDay = new Map<string, string[]>();
-  for (const [customer, days] of pairs) for (const day of days) byDay.set(day, [...(byDay.get(day) ?? []), customer]);
+  for (const [customer, days] of pairs) for (const day of days) append(byDay, day, customer);
   for (const [day, customers] of byDay) {
     for (let i = 0; i < customers.length; i += CHUNK) {
       const rows: Record<string, unknown>[] = await knex('commission_customer_days')
@@ -239,7 +240,7 @@ export async function writeCachedDays(trx: Knex.Transaction, partner: string, up
       .merge(['affiliate_id', 'ggr_usd', 'ngr_usd', 'bets_usd', 'missing', 'updated_at']);
   }
   const byDay = new Map<string, string[]>();
-  for (const d of deletes) byDay.set(d.date, [...(byDay.get(d.date) ?? []), d.customerId]);
+  for (const d of deletes) append(byDay, d.date, d.customerId);
   for (const [day, customers] of byDay) {
     for (let i = 0; i < customers.length; i += CHUNK) {
       await trx('commission_customer_days').where('partner_id', partner).where('date', day).whereIn('customer_id', customers.slice(i, i + CHUNK)).delete();
@@ -265,7 +266,7 @@ export async function refreshDays(
   const rowsByPair = new Map<string, ActivityRow[]>();
   for (const r of activity) {
     const key = `${r.customerId}\u0000${r.date}`;
-    rowsByPair.set(key, [...(rowsByPair.get(key) ?? []), r]);
+    append(rowsByPair, key, r);
   }
   const bonuses = await readBonuses(pairs, readBonusTxs);
   const cached = await readCachedDays(trx, partner, pairs);
@@ -401,7 +402,7 @@ export async function readAffiliateMonths(knex: Knex, partner: string, affiliate
     const rows: Record<string, unknown>[] = await knex('commission_affiliate_months').where('partner_id', partner).whereIn('affiliate_id', list.slice(i, i + CHUNK)).orderBy('month').select('*');
     for (const r of rows) {
       const m = toAffiliateMonth(r);
-      out.set(m.affiliateId, [...(out.get(m.affiliateId) ?? []), m]);
+      append(out, m.affiliateId, m);
     }
   }
   return out;

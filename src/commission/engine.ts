@@ -27,6 +27,7 @@ import { writeCpaEvents } from '../postbacks/commission-facts.js';
 import { transactionLock } from '../store/transaction-lock.js';
 import { savePending, takePending, type Scope } from './scope.js';
 import { applyReview, flaggedDaysByAffiliate, readFlaggedDays, readReviews, replaceReviewHolds, reviewedRevshareTargets } from './review-holds.js';
+import { append } from '../kernel/collections.js';
 
 
 
@@ -121,7 +122,7 @@ async function readWageringDays(knex: Knex, partner: string, customers: readonly
     }
     for (const r of rows) {
       const d = toCachedDay(r);
-      out.set(d.customerId, [...(out.get(d.customerId) ?? []), d]);
+      append(out, d.customerId, d);
     }
   }
   for (const list of out.values()) list.sort((a, b) => (a.date < b.date ? -1 : 1));
@@ -364,7 +365,7 @@ export async function book(
   now: string,
 ): Promise<Pick<Evaluation, 'keys' | 'lines' | 'net' | 'held' | 'missingRates' | 'released' | 'reviewHeld' | 'reviewReleased'>> {
   const byKey = new Map<string, Target[]>();
-  for (const t of targets) byKey.set(t.key, [...(byKey.get(t.key) ?? []), t]);
+  for (const t of targets) append(byKey, t.key, t);
   const add: NewLine[] = [];
   const held: Target[] = [];
   for (const [key, list] of byKey) {

@@ -22,6 +22,7 @@ import { dropPending, lockPartnerLoads, readPending } from './recompute-pending.
 import type { CpaFtdPlan, Plan, RevsharePlan } from './plans.js';
 import { applyReview, flaggedDaysByAffiliate, readReviews, reviewedRevshareTargets } from './review-holds.js';
 import { insertChunks } from '../store/dialects.js';
+import { append } from '../kernel/collections.js';
 
 export interface Difference {
   key: string;
@@ -115,7 +116,7 @@ async function rebuildDays(trx: Knex.Transaction, partner: string, customers: Re
     const byPair = new Map<string, ActivityRow[]>();
     for (const r of rows.map(toActivityRow)) {
       const k = `${r.customerId}\u0000${r.date}`;
-      byPair.set(k, [...(byPair.get(k) ?? []), r]);
+      append(byPair, k, r);
     }
     const bonusRows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).where('transaction_type', 'bonus')
       .where('transaction_date', '>=', `${from}T00:00:00.000000Z`).where('transaction_date', '<', `${addDays(to, 1)}T00:00:00.000000Z`).select(TX_COLUMNS);
@@ -123,7 +124,7 @@ async function rebuildDays(trx: Knex.Transaction, partner: string, customers: Re
     for (const b of bonusRows.map(toTxFact)) {
       if (b.status !== 'approved') continue;
       const k = `${b.customerId}\u0000${b.day}`;
-      bonuses.set(k, [...(bonuses.get(k) ?? []), b]);
+      append(bonuses, k, b);
     }
     const fx = await RateBook.load(trx, [...rows.map((r) => [String(r.currency), String(r.date).slice(0, 10)] as [string, string]), ...ratePairs([...bonuses.values()].flat())]);
     const rebuilt = new Map<string, CachedDay>();
@@ -159,7 +160,7 @@ async function rebuildDays(trx: Knex.Transaction, partner: string, customers: Re
       }
       sums.set(sk, s);
       const customer = customers.get(d.customerId) as CustomerFact;
-      if (wageringDays > 0 && d.date >= customer.signupDay && d.date < addDays(customer.signupDay, wageringDays)) out.wagering.set(d.customerId, [...(out.wagering.get(d.customerId) ?? []), d]);
+      if (wageringDays > 0 && d.date >= customer.signupDay && d.date < addDays(customer.signupDay, wageringDays)) append(out.wagering, d.customerId, d);
     }
     for (const [k, c] of cached) if (!rebuilt.has(k)) {
       out.dayDiffs += 1;
@@ -167,7 +168,7 @@ async function rebuildDays(trx: Knex.Transaction, partner: string, customers: Re
     }
     if (repair) await writeCachedDays(trx, partner, upserts, deletes, now);
   }
-  for (const m of sums.values()) out.months.set(m.affiliateId, [...(out.months.get(m.affiliateId) ?? []), m]);
+  for (const m of sums.values()) append(out.months, m.affiliateId, m);
   for (const list of out.wagering.values()) list.sort((a, b) => (a.date < b.date ? -1 : 1));
   return out;
 }
@@ -214,7 +215,7 @@ async function partnerLines(trx: Knex.Transaction, partner: string): Promise<{ l
     for (const r of rows) {
       const key = String(r.line_key);
       const line: LineState = { id: Number(r.id), affiliate: String(r.affiliate_id), amount: money(r.amount_usd), reason: String(r.reason), refId: r.ref_id === null ? null : String(r.ref_id), period: String(r.period), createdAt: fromStoreTimestamp(r.created_at) ?? '' };
-      lines.set(key, [...(lines.get(key) ?? []), line]);
+      append(lines, key, line);
       const m = meta.get(key) ?? { plan: String(r.plan_id), customer: r.customer_id === null ? null : String(r.customer_id), periods: new Set<string>() };
       m.periods.add(line.period);
       meta.set(key, m);
@@ -298,7 +299,7 @@ async function recomputePartner(store: Store, trx: Knex.Transaction, allPlans: r
   }
 
   const byKey = new Map<string, Target[]>();
-  for (const t of targets) byKey.set(t.key, [...(byKey.get(t.key) ?? []), t]);
+  for (const t of targets) append(byKey, t.key, t);
   const inMonth = (key: string, list: readonly Target[]): boolean =>
     options.month === undefined || list.some((t) => t.period === options.month) || (meta.get(key)?.periods.has(options.month) ?? false);
   const ofAffiliate = (key: string, list: readonly Target[]): boolean =>

@@ -27,6 +27,7 @@ import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
 import { revshareTargets, type RevshareInput } from './rules/revshare.js';
 import type { FlagRef, LineState, ReviewMark, Target } from './target.js';
 import { insertChunks } from '../store/dialects.js';
+import { append } from '../kernel/collections.js';
 
 /**
  * Adds these customers of the partner to the commission job's pending scope, in the caller's
@@ -116,7 +117,7 @@ export function applyReview(targets: readonly Target[], reviews: ReadonlyMap<str
 /** The flagged customers' days, per affiliate: what RevShare months leave out or hold apart. */
 export function flaggedDaysByAffiliate(days: readonly CachedDay[]): Map<string, CachedDay[]> {
   const out = new Map<string, CachedDay[]>();
-  for (const d of days) out.set(d.affiliateId, [...(out.get(d.affiliateId) ?? []), d]);
+  for (const d of days) append(out, d.affiliateId, d);
   return out;
 }
 

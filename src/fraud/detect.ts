@@ -17,6 +17,7 @@ import {
   bonusBustOut, chargebackRate, cpaFarming, depositCycling, duplicateIdentity, fastFunding, ftdSpike, identityMembers, key,
   monthsOfWindow, prefetch, refundAfterFee, tradingPairs, type Ctx,
 } from './rules.js';
+import { append } from '../kernel/collections.js';
 
 export interface DetectScope {
   partner: string;
@@ -141,7 +142,7 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
   if (rules.has('ftd_spike')) {
     const byAffiliate = new Map<string, string[]>();
     const spikeRanges: { affiliate: string; from: string; to: string }[] = [];
-    for (const u of spikeDays) { const [a, d] = JSON.parse(u) as [string, string]; byAffiliate.set(a, [...(byAffiliate.get(a) ?? []), d]); }
+    for (const u of spikeDays) { const [a, d] = JSON.parse(u) as [string, string]; append(byAffiliate, a, d); }
     for (const [a, list] of byAffiliate) {
       // A day's count is the history of the history_days after it: those are judged again.
       const sorted = list.sort();
@@ -218,7 +219,7 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
 async function knownFlags(trx: Knex.Transaction, partner: string, findings: readonly Finding[]): Promise<Map<string, KnownFlag>> {
   const out = new Map<string, KnownFlag>();
   const byRule = new Map<string, string[]>();
-  for (const f of findings) byRule.set(f.rule, [...(byRule.get(f.rule) ?? []), f.instanceKey]);
+  for (const f of findings) append(byRule, f.rule, f.instanceKey);
   const rows: Record<string, unknown>[] = [];
   for (const [rule, keys] of byRule) rows.push(...(await chunked(keys, 300, (c) => trx('fraud_flags').where({ partner_id: partner, rule }).whereIn('instance_key', c).select('*') as Promise<Record<string, unknown>[]>)));
   const byId = new Map<number, KnownFlag>();

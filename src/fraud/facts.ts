@@ -14,6 +14,7 @@ import type { Variant } from '../types.js';
 import type { RuleSettings } from './config.js';
 import { identityKeys, type IdentityKey } from './identity.js';
 import { insertChunks } from '../store/dialects.js';
+import { append } from '../kernel/collections.js';
 
 export interface CustomerRow {
   customer_id: string;
@@ -343,9 +344,9 @@ export async function readFacts(db: Knex | Knex.Transaction, partner: string, id
   const identities = await chunked(ids, CHUNK, (c) => db('fraud_identities').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'kind', 'value') as Promise<(IdentityKey & { customer_id: string })[]>);
   const signatures = new Map<string, Signature>();
   const daysOf = new Map<string, StoredFacts['days']>();
-  for (const d of days) daysOf.set(d.customer_id, [...(daysOf.get(d.customer_id) ?? []), d]);
+  for (const d of days) append(daysOf, d.customer_id, d);
   const keysOf = new Map<string, IdentityKey[]>();
-  for (const k of identities) keysOf.set(k.customer_id, [...(keysOf.get(k.customer_id) ?? []), k]);
+  for (const k of identities) append(keysOf, k.customer_id, k);
   for (const r of customers) {
     const id = String(r.customer_id);
     signatures.set(id, { who: JSON.stringify([r.affiliate_id, r.signup_date ?? null]), row: rowSignature(r as Parameters<typeof rowSignature>[0]), days: daysSignature(daysOf.get(id) ?? []), identities: identitiesSignature(keysOf.get(id) ?? []) });

@@ -11,6 +11,7 @@ import type { Variant } from '../types.js';
 import type { RuleName, RuleSettings } from './config.js';
 import { approved, chunked, judgeWagering, ts, type CustomerData, type TradeRow, type Tx } from './facts.js';
 import type { Finding, Severity } from './flags.js';
+import { append } from '../kernel/collections.js';
 
 const usd = (m: Money): string => m.toDecimalPlaces(2).toFixed(2);
 const ratio = (a: Money | number, b: Money | number): string => money(a).dividedBy(money(b)).toDecimalPlaces(4).toFixed(4);
@@ -54,7 +55,7 @@ export async function prefetch(ctx: Ctx, table: AffiliateTable, units: readonly 
       for (const r of rows) per.get(String(r.affiliate_id))?.push(r);
       for (const [a, rs] of per) {
         const k = `${table}\u0000${a}`;
-        ctx.cache.set(k, [...(ctx.cache.get(k) ?? []), { from, to, rows: rs }]);
+        append(ctx.cache, k, { from, to, rows: rs });
       }
     }
   }
@@ -142,7 +143,7 @@ interface Member { customer_id: string; affiliate_id: string; signup_date: strin
 export async function identityMembers(db: Knex | Knex.Transaction, partner: string, keys: readonly string[]): Promise<Map<string, Member[]>> {
   const out = new Map<string, Member[]>();
   const byKind = new Map<string, string[]>();
-  for (const k of keys) { const [kind, value] = JSON.parse(k) as [string, string]; byKind.set(kind, [...(byKind.get(kind) ?? []), value]); }
+  for (const k of keys) { const [kind, value] = JSON.parse(k) as [string, string]; append(byKind, kind, value); }
   const rows: Record<string, string>[] = [];
   for (const [kind, values] of byKind) {
     rows.push(...(await chunked(values, 500, (c) => db('fraud_identities').where({ partner_id: partner, kind }).whereIn('value', c).select('kind', 'value', 'customer_id') as Promise<Record<string, string>[]>)));
@@ -233,7 +234,7 @@ export async function ftdSpike(ctx: Ctx, affiliate: string, from: string, to: st
   const s = ctx.settings.ftd_spike;
   const rows = await affiliateRows(ctx, 'fraud_customers', affiliate, addDays(from, -s.history_days), to) as { customer_id: string; ftd_date: string }[];
   const byDay = new Map<string, string[]>();
-  for (const r of rows) byDay.set(r.ftd_date, [...(byDay.get(r.ftd_date) ?? []), r.customer_id]);
+  for (const r of rows) append(byDay, r.ftd_date, r.customer_id);
   const evaluated: string[] = [];
   const findings: Finding[] = [];
   for (let d = from; d <= to; d = addDays(d, 1)) {
@@ -372,7 +373,7 @@ export async function tradingPairs(ctx: Ctx, customers: readonly string[]): Prom
   const byCell = new Map<string, TradeRow[]>();
   for (const r of all.values()) {
     const k = `${r.date}\u0000${r.instrument}\u0000${r.currency}`;
-    byCell.set(k, [...(byCell.get(k) ?? []), r]);
+    append(byCell, k, r);
   }
   const m = ctx.settings.mirrored_pnl;
   const c = ctx.settings.copy_trading;
@@ -388,7 +389,7 @@ export async function tradingPairs(ctx: Ctx, customers: readonly string[]): Prom
       && a.pnl.abs().greaterThanOrEqualTo(m.min_abs_pnl) && b.pnl.abs().greaterThanOrEqualTo(m.min_abs_pnl)
       && a.pnl.plus(b.pnl).abs().lessThanOrEqualTo(Money.max(a.pnl.abs(), b.pnl.abs()).times(m.pnl_tolerance))
       && near(a.lots, b.lots, m.lots_tolerance)) {
-      mirrored.set(id, [...(mirrored.get(id) ?? []), { date: a.date, instrument: a.instrument, currency: a.currency, a, b }]);
+      append(mirrored, id, { date: a.date, instrument: a.instrument, currency: a.currency, a, b });
     }
     if (runCopy && near(a.lots, b.lots, c.lots_tolerance) && near(a.pnl, b.pnl, c.pnl_tolerance) && (a.pnl.isZero() === b.pnl.isZero())) copyCandidates.add(id);
   };
@@ -453,7 +454,7 @@ export async function tradingPairs(ctx: Ctx, customers: readonly string[]): Prom
     const days = new Map<string, Map<string, TradeRow[]>>();
     for (const r of [...own, ...rows]) {
       const perDay = days.get(r.customer_id) ?? new Map<string, TradeRow[]>();
-      perDay.set(r.date, [...(perDay.get(r.date) ?? []), r]);
+      append(perDay, r.date, r);
       days.set(r.customer_id, perDay);
     }
     for (const id of [...copyCandidates].sort()) {

@@ -16,6 +16,7 @@ import { definitionsFor } from './definitions.js';
 import type { Fact } from './events.js';
 import { readCustomerValues } from './load-facts.js';
 import { writeEvents } from './outbox.js';
+import { append } from '../kernel/collections.js';
 
 const CLAWBACKS: readonly string[] = [CPA_REASONS.clawbackReversed, CPA_REASONS.clawbackChargeback];
 
@@ -33,7 +34,7 @@ export async function writeCpaEvents(trx: Knex.Transaction, added: readonly NewL
   if (!defs.some((d) => d.events.includes('cpa_qualified') || d.events.includes('cpa_clawback'))) return;
   const facts: Fact[] = [];
   const byPartner = new Map<string, NewLine[]>();
-  for (const l of cpa) byPartner.set(l.target.plan.partner, [...(byPartner.get(l.target.plan.partner) ?? []), l]);
+  for (const l of cpa) append(byPartner, l.target.plan.partner, l);
   for (const [partner, list] of byPartner) {
     const customers = await readCustomerValues(trx, partner, list.map((l) => l.target.customer as string));
     for (const l of list) {

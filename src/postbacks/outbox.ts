@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { PostbackDefinition } from './definitions.js';
 import { PERSONAL_FIELDS, type Fact } from './events.js';
+import { append } from '../kernel/collections.js';
 
 /** Rows per INSERT: 15 columns each, far below both stores' bind limits. */
 const CHUNK = 200;
@@ -32,7 +33,7 @@ function keptValues(def: PostbackDefinition, fact: Fact): Record<string, unknown
 export async function writeEvents(trx: Knex.Transaction, facts: readonly Fact[], definitions: readonly PostbackDefinition[], now: string): Promise<void> {
   if (facts.length === 0 || definitions.length === 0) return;
   const byAffiliate = new Map<string, PostbackDefinition[]>();
-  for (const d of definitions) byAffiliate.set(d.affiliateId, [...(byAffiliate.get(d.affiliateId) ?? []), d]);
+  for (const d of definitions) append(byAffiliate, d.affiliateId, d);
   const rows: Record<string, unknown>[] = [];
   for (const fact of facts) {
     for (const def of byAffiliate.get(fact.values.affiliate_id) ?? []) {

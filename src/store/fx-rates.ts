@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { isDay } from '../kernel/dates.js';
 import { money, type Money } from '../kernel/money.js';
 import { insertChunks } from './dialects.js';
+import { append } from '../kernel/collections.js';
 
 export interface FxRate {
   currency: string;
@@ -85,7 +86,7 @@ export async function saveRates(trx: Knex.Transaction, rates: readonly FxRate[],
   const result: RatesImport = { added: 0, changed: 0, unchanged: 0, replaced: [] };
   const existing = new Map<string, Money>();
   const byCurrency = new Map<string, string[]>();
-  for (const r of rates) byCurrency.set(r.currency, [...(byCurrency.get(r.currency) ?? []), r.date]);
+  for (const r of rates) append(byCurrency, r.currency, r.date);
   for (const [currency, days] of byCurrency) {
     for (let i = 0; i < days.length; i += 500) {
       const rows: { date: string; rate: string }[] = await trx('fx_rates').where('currency', currency).whereIn('date', days.slice(i, i + 500)).select('date', 'rate');
