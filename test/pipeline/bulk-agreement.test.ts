@@ -28,26 +28,16 @@ import { Loader } from '../../src/pipeline/load.js';
 import { affiliateReport } from '../../src/reports/affiliates.js';
 import { rebuildFacts } from '../../src/reports/facts.js';
 import { createSandboxData } from '../../src/sandbox/data.js';
-import { USD_RATE } from '../../src/sandbox/generate-common.js';
+import { mulberry32 } from '../../src/sandbox/prng.js';
 import { specValidator } from '../../src/spec/validator.js';
 import { parseRatesCsv, saveRates } from '../../src/store/fx-rates.js';
 import type { Store } from '../../src/store/store.js';
 import type { Entity, SpecRecord } from '../../src/types.js';
 import { STORES, type TestStore } from '../support/stores.js';
+import { ratesCsv } from '../volume/support.js';
 
 const PARTNER = 'sandbox-casino';
 const ENTITIES: readonly Entity[] = ['customers', 'transactions', 'activity'];
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function shuffled<T>(list: readonly T[], random: () => number): T[] {
   const out = [...list];
@@ -60,7 +50,7 @@ function shuffled<T>(list: readonly T[], random: () => number): T[] {
 
 /** The month's records per entity, shuffled, with about 5% of each re-sent later in the same file. */
 function month(seed: number): Record<Entity, SpecRecord[]> {
-  const random = prng(seed);
+  const random = mulberry32(seed);
   const data = createSandboxData({ seed, customers: 400, from: '2026-10-01', to: '2026-10-31', clock: () => new Date('2026-11-01T12:00:00.000Z') });
   const raw: Record<Entity, SpecRecord[]> = {
     customers: data.customers('igaming') as SpecRecord[],
@@ -80,14 +70,6 @@ function month(seed: number): Record<Entity, SpecRecord[]> {
   }
   return out;
 }
-
-const ratesCsv = (): string => {
-  const lines = ['date,currency,rate'];
-  for (let day = Date.parse('2026-10-01T00:00:00Z'); day <= Date.parse('2026-10-31T00:00:00Z'); day += 86_400_000) {
-    for (const [currency, r] of Object.entries(USD_RATE)) if (currency !== 'USD') lines.push(`${new Date(day).toISOString().slice(0, 10)},${currency},${r}`);
-  }
-  return `${lines.join('\n')}\n`;
-};
 
 /** What must agree between the two ways of loading. */
 async function outcome(store: Store): Promise<Record<string, unknown>> {
@@ -145,10 +127,10 @@ for (const backend of STORES) {
       const logger = silentLogger();
       const loaders = [a, b].map((t, i) => new Loader({ store: t.store, validator: specValidator(), ...createLoadHooks(t.store, { plans, logger, fraud }), ...(i === 1 ? { settleEvery: 700 } : {}) }));
       for (const t of [a, b]) {
-        const { rates } = parseRatesCsv(ratesCsv());
+        const { rates } = parseRatesCsv(ratesCsv('2026-10-01', '2026-10-31'));
         await t.store.transaction((trx) => saveRates(trx, rates, 'rates.csv', t.store.now()));
       }
-      const random = prng(seed ^ 0x5eed);
+      const random = mulberry32(seed ^ 0x5eed);
       for (const entity of ENTITIES) {
         // Batch by batch: batches of 1 to 200 records, every job after each commit.
         const list = records[entity];
