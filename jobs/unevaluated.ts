@@ -6,6 +6,7 @@
  * its end (and every so many records); a crash leaves it for the next loading command or worker.
  */
 import type { Knex } from 'knex';
+import { toUtcTimestamp } from '../src/kernel/timestamp.js';
 
 export interface Unevaluated {
   partner: string;
@@ -18,7 +19,7 @@ export interface Unevaluated {
   age_seconds: number;
 }
 
-const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : new Date(String(v).replace(' ', 'T').replace(/\+00(:00)?$/, 'Z')).toISOString());
+const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : toUtcTimestamp(String(v)));
 
 export async function unevaluated(knex: Knex, now: Date, partner?: string): Promise<Unevaluated[]> {
   const out = new Map<string, Unevaluated>();
