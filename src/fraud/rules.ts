@@ -22,20 +22,45 @@ export interface Ctx {
   partner: string;
   variant: Variant;
   settings: RuleSettings;
-  /** Rows of fraud_customers / fraud_customer_days per affiliate read ahead for many units at once (prefetch). */
-  cache?: Map<string, { from: string; to: string; rows: Record<string, unknown>[] }[]>;
+  /** Per-day sums of fraud_customers / fraud_customer_days per affiliate, read ahead for many units at once (prefetch). */
+  cache?: Map<string, { from: string; to: string; days: DaySums[] }[]>;
 }
 
 type AffiliateTable = 'fraud_customers' | 'fraud_customer_days';
 const DATE_COLUMN: Record<AffiliateTable, string> = { fraud_customers: 'ftd_date', fraud_customer_days: 'date' };
-const COLUMNS: Record<AffiliateTable, string[]> = {
-  fraud_customers: ['customer_id', 'affiliate_id', 'ftd_date', 'ftd_usd', 'farmed'],
-  fraud_customer_days: ['customer_id', 'affiliate_id', 'date', 'deposits', 'reversals', 'refunds'],
+/** What the affiliate rules need of a day, summed in the store: the rows themselves are read only for a finding's evidence. */
+const SUMS: Record<AffiliateTable, string> = {
+  fraud_customers: 'count(*) AS ftds, count(farmed) AS judged, sum(CASE WHEN farmed = 1 THEN 1 ELSE 0 END) AS farmed',
+  fraud_customer_days: 'sum(deposits) AS deposits, sum(reversals) AS reversals, sum(refunds) AS refunds',
 };
 
 /**
- * Reads the rows of many (affiliate, day range) units with one query per distinct range and 300
- * affiliates, instead of one per unit; the rules then find them in ctx.cache.
+ * One affiliate's day: its first deposits (all, judged, farmed) from fraud_customers, or its
+ * customers' deposits, reversals and refunds from fraud_customer_days.
+ */
+export interface DaySums { date: string; ftds: number; judged: number; farmed: number; deposits: number; reversals: number; refunds: number }
+
+function daySums(table: AffiliateTable, r: Record<string, unknown>): DaySums {
+  const n = (v: unknown): number => (v === null || v === undefined ? 0 : Number(v));
+  const date = String(r.date);
+  return table === 'fraud_customers'
+    ? { date, ftds: n(r.ftds), judged: n(r.judged), farmed: n(r.farmed), deposits: 0, reversals: 0, refunds: 0 }
+    : { date, ftds: 0, judged: 0, farmed: 0, deposits: n(r.deposits), reversals: n(r.reversals), refunds: n(r.refunds) };
+}
+
+/** The day sums of up to 300 affiliates over [from, to], grouped in the store: one row per affiliate-day, not per customer. */
+async function readDaySums(ctx: Ctx, table: AffiliateTable, affiliates: readonly string[], from: string, to: string): Promise<Map<string, DaySums[]>> {
+  const column = DATE_COLUMN[table];
+  const rows: Record<string, unknown>[] = await ctx.db(table).where('partner_id', ctx.partner).whereIn('affiliate_id', affiliates).whereBetween(column, [from, to])
+    .groupBy('affiliate_id', column).select('affiliate_id', ctx.db.raw(`${column} AS date, ${SUMS[table]}`));
+  const per = new Map<string, DaySums[]>(affiliates.map((a) => [a, []]));
+  for (const r of rows) per.get(String(r.affiliate_id))?.push(daySums(table, r));
+  return per;
+}
+
+/**
+ * Reads the day sums of many (affiliate, day range) units with one query per distinct range and
+ * 300 affiliates, instead of one per unit; the rules then find them in ctx.cache.
  */
 export async function prefetch(ctx: Ctx, table: AffiliateTable, units: readonly { affiliate: string; from: string; to: string }[]): Promise<void> {
   ctx.cache ??= new Map();
@@ -44,28 +69,25 @@ export async function prefetch(ctx: Ctx, table: AffiliateTable, units: readonly 
     const k = `${u.from}|${u.to}`;
     byRange.set(k, (byRange.get(k) ?? new Set()).add(u.affiliate));
   }
-  const column = DATE_COLUMN[table];
   for (const [range, affiliates] of byRange) {
     const [from, to] = range.split('|') as [string, string];
     const list = [...affiliates];
     for (let i = 0; i < list.length; i += 300) {
-      const chunk = list.slice(i, i + 300);
-      const rows: Record<string, unknown>[] = await ctx.db(table).where('partner_id', ctx.partner).whereIn('affiliate_id', chunk).whereBetween(column, [from, to]).select(COLUMNS[table]);
-      const per = new Map<string, Record<string, unknown>[]>(chunk.map((a) => [a, []]));
-      for (const r of rows) per.get(String(r.affiliate_id))?.push(r);
-      for (const [a, rs] of per) {
-        const k = `${table}\u0000${a}`;
-        append(ctx.cache, k, { from, to, rows: rs });
-      }
+      for (const [a, days] of await readDaySums(ctx, table, list.slice(i, i + 300), from, to)) append(ctx.cache, `${table}\u0000${a}`, { from, to, days });
     }
   }
 }
 
-async function affiliateRows(ctx: Ctx, table: AffiliateTable, affiliate: string, from: string, to: string): Promise<Record<string, unknown>[]> {
-  const column = DATE_COLUMN[table];
+/** One affiliate's day sums over [from, to], from ctx.cache when a prefetch covered them. */
+async function affiliateDays(ctx: Ctx, table: AffiliateTable, affiliate: string, from: string, to: string): Promise<DaySums[]> {
   const span = ctx.cache?.get(`${table}\u0000${affiliate}`)?.find((x) => x.from <= from && x.to >= to);
-  if (span) return span.rows.filter((r) => String(r[column]) >= from && String(r[column]) <= to);
-  return ctx.db(table).where({ partner_id: ctx.partner, affiliate_id: affiliate }).whereBetween(column, [from, to]).select(COLUMNS[table]);
+  if (span) return span.days.filter((d) => d.date >= from && d.date <= to);
+  return (await readDaySums(ctx, table, [affiliate], from, to)).get(affiliate) ?? [];
+}
+
+/** The rows behind a finding: one affiliate's rows over [from, to] that `where` keeps. */
+function affiliateRows(ctx: Ctx, table: AffiliateTable, affiliate: string, from: string, to: string, columns: string[], where: (q: Knex.QueryBuilder) => Knex.QueryBuilder): Promise<Record<string, unknown>[]> {
+  return where(ctx.db(table).where({ partner_id: ctx.partner, affiliate_id: affiliate }).whereBetween(DATE_COLUMN[table], [from, to])).select(columns);
 }
 
 const finding = (ctx: Ctx, rule: RuleName, instance: string, affiliateId: string | null, severity: Severity, customers: string[], evidence: Record<string, unknown>): Finding => ({
@@ -215,15 +237,19 @@ export function fastFunding(ctx: Ctx, data: CustomerData, fundedDays: number | n
 /** cpa_farming for one affiliate-month of first deposits. */
 export async function cpaFarming(ctx: Ctx, affiliate: string, month: string): Promise<Finding[]> {
   const s = ctx.settings.cpa_farming;
-  const rows = (await affiliateRows(ctx, 'fraud_customers', affiliate, `${month}-01`, lastDayOf(month)) as { customer_id: string; ftd_date: string; ftd_usd: string | null; farmed: unknown }[])
-    .sort((a, b) => (a.customer_id < b.customer_id ? -1 : 1));
+  const from = `${month}-01`;
+  const to = lastDayOf(month);
+  const days = await affiliateDays(ctx, 'fraud_customers', affiliate, from, to);
   // FTDs whose 7 days are not all loaded yet are not judged (farmed NULL): neither counted nor farmed.
-  const judged = rows.filter((r) => r.farmed !== null && r.farmed !== undefined);
-  const farmed = judged.filter((r) => Number(r.farmed) === 1);
-  if (judged.length < s.min_ftds || farmed.length === 0 || money(farmed.length).lessThan(money(judged.length).times(s.min_share))) return [];
+  const all = days.reduce((n, d) => n + d.ftds, 0);
+  const judged = days.reduce((n, d) => n + d.judged, 0);
+  const farmedCount = days.reduce((n, d) => n + d.farmed, 0);
+  if (judged < s.min_ftds || farmedCount === 0 || money(farmedCount).lessThan(money(judged).times(s.min_share))) return [];
+  const farmed = (await affiliateRows(ctx, 'fraud_customers', affiliate, from, to, ['customer_id', 'ftd_date', 'ftd_usd'], (q) => q.where('farmed', 1)) as { customer_id: string; ftd_date: string; ftd_usd: string | null }[])
+    .sort((x, y) => (x.customer_id < y.customer_id ? -1 : 1));
   const base = money(s.baseline_usd);
-  return [finding(ctx, 'cpa_farming', key(affiliate, month), affiliate, farmed.length * 5 >= judged.length * 4 ? 'high' : 'medium', farmed.map((r) => r.customer_id), {
-    affiliate_id: affiliate, month, ftds: judged.length, not_yet_judged: rows.length - judged.length, farmed: farmed.length, share: ratio(farmed.length, judged.length), min_share: s.min_share,
+  return [finding(ctx, 'cpa_farming', key(affiliate, month), affiliate, farmed.length * 5 >= judged * 4 ? 'high' : 'medium', farmed.map((r) => r.customer_id), {
+    affiliate_id: affiliate, month, ftds: judged, not_yet_judged: all - judged, farmed: farmed.length, share: ratio(farmed.length, judged), min_share: s.min_share,
     deposit_band_usd: [usd(base), usd(base.times(money(1).plus(s.margin)))], wagering_multiple: s.wagering_multiple, within_days: s.within_days,
     customers: farmed.map((r) => ({ customer_id: r.customer_id, ftd_date: r.ftd_date, ftd_usd: r.ftd_usd === null ? null : usd(money(r.ftd_usd)) })),
   })];
@@ -232,31 +258,31 @@ export async function cpaFarming(ctx: Ctx, affiliate: string, month: string): Pr
 /** ftd_spike for the days [from, to] of one affiliate: each day against the mean of the history_days before it. */
 export async function ftdSpike(ctx: Ctx, affiliate: string, from: string, to: string): Promise<{ evaluated: string[]; findings: Finding[] }> {
   const s = ctx.settings.ftd_spike;
-  const rows = await affiliateRows(ctx, 'fraud_customers', affiliate, addDays(from, -s.history_days), to) as { customer_id: string; ftd_date: string }[];
-  const byDay = new Map<string, string[]>();
-  for (const r of rows) append(byDay, r.ftd_date, r.customer_id);
+  const byDay = new Map<string, number>();
+  for (const d of await affiliateDays(ctx, 'fraud_customers', affiliate, addDays(from, -s.history_days), to)) byDay.set(d.date, d.ftds);
   const evaluated: string[] = [];
   const findings: Finding[] = [];
   for (let d = from; d <= to; d = addDays(d, 1)) {
     evaluated.push(key(affiliate, d));
-    const today = (byDay.get(d) ?? []).sort();
-    if (today.length < s.min_ftds) continue;
+    const today = byDay.get(d) ?? 0;
+    if (today < s.min_ftds) continue;
     // The affiliate's own recent history: from its first day with FTDs within the history_days
     // before D up to the day before D. Without one, the day is not judged (a new affiliate's first
     // days are not a spike of anything).
     let history = 0;
     let days = 0;
     for (let h = 1; h <= s.history_days; h++) {
-      const n = byDay.get(addDays(d, -h))?.length ?? 0;
+      const n = byDay.get(addDays(d, -h)) ?? 0;
       history += n;
       if (n > 0) days = h;
     }
     if (days < s.min_history_days) continue;
     const mean = money(history).dividedBy(days);
-    if (!money(today.length).greaterThan(mean.times(s.multiple))) continue;
-    findings.push(finding(ctx, 'ftd_spike', key(affiliate, d), affiliate, 'medium', today, {
-      affiliate_id: affiliate, date: d, ftds: today.length, history_days: days, history_ftds: history,
-      daily_mean: mean.toDecimalPlaces(4).toFixed(4), multiple: s.multiple, customers: today,
+    if (!money(today).greaterThan(mean.times(s.multiple))) continue;
+    const customers = (await affiliateRows(ctx, 'fraud_customers', affiliate, d, d, ['customer_id'], (q) => q)).map((r) => String(r.customer_id)).sort();
+    findings.push(finding(ctx, 'ftd_spike', key(affiliate, d), affiliate, 'medium', customers, {
+      affiliate_id: affiliate, date: d, ftds: today, history_days: days, history_ftds: history,
+      daily_mean: mean.toDecimalPlaces(4).toFixed(4), multiple: s.multiple, customers,
     }));
   }
   return { evaluated, findings };
@@ -276,23 +302,20 @@ export function wilsonLower(k: number, n: number, z: number): number {
   return (p + z2 / (2 * n) - z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / (1 + z2 / n);
 }
 
+const byCustomerThenDate = (a: DayCounts, b: DayCounts): number => (a.customer_id < b.customer_id ? -1 : a.customer_id > b.customer_id ? 1 : a.date < b.date ? -1 : 1);
+
 /** chargeback_rate for one affiliate and the month its windows end in: the worst window above max_rate. */
 export async function chargebackRate(ctx: Ctx, affiliate: string, month: string): Promise<Finding[]> {
   const s = ctx.settings.chargeback_rate;
   const first = `${month}-01`;
   const last = lastDayOf(month);
-  const rows = (await affiliateRows(ctx, 'fraud_customer_days', affiliate, addDays(first, -(s.window_days - 1)), last))
-    .filter((r) => Number(r.deposits) > 0 || Number(r.reversals) > 0).map((r) => ({ customer_id: String(r.customer_id), date: String(r.date), deposits: Number(r.deposits), reversals: Number(r.reversals), refunds: 0 }));
-  let worst: { from: string; to: string; deposits: number; reversals: number; lower: number } | undefined;
   // Windows ending on a day with a deposit or reversal of the affiliate: one ending on a quiet day
   // holds the same events, minus deposits that fell out at its start.
   const perDay = new Map<string, { deposits: number; reversals: number }>();
-  for (const r of rows) {
-    const t = perDay.get(r.date) ?? { deposits: 0, reversals: 0 };
-    t.deposits += r.deposits;
-    t.reversals += r.reversals;
-    perDay.set(r.date, t);
+  for (const d of await affiliateDays(ctx, 'fraud_customer_days', affiliate, addDays(first, -(s.window_days - 1)), last)) {
+    if (d.deposits > 0 || d.reversals > 0) perDay.set(d.date, { deposits: d.deposits, reversals: d.reversals });
   }
+  let worst: { from: string; to: string; deposits: number; reversals: number; lower: number } | undefined;
   const days = [...perDay.keys()].sort();
   const ends = days.filter((d) => d >= first && d <= last);
   for (const e of ends) {
@@ -307,12 +330,13 @@ export async function chargebackRate(ctx: Ctx, affiliate: string, month: string)
   }
   if (!worst) return [];
   const w = worst;
-  const hit = rows.filter((r) => r.reversals > 0 && r.date >= w.from && r.date <= w.to);
+  const hit = (await affiliateRows(ctx, 'fraud_customer_days', affiliate, w.from, w.to, ['customer_id', 'date', 'reversals'], (q) => q.where('reversals', '>', 0)))
+    .map((r): DayCounts => ({ customer_id: String(r.customer_id), date: String(r.date), reversals: Number(r.reversals), deposits: 0, refunds: 0 }));
   const customers = [...new Set(hit.map((r) => r.customer_id))].sort();
   return [finding(ctx, 'chargeback_rate', key(affiliate, month), affiliate, 'high', customers, {
     affiliate_id: affiliate, month, window_from: w.from, window_to: w.to, deposits: w.deposits, reversals: w.reversals,
     rate: ratio(w.reversals, w.deposits), rate_lower_bound: w.lower.toFixed(4), confidence_z: s.confidence_z, max_rate: s.max_rate,
-    reversals_by_customer: hit.sort((a, b) => (a.customer_id < b.customer_id ? -1 : a.customer_id > b.customer_id ? 1 : a.date < b.date ? -1 : 1)).map((r) => ({ customer_id: r.customer_id, date: r.date, reversals: r.reversals })),
+    reversals_by_customer: hit.sort(byCustomerThenDate).map((r) => ({ customer_id: r.customer_id, date: r.date, reversals: r.reversals })),
   })];
 }
 
@@ -323,13 +347,15 @@ export async function chargebackRate(ctx: Ctx, affiliate: string, month: string)
  */
 export async function refundAfterFee(ctx: Ctx, affiliate: string, month: string): Promise<Finding[]> {
   const s = ctx.settings.refund_after_fee;
-  const all = await affiliateRows(ctx, 'fraud_customer_days', affiliate, `${month}-01`, lastDayOf(month));
-  const fees = all.reduce((n, r) => n + Number(r.deposits), 0);
-  const rows = all.filter((r) => Number(r.refunds) > 0)
-    .map((r): DayCounts => ({ customer_id: String(r.customer_id), date: String(r.date), refunds: Number(r.refunds), deposits: 0, reversals: 0 }))
-    .sort((a, b) => (a.customer_id < b.customer_id ? -1 : a.customer_id > b.customer_id ? 1 : a.date < b.date ? -1 : 1));
-  const refunds = rows.reduce((n, r) => n + r.refunds, 0);
+  const from = `${month}-01`;
+  const to = lastDayOf(month);
+  const days = await affiliateDays(ctx, 'fraud_customer_days', affiliate, from, to);
+  const fees = days.reduce((n, d) => n + d.deposits, 0);
+  const refunds = days.reduce((n, d) => n + d.refunds, 0);
   if (refunds < s.min_refunds || !money(refunds).greaterThan(money(fees).times(s.max_rate))) return [];
+  const rows = (await affiliateRows(ctx, 'fraud_customer_days', affiliate, from, to, ['customer_id', 'date', 'refunds'], (q) => q.where('refunds', '>', 0)))
+    .map((r): DayCounts => ({ customer_id: String(r.customer_id), date: String(r.date), refunds: Number(r.refunds), deposits: 0, reversals: 0 }))
+    .sort(byCustomerThenDate);
   return [finding(ctx, 'refund_after_fee', key(affiliate, month), affiliate, 'medium', [...new Set(rows.map((r) => r.customer_id))].sort(), {
     affiliate_id: affiliate, month, refunds, fees, rate: fees === 0 ? null : ratio(refunds, fees), min_refunds: s.min_refunds, max_rate: s.max_rate,
     refunds_by_customer: rows.map((r) => ({ customer_id: r.customer_id, date: r.date, refunds: r.refunds })),
