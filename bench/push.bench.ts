@@ -46,7 +46,7 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { createLoadHooks } from '../jobs/load-hooks.js';
-import { count, freePort, newCounts, startChild, statusText, type Counts, type Server } from './support/http-bench.js';
+import { count, describeTransactions, emptyTransactions, freePort, newCounts, pushTransactions, startChild, statusText, type Counts, type Server } from './support/http-bench.js';
 import { pushFactsFloor, upsertFloor } from './support/pg-floors.js';
 import { procCpuMs } from './support/proc-cpu.js';
 import { silentLogger } from '../src/log.js';
@@ -200,31 +200,6 @@ const runLine = (name: string, r: Run, base?: Run) =>
   `${name.padEnd(46)} ${String(r.rps).padStart(6)} req/s  p50 ${String(r.p50).padStart(3)} ms  p90 ${String(r.p90).padStart(3)} ms  p99 ${String(r.p99).padStart(4)} ms  max ${String(r.max).padStart(5)} ms` +
   `  errors ${r.errors} non-2xx ${r.non2xx}` +
   (base ? `   ${(r.rps / base.rps).toFixed(2)} x bare req/s, p99 ${(r.p99 / Math.max(base.p99, 1)).toFixed(1)} x bare` : '');
-
-interface Transactions {
-  count: number;
-  requests: number;
-  seconds: number;
-}
-const emptyTransactions = (): Transactions => ({ count: 0, requests: 0, seconds: 0 });
-
-/** The server's group-commit figures from /metrics, per entity (partner_sync_push_transaction_*). */
-async function pushTransactions(url: string): Promise<Record<'customers' | 'transactions', Transactions>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const value = (series: string, entity: string) => Number(new RegExp(`^${series}\\{entity="${entity}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
-  const of = (entity: string): Transactions => ({
-    count: value('partner_sync_push_transaction_requests_count', entity),
-    requests: value('partner_sync_push_transaction_requests_sum', entity),
-    seconds: value('partner_sync_push_transaction_seconds_sum', entity),
-  });
-  return { customers: of('customers'), transactions: of('transactions') };
-}
-
-function describeTransactions(now: Transactions, before: Transactions): string {
-  const n = now.count - before.count;
-  if (n <= 0) return 'server: no push transactions';
-  return `server: ${n} load transactions, ${((now.requests - before.requests) / n).toFixed(1)} requests each on average, ${(((now.seconds - before.seconds) / n) * 1000).toFixed(1)} ms each on average (BEGIN to answers)`;
-}
 
 async function preloadCustomers(loader: Loader, n: number): Promise<void> {
   for (let start = 0; start < n; start += BULK_SIZE) {

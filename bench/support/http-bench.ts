@@ -86,3 +86,28 @@ export function count(c: Counts, status: number, body: string): void {
   }
 }
 export const statusText = (c: Counts) => [...c.statuses].map(([s, n]) => `${s}: ${n}`).join(', ');
+
+export interface Transactions {
+  count: number;
+  requests: number;
+  seconds: number;
+}
+export const emptyTransactions = (): Transactions => ({ count: 0, requests: 0, seconds: 0 });
+
+/** The server's group-commit figures from /metrics, per entity (partner_sync_push_transaction_*). */
+export async function pushTransactions(url: string): Promise<Record<'customers' | 'transactions', Transactions>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const value = (series: string, entity: string) => Number(new RegExp(`^${series}\\{entity="${entity}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+  const of = (entity: string): Transactions => ({
+    count: value('partner_sync_push_transaction_requests_count', entity),
+    requests: value('partner_sync_push_transaction_requests_sum', entity),
+    seconds: value('partner_sync_push_transaction_seconds_sum', entity),
+  });
+  return { customers: of('customers'), transactions: of('transactions') };
+}
+
+export function describeTransactions(now: Transactions, before: Transactions): string {
+  const n = now.count - before.count;
+  if (n <= 0) return 'server: no push transactions';
+  return `server: ${n} load transactions, ${((now.requests - before.requests) / n).toFixed(1)} requests each on average, ${(((now.seconds - before.seconds) / n) * 1000).toFixed(1)} ms each on average (BEGIN to answers)`;
+}

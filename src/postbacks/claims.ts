@@ -89,6 +89,33 @@ export async function settle(store: Store, event: ClaimedEvent, outcome: Attempt
   return n > 0;
 }
 
+/**
+ * Writes delivered attempts many at a time (one statement per lease and status, not one per
+ * event), each under the lease that claimed it; returns the seqs whose lease held. A process
+ * killed before this statement leaves its events leased: they go out again with the same event id.
+ */
+export async function settleDelivered(store: Store, items: readonly { event: ClaimedEvent; status: number | null }[]): Promise<Set<number>> {
+  const now = store.now();
+  const groups = new Map<string, { token: string; status: number | null; seqs: number[] }>();
+  for (const { event, status } of items) {
+    const k = `${event.leaseToken}\u0000${status ?? ''}`;
+    const g = groups.get(k) ?? { token: event.leaseToken, status, seqs: [] };
+    g.seqs.push(event.seq);
+    groups.set(k, g);
+  }
+  const kept = new Set<number>();
+  for (const g of groups.values()) {
+    for (let i = 0; i < g.seqs.length; i += 500) {
+      const seqs = g.seqs.slice(i, i + 500);
+      const rows = rowsOf(await store.knex.raw(`UPDATE postback_events SET state = 'delivered', attempts = attempts + 1, last_status = ?, last_error = NULL,
+        last_attempt_at = ?, lease_until = NULL, lease_token = NULL, delivered_at = ? WHERE lease_token = ? AND seq IN (${seqs.map(() => '?').join(', ')}) RETURNING seq`,
+      [g.status, now, now, g.token, ...seqs]));
+      for (const r of rows) kept.add(Number(r.seq));
+    }
+  }
+  return kept;
+}
+
 /** Makes events due again now, with a fresh retry window: the named ones (whatever their state), or a postback's dead ones. */
 export async function replay(store: Store, filter: { eventIds?: readonly string[]; postbackId?: string; dead?: boolean }): Promise<number> {
   const now = store.now();

@@ -17,7 +17,7 @@
 import type { Logger } from '../log.js';
 import { MetricsRegistry } from '../metrics.js';
 import type { Store } from '../store/store.js';
-import { claim, deliverySummary, duePostbacks, settle, storeTime, type AttemptOutcome, type ClaimedEvent } from './claims.js';
+import { claim, deliverySummary, duePostbacks, settle, settleDelivered, storeTime, type AttemptOutcome, type ClaimedEvent } from './claims.js';
 import { getPostback, type PostbackDefinition } from './definitions.js';
 import { deriveSecret } from './secret.js';
 import { laneAgents, sendEvent, type AttemptResult } from './send.js';
@@ -176,20 +176,37 @@ export class Deliverer {
     // side, started no faster than the postback's rate, each bounded by the timeout.
     const leaseMs = this.options.timeoutMs + this.options.batch * Math.ceil(1000 / def.ratePerSecond) + this.options.leaseMarginMs;
     const agents = laneAgents(def);
+    // Two batches at most are in flight: while one batch's answers and their write are awaited, the
+    // next is claimed and sent. Events of one customer stay in order: an event is not claimed
+    // while an earlier one of its customer is unsettled, in flight or not.
+    let previous: Promise<void> | undefined;
     try {
       while (!this.stopped) {
         const events = await claim(store, postbackId, this.options.batch, leaseMs);
-        if (events.length === 0) return;
+        if (events.length === 0) {
+          if (!previous) return;
+          // The batch in flight may hold the events that keep the next ones of their customers back.
+          await previous;
+          previous = undefined;
+          continue;
+        }
         const attempts: Promise<void>[] = [];
+        // Delivered attempts are written together once the batch is done (one statement, not one
+        // per event); failed ones at once, with their retry time.
+        const delivered: { event: ClaimedEvent; result: AttemptResult }[] = [];
         for (const event of events) {
           if (this.stopped) break; // the leases expire; another round (or process) sends them
           await this.pace(def);
           attempts.push(sendEvent(def, secret, { eventId: event.eventId, kind: event.kind, occurredAt: event.createdAt, data: event.data }, this.options.timeoutMs,
-            () => Math.floor(store.clock().getTime() / 1000), agents).then((result) => this.record(def, event, result)));
+            () => Math.floor(store.clock().getTime() / 1000), agents).then((result) => (result.delivered ? void delivered.push({ event, result }) : this.recordFailure(def, event, result))));
         }
-        await Promise.all(attempts);
+        const batch = Promise.all(attempts).then(() => this.recordDelivered(def, delivered));
+        batch.catch(() => undefined); // awaited below or in the next round; failing meanwhile is not unhandled
+        await previous;
+        previous = batch;
       }
     } finally {
+      await previous?.catch((error: unknown) => this.deps.logger.error(`postbacks: lane of ${postbackId} failed: ${(error as Error).message}`, { event: 'postbacks_lane_failed', postback: postbackId }));
       agents.http.destroy();
       agents.https.destroy();
     }
@@ -203,13 +220,30 @@ export class Deliverer {
     this.lastSent.set(def.id, performance.now());
   }
 
-  private async record(def: PostbackDefinition, event: ClaimedEvent, result: AttemptResult): Promise<void> {
+  private async recordDelivered(def: PostbackDefinition, delivered: readonly { event: ClaimedEvent; result: AttemptResult }[]): Promise<void> {
+    if (delivered.length === 0) return;
+    const { store, logger } = this.deps;
+    const kept = await settleDelivered(store, delivered.map(({ event, result }) => ({ event, status: result.status })));
+    const nowMs = store.clock().getTime();
+    for (const { event, result } of delivered) {
+      const fields = { event: 'postback_attempt', postback: def.id, event_id: event.eventId, kind: event.kind, status: result.status, attempt: event.attempts + 1, ms: result.ms, state: 'delivered' };
+      if (!kept.has(event.seq)) {
+        logger.warn(`postbacks: ${event.eventId} answered after its lease ran out; another attempt may follow (same event id)`, fields);
+        continue;
+      }
+      const labels = { event: event.kind };
+      this.metrics.delivered.inc(labels);
+      this.metrics.latency.observe(labels, Math.max(0, (nowMs - Date.parse(event.createdAt)) / 1000));
+      logger.debug(`postbacks: ${event.kind} ${event.eventId} delivered to ${def.id} (HTTP ${result.status}, ${result.ms} ms)`, fields);
+    }
+  }
+
+  private async recordFailure(def: PostbackDefinition, event: ClaimedEvent, result: AttemptResult): Promise<void> {
     const { store, logger } = this.deps;
     const nowMs = store.clock().getTime();
-    let next: AttemptOutcome['next'];
-    if (result.delivered) next = { state: 'delivered' };
-    else if (!result.retry || nowMs - Date.parse(event.windowStart) >= this.options.retryWindowMs) next = { state: 'dead' };
-    else next = { state: 'retrying', at: storeTime(nowMs + backoffMs(this.options, event.attempts + 1)) };
+    const next: AttemptOutcome['next'] = !result.retry || nowMs - Date.parse(event.windowStart) >= this.options.retryWindowMs
+      ? { state: 'dead' }
+      : { state: 'retrying', at: storeTime(nowMs + backoffMs(this.options, event.attempts + 1)) };
     const kept = await settle(store, event, { status: result.status, error: result.error, next });
     const fields = { event: 'postback_attempt', postback: def.id, event_id: event.eventId, kind: event.kind, status: result.status, attempt: event.attempts + 1, ms: result.ms, state: next.state };
     if (!kept) {
@@ -217,12 +251,6 @@ export class Deliverer {
       return;
     }
     const labels = { event: event.kind };
-    if (next.state === 'delivered') {
-      this.metrics.delivered.inc(labels);
-      this.metrics.latency.observe(labels, Math.max(0, (nowMs - Date.parse(event.createdAt)) / 1000));
-      logger.debug(`postbacks: ${event.kind} ${event.eventId} delivered to ${def.id} (HTTP ${result.status}, ${result.ms} ms)`, fields);
-      return;
-    }
     this.metrics.failed.inc(labels);
     if (next.state === 'dead') {
       this.metrics.dead.inc(labels);

@@ -22,7 +22,7 @@ import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 import { cliLoader } from '../loader.js';
 import { nodeProcess, type WorkerProcess } from './worker.js';
 import { startPostbackDelivery } from '../../postbacks/start.js';
-import type { Deliverer } from '../../postbacks/deliverer.js';
+import type { Delivery } from '../../postbacks/delivery-thread.js';
 
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 8080;
@@ -120,7 +120,7 @@ export async function serveCommand(globals: GlobalOptions, opts: ServeOptions, i
     const url = `${https ? 'https' : 'http'}://${shownHost}:${address.port}`;
     io.err(`partner-sync serve: listening on ${url}`);
     logger.info(`listening on ${url}`, { event: 'api_listening', port: address.port });
-    let deliverer: Deliverer | undefined;
+    let deliverer: Delivery | undefined;
     try {
       deliverer = await startPostbackDelivery(store, logger, env, app.apiMetrics.registry);
     } catch (error) {

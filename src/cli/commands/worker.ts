@@ -35,7 +35,7 @@ import { fraudConfig } from './fraud.js';
 import { reloadFraudRules } from '../../../jobs/fraud.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 import { startPostbackDelivery } from '../../postbacks/start.js';
-import type { Deliverer } from '../../postbacks/deliverer.js';
+import type { Delivery } from '../../postbacks/delivery-thread.js';
 
 export interface WorkerCommandOptions {
   /** Serve /metrics, /healthz and /readyz on this port (0: any free port). No server when absent. */
@@ -197,7 +197,7 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
       throw error;
     }
     markStarted(worker);
-    let deliverer: Deliverer | undefined;
+    let deliverer: Delivery | undefined;
     try {
       deliverer = await startPostbackDelivery(store, logger, env, worker.metrics.registry);
     } catch (error) {
