@@ -2,7 +2,8 @@
  * Delivering processes as users run them: `partner-sync serve` subprocesses with
  * POSTBACK_SECRET_KEY, against a real local receiver, on both stores. A process killed with
  * SIGKILL mid-delivery, then a new one: every event arrives, a duplicate only with the same event
- * id. Two processes on one store: every event arrives once.
+ * id. Two processes on one store: every event arrives once. A delivering serve's /metrics and
+ * log lines (the deliverer runs on a thread of its own on PostgreSQL) count and say what happened.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,6 +18,9 @@ import { postbackHarness, SECRET_KEY, type PostbackHarness } from './harness.js'
 interface Served {
   child: ChildProcess;
   exited: Promise<number | null>;
+  url: string;
+  /** What the process has logged so far. */
+  stderr: () => string;
 }
 
 const DELIVERY_ENV = {
@@ -24,9 +28,9 @@ const DELIVERY_ENV = {
   POSTBACK_RETRY_BASE_MS: '100', POSTBACK_RETRY_MAX_MS: '200',
 };
 
-function serve(storeUrl: string): Promise<Served> {
+function serve(storeUrl: string, env: Record<string, string> = {}): Promise<Served> {
   const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'partner-sync.js'), '--store', storeUrl, '--config', join(packageRoot(), 'config'), 'serve', '--port', '0'], {
-    env: { ...process.env, LOG_FORMAT: 'json', LOG_LEVEL: 'warn', ...DELIVERY_ENV },
+    env: { ...process.env, LOG_FORMAT: 'json', LOG_LEVEL: 'warn', ...DELIVERY_ENV, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -34,7 +38,8 @@ function serve(storeUrl: string): Promise<Served> {
   return new Promise((resolve, reject) => {
     child.stderr!.on('data', (d: Buffer) => {
       stderr += d.toString();
-      if (/partner-sync serve: listening on/.test(stderr)) resolve({ child, exited });
+      const listening = /partner-sync serve: listening on (\S+)/.exec(stderr);
+      if (listening) resolve({ child, exited, url: listening[1]!, stderr: () => stderr });
     });
     void exited.then((code) => reject(new Error(`serve exited ${code} before listening: ${stderr}`)));
   });
@@ -113,6 +118,36 @@ for (const backend of STORES) {
       assert.equal(ids.length, 60, 'no event delivered twice');
       assert.equal(new Set(ids).size, 60);
       for (const r of rx.requests.filter((x) => x.url.startsWith('/a'))) assert.ok(verifies(secret, r));
+    });
+
+    it('a delivering serve counts deliveries and failed attempts on /metrics and logs each failed attempt', async () => {
+      await h.define({ url: `${rx.url}/pb?c={customer_id}`, events: 'registration' });
+      await h.load('customers', customers(6));
+      // Each customer's first attempt fails (500), the retry is delivered.
+      const tried = new Set<string>();
+      rx.answer = (req) => {
+        const c = new URL(req.url, rx.url).searchParams.get('c') ?? '';
+        if (tried.has(c)) return { status: 200 };
+        tried.add(c);
+        return { status: 500 };
+      };
+      // The harness's store clock stands in the past: the retry window is counted from its events' time.
+      const s = await serve(h.t.url, { POSTBACK_RETRY_WINDOW_MS: String(10 * 365 * 86_400_000) });
+      running.push(s);
+      const deadline = Date.now() + 30_000;
+      while (Date.now() < deadline && (await listEvents(h.t.store.knex, { state: 'delivered', limit: 100 })).length < 6) await new Promise((r) => setTimeout(r, 100));
+      const metrics = await (await fetch(`${s.url}/metrics`)).text();
+      assert.match(metrics, /^partner_sync_postbacks_delivered_total\{event="registration"\} 6$/m);
+      assert.match(metrics, /^partner_sync_postbacks_failed_attempts_total\{event="registration"\} 6$/m);
+      assert.match(metrics, /^partner_sync_postbacks_delivery_seconds_count\{event="registration"\} 6$/m);
+      const failures = s.stderr().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.event === 'postback_attempt' && l.level === 'warn');
+      assert.equal(failures.length, 6);
+      for (const f of failures) {
+        assert.equal(f.status, 500);
+        assert.equal(f.state, 'retrying');
+        assert.match(String(f.message), /failed \(HTTP 500: tracker says no\); retry at /);
+      }
     });
   });
 }
