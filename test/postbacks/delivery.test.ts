@@ -162,6 +162,19 @@ for (const backend of STORES) {
       }
     });
 
+    it('keeps each postback to its --rate: 16 events at 10/s take at least 1.4 s, and no second sees more than 11', async () => {
+      await h.define({ url: `${rx.url}/pb?c={customer_id}`, events: 'registration', ratePerSecond: 10 });
+      await h.load('customers', Array.from({ length: 16 }, (_, i) => igCustomer(`r${String(i).padStart(2, '0')}`)));
+      const d = h.deliverer({ batch: 50 });
+      d.start();
+      await rx.waitFor(16, 10_000);
+      await d.stop();
+      const at = rx.requests.map((r) => r.at).sort((a, b) => a - b);
+      // One request may go at once (the bucket holds a tenth of a second's worth, at least one); each next one 100 ms later.
+      assert.ok(at[15]! - at[0]! >= 1400, `16 requests spread over ${at[15]! - at[0]!} ms`);
+      for (let i = 0; i < at.length; i++) assert.ok(at.filter((t) => t >= at[i]! && t < at[i]! + 1000).length <= 11, 'at most rate + burst requests in a second');
+    });
+
     it('refuses private destinations when a URL is added and when it is sent, unless allowed', async () => {
       for (const url of ['http://127.0.0.1:9/x', 'http://localhost:9/x', 'http://10.1.2.3/x', 'http://169.254.169.254/latest/meta-data', 'http://[::1]:9/x', 'http://192.168.1.1/x', 'http://[::ffff:127.0.0.1]/x']) {
         await assert.rejects(addPostback(h.t.store, { affiliate: 'aff-1', events: 'ftd', url }, SECRET_KEY), /^PostbackDefinitionError: url: .* (private, loopback, link-local or reserved address); give --allow-private only for a tracker inside your own network$/, url);
