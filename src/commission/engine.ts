@@ -129,15 +129,23 @@ async function readWageringDays(knex: Knex, partner: string, customers: readonly
   return out;
 }
 
-/** The rates each held RevShare month waits for: from the customer-days still missing one. */
-async function missingByMonth(knex: Knex, partner: string): Promise<Map<string, string[]>> {
-  const rows: { affiliate_id: string; date: unknown; missing: string }[] = await knex('commission_customer_days').where('partner_id', partner).whereNotNull('missing').select('affiliate_id', 'date', 'missing');
+/**
+ * The rates each held RevShare month of these affiliates waits for: from their customer-days still
+ * missing one, read as distinct (affiliate, day, missing) from the store, not one row per customer:
+ * a backfill without rates holds most of its days, and reading them all again at every evaluation
+ * grew with the history (1.6 million rows read for 1 million loaded).
+ */
+async function missingByMonth(knex: Knex, partner: string, affiliates: readonly string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, Set<string>>();
-  for (const r of rows) {
-    const key = `${r.affiliate_id}\u0000${monthOf(String(r.date).slice(0, 10))}`;
-    const set = out.get(key) ?? new Set<string>();
-    for (const m of r.missing.split(',')) set.add(m);
-    out.set(key, set);
+  for (let i = 0; i < affiliates.length; i += 300) {
+    const rows: { affiliate_id: string; date: unknown; missing: string }[] = await knex('commission_customer_days').where('partner_id', partner).whereNotNull('missing')
+      .whereIn('affiliate_id', affiliates.slice(i, i + 300)).distinct('affiliate_id', 'date', 'missing');
+    for (const r of rows) {
+      const key = `${r.affiliate_id}\u0000${monthOf(String(r.date).slice(0, 10))}`;
+      const set = out.get(key) ?? new Set<string>();
+      for (const m of r.missing.split(',')) set.add(m);
+      out.set(key, set);
+    }
   }
   return new Map([...out].map(([k, v]) => [k, [...v].sort()]));
 }
@@ -297,7 +305,7 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
   const flagged = revsharePlans.length > 0 && touched.size > 0 ? await readReviews(trx, partner) : new Map();
   const flaggedDays = flaggedDaysByAffiliate(flagged.size > 0 ? await readFlaggedDays(trx, partner, flagged.keys(), toCachedDay, touched.keys()) : []);
   const months = revsharePlans.length > 0 && touched.size > 0 ? await readAffiliateMonths(trx, partner, touched.keys()) : new Map();
-  const missing = revsharePlans.length > 0 && touched.size > 0 ? await missingByMonth(trx, partner) : new Map<string, string[]>();
+  const missing = revsharePlans.length > 0 && touched.size > 0 ? await missingByMonth(trx, partner, [...touched.keys()]) : new Map<string, string[]>();
   const revshareWork: { plan: RevsharePlan; affiliate: string; evaluate: Set<string> }[] = [];
   for (const plan of revsharePlans) {
     for (const [affiliate, changed] of touched) {
