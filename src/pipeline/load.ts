@@ -27,6 +27,7 @@ import { prepareUpsert, writeUpsert, type PreparedUpsert } from '../store/upsert
 import { anyParked, dropParked, dropParkedDays, knownCustomers, park, unpark, type ParkedRecord } from '../store/waiting.js';
 import { resolveLoadedRejects } from '../store/reject-lifecycle.js';
 import { newestPerKey, settleVersions, type VersionedWrite } from '../store/versions.js';
+import { refreshStaleStatistics } from '../store/statistics.js';
 import { validateBatch } from './validate-batch.js';
 import { SLICE, yieldToEventLoop } from '../yield.js';
 import { limitHeapGrowth } from '../heap.js';
@@ -175,6 +176,9 @@ export class Loader {
     const changes = [...run.touched.values()];
     run.touched.clear();
     run.unsettled = 0;
+    // The run may have grown its tables by a large share: their statistics first, so that the
+    // evaluation and the next groups are planned for the tables as they are now.
+    await refreshStaleStatistics(this.deps.store);
     for (const change of changes) await this.deps.settle?.(change);
   }
 
