@@ -92,6 +92,11 @@ export interface DelivererDeps {
   metrics?: DeliveryMetrics;
 }
 
+/** The fields of an attempt's log line. */
+const attemptFields = (def: PostbackDefinition, event: ClaimedEvent, result: AttemptResult, state: string): Record<string, unknown> => ({
+  event: 'postback_attempt', postback: def.id, event_id: event.eventId, kind: event.kind, status: result.status, attempt: event.attempts + 1, ms: result.ms, state,
+});
+
 export class Deliverer {
   private readonly options: DeliveryOptions;
   private readonly lanes = new Map<string, Promise<void>>();
@@ -145,9 +150,7 @@ export class Deliverer {
     if (free > 0) {
       for (const id of await duePostbacks(store.knex, now, this.options.maxLanes * 2)) {
         if (this.lanes.has(id) || this.lanes.size >= this.options.maxLanes) continue;
-        const lane = this.runLane(id).catch((error: unknown) => {
-          this.deps.logger.error(`postbacks: lane of ${id} failed: ${(error as Error).message}`, { event: 'postbacks_lane_failed', postback: id });
-        }).finally(() => this.lanes.delete(id));
+        const lane = this.runLane(id).catch((error: unknown) => this.laneFailed(id, error)).finally(() => this.lanes.delete(id));
         this.lanes.set(id, lane);
         started += 1;
       }
@@ -207,7 +210,7 @@ export class Deliverer {
         previous = batch;
       }
     } finally {
-      await previous?.catch((error: unknown) => this.deps.logger.error(`postbacks: lane of ${postbackId} failed: ${(error as Error).message}`, { event: 'postbacks_lane_failed', postback: postbackId }));
+      await previous?.catch((error: unknown) => this.laneFailed(postbackId, error));
       agents.http.destroy();
       agents.https.destroy();
     }
@@ -236,15 +239,23 @@ export class Deliverer {
     await new Promise((resolve) => setTimeout(resolve, wait));
   }
 
+  private leaseLost(event: ClaimedEvent, fields: Record<string, unknown>): void {
+    this.deps.logger.warn(`postbacks: ${event.eventId} answered after its lease ran out; another attempt may follow (same event id)`, fields);
+  }
+
+  private laneFailed(postbackId: string, error: unknown): void {
+    this.deps.logger.error(`postbacks: lane of ${postbackId} failed: ${(error as Error).message}`, { event: 'postbacks_lane_failed', postback: postbackId });
+  }
+
   private async recordDelivered(def: PostbackDefinition, delivered: readonly { event: ClaimedEvent; result: AttemptResult }[]): Promise<void> {
     if (delivered.length === 0) return;
     const { store, logger } = this.deps;
     const kept = await settleDelivered(store, delivered.map(({ event, result }) => ({ event, status: result.status })));
     const nowMs = store.clock().getTime();
     for (const { event, result } of delivered) {
-      const fields = { event: 'postback_attempt', postback: def.id, event_id: event.eventId, kind: event.kind, status: result.status, attempt: event.attempts + 1, ms: result.ms, state: 'delivered' };
+      const fields = attemptFields(def, event, result, 'delivered');
       if (!kept.has(event.seq)) {
-        logger.warn(`postbacks: ${event.eventId} answered after its lease ran out; another attempt may follow (same event id)`, fields);
+        this.leaseLost(event, fields);
         continue;
       }
       const labels = { event: event.kind };
@@ -261,9 +272,9 @@ export class Deliverer {
       ? { state: 'dead' }
       : { state: 'retrying', at: storeTime(nowMs + backoffMs(this.options, event.attempts + 1)) };
     const kept = await settle(store, event, { status: result.status, error: result.error, next });
-    const fields = { event: 'postback_attempt', postback: def.id, event_id: event.eventId, kind: event.kind, status: result.status, attempt: event.attempts + 1, ms: result.ms, state: next.state };
+    const fields = attemptFields(def, event, result, next.state);
     if (!kept) {
-      logger.warn(`postbacks: ${event.eventId} answered after its lease ran out; another attempt may follow (same event id)`, fields);
+      this.leaseLost(event, fields);
       return;
     }
     const labels = { event: event.kind };
