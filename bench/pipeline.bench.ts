@@ -8,7 +8,9 @@
  *   node dist/bench/pipeline.bench.js [customers=20000]
  *   BENCH_MODES=all,none node dist/bench/pipeline.bench.js 5000     (modes: all, none, fraud, commissions, facts, phases, postbacks)
  *   BENCH_STORES=postgres                                          (postgres, sqlite; default both)
- *   BENCH_PROFILE=1                                                (pg_stat_statements-free: per-job time from the hooks' own clocks)
+ *   BENCH_PHASES=1                                                 (time per hook, from the hooks' own clocks)
+ *   BENCH_QUERIES=1                                                (time per statement shape, from knex's query events)
+ *   BENCH_FLOOR=1                                                  (PostgreSQL: the jobs' state written once, set-based: the floor under the jobs)
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -97,6 +99,7 @@ async function main(): Promise<void> {
           if (summary.counts.rejected > 0) throw new Error(`${entity}: ${summary.counts.rejected} rejected: ${JSON.stringify(summary.rejects.slice(0, 3))}`);
         }
         const sum = times.reduce((a, b) => a + b, 0);
+        if (process.env.BENCH_FLOOR && kind === 'postgres') await printWriteFloor(store, copy, total);
         if (process.env.BENCH_QUERIES) printQueries();
         if (process.env.BENCH_PHASES) console.log(`  hook time s: ${[...phaseMs].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`).join(', ')}`);
         phaseMs.clear();
@@ -166,6 +169,39 @@ function hooksFor(mode: string, store: Store, plans: Awaited<ReturnType<typeof l
     case 'postbacks': return combineHooks([createPostbackHook(store)]);
     default: throw new Error(`unknown mode ${mode}`);
   }
+}
+
+/** The tables the after-load jobs keep (everything a store holds beyond the loaded records and their bookkeeping). */
+const JOB_TABLE = /^(commission_|fraud_|report_|funnel_|phase_history$|postback_events$)/;
+
+/**
+ * BENCH_FLOOR=1 (PostgreSQL): what writing the jobs' state alone costs, the floor under any way of
+ * computing it. Every job table the run filled is written again from itself, set-based, into a
+ * copy with the same indexes and keys (`INSERT INTO copy SELECT * FROM table`): the rows the jobs
+ * must leave behind, without any reading of the loaded records or computing. Printed per table,
+ * then in all beside the raw COPY of the records.
+ */
+async function printWriteFloor(store: Store, copyMs: number, records: number): Promise<void> {
+  const knex = store.knex;
+  const tables = ((await knex.raw(`SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`)) as { rows: { table_name: string }[] }).rows
+    .map((r) => r.table_name).filter((t) => JOB_TABLE.test(t));
+  let totalMs = 0;
+  let totalRows = 0;
+  const parts: string[] = [];
+  for (const table of tables) {
+    const rows = Number(((await knex.raw(`SELECT count(*) AS n FROM ${table}`)) as { rows: { n: string }[] }).rows[0]?.n ?? 0);
+    if (rows === 0) continue;
+    await knex.raw(`CREATE TABLE floor_${table} (LIKE ${table} INCLUDING ALL)`);
+    const started = performance.now();
+    await knex.raw(`INSERT INTO floor_${table} SELECT * FROM ${table}`);
+    const ms = performance.now() - started;
+    await knex.raw(`DROP TABLE floor_${table}`);
+    totalMs += ms;
+    totalRows += rows;
+    parts.push(`${table} ${rows} rows ${(ms / 1000).toFixed(2)} s`);
+  }
+  console.log(`  the jobs' state written once, set-based (floor): ${totalRows} rows in ${(totalMs / 1000).toFixed(2)} s = ${(totalMs / copyMs).toFixed(2)}x the raw COPY's time of the ${records} records`);
+  for (const p of parts) console.log(`    ${p}`);
 }
 
 function ratesCsv(): string {

@@ -75,7 +75,15 @@ async function touched(trx: Knex.Transaction, change: LoadedChange, settings: Ru
   const active = new Map<string, { partner_id: string; date: string; customer_id: string }>();
   for (const r of change.records.activity) active.set(`${String(r.date)}\u0000${String(r.customer_id)}`, { partner_id: partner, date: String(r.date), customer_id: String(r.customer_id) });
   const rows = [...active.values()];
-  for (const part of insertChunks(trx, rows)) await trx('fraud_active_days').insert(part).onConflict(['partner_id', 'date', 'customer_id']).ignore();
+  if (trx.client.config.client === 'pg') {
+    // Arrays as two parameters: knex's multi-row insert compiled 3 placeholders a row (a batch took 6 ms).
+    if (rows.length > 0) {
+      await trx.raw('INSERT INTO fraud_active_days (partner_id, date, customer_id) SELECT ?, d, c FROM unnest(?::text[], ?::text[]) AS u(d, c) ON CONFLICT DO NOTHING',
+        [partner, rows.map((r) => r.date), rows.map((r) => r.customer_id)]);
+    }
+  } else {
+    for (const part of insertChunks(trx, rows)) await trx('fraud_active_days').insert(part).onConflict(['partner_id', 'date', 'customer_id']).ignore();
+  }
   // The partner's loaded days: the batch's days are loaded; a replaced day stays loaded only if
   // some row of it is left.
   for (const part of insertChunks(trx, batchDays.map((date) => ({ partner_id: partner, date })))) await trx('fraud_loaded_days').insert(part).onConflict(['partner_id', 'date']).ignore();
@@ -150,6 +158,11 @@ function logDetection(logger: Logger, r: Detection, runId: string, started: numb
 
 /** Records customers whose detection a bulk run defers (fraud_deferred), in the batch's transaction. */
 async function deferCustomers(trx: Knex.Transaction, partner: string, variant: Variant, customers: ReadonlySet<string>, now: string): Promise<void> {
+  if (trx.client.config.client === 'pg') {
+    await trx.raw('INSERT INTO fraud_deferred (partner_id, variant, customer_id, created_at) SELECT ?, ?, c, ? FROM unnest(?::text[]) AS u(c) ON CONFLICT DO NOTHING',
+      [partner, variant, now, [...customers]]);
+    return;
+  }
   const rows = [...customers].map((customer_id) => ({ partner_id: partner, variant, customer_id, created_at: now }));
   for (const part of insertChunks(trx, rows)) await trx('fraud_deferred').insert(part).onConflict(['partner_id', 'customer_id']).ignore();
 }

@@ -232,19 +232,44 @@ function cacheRow(partner: string, d: CachedDay, now: string): Record<string, un
   };
 }
 
+/** Customer-days per upsert statement on PostgreSQL (each column one array parameter). */
+const UPSERT_ARRAYS = 10_000;
+
 export async function writeCachedDays(trx: Knex.Transaction, partner: string, upserts: readonly CachedDay[], deletes: readonly CachedDay[], now: string): Promise<void> {
-  for (const part of insertChunks(trx, upserts.map((d) => cacheRow(partner, d, now)))) {
-    await trx('commission_customer_days')
-      .insert(part)
-      .onConflict(['partner_id', 'customer_id', 'date'])
-      .merge(['affiliate_id', 'ggr_usd', 'ngr_usd', 'bets_usd', 'missing', 'updated_at']);
-  }
+  if (trx.client.config.client === 'pg') await upsertDaysByArrays(trx, partner, upserts, now);
+  else await upsertDaysByRows(trx, partner, upserts, now);
   const byDay = new Map<string, string[]>();
   for (const d of deletes) append(byDay, d.date, d.customerId);
   for (const [day, customers] of byDay) {
     for (let i = 0; i < customers.length; i += CHUNK) {
       await trx('commission_customer_days').where('partner_id', partner).where('date', day).whereIn('customer_id', customers.slice(i, i + CHUNK)).delete();
     }
+  }
+}
+
+/**
+ * PostgreSQL: one statement per UPSERT_ARRAYS customer-days, every column an array parameter
+ * (knex's multi-row insert compiled 9 placeholders a row: a bulk run's 171,000 days took 3.4 s).
+ */
+async function upsertDaysByArrays(trx: Knex.Transaction, partner: string, upserts: readonly CachedDay[], now: string): Promise<void> {
+  const text = (v: Money | null) => (v === null ? null : v.toFixed());
+  for (let i = 0; i < upserts.length; i += UPSERT_ARRAYS) {
+    const part = upserts.slice(i, i + UPSERT_ARRAYS);
+    await trx.raw(`INSERT INTO commission_customer_days (partner_id, customer_id, date, affiliate_id, ggr_usd, ngr_usd, bets_usd, missing, updated_at)
+      SELECT ?, u.* , ?::timestamptz FROM unnest(?::text[], ?::date[], ?::text[], ?::numeric[], ?::numeric[], ?::numeric[], ?::text[]) AS u
+      ON CONFLICT (partner_id, customer_id, date) DO UPDATE SET affiliate_id = excluded.affiliate_id, ggr_usd = excluded.ggr_usd,
+        ngr_usd = excluded.ngr_usd, bets_usd = excluded.bets_usd, missing = excluded.missing, updated_at = excluded.updated_at`,
+    [partner, now, part.map((d) => d.customerId), part.map((d) => d.date), part.map((d) => d.affiliateId), part.map((d) => text(d.ggr)),
+      part.map((d) => text(d.ngr)), part.map((d) => text(d.bets)), part.map((d) => (d.missing.length === 0 ? null : d.missing.join(',')))] as Knex.RawBinding[]);
+  }
+}
+
+async function upsertDaysByRows(trx: Knex.Transaction, partner: string, upserts: readonly CachedDay[], now: string): Promise<void> {
+  for (const part of insertChunks(trx, upserts.map((d) => cacheRow(partner, d, now)))) {
+    await trx('commission_customer_days')
+      .insert(part)
+      .onConflict(['partner_id', 'customer_id', 'date'])
+      .merge(['affiliate_id', 'ggr_usd', 'ngr_usd', 'bets_usd', 'missing', 'updated_at']);
   }
 }
 

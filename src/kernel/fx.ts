@@ -31,20 +31,21 @@ export class RateBook {
 
   /** Loads the rates of these (currency, day) pairs. */
   static async load(knex: Knex, pairs: Iterable<readonly [string, string]>): Promise<RateBook> {
-    const byCurrency = new Map<string, Set<string>>();
+    const currencies = new Set<string>();
+    const days = new Set<string>();
     for (const [currency, day] of pairs) {
       if (currency === 'USD') continue;
-      let days = byCurrency.get(currency);
-      if (!days) byCurrency.set(currency, (days = new Set()));
+      currencies.add(currency);
       days.add(day);
     }
+    // Every currency's rates of every day asked for, in one statement per 500 days: a few rates
+    // more than asked (a currency's day asked only for another currency) beat a statement per
+    // currency (a batch's evaluation asked 5-10 of them).
     const rates = new Map<string, Money>();
-    for (const [currency, days] of byCurrency) {
-      const list = [...days];
-      for (let i = 0; i < list.length; i += 500) {
-        const rows: { date: string; rate: string }[] = await knex('fx_rates').where('currency', currency).whereIn('date', list.slice(i, i + 500)).select('date', 'rate');
-        for (const r of rows) rates.set(`${currency} ${String(r.date).slice(0, 10)}`, money(r.rate));
-      }
+    const list = [...days];
+    for (let i = 0; i < list.length && currencies.size > 0; i += 500) {
+      const rows: { currency: string; date: string; rate: string }[] = await knex('fx_rates').whereIn('currency', [...currencies]).whereIn('date', list.slice(i, i + 500)).select('currency', 'date', 'rate');
+      for (const r of rows) rates.set(`${r.currency} ${String(r.date).slice(0, 10)}`, money(r.rate));
     }
     return new RateBook(rates);
   }
