@@ -99,7 +99,7 @@ async function main(): Promise<void> {
           if (summary.counts.rejected > 0) throw new Error(`${entity}: ${summary.counts.rejected} rejected: ${JSON.stringify(summary.rejects.slice(0, 3))}`);
         }
         const sum = times.reduce((a, b) => a + b, 0);
-        if (process.env.BENCH_FLOOR && kind === 'postgres') await printWriteFloor(store, copy, total);
+        if (process.env.BENCH_FLOOR && kind === 'postgres' && mode !== 'none') await printWriteFloor(store, copy, total);
         if (process.env.BENCH_QUERIES) printQueries();
         if (process.env.BENCH_PHASES) console.log(`  hook time s: ${[...phaseMs].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`).join(', ')}`);
         phaseMs.clear();

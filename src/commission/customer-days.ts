@@ -142,6 +142,15 @@ export class MonthDeltas {
     this.addSource(affiliate, month, this.at(affiliate, month), source);
   }
 
+  /** The months `other` touched, with their sources, added without their sums (an evaluation's passes each apply their own). */
+  touchAll(other: MonthDeltas): void {
+    for (const [key, d] of other.map) {
+      const [affiliate, month] = splitMonthKey(key);
+      const into = this.at(affiliate, month);
+      for (const source of d.sources) this.addSource(affiliate, month, into, source);
+    }
+  }
+
   private addSource(affiliate: string, month: string, d: MonthDelta, source: string): void {
     const key = monthKey(affiliate, month);
     let set = this.seen.get(key);

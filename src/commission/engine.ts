@@ -215,15 +215,27 @@ export function completeTargets(targets: readonly Target[], lines: readonly Line
   return out;
 }
 
+/**
+ * How many customers one pass of an evaluation holds in memory (their customers, transactions,
+ * lines), and how many customer-days (their activity rows): a larger scope, a bulk run's group, is
+ * evaluated in passes of at most these, in the same transaction, and its RevShare months once,
+ * after the last pass. So a group's size bounds the work left to evaluate, not the memory the
+ * evaluation takes. PARTNER_SYNC_EVALUATION_CUSTOMERS changes the customers per pass (the days
+ * follow at five a customer).
+ */
+export function evaluationPass(env: NodeJS.ProcessEnv = process.env): { customers: number; days: number } {
+  const given = Number(env.PARTNER_SYNC_EVALUATION_CUSTOMERS);
+  const customers = Number.isInteger(given) && given > 0 ? given : 2_000;
+  return { customers, days: customers * 5 };
+}
+
 export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[], scope: Scope, now: string): Promise<Evaluation> {
   const result: Evaluation = { partner: scope.partner, keys: 0, lines: 0, net: ZERO, held: 0, missingRates: [], released: 0, reviewHeld: 0, reviewReleased: 0, days: 0 };
   const plans = plansFor(allPlans, scope.partner, scope.variant);
   if (plans.length === 0) return result;
   const partner = scope.partner;
-  const currentMonth = monthOf(now.slice(0, 10));
-  const cpaPlans = plans.filter((p): p is CpaFtdPlan => p.kind === 'cpa_ftd');
   const revsharePlans = plans.filter((p): p is RevsharePlan => p.kind === 'revshare');
-  const wageringDays = Math.max(0, ...cpaPlans.map((p) => p.wagering?.days ?? 0));
+  const wageringDays = Math.max(0, ...plans.filter((p): p is CpaFtdPlan => p.kind === 'cpa_ftd').map((p) => p.wagering?.days ?? 0));
   const needDays = scope.variant === 'igaming' && (revsharePlans.length > 0 || wageringDays > 0);
 
   // 1. Customer-days: what the batch touched, plus the customers who had activity on replaced days.
@@ -240,31 +252,98 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
       }
     }
   }
-  const customers = await readCustomers(trx, partner, [...scope.customers, ...pairs.keys(), ...scope.customerRecords]);
 
-  const deltas = new MonthDeltas();
-  if (needDays) {
+  // 2. The customers, in passes: their customer-days and per-customer keys. The RevShare months
+  // they move are gathered over every pass and evaluated once, after the last (3).
+  const work: Work = { trx, plans, scope, now, needDays, wageringDays, months: new MonthDeltas(), produced: new Set() };
+  for (const pass of customerPasses([...new Set([...scope.customers, ...pairs.keys(), ...scope.customerRecords])], pairs, evaluationPass())) {
+    const passPairs = new Map<string, Set<string>>();
+    for (const id of pass) {
+      const days = pairs.get(id);
+      if (days) passPairs.set(id, days);
+    }
+    addEvaluation(result, await evaluateCustomers(work, pass, passPairs));
+  }
+  addEvaluation(result, await evaluateMonthsAndFormerFees(work, revsharePlans));
+  return result;
+}
+
+/** What every pass of one evaluation shares. */
+interface Work {
+  trx: Knex.Transaction;
+  plans: readonly Plan[];
+  scope: Scope;
+  now: string;
+  needDays: boolean;
+  wageringDays: number;
+  /** The affiliate months the passes moved, with their sources (no sums: each pass applied its own). */
+  months: MonthDeltas;
+  /** The keys the passes produced a target for. */
+  produced: Set<string>;
+}
+
+/** The customers cut into passes of at most `limit.customers` customers and about `limit.days` customer-days. */
+function customerPasses(ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>, limit: { customers: number; days: number }): string[][] {
+  const out: string[][] = [];
+  let current: string[] = [];
+  let days = 0;
+  for (const id of ids) {
+    const n = pairs.get(id)?.size ?? 0;
+    if (current.length > 0 && (current.length >= limit.customers || days + n > limit.days)) {
+      out.push(current);
+      current = [];
+      days = 0;
+    }
+    current.push(id);
+    days += n;
+  }
+  if (current.length > 0 || out.length === 0) out.push(current);
+  return out;
+}
+
+function addEvaluation(into: Evaluation, r: Omit<Evaluation, 'partner'>): void {
+  into.keys += r.keys;
+  into.lines += r.lines;
+  into.net = into.net.plus(r.net);
+  into.held += r.held;
+  into.missingRates = [...new Set([...into.missingRates, ...r.missingRates])].sort();
+  into.released += r.released;
+  into.reviewHeld += r.reviewHeld;
+  into.reviewReleased += r.reviewReleased;
+  into.days += r.days;
+}
+
+/** One pass: these customers' customer-days (`pairs`: theirs of the scope) and their per-customer keys (CPA, challenge fees, phase bonuses). */
+async function evaluateCustomers(work: Work, ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>): Promise<Omit<Evaluation, 'partner'>> {
+  const { trx, plans, scope, now, wageringDays } = work;
+  const partner = scope.partner;
+  const currentMonth = monthOf(now.slice(0, 10));
+  const customers = await readCustomers(trx, partner, ids);
+  let days = 0;
+  if (work.needDays) {
+    const deltas = new MonthDeltas();
     const moved = await reattributedCustomers(trx, partner, customers, scope.customerRecords);
-    const written = await refreshDays(trx, partner, pairs, customers, (ids, from, to) => readBonusTransactions(trx, partner, ids, from, to), deltas, now);
-    result.days = written.written + written.removed;
-    result.days += await reattributeDays(trx, partner, moved, deltas, now);
+    const written = await refreshDays(trx, partner, pairs, customers, (list, from, to) => readBonusTransactions(trx, partner, list, from, to), deltas, now);
+    days = written.written + written.removed;
+    days += await reattributeDays(trx, partner, moved, deltas, now);
     await recordAttribution(trx, partner, customers, [...moved, ...written.customers], now);
     await applyMonthDeltas(trx, partner, deltas, now);
+    work.months.touchAll(deltas);
   }
 
-  // 2. Per-customer keys: CPA (also for customers whose activity changed inside a wagering window), challenge fees, phase bonuses.
+  // CPA (also for customers whose activity changed inside a wagering window), challenge fees, phase bonuses.
   const evaluated = new Set<string>();
-  for (const id of scope.customers) if (customers.has(id)) evaluated.add(id);
+  for (const id of ids) if (scope.customers.has(id) && customers.has(id)) evaluated.add(id);
   if (wageringDays > 0) {
-    for (const [id, days] of pairs) {
+    for (const [id, list] of pairs) {
       const c = customers.get(id);
-      if (c && [...days].some((d) => d >= c.signupDay && d < addDays(c.signupDay, wageringDays))) evaluated.add(id);
+      if (c && [...list].some((d) => d >= c.signupDay && d < addDays(c.signupDay, wageringDays))) evaluated.add(id);
     }
   }
   const perCustomerPlans = plans.filter((p) => p.kind !== 'revshare');
   const evaluatedCustomers = [...evaluated].map((id) => customers.get(id) as CustomerFact);
-  const txs = perCustomerPlans.length > 0 ? await readTransactions(trx, partner, evaluated, transactionTypes(perCustomerPlans)) : new Map<string, TxFact[]>();
-  const wagering = wageringDays > 0 ? await readWageringDays(trx, partner, evaluatedCustomers, wageringDays) : new Map<string, CachedDay[]>();
+  const txs = perCustomerPlans.length > 0 && evaluated.size > 0 ? await readTransactions(trx, partner, evaluated, transactionTypes(perCustomerPlans)) : new Map<string, TxFact[]>();
+  const wagering = wageringDays > 0 && evaluated.size > 0 ? await readWageringDays(trx, partner, evaluatedCustomers, wageringDays) : new Map<string, CachedDay[]>();
   const fx = await RateBook.load(trx, ratePairs([...txs.values()].flat()));
 
   const keys = new Set<string>();
@@ -277,17 +356,36 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
       }
     }
   }
+  const lines = keys.size > 0 ? await readKeyLines(trx, keys) : new Map<string, LineState[]>();
+  const src: TargetSource = { plans: perCustomerPlans, customers, lines, now };
+  const reviews = evaluated.size > 0 ? await readReviews(trx, partner, evaluated) : new Map();
+  const perCustomer: Target[] = [];
+  for (const c of evaluatedCustomers) perCustomer.push(...customerTargets(src, c, txs.get(c.customerId) ?? [], wagering.get(c.customerId) ?? [], fx));
+  const targets = applyReview(perCustomer, reviews, lines, currentMonth);
+  for (const t of targets) work.produced.add(t.key);
+  const booked = await book(trx, targets, lines, currentMonth, scope.runId, now);
+  return { ...booked, days };
+}
 
+/**
+ * After the last pass: every RevShare month the passes moved (with carryover every later month of
+ * that affiliate) and those of customers whose flags changed; and the keys of transactions that
+ * were fees and that no pass produced any more.
+ */
+async function evaluateMonthsAndFormerFees(work: Work, revsharePlans: readonly RevsharePlan[]): Promise<Omit<Evaluation, 'partner'>> {
+  const { trx, plans, scope, now } = work;
+  const partner = scope.partner;
+  const currentMonth = monthOf(now.slice(0, 10));
+  const keys = new Set<string>();
   const formerFeeKeys = new Map<string, { plan: ChallengeCpaPlan; customer: string }>();
-  for (const plan of perCustomerPlans) {
+  for (const plan of plans) {
     if (plan.kind !== 'challenge_cpa') continue;
     for (const [id, customer] of scope.formerFees) formerFeeKeys.set(challengeKey(plan, id), { plan, customer });
   }
   for (const key of formerFeeKeys.keys()) keys.add(key);
 
-  // 3. RevShare keys: every touched affiliate month, and with carryover every later month of that affiliate.
   const touched = new Map<string, Set<string>>();
-  for (const key of deltas.map.keys()) {
+  for (const key of work.months.map.keys()) {
     const [affiliate, month] = splitMonthKey(key);
     touched.set(affiliate, (touched.get(affiliate) ?? new Set()).add(month));
   }
@@ -318,19 +416,15 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
       revshareWork.push({ plan, affiliate, evaluate });
     }
   }
+  if (keys.size === 0) return { keys: 0, lines: 0, net: ZERO, held: 0, missingRates: [], released: 0, reviewHeld: 0, reviewReleased: 0, days: 0 };
 
-  // 4. Targets against the ledger.
   const lines = await readKeyLines(trx, keys);
-  const src: TargetSource = { plans: perCustomerPlans, customers, lines, now };
-  const reviews = await readReviews(trx, partner, evaluated);
-  const perCustomer: Target[] = [];
-  for (const c of evaluatedCustomers) perCustomer.push(...customerTargets(src, c, txs.get(c.customerId) ?? [], wagering.get(c.customerId) ?? [], fx));
-  const targets: Target[] = applyReview(perCustomer, reviews, lines, currentMonth);
+  const targets: Target[] = [];
   for (const w of revshareWork) {
     const sources = new Map<string, string[]>();
     const monthMissing = new Map<string, string[]>();
     for (const m of w.evaluate) {
-      sources.set(m, deltas.map.get(`${w.affiliate}\u0000${m}`)?.sources ?? reviewSources.get(`${w.affiliate}\u0000${m}`) ?? [`carry:${w.affiliate}`]);
+      sources.set(m, work.months.map.get(`${w.affiliate}\u0000${m}`)?.sources ?? reviewSources.get(`${w.affiliate}\u0000${m}`) ?? [`carry:${w.affiliate}`]);
       monthMissing.set(m, missing.get(`${w.affiliate}\u0000${m}`) ?? []);
     }
     for (const [k, v] of missing) {
@@ -339,19 +433,16 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
     }
     targets.push(...reviewedRevshareTargets({ plan: w.plan, affiliate: w.affiliate, months: months.get(w.affiliate) ?? [], evaluate: w.evaluate, missing: monthMissing, sources, now }, flaggedDays.get(w.affiliate) ?? [], flagged));
   }
-
-  targets.push(...noLongerFees(formerFeeKeys, targets, lines, currentMonth));
-
+  targets.push(...noLongerFees(formerFeeKeys, work.produced, lines, currentMonth));
   const booked = await book(trx, targets, lines, currentMonth, scope.runId, now);
-  return { ...result, ...booked, days: result.days };
+  return { ...booked, days: 0 };
 }
 
 /**
  * A fee key no rule produces any more (its transaction was re-sent as another type, or to a
  * customer not in the store yet) goes back to zero for every affiliate it paid, as recompute does.
  */
-function noLongerFees(formerFeeKeys: ReadonlyMap<string, { plan: ChallengeCpaPlan; customer: string }>, targets: readonly Target[], lines: ReadonlyMap<string, LineState[]>, currentMonth: string): Target[] {
-  const produced = new Set(targets.map((t) => t.key));
+function noLongerFees(formerFeeKeys: ReadonlyMap<string, { plan: ChallengeCpaPlan; customer: string }>, produced: ReadonlySet<string>, lines: ReadonlyMap<string, LineState[]>, currentMonth: string): Target[] {
   const out: Target[] = [];
   for (const [key, { plan, customer }] of formerFeeKeys) {
     if (produced.has(key)) continue;

@@ -5,7 +5,7 @@
  * is loaded into two stores of the same
  * kind: one store batch by batch (small batches, every job after each commit, as pushes and
  * incremental runs load), the other by `importFile` as a bulk run whose groups settle every few
- * hundred records. Then: the same report (every figure; commissions as each affiliate's net), the same
+ * hundred records, each group's commissions evaluated in passes of a few dozen customers. Then: the same report (every figure; commissions as each affiliate's net), the same
  * fraud flags and customers, the same holds, the same net per ledger key; the bulk store's ledger
  * agrees with a recompute and its report facts with a rebuild; nothing is left unevaluated.
  * TEST_SEED=n repeats a seed.
@@ -143,7 +143,10 @@ for (const backend of STORES) {
         // In bulk: the same records as one file through `import`.
         const file = join(dir, `${entity}.ndjson`);
         writeFileSync(file, `${list.map((r) => JSON.stringify(r)).join('\n')}\n`);
-        const summary = await importFile({ store: b.store, loader: loaders[1]! }, { partner: PARTNER, variant: 'igaming', entity, file, stdin: new PassThrough() });
+        // Its commission evaluations in passes of a few dozen customers (src/commission/engine.ts, evaluationPass).
+        process.env.PARTNER_SYNC_EVALUATION_CUSTOMERS = '37';
+        const summary = await importFile({ store: b.store, loader: loaders[1]! }, { partner: PARTNER, variant: 'igaming', entity, file, stdin: new PassThrough() })
+          .finally(() => delete process.env.PARTNER_SYNC_EVALUATION_CUSTOMERS);
         assert.equal(summary.counts.rejected, 0, JSON.stringify(summary.rejects.slice(0, 3)));
       }
       assert.deepEqual(await unevaluated(b.store.knex, new Date()), [], 'the import settled everything it loaded');
