@@ -200,6 +200,7 @@ async function printWriteFloor(store: Store, copyMs: number, records: number): P
     totalRows += rows;
     parts.push(`${table} ${rows} rows ${(ms / 1000).toFixed(2)} s`);
   }
+  if (totalRows === 0) return;
   console.log(`  the jobs' state written once, set-based (floor): ${totalRows} rows in ${(totalMs / 1000).toFixed(2)} s = ${(totalMs / copyMs).toFixed(2)}x the raw COPY's time of the ${records} records`);
   for (const p of parts) console.log(`    ${p}`);
 }

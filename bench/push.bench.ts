@@ -32,7 +32,8 @@
  *
  *   npm run build && node dist/bench/push.bench.js [bulk_requests] [single_requests]
  *     (defaults 100 and 20000; TEST_PG_URL overrides the server; BENCH_BULK_CONCURRENCY (4);
- *      BENCH_SERVER_NODE_ARGS adds node flags to the server, e.g. "--cpu-prof --cpu-prof-dir=prof")
+ *      BENCH_SERVER_NODE_ARGS adds node flags to the server, e.g. "--cpu-prof --cpu-prof-dir=prof";
+ *      BENCH_JOBS=1 runs the server and the in-process loaders with the shipped plans and fraud rules)
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -46,6 +47,7 @@ import Fastify from 'fastify';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { createLoadHooks } from '../jobs/load-hooks.js';
+import { shippedHooks, writeShippedConfig } from './support/shipped-jobs.js';
 import { count, describeTransactions, emptyTransactions, freePort, newCounts, pushTransactions, startChild, statusText, type Counts, type Server } from './support/http-bench.js';
 import { pushFactsFloor, upsertFloor } from './support/pg-floors.js';
 import { procCpuMs } from './support/proc-cpu.js';
@@ -209,7 +211,15 @@ async function preloadCustomers(loader: Loader, n: number): Promise<void> {
   }
 }
 
-const newLoader = (store: Store) => new Loader({ store, validator: specValidator(), ...createLoadHooks(store, { plans: [], logger: silentLogger() }) });
+/**
+ * BENCH_JOBS=1: the server and the in-process loaders run with the shipped commission plans (for
+ * the bench partner) and fraud rules, as a user with config/ as shipped gets; without it, with the
+ * jobs that need no configuration (report facts, phase history, postbacks' outbox).
+ */
+const JOBS = process.env.BENCH_JOBS === '1';
+
+const newLoader = async (store: Store) => new Loader({ store, validator: specValidator(),
+  ...(JOBS ? await shippedHooks(store, PARTNER) : createLoadHooks(store, { plans: [], logger: silentLogger() })) });
 
 async function main(): Promise<void> {
   const api = `bench_push_api_${process.pid}`;
@@ -218,6 +228,7 @@ async function main(): Promise<void> {
   const big = `bench_push_big_${process.pid}`;
   const floor = `bench_push_floor_${process.pid}`;
   const configDir = mkdtempSync(join(tmpdir(), 'partner-sync-push-bench-'));
+  if (JOBS) writeShippedConfig(configDir, PARTNER);
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
   const servers: Server[] = [];
@@ -239,20 +250,20 @@ async function main(): Promise<void> {
     stores.push(apiStore);
     const pullStore = await openStore({ url: storeUrl(pull) });
     stores.push(pullStore);
-    await preloadCustomers(newLoader(apiStore), customersN);
-    const pullLoader = newLoader(pullStore);
+    await preloadCustomers(await newLoader(apiStore), customersN);
+    const pullLoader = await newLoader(pullStore);
     await preloadCustomers(pullLoader, customersN);
     const libStore = await openStore({ url: storeUrl(lib) });
     stores.push(libStore);
-    const libLoader = newLoader(libStore);
+    const libLoader = await newLoader(libStore);
     await preloadCustomers(libLoader, customersN);
     const bigStore = await openStore({ url: storeUrl(big) });
     stores.push(bigStore);
-    const bigLoader = newLoader(bigStore);
+    const bigLoader = await newLoader(bigStore);
     await preloadCustomers(bigLoader, customersN);
     const floorStore = await openStore({ url: storeUrl(floor) });
     stores.push(floorStore);
-    await preloadCustomers(newLoader(floorStore), customersN);
+    await preloadCustomers(await newLoader(floorStore), customersN);
 
     // Baseline 1: raw COPY of the same deposits, rendered as store rows, into an identical table.
     const table = entityTable('igaming', 'transactions');
@@ -422,7 +433,7 @@ async function main(): Promise<void> {
     const copyRate = rate(records, copyMs);
     const bulkLine = (name: string, n: number, ms: number) =>
       `${name.padEnd(46)} ${String(rate(n, ms)).padStart(9)} records/s   ${(rate(n, ms) / copyRate).toFixed(2)} x COPY   ${(ms / 1000).toFixed(2).padStart(6)} s`;
-    console.log(`push benchmark: PostgreSQL store, server and load generator on this machine (loopback), ${new Date().toISOString()}`);
+    console.log(`push benchmark: PostgreSQL store, server and load generator on this machine (loopback), after-load jobs ${JOBS ? "with the shipped plans and fraud rules (BENCH_JOBS=1)" : "without plans or fraud rules (BENCH_JOBS=1 adds them)"}, ${new Date().toISOString()}`);
     console.log(`\nbulk: ${BULK_REQUESTS} requests x ${BULK_SIZE} iGaming deposits, ${BULK_CONCURRENCY} at a time`);
     console.log(bulkLine('baseline: raw COPY into an identical table', records, copyMs));
     console.log(bulkLine(`floor: COPY to temp + upsert + COMMIT per ${BULK_SIZE}`, records, floorMs));

@@ -37,16 +37,13 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { DAY_PAGE_MAX } from '../connectors/db/source.js';
 import { replicaFloors } from './support/pg-floors.js';
+import { shippedHooks } from './support/shipped-jobs.js';
 import { procCpuMs } from './support/proc-cpu.js';
 import { runPartner } from '../jobs/run-partner.js';
 import { addDays } from '../jobs/windows.js';
 import { loadDefinition } from '../src/config/load-definitions.js';
 import { noRedaction, silentLogger } from '../src/log.js';
-import { Loader, type LoaderDeps } from '../src/pipeline/load.js';
-import { createLoadHooks } from '../jobs/load-hooks.js';
-import { parsePlans } from '../src/commission/load-plans.js';
-import { loadFraudConfig } from '../src/fraud/config.js';
-import { readFileSync } from 'node:fs';
+import { Loader } from '../src/pipeline/load.js';
 import { createSpecValidator } from '../src/spec/validator.js';
 import { recordToRow } from '../src/store/rows.js';
 import { openStore } from '../src/store/store.js';
@@ -176,7 +173,7 @@ async function child(schema: string, replicaUrl: string, pageSize: number): Prom
     writeFileSync(file, definitionYaml(pageSize));
     const loaded = await loadDefinition(file, { ...process.env, BENCH_REPLICA_URL: replicaUrl });
     if (!loaded.definition) throw new Error(JSON.stringify(loaded.errors));
-    const loader = new Loader({ store, validator: createSpecValidator(), ...(HOOKS ? await shippedHooks(store) : {}) });
+    const loader = new Loader({ store, validator: createSpecValidator(), ...(HOOKS ? await shippedHooks(store, PARTNER) : {}) });
     // BENCH_HEAP_PROBE=1 (child run with --expose-gc): the live heap after a full GC every 20 pages,
     // to tell memory held by the load path from garbage not yet collected. Diagnostic only: slows the run.
     const gc = (globalThis as { gc?: () => void }).gc;
@@ -219,16 +216,6 @@ async function child(schema: string, replicaUrl: string, pageSize: number): Prom
 }
 
 /** Every after-load job with the shipped configuration; the iGaming commission plans name the bench partner. */
-async function shippedHooks(store: Awaited<ReturnType<typeof openStore>>): Promise<Partial<LoaderDeps>> {
-  const root = fileURLToPath(new URL('../../config/', import.meta.url));
-  const text = readFileSync(join(root, 'commissions.yaml'), 'utf8').replaceAll('partner: sandbox-casino', `partner: ${PARTNER}`);
-  const { plans, errors } = parsePlans(text, 'commissions.yaml');
-  if (errors.length > 0) throw new Error(JSON.stringify(errors));
-  const fraud = await loadFraudConfig(join(root, 'fraud.yaml'));
-  if (!fraud.config) throw new Error(JSON.stringify(fraud.errors));
-  return createLoadHooks(store, { plans, logger: silentLogger(), fraud: fraud.config });
-}
-
 function runChild(schema: string, replicaUrl: string, pageSize: number): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [...CHILD_NODE_ARGS, fileURLToPath(import.meta.url), '--child', schema, replicaUrl, String(pageSize)], { stdio: ['ignore', 'pipe', 'inherit'] });
