@@ -10,6 +10,7 @@ import { RateBook, type MissingRate } from '../kernel/fx.js';
 import type { CustomerFact, TxFact } from './facts.js';
 import { money, moneyOrNull, sum, ZERO, type Money } from '../kernel/money.js';
 import { insertChunks } from '../store/dialects.js';
+import { insertArrays } from '../store/json-insert.js';
 import { append } from '../kernel/collections.js';
 
 export interface ActivityRow {
@@ -243,6 +244,8 @@ function cacheRow(partner: string, d: CachedDay, now: string): Record<string, un
 
 /** Customer-days per upsert statement on PostgreSQL (each column one array parameter). */
 const UPSERT_ARRAYS = 10_000;
+/** The columns a customer-day's upsert replaces. */
+const UPSERT_SET = ['affiliate_id', 'ggr_usd', 'ngr_usd', 'bets_usd', 'missing', 'updated_at'] as const;
 
 export async function writeCachedDays(trx: Knex.Transaction, partner: string, upserts: readonly CachedDay[], deletes: readonly CachedDay[], now: string): Promise<void> {
   if (trx.client.config.client === 'pg') await upsertDaysByArrays(trx, partner, upserts, now);
@@ -264,12 +267,11 @@ async function upsertDaysByArrays(trx: Knex.Transaction, partner: string, upsert
   const text = (v: Money | null) => (v === null ? null : v.toFixed());
   for (let i = 0; i < upserts.length; i += UPSERT_ARRAYS) {
     const part = upserts.slice(i, i + UPSERT_ARRAYS);
-    await trx.raw(`INSERT INTO commission_customer_days (partner_id, customer_id, date, affiliate_id, ggr_usd, ngr_usd, bets_usd, missing, updated_at)
-      SELECT ?, u.* , ?::timestamptz FROM unnest(?::text[], ?::date[], ?::text[], ?::numeric[], ?::numeric[], ?::numeric[], ?::text[]) AS u
-      ON CONFLICT (partner_id, customer_id, date) DO UPDATE SET affiliate_id = excluded.affiliate_id, ggr_usd = excluded.ggr_usd,
-        ngr_usd = excluded.ngr_usd, bets_usd = excluded.bets_usd, missing = excluded.missing, updated_at = excluded.updated_at`,
-    [partner, now, part.map((d) => d.customerId), part.map((d) => d.date), part.map((d) => d.affiliateId), part.map((d) => text(d.ggr)),
-      part.map((d) => text(d.ngr)), part.map((d) => text(d.bets)), part.map((d) => (d.missing.length === 0 ? null : d.missing.join(',')))] as Knex.RawBinding[]);
+    await insertArrays(trx, 'commission_customer_days', { partner_id: ['text', partner], updated_at: ['timestamptz', now] }, {
+      customer_id: ['text', part.map((d) => d.customerId)], date: ['date', part.map((d) => d.date)], affiliate_id: ['text', part.map((d) => d.affiliateId)],
+      ggr_usd: ['numeric', part.map((d) => text(d.ggr))], ngr_usd: ['numeric', part.map((d) => text(d.ngr))], bets_usd: ['numeric', part.map((d) => text(d.bets))],
+      missing: ['text', part.map((d) => (d.missing.length === 0 ? null : d.missing.join(',')))],
+    }, ` ON CONFLICT (partner_id, customer_id, date) DO UPDATE SET ${UPSERT_SET.map((c) => `${c} = excluded.${c}`).join(', ')}`);
   }
 }
 
@@ -278,7 +280,7 @@ async function upsertDaysByRows(trx: Knex.Transaction, partner: string, upserts:
     await trx('commission_customer_days')
       .insert(part)
       .onConflict(['partner_id', 'customer_id', 'date'])
-      .merge(['affiliate_id', 'ggr_usd', 'ngr_usd', 'bets_usd', 'missing', 'updated_at']);
+      .merge([...UPSERT_SET]);
   }
 }
 

@@ -297,7 +297,7 @@ function customerPasses(ids: readonly string[], pairs: ReadonlyMap<string, Reado
     current.push(id);
     days += n;
   }
-  if (current.length > 0 || out.length === 0) out.push(current);
+  if (current.length > 0) out.push(current);
   return out;
 }
 
