@@ -17,6 +17,7 @@ import { lockPartnerLoads } from '../src/commission/recompute-pending.js';
 import { addDays } from '../src/kernel/dates.js';
 import { formatFraudConfigError, loadFraudConfig, settingsFor, type FraudConfig, type RuleSettings } from '../src/fraud/config.js';
 import { detect, markNotFound, type Detection } from '../src/fraud/detect.js';
+import { lockFraud } from '../src/fraud/flags.js';
 import { insertChunks, listChunks } from '../src/store/dialects.js';
 import { insertArrays } from '../src/store/json-insert.js';
 
@@ -168,7 +169,7 @@ async function deferCustomers(trx: Knex.Transaction, partner: string, variant: V
 
 /**
  * Evaluates the fraud rules over the customers bulk runs deferred for this partner, in groups of
- * SETTLE_CHUNK customers, each group in its own transaction under the partner's load lock: the
+ * SETTLE_CHUNK customers, each group in its own transaction under the partner's fraud lock: the
  * group's rows of fraud_deferred are taken in the transaction that writes its flags, so a crash
  * leaves exactly the groups not evaluated yet. Without rules in force, the deferred rows are dropped
  * (a batch without rules evaluates nothing either).
@@ -178,7 +179,9 @@ export async function settleFraud(store: Store, source: FraudSource, logger: Log
   let settled = 0;
   for (;;) {
     const done = await store.transaction(async (trx) => {
-      await lockPartnerLoads(store, trx, partner);
+      // Not the load lock: loads go on meanwhile (a push is answered at its commit); those of the same
+      // customers wait for this group's commit, then wait in fraud_deferred for the next one.
+      await lockFraud(store, trx, partner);
       const rows: { customer_id: string; variant: Variant }[] = await trx('fraud_deferred').where('partner_id', partner).orderBy('customer_id').limit(SETTLE_CHUNK).select('customer_id', 'variant');
       if (rows.length === 0) return 0;
       const ids = rows.map((r) => r.customer_id);

@@ -15,7 +15,7 @@ import { createPhaseHistoryHook } from './phase-history.js';
 import { createFraudHook, deferredFraudPartners, settleFraud, type FraudSource } from './fraud.js';
 import { createPostbackHook } from './postbacks.js';
 
-export type LoaderHooks = Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'afterCommit' | 'settle'>;
+export type LoaderHooks = Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'afterCommit' | 'settle' | 'settleFailed'>;
 
 export interface LoadHookOptions {
   /** The commission plans in force (a getter for a process that reloads them). */
@@ -36,7 +36,14 @@ export function createLoadHooks(store: Store, options: LoadHookOptions): LoaderH
     // After the phase history: its entries of this batch are what phase changes are read from.
     createPostbackHook(store),
   ];
-  return combineHooks(parts);
+  return {
+    ...combineHooks(parts),
+    settleFailed(change, error) {
+      options.logger.warn(`${change.partner}: evaluating the fraud rules and commissions behind the commits failed; what waits stays pending for the next evaluation: ${(error as Error).message}`, {
+        partner: change.partner, run_id: change.runId, event: 'evaluation_behind_failed',
+      });
+    },
+  };
 }
 
 /**

@@ -12,7 +12,7 @@ import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 import { enabledRules, settingsFor, type FraudConfig, type RuleName } from './config.js';
 import { chunked, deriveFacts, loadCustomerData, readFacts, signatureOf, writeFacts, type Signature } from './facts.js';
-import { markUnsupported, upsertFlag, type Finding, type KnownFlag } from './flags.js';
+import { lockFraud, markUnsupported, upsertFlag, type Finding, type KnownFlag } from './flags.js';
 import {
   bonusBustOut, chargebackRate, cpaFarming, depositCycling, duplicateIdentity, fastFunding, ftdSpike, identityMembers, key,
   monthsOfWindow, prefetch, refundAfterFee, tradingPairs, type Ctx,
@@ -58,6 +58,7 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
   const settings = settingsFor(config, partner);
   const rules = new Set(enabledRules(settings, variant));
   if (rules.size === 0) return result;
+  await lockFraud(store, trx, partner);
   const ctx: Ctx = { db: trx, partner, variant, settings };
   const ids = [...scope.customers].sort();
 

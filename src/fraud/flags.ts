@@ -14,6 +14,7 @@
  */
 import type { Knex } from 'knex';
 import { lockPartnerLoads } from '../commission/recompute-pending.js';
+import { transactionLock } from '../store/transaction-lock.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 import { reviewCustomers } from './review.js';
@@ -221,6 +222,7 @@ export async function decideFlag(store: Store, id: number, decision: Decision, b
     const first = await trx('fraud_flags').where('id', id).first('partner_id');
     if (!first) throw new DecisionError(`no fraud flag ${id}`);
     await lockPartnerLoads(store, trx, String((first as { partner_id: string }).partner_id));
+    await lockFraud(store, trx, String((first as { partner_id: string }).partner_id));
     const flag = await getFlag(trx, id);
     if (!flag) throw new DecisionError(`no fraud flag ${id}`);
     if (flag.status !== 'open') throw new DecisionError(`fraud flag ${id} is already ${flag.status} (by ${flag.decided_by} at ${flag.decided_at})`);
@@ -230,4 +232,15 @@ export async function decideFlag(store: Store, id: number, decision: Decision, b
     await reviewCustomers(trx, store, flag.partner_id, flag.variant, flag.customers);
     return { ...flag, status: decision, decided_by: by, decided_at: at, decision_reason: reason };
   });
+}
+
+/**
+ * Serialises whatever judges a partner's customers and writes their flags (detection in a load
+ * transaction, a bulk run's or a push's evaluation behind the commits, a scan, a decision), without
+ * holding up loads that only record what waits for it: taken after the load lock by whoever holds
+ * both, never before it. SQLite has one writer already.
+ */
+export async function lockFraud(store: Store, trx: Knex.Transaction, partner: string): Promise<void> {
+  if (store.profile.locking !== 'advisory') return;
+  await transactionLock(trx, `partner-sync fraud ${partner}`);
 }

@@ -126,6 +126,8 @@ export interface LoaderDeps {
   settle?: (change: CommittedChange) => Promise<void>;
   /** Records a bulk run loads between two settles (default SETTLE_EVERY). */
   settleEvery?: number;
+  /** Told when an evaluation behind the commits (Loader.evaluateBehind) fails: its scope stays on disk for the next one. */
+  settleFailed?: (change: CommittedChange, error: unknown) => void;
 }
 
 interface Committed extends CommittedChange {
@@ -145,6 +147,8 @@ export class Loader {
   /** Bulk runs (deferJobs) and the partners each wrote to since it last settled. */
   private readonly deferred = new Map<string, { touched: Map<string, CommittedChange>; unsettled: number }>();
   private readonly customers = new Map<string, Set<string>>();
+  /** Partners whose deferred jobs are being evaluated behind the commits (evaluateBehind), and whether to go again. */
+  private readonly behind = new Map<string, { change: CommittedChange; again: boolean; done: Promise<void> }>();
   /** @internal The activity tables' monthly partitions seen to exist (PostgreSQL; ../store/partitions.ts). */
   readonly partitions: MonthPartitions;
 
@@ -186,6 +190,45 @@ export class Loader {
   async endDeferred(runId: string): Promise<void> {
     await this.settle(runId);
     this.deferred.delete(runId);
+  }
+
+  /**
+   * Ends the bulk run `runId` without waiting for its evaluation: each partner it wrote to is
+   * evaluated in the background, right away, by one evaluation per partner at a time that takes
+   * everything deferred so far (commits that land meanwhile are taken by the next one). For
+   * pushes: a request is answered at its commit, and a partner pushing 1000 requests a second
+   * costs a few evaluations a second, each over what arrived meanwhile, not one per request. What
+   * waits is on disk (fraud_deferred, commission_pending): `status` shows it, and a crash leaves it
+   * to the next loading command. `drain` waits for these evaluations.
+   */
+  evaluateBehind(runId: string): void {
+    const run = this.deferred.get(runId);
+    this.deferred.delete(runId);
+    for (const change of run?.touched.values() ?? []) {
+      const running = this.behind.get(change.partner);
+      if (running) {
+        running.again = true;
+        continue;
+      }
+      const entry = { change, again: true, done: Promise.resolve() };
+      entry.done = (async () => {
+        while (entry.again) {
+          entry.again = false;
+          try {
+            await this.deps.settle?.(change);
+          } catch (error) {
+            this.deps.settleFailed?.(change, error);
+          }
+        }
+        this.behind.delete(change.partner);
+      })();
+      this.behind.set(change.partner, entry);
+    }
+  }
+
+  /** Resolves when no evaluation started by `evaluateBehind` is running or due. */
+  async drain(): Promise<void> {
+    while (this.behind.size > 0) await Promise.all([...this.behind.values()].map((e) => e.done));
   }
 
   /** @internal */

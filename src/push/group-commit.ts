@@ -24,7 +24,12 @@
  *   stream's last transaction time (at most `maxHoldMs`), whichever comes first.
  * - If a grouped transaction fails, each of its requests is retried alone, so one request's
  *   failure is not its neighbours'.
- * - `close()` flushes what is queued and waits for it (a stopping server commits in-flight work).
+ * - A request is answered at its commit. The jobs that can wait (fraud rules, commissions) record
+ *   the transaction's scope in it and evaluate right after, behind the answers
+ *   (Loader.evaluateBehind): one evaluation per partner at a time, over what committed meanwhile.
+ *   Report facts, the phase history and the postbacks' outbox are written in the transaction.
+ * - `close()` flushes what is queued and waits for it and for the evaluations behind it (a
+ *   stopping server commits in-flight work).
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
@@ -168,6 +173,7 @@ export class GroupCommitQueue {
     this.closed = true;
     for (const group of this.groups.values()) if (!group.running && group.pending.length > 0) this.flush(group);
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    await this.loader.drain();
   }
 
   private flush(group: Group): void {
@@ -230,6 +236,9 @@ export class GroupCommitQueue {
     this.transactions++;
     const started = performance.now();
     let committed = false;
+    // Answered at the commit: the fraud rules and commissions evaluate right after, behind it.
+    const runId = `push-${first.requestId}`;
+    this.loader.deferJobs(runId);
     const work = async (tx: Parameters<Parameters<Loader['transaction']>[0]>[0]): Promise<void> => {
       // One batch of every request's records in arrival order: the load path's rule "the last
       // version of a key wins, as if the records had been sent one by one" spans the requests.
@@ -245,7 +254,7 @@ export class GroupCommitQueue {
         partner: first.partner,
         variant: first.variant,
         entity: first.entity,
-        runId: `push-${first.requestId}`,
+        runId,
         records: records.map((value, i) => ({ position: i + 1, value })),
         itemize: true,
       });
@@ -288,6 +297,7 @@ export class GroupCommitQueue {
       committed = true;
       this.options.logger?.warn(`push: records committed; an after-load job failed and stays pending: ${error.message}`, { event: 'push_after_commit_failed' });
     } finally {
+      this.loader.evaluateBehind(runId);
       const records = requests.reduce((n, r) => n + r.records.length, 0);
       this.options.onTransaction?.({ entity: first.entity, requests: requests.length, records, seconds: (performance.now() - started) / 1000, committed });
     }

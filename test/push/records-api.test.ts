@@ -9,7 +9,9 @@ import { promisify } from 'node:util';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLoadHooks } from '../../jobs/load-hooks.js';
+import { unevaluated } from '../../jobs/unevaluated.js';
 import { toLedgerLine } from '../../src/commission/ledger.js';
+import { defaultConfig } from '../../src/fraud/config.js';
 import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { specValidator } from '../../src/spec/validator.js';
@@ -42,6 +44,7 @@ for (const backend of STORES) {
   describe(`record routes over HTTP (${backend.name})`, function () {
     this.timeout(30_000);
     let t: TestStore;
+    let loader: Loader;
     let api: StartedApi;
     let token: string;
     let partner: string;
@@ -59,7 +62,7 @@ for (const backend of STORES) {
     // One store and server per backend; each test is its own partner.
     before(async () => {
       t = await backend.create();
-      const loader = new Loader({ store: t.store, validator: specValidator(), ...createLoadHooks(t.store, { plans: plansFrom(PLANS), logger: silentLogger() }) });
+      loader = new Loader({ store: t.store, validator: specValidator(), ...createLoadHooks(t.store, { plans: plansFrom(PLANS), logger: silentLogger() }) });
       api = await startApi(t.store, { loader });
     });
     after(async () => {
@@ -110,9 +113,53 @@ for (const backend of STORES) {
       assert.deepEqual([arrived.status, arrived.body.loaded], [200, 1]);
       assert.deepEqual((await stored(t.store, partner, 'igaming', 'transactions')).map((r) => r.transaction_id), ['t1', 't2']);
       assert.equal(await count('waiting_records'), 0);
+      // Answered at the commit; the commission job evaluates right behind it: until then `status` counts it.
+      await loader.drain();
+      assert.deepEqual(await unevaluated(t.store.knex, new Date(), partner), []);
       // CPA: c1 (DE) first deposit 50 USD >= 20 within 30 days of signup: 150.00; c2's 19.99 is below the baseline.
       const lines = ((await t.store.knex('commission_ledger').where('partner_id', partner).select('*').orderBy('id')) as Record<string, unknown>[]).map(toLedgerLine);
       assert.deepEqual(lines.map((l) => [l.plan_id, l.customer_id, l.reason, l.amount_usd, l.period, l.ref_id]), [['pusher-cpa', 'c1', 'cpa_ftd', '150.00', '2026-11', 't1']]);
+    });
+
+    it('answered at the commit: fraud rules and commissions evaluate right behind it, one evaluation per partner at a time over what committed meanwhile; until then status counts it', async () => {
+      // A second API whose evaluations wait for a gate, so what a partner sees in between is observable.
+      const hooks = createLoadHooks(t.store, { plans: plansFrom(PLANS.replace('flow-casino', 'behind-casino')), logger: silentLogger(), fraud: defaultConfig() });
+      let open!: () => void;
+      const gate = new Promise<void>((resolve) => { open = resolve; });
+      let settles = 0;
+      const gated = new Loader({ store: t.store, validator: specValidator(), ...hooks, settle: async (change) => { settles++; await gate; await hooks.settle?.(change); } });
+      const behind = await startApi(t.store, { loader: gated });
+      try {
+        const own = await behind.token(await behind.addClient('behind-casino', 'igaming'));
+        const post = (path: string, body: unknown) => fetch(`${behind.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${own}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+        assert.equal((await post('/api/v1/igaming/customers/bulk', [customer('b1', { email: 'twin@example.com' }), customer('b2', { email: 'twin@example.com' }), customer('b3', { country_code: 'DE', email: 'b3@example.com' })])).status, 200);
+        // 40 single deposits at once: all answered while the first evaluation still waits.
+        const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => post('/api/v1/igaming/transactions', deposit(`d${i}`, `b${(i % 3) + 1}`, { currency: 'USD', amount_currency: 50, transaction_date: `2026-11-02T12:00:${String(i).padStart(2, '0')}Z` }))));
+        assert.deepEqual(answers.map((a) => a.status), answers.map(() => 200));
+        assert.equal(await count('transactions', 'behind-casino'), 40);
+        assert.equal(await count('commission_ledger', 'behind-casino'), 0);
+        const [waiting] = await unevaluated(t.store.knex, new Date(), 'behind-casino');
+        assert.equal(waiting?.fraud_customers, 3);
+        assert.ok((waiting?.commission_entries ?? 0) > 0, JSON.stringify(waiting));
+        // One evaluation runs; every commit after it asked for one more, not one each.
+        assert.equal(settles, 1);
+        open();
+        await gated.drain();
+        assert.equal(settles, 2);
+        assert.deepEqual(await unevaluated(t.store.knex, new Date(), 'behind-casino'), []);
+        // b3 (DE): first deposit d2, 50 USD >= 20 within 30 days of signup: 150.00. b1 and b2 share an
+        // email: the duplicate-identity flag holds their CPAs (100.00 each, d0 and d1) for review.
+        const lines = ((await t.store.knex('commission_ledger').where('partner_id', 'behind-casino').select('*').orderBy('id')) as Record<string, unknown>[]).map(toLedgerLine);
+        assert.deepEqual(lines.map((l) => [l.customer_id, l.reason, l.amount_usd, l.ref_id]), [['b3', 'cpa_ftd', '150.00', 'd2']]);
+        const held = (await t.store.knex('commission_review_holds').where('partner_id', 'behind-casino').orderBy('customer_id').select('customer_id', 'withheld_usd', 'waiting_usd')) as { customer_id: string; withheld_usd: unknown; waiting_usd: unknown }[];
+        // Never booked: nothing withheld from the ledger, 100.00 waiting for the review.
+        assert.deepEqual(held.map((h) => [h.customer_id, Number(h.withheld_usd), Number(h.waiting_usd)]), [['b1', 0, 100], ['b2', 0, 100]]);
+        const flags = (await t.store.knex('fraud_flags').where('partner_id', 'behind-casino').select('rule')) as { rule: string }[];
+        assert.deepEqual(flags.map((f) => f.rule), ['duplicate_identity']);
+      } finally {
+        open();
+        await behind.close();
+      }
     });
 
     it('list: the spec envelope, pages walked by next_cursor see every record once; parameters are checked', async () => {
