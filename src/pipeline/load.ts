@@ -126,6 +126,12 @@ export interface LoaderDeps {
   settle?: (change: CommittedChange) => Promise<void>;
   /** Records a bulk run loads between two settles (default SETTLE_EVERY). */
   settleEvery?: number;
+  /**
+   * How long an evaluation behind the commits (Loader.evaluateBehind) waits for more commits to
+   * take with it, ms (default GATHER_BEHIND_MS): fewer, larger evaluations leave more of the
+   * process and the store to the requests.
+   */
+  gatherBehindMs?: number;
   /** Told when an evaluation behind the commits (Loader.evaluateBehind) fails: its scope stays on disk for the next one. */
   settleFailed?: (change: CommittedChange, error: unknown) => void;
 }
@@ -138,6 +144,9 @@ interface Committed extends CommittedChange {
 
 /** A bulk run's deferred jobs evaluate over groups of about this many loaded records, and at the run's end (docs/loading.md, Bulk runs). */
 export const SETTLE_EVERY = 500_000;
+
+/** An evaluation behind the commits waits this long for more commits to take with it (LoaderDeps.gatherBehindMs). */
+export const GATHER_BEHIND_MS = 250;
 
 /** Customer ids remembered per partner; customers are never deleted, so a hit is always still true. */
 const KNOWN_CUSTOMER_CACHE_LIMIT = 500_000;
@@ -211,19 +220,25 @@ export class Loader {
         continue;
       }
       const entry = { change, again: true, done: Promise.resolve() };
-      entry.done = (async () => {
-        while (entry.again) {
-          entry.again = false;
-          try {
-            await this.deps.settle?.(change);
-          } catch (error) {
-            this.deps.settleFailed?.(change, error);
-          }
-        }
-        this.behind.delete(change.partner);
-      })();
+      // In the map before the loop starts: a loop that ends without waiting must find itself there.
       this.behind.set(change.partner, entry);
+      entry.done = this.evaluateWhileAsked(entry);
     }
+  }
+
+  /** One partner's evaluations behind the commits: again as long as commits asked for one meanwhile. */
+  private async evaluateWhileAsked(entry: { change: CommittedChange; again: boolean }): Promise<void> {
+    while (entry.again) {
+      const gather = this.deps.gatherBehindMs ?? GATHER_BEHIND_MS;
+      if (gather > 0) await new Promise((resolve) => setTimeout(resolve, gather));
+      entry.again = false;
+      try {
+        await this.deps.settle?.(entry.change);
+      } catch (error) {
+        this.deps.settleFailed?.(entry.change, error);
+      }
+    }
+    this.behind.delete(entry.change.partner);
   }
 
   /** Resolves when no evaluation started by `evaluateBehind` is running or due. */

@@ -127,7 +127,7 @@ for (const backend of STORES) {
       let open!: () => void;
       const gate = new Promise<void>((resolve) => { open = resolve; });
       let settles = 0;
-      const gated = new Loader({ store: t.store, validator: specValidator(), ...hooks, settle: async (change) => { settles++; await gate; await hooks.settle?.(change); } });
+      const gated = new Loader({ store: t.store, validator: specValidator(), ...hooks, gatherBehindMs: 0, settle: async (change) => { settles++; await gate; await hooks.settle?.(change); } });
       const behind = await startApi(t.store, { loader: gated });
       try {
         const own = await behind.token(await behind.addClient('behind-casino', 'igaming'));
