@@ -4,7 +4,7 @@
  * customer-day it used to count for untouched: a deposit moved to another customer paid CPA to
  * both, a bonus moved to another day kept its deduction on the old day. Before the batch's
  * upsert overwrites them, the stored versions of its transaction ids are read (one indexed query
- * per 500 ids on the primary key) and the old customer, old bonus day and former fee join the scope.
+ * per 500 ids on the primary key; on PostgreSQL one per batch, the ids as an array) and the old customer, old bonus day and former fee join the scope.
  */
 import type { Knex } from 'knex';
 import type { SpecRecord } from '../types.js';
@@ -20,10 +20,14 @@ export async function addPriorVersions(trx: Knex.Transaction, scope: Scope, reco
   const incoming = new Map<string, SpecRecord>();
   for (const r of records) incoming.set(String(r.transaction_id), r);
   const ids = [...incoming.keys()];
-  for (let i = 0; i < ids.length; i += CHUNK) {
+  // PostgreSQL: the batch's ids as one array parameter (planning 500 placeholders cost as much as the probes).
+  const pg = trx.client.config.client === 'pg';
+  const chunk = pg ? Math.max(1, ids.length) : CHUNK;
+  for (let i = 0; i < ids.length; i += chunk) {
+    const part = ids.slice(i, i + chunk);
     const rows: { transaction_id: string; customer_id: string; transaction_type: string; transaction_date: unknown }[] = await trx('transactions')
       .where('partner_id', scope.partner)
-      .whereIn('transaction_id', ids.slice(i, i + CHUNK))
+      .modify((q) => (pg ? q.whereRaw('transaction_id = ANY(?::text[])', [part]) : q.whereIn('transaction_id', part)))
       .select('transaction_id', 'customer_id', 'transaction_type', 'transaction_date');
     for (const old of rows) {
       const next = incoming.get(String(old.transaction_id));

@@ -10,7 +10,7 @@ import type { Knex } from 'knex';
 import type { LoadedChange } from '../pipeline/load.js';
 import { utcDay } from '../kernel/dates.js';
 import { insertChunks } from '../store/dialects.js';
-import { insertJson } from '../store/json-insert.js';
+import { insertArrays } from '../store/json-insert.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 
@@ -87,9 +87,9 @@ export async function writePending(trx: Knex.Transaction, scope: Scope, now: str
   for (const [id, customer] of scope.formerFees) add('former_fee', JSON.stringify([id, customer]));
   for (const c of scope.reviewed) add('review', c);
   if (trx.client.config.client === 'pg') {
-    // One statement for a batch's scope (inserts of 200 rows a statement took 32-46 ms a 1000-record batch).
-    await insertJson(trx, 'commission_pending', { partner_id: 'text', variant: 'text', kind: 'text', value: 'text', created_at: 'timestamptz' }, rows,
-      ' ON CONFLICT (partner_id, kind, value) DO NOTHING');
+    // One statement for a batch's scope (inserts of 200 rows a statement took 32-46 ms a 1000-record batch), a parameter per column.
+    await insertArrays(trx, 'commission_pending', { partner_id: ['text', scope.partner], variant: ['text', scope.variant], created_at: ['timestamptz', now] },
+      { kind: ['text', rows.map((r) => r.kind)], value: ['text', rows.map((r) => r.value)] }, ' ON CONFLICT (partner_id, kind, value) DO NOTHING');
     return;
   }
   for (const part of insertChunks(trx, rows)) {
