@@ -203,8 +203,9 @@ export class Loader {
 
   /**
    * Ends the bulk run `runId` without waiting for its evaluation: each partner it wrote to is
-   * evaluated in the background, right away, by one evaluation per partner at a time that takes
-   * everything deferred so far (commits that land meanwhile are taken by the next one). For
+   * evaluated in the background, after gathering `gatherBehindMs` of further commits, by one
+   * evaluation per partner at a time that takes everything deferred so far (commits that land
+   * while it runs are taken by the next one). For
    * pushes: a request is answered at its commit, and a partner pushing 1000 requests a second
    * costs a few evaluations a second, each over what arrived meanwhile, not one per request. What
    * waits is on disk (fraud_deferred, commission_pending): `status` shows it, and a crash leaves it
