@@ -23,6 +23,13 @@ export interface LoggerOptions {
   stream?: NodeJS.WritableStream;
   /** Fields on every line (partner, stream, run id). */
   defaultMeta?: Record<string, unknown>;
+  /**
+   * A server's log (a line per request): when stderr is not a terminal, the lines of one turn of
+   * the event loop leave in one write. Each write to a pipe is a system call that holds the whole
+   * process (Node writes pipes synchronously): at 1000 requests a second it took a fifth of the
+   * server's CPU. Lines still leave within the turn that wrote them, and at exit.
+   */
+  batched?: boolean;
 }
 
 const redactFormat = winston.format((info, opts: unknown) => {
@@ -67,9 +74,28 @@ function stderrLines(): NodeJS.WritableStream {
   });
 }
 
+/** Lines for `write`, those of one turn of the event loop joined into one call, the rest at exit (see LoggerOptions.batched). */
+export function batchedLines(write: (text: string) => void): NodeJS.WritableStream {
+  let pending: string[] = [];
+  const flush = (): void => {
+    if (pending.length === 0) return;
+    const text = pending.join('');
+    pending = [];
+    write(text);
+  };
+  process.on('exit', flush);
+  return new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      if (pending.length === 0) setImmediate(flush);
+      pending.push(chunk.toString());
+      done();
+    },
+  });
+}
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const json = options.json ?? jsonLogs();
-  const stream = options.stream ?? stderrLines();
+  const stream = options.stream ?? (options.batched && !process.stderr.isTTY ? batchedLines((text) => void process.stderr.write(text)) : stderrLines());
   const readable = readableLine;
   return winston.createLogger({
     level: options.level ?? process.env.LOG_LEVEL ?? 'info',

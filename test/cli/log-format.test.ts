@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { createRedactor } from '../../src/config/redact.js';
-import { createLogger, jsonLogs } from '../../src/log.js';
+import { batchedLines, createLogger, jsonLogs } from '../../src/log.js';
 import { TerminalLines } from '../../src/terminal.js';
 
 const SECRET = 'client-secret-8Kq2';
@@ -45,5 +45,19 @@ describe('log format', () => {
     terminal.clearStatus();
     terminal.clearStatus();
     assert.deepEqual(written, ['before\n', '\r\x1b[Kacme customers: wi…', '\r\x1b[Ka warning\nacme customers: wi…', '\r\x1b[K']);
+  });
+
+  it('batched (a server\'s log): the lines of one turn of the event loop leave in one write, in order, before the next turn ends', async () => {
+    const writes: string[] = [];
+    const logger = createLogger({ json: true, stream: batchedLines((text) => writes.push(text)) });
+    for (let i = 1; i <= 3; i++) logger.info(`request ${i}`);
+    // winston hands lines over asynchronously: the turn's writes end up in one call.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(writes.length, 1);
+    assert.deepEqual(writes[0]?.trimEnd().split('\n').map((l) => (JSON.parse(l) as { message: string }).message), ['request 1', 'request 2', 'request 3']);
+    logger.warn('later');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(writes.length, 2);
+    assert.match(writes[1] ?? '', /"message":"later"/);
   });
 });

@@ -84,7 +84,8 @@ export async function serveCommand(globals: GlobalOptions, opts: ServeOptions, i
   }
 
   const config = await loadConfig(globals);
-  const logger = createLogger({ redact: config.redact, level: env.LOG_LEVEL ?? 'info' });
+  // A line per request: batched into one write per turn of the event loop (src/log.ts).
+  const logger = createLogger({ redact: config.redact, level: env.LOG_LEVEL ?? 'info', batched: true });
 
   return withStore(globals, async (store) => {
     const loader = await cliLoader(globals, io, store, logger);
