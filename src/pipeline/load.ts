@@ -34,6 +34,7 @@ import { limitHeapGrowth } from '../heap.js';
 import { transactionLock } from '../store/transaction-lock.js';
 import { MonthPartitions } from '../store/partitions.js';
 import { FreshKeys } from '../store/fresh-keys.js';
+import { EvaluationsBehind } from './evaluate-behind.js';
 
 export interface BatchInput {
   partner: string;
@@ -128,7 +129,7 @@ export interface LoaderDeps {
   settleEvery?: number;
   /**
    * How long an evaluation behind the commits (Loader.evaluateBehind) waits for more commits to
-   * take with it, ms (default GATHER_BEHIND_MS): fewer, larger evaluations leave more of the
+   * take with it, ms (default GATHER_BEHIND_MS, ./evaluate-behind.ts): fewer, larger evaluations leave more of the
    * process and the store to the requests.
    */
   gatherBehindMs?: number;
@@ -145,9 +146,6 @@ interface Committed extends CommittedChange {
 /** A bulk run's deferred jobs evaluate over groups of about this many loaded records, and at the run's end (docs/loading.md, Bulk runs). */
 export const SETTLE_EVERY = 500_000;
 
-/** An evaluation behind the commits waits this long for more commits to take with it (LoaderDeps.gatherBehindMs). */
-export const GATHER_BEHIND_MS = 250;
-
 /** Customer ids remembered per partner; customers are never deleted, so a hit is always still true. */
 const KNOWN_CUSTOMER_CACHE_LIMIT = 500_000;
 
@@ -156,13 +154,14 @@ export class Loader {
   /** Bulk runs (deferJobs) and the partners each wrote to since it last settled. */
   private readonly deferred = new Map<string, { touched: Map<string, CommittedChange>; unsettled: number }>();
   private readonly customers = new Map<string, Set<string>>();
-  /** Partners whose deferred jobs are being evaluated behind the commits (evaluateBehind), and whether to go again. */
-  private readonly behind = new Map<string, { change: CommittedChange; again: boolean; done: Promise<void> }>();
+  /** The evaluations behind the commits (evaluateBehind). */
+  private readonly behind: EvaluationsBehind<CommittedChange>;
   /** @internal The activity tables' monthly partitions seen to exist (PostgreSQL; ../store/partitions.ts). */
   readonly partitions: MonthPartitions;
 
   constructor(private readonly deps: LoaderDeps) {
     this.partitions = new MonthPartitions(deps.store);
+    this.behind = new EvaluationsBehind(deps);
     // Bulk loads promote dead batches to the old generation: keep V8 from letting them pile up (../heap.ts).
     limitHeapGrowth();
   }
@@ -214,37 +213,12 @@ export class Loader {
   evaluateBehind(runId: string): void {
     const run = this.deferred.get(runId);
     this.deferred.delete(runId);
-    for (const change of run?.touched.values() ?? []) {
-      const running = this.behind.get(change.partner);
-      if (running) {
-        running.again = true;
-        continue;
-      }
-      const entry = { change, again: true, done: Promise.resolve() };
-      // In the map before the loop starts: a loop that ends without waiting must find itself there.
-      this.behind.set(change.partner, entry);
-      entry.done = this.evaluateWhileAsked(entry);
-    }
-  }
-
-  /** One partner's evaluations behind the commits: again as long as commits asked for one meanwhile. */
-  private async evaluateWhileAsked(entry: { change: CommittedChange; again: boolean }): Promise<void> {
-    while (entry.again) {
-      const gather = this.deps.gatherBehindMs ?? GATHER_BEHIND_MS;
-      if (gather > 0) await new Promise((resolve) => setTimeout(resolve, gather));
-      entry.again = false;
-      try {
-        await this.deps.settle?.(entry.change);
-      } catch (error) {
-        this.deps.settleFailed?.(entry.change, error);
-      }
-    }
-    this.behind.delete(entry.change.partner);
+    for (const change of run?.touched.values() ?? []) this.behind.ask(change);
   }
 
   /** Resolves when no evaluation started by `evaluateBehind` is running or due. */
-  async drain(): Promise<void> {
-    while (this.behind.size > 0) await Promise.all([...this.behind.values()].map((e) => e.done));
+  drain(): Promise<void> {
+    return this.behind.drain();
   }
 
   /** @internal */
