@@ -10,7 +10,7 @@ import { centsText, money, ZERO, type Money } from '../kernel/money.js';
 import type { PlanKind } from './plans.js';
 import type { LineState, Target } from './target.js';
 import { insertChunks } from '../store/dialects.js';
-import { insertArrays } from '../store/json-insert.js';
+import { insertRowArrays } from '../store/json-insert.js';
 
 
 
@@ -114,6 +114,12 @@ export function linesFor(targets: readonly Target[], lines: readonly LineState[]
   return { add, held };
 }
 
+/** The ledger's columns as PostgreSQL types (appendLines). */
+const LEDGER_TYPES = {
+  line_key: 'text', plan_id: 'text', plan_kind: 'text', partner_id: 'text', affiliate_id: 'text', customer_id: 'text', period: 'text', reason: 'text',
+  amount_usd: 'numeric', total_usd: 'numeric', ref_id: 'text', sources: 'jsonb', basis: 'jsonb', run_id: 'text', created_at: 'timestamptz',
+};
+
 export async function appendLines(trx: Knex.Transaction, lines: readonly NewLine[], runId: string, now: string): Promise<void> {
   const rows = lines.map((l) => ({
     line_key: l.target.key,
@@ -134,12 +140,7 @@ export async function appendLines(trx: Knex.Transaction, lines: readonly NewLine
   }));
   if (trx.client.config.client === 'pg') {
     // One statement, a parameter per column; the ids follow the lines' order.
-    const col = (name: keyof (typeof rows)[number], type: string): [string, unknown[]] => [type, rows.map((r) => r[name])];
-    await insertArrays(trx, 'commission_ledger', { run_id: ['text', runId], created_at: ['timestamptz', now] }, {
-      line_key: col('line_key', 'text'), plan_id: col('plan_id', 'text'), plan_kind: col('plan_kind', 'text'), partner_id: col('partner_id', 'text'),
-      affiliate_id: col('affiliate_id', 'text'), customer_id: col('customer_id', 'text'), period: col('period', 'text'), reason: col('reason', 'text'),
-      amount_usd: col('amount_usd', 'numeric'), total_usd: col('total_usd', 'numeric'), ref_id: col('ref_id', 'text'), sources: col('sources', 'jsonb'), basis: col('basis', 'jsonb'),
-    });
+    await insertRowArrays(trx, 'commission_ledger', LEDGER_TYPES, rows);
     return;
   }
   for (const part of insertChunks(trx, rows)) await trx('commission_ledger').insert(part);

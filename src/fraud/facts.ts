@@ -14,7 +14,7 @@ import type { Variant } from '../types.js';
 import type { RuleSettings } from './config.js';
 import { identityKeys, type IdentityKey } from './identity.js';
 import { insertChunks } from '../store/dialects.js';
-import { insertArrays } from '../store/json-insert.js';
+import { insertRowArrays } from '../store/json-insert.js';
 import { append } from '../kernel/collections.js';
 
 export interface CustomerRow {
@@ -373,20 +373,10 @@ export async function writeFacts(trx: Knex.Transaction, partner: string, ids: re
   const identities = only(changed?.identities).flatMap((f) => f.identities.map((k) => ({ partner_id: partner, customer_id: f.customer_id, kind: k.kind, value: k.value })));
   if (trx.client.config.client === 'pg') {
     // One statement per table, a parameter per column (a bulk run's group writes tens of thousands).
-    const col = <R, T>(rows: readonly R[], type: string, value: (r: R) => T): [string, T[]] => [type, rows.map(value)];
-    const constants = { partner_id: ['text', partner] as [string, unknown] };
-    await insertArrays(trx, 'fraud_customers', constants, {
-      customer_id: col(customers, 'text', (r) => r.customer_id), affiliate_id: col(customers, 'text', (r) => r.affiliate_id), signup_date: col(customers, 'text', (r) => r.signup_date),
-      ftd_date: col(customers, 'text', (r) => r.ftd_date), ftd_usd: col(customers, 'text', (r) => r.ftd_usd), farmed: col(customers, 'integer', (r) => r.farmed),
-      funded_days: col(customers, 'float8', (r) => r.funded_days), pending_from: col(customers, 'text', (r) => r.pending_from), pending_to: col(customers, 'text', (r) => r.pending_to),
-    });
-    await insertArrays(trx, 'fraud_customer_days', constants, {
-      customer_id: col(days, 'text', (r) => r.customer_id), affiliate_id: col(days, 'text', (r) => r.affiliate_id), date: col(days, 'text', (r) => r.date),
-      deposits: col(days, 'integer', (r) => r.deposits), reversals: col(days, 'integer', (r) => r.reversals), refunds: col(days, 'integer', (r) => r.refunds),
-    });
-    await insertArrays(trx, 'fraud_identities', constants, {
-      customer_id: col(identities, 'text', (r) => r.customer_id), kind: col(identities, 'text', (r) => r.kind), value: col(identities, 'text', (r) => r.value),
-    });
+    const text = (...columns: string[]) => Object.fromEntries(columns.map((c) => [c, 'text']));
+    await insertRowArrays(trx, 'fraud_customers', { ...text('partner_id', 'customer_id', 'affiliate_id', 'signup_date', 'ftd_date', 'ftd_usd', 'pending_from', 'pending_to'), farmed: 'integer', funded_days: 'float8' }, customers);
+    await insertRowArrays(trx, 'fraud_customer_days', { ...text('partner_id', 'customer_id', 'affiliate_id', 'date'), deposits: 'integer', reversals: 'integer', refunds: 'integer' }, days);
+    await insertRowArrays(trx, 'fraud_identities', text('partner_id', 'customer_id', 'kind', 'value'), identities);
     return;
   }
   for (const part of insertChunks(trx, customers)) await trx('fraud_customers').insert(part);

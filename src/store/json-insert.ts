@@ -27,3 +27,8 @@ export async function insertArrays(trx: Knex.Transaction, table: string, constan
     SELECT u.*${fixed.map(([, [type]]) => `, ?::${type}`).join('')} FROM unnest(${arrays.map(([, [type]]) => `?::${type}[]`).join(', ')}) AS u${tail}`,
   [...fixed.map(([, [, value]]) => value), ...arrays.map(([, [, values]]) => values)] as Knex.RawBinding[]);
 }
+
+/** insertArrays for rows given as objects, like insertJson (`types`: each column's SQL type; a missing key is NULL). */
+export function insertRowArrays(trx: Knex.Transaction, table: string, types: Record<string, string>, rows: readonly Record<string, unknown>[], tail = ''): Promise<void> {
+  return insertArrays(trx, table, {}, Object.fromEntries(Object.entries(types).map(([column, type]) => [column, [type, rows.map((r) => r[column] ?? null)]])), tail);
+}
