@@ -42,8 +42,8 @@ export async function importFile(deps: { store: Store; loader: Loader }, request
   const counts = emptyCounts();
   const rejects: BatchResult['rejects'] = [];
   const distinct = distinctKeys(request.variant, request.entity);
-  // An import is a bulk run: fraud rules and commissions evaluate over groups, not per batch.
-  loader.deferJobs(runId);
+  // An import is a bulk run: fraud rules, commissions and the report facts evaluate over groups, not per batch.
+  loader.deferJobs(runId, { facts: true });
 
   const flush = async (batch: RawRecord[]): Promise<void> => {
     if (batch.length === 0) return;

@@ -9,6 +9,7 @@
 import type { Logger } from '../src/log.js';
 import type { LoaderDeps } from '../src/pipeline/load.js';
 import type { Store } from '../src/store/store.js';
+import { pendingFactsPartners, settleFacts } from '../src/reports/deferred.js';
 import { createReportFactsHook } from '../src/reports/hook.js';
 import { createCommissionHook, resumePending, type PlanSource } from './commission.js';
 import { createPhaseHistoryHook } from './phase-history.js';
@@ -48,7 +49,8 @@ export function createLoadHooks(store: Store, options: LoadHookOptions): LoaderH
 
 /**
  * Evaluates what a crash (or a failed evaluation) left to evaluate: the customers bulk runs
- * deferred for the fraud rules first, then every partner's pending commission scope. What every
+ * deferred for the fraud rules first, then every partner's pending commission scope, then the
+ * report facts' days bulk runs left to recompute. What every
  * loading command and the worker run before they load.
  */
 export async function resumeJobs(store: Store, options: LoadHookOptions): Promise<void> {
@@ -58,6 +60,10 @@ export async function resumeJobs(store: Store, options: LoadHookOptions): Promis
   }
   const plans = typeof options.plans === 'function' ? options.plans() : options.plans;
   if (plans.length > 0) await resumePending(store, plans, options.logger);
+  for (const partner of await pendingFactsPartners(store.knex)) {
+    const days = await settleFacts(store, partner);
+    if (days > 0) options.logger.info(`reports: recomputed the facts of ${days} days a bulk run of ${partner} left pending`, { partner, event: 'report_facts_resumed', days });
+  }
 }
 
 /** One set of hooks that calls each part's hook in order; a part without a hook is skipped. */

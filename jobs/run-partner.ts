@@ -1,7 +1,9 @@
 /**
  * A run of a partner's streams: customers first (so that transactions and activity find their
  * customers), then transactions, then activity. Streams share one source client (one token, one
- * rate limit); a failing stream is reported and the others go on.
+ * rate limit); a failing stream is reported and the others go on. The streams' bulk runs (a
+ * backfill, a first sync) settle together at the end (Loader.settleTogether): each customer is
+ * judged by the fraud rules and commissions once, over all its records, not once per stream.
  */
 import { createSource, type SourceDeps } from '../connectors/index.js';
 import type { PartnerDefinition } from '../src/config/definition.js';
@@ -29,7 +31,24 @@ export async function runPartner(deps: RunPartnerDeps, def: PartnerDefinition, p
   }
   const source = (deps.source ?? createSource)(def, deps);
   const results: StreamRunResult[] = [];
+  let synced = false;
   try {
+    await deps.loader.settleTogether(async () => {
+      await syncStreams();
+      synced = true;
+    });
+  } catch (error) {
+    if (!synced) throw error;
+    // What loaded stays loaded and waits on disk (status shows it); the next loading command or the worker evaluates it.
+    const detail = deps.redact((error as Error).message ?? String(error));
+    deps.logger.error(`${def.partner}: evaluating the run's records failed, they stay pending: ${detail}`, { partner: def.partner });
+    for (const r of results) if (r.status === 'succeeded' && r.runId !== '') Object.assign(r, { status: 'failed', error: `evaluating the run's records failed, they stay pending: ${detail}` });
+  } finally {
+    await source.close?.();
+  }
+  return results;
+
+  async function syncStreams(): Promise<void> {
     for (const entity of streams) {
       const sync = () => syncStream({ loader: deps.loader, source, logger: deps.logger, redact: deps.redact, progress: deps.progress }, def, entity, plan);
       if (!deps.exclusive) {
@@ -42,8 +61,5 @@ export async function runPartner(deps: RunPartnerDeps, def: PartnerDefinition, p
         error: `another run of ${def.partner}/${entity} is in progress (a worker or another command); nothing done`, durationMs: 0,
       });
     }
-  } finally {
-    await source.close?.();
   }
-  return results;
 }

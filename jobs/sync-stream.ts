@@ -100,9 +100,9 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   const log = deps.logger.child({ partner: def.partner, stream: entity, run_id: runId });
   log.info(`${plan.kind} started`, { window: span });
   // A backfill and a stream's first sync (until one run of it completes: a killed first sync's
-  // rerun is one too) are bulk runs: fraud rules and commissions evaluate over groups of records
-  // and at the run's end, not after every page (docs/loading.md, Bulk runs).
-  if (plan.kind === 'backfill' || state === undefined || !(await hasCompletedRun(store.knex, def.partner, entity))) loader.deferJobs(runId);
+  // rerun is one too) are bulk runs: fraud rules, commissions and the report facts evaluate over
+  // groups of records and at the run's end, not after every page (docs/loading.md, Bulk runs).
+  if (plan.kind === 'backfill' || state === undefined || !(await hasCompletedRun(store.knex, def.partner, entity))) loader.deferJobs(runId, { facts: true });
 
   const map = createMapper(def.variant, entity, stream.mapping, def.affiliates);
   const counts = emptyCounts();

@@ -4,7 +4,7 @@
  * of its own for anything the CLI already answers.
  */
 import { statusRows } from '../../jobs/stream-status.js';
-import { describeUnevaluated, unevaluated } from '../../jobs/unevaluated.js';
+import { describeUnevaluated, notCountedBy, unevaluated } from '../../jobs/unevaluated.js';
 import type { Freshness } from '../freshness.js';
 import { isBreach } from '../worker/freshness-monitor.js';
 import { ledgerReport } from '../commission/report.js';
@@ -47,13 +47,15 @@ function stateBadge(f: Freshness | null | undefined): Html {
   return html`<span class="state state-${signal}" title="${f.state}">${signal}</span>`;
 }
 
+const capitalized = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
 export async function partnersPage(store: Store, definitions: readonly PartnerDefinition[], session: Session, backfills: readonly BackfillJob[] = [], invalid: readonly InvalidDefinition[] = []): Promise<Html> {
   const rows = await statusRows(store, definitions, undefined, invalid);
   const defined = new Set(definitions.map((d) => d.partner));
   const partners = [...new Set(rows.map((r) => r.partner))];
   const canRun = session.user.role === 'operator';
   const waiting = await unevaluated(store.knex, store.clock());
-  return html`${waiting.length > 0 ? html`<div class="notice" role="status">${waiting.map((u) => html`<p>${describeUnevaluated(u)}. Commissions and fraud holds do not count them yet: the run loading them evaluates them at its end.</p>`)}</div>` : ''}
+  return html`${waiting.length > 0 ? html`<div class="notice" role="status">${waiting.map((u) => html`<p>${describeUnevaluated(u)}. ${capitalized(notCountedBy(u))} do not count them yet: the run loading them evaluates them at its end.</p>`)}</div>` : ''}
   ${table(['Partner', 'Stream', 'Freshness', 'Detail', 'Last run', 'Result', 'Watermark', 'Open rejects', 'Waiting', 'Error'],
     rows.map((r) => [r.partner, r.stream, stateBadge(r.freshness), r.freshness ? `${r.freshness.detail} (target: ${r.freshness.target})` : 'not pulled (no definition)',
       r.last_run ? `${when(r.last_run.started_at)} ${r.last_run.kind}` : 'never', r.last_run?.status ?? '-', r.watermark ?? '-',

@@ -14,6 +14,7 @@
  * the same transaction (so a crash right after the commit loses nothing), `afterCommit` runs once
  * the transaction has committed, per partner it touched.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Knex } from 'knex';
 import { ENTITIES, type Entity, type RawRecord, type RecordValidator, type SpecRecord, type Variant, type Violation } from '../types.js';
 import { metaOf } from '../store/record-meta.js';
@@ -85,6 +86,8 @@ export interface LoadedChange {
   runId: string;
   /** The batch belongs to a bulk run (Loader.deferJobs): the jobs that can wait record their scope and evaluate when the run settles. */
   deferred?: boolean;
+  /** The run defers the report facts too (Loader.deferJobs with `facts`): they record their scope and are recomputed when the run settles. */
+  factsDeferred?: boolean;
 }
 
 /** The advisory lock that serialises a partner's loads (and whatever must not interleave with them). */
@@ -115,7 +118,7 @@ export interface LoaderDeps {
    * Runs inside the load transaction just before records replace their stored versions (direct and
    * released ones), so what depended on the old versions can be recorded; it commits with the batch.
    */
-  beforeWrite?: (trx: Knex.Transaction, batch: { partner: string; variant: Variant; entity: Entity; records: readonly SpecRecord[] }) => Promise<void>;
+  beforeWrite?: (trx: Knex.Transaction, batch: { partner: string; variant: Variant; entity: Entity; records: readonly SpecRecord[]; factsDeferred?: boolean }) => Promise<void>;
   /** Runs inside the load transaction after each batch or day replacement, with what it wrote; what it writes commits with the batch. */
   inTransaction?: (trx: Knex.Transaction, change: LoadedChange) => Promise<void>;
   /** Runs after each commit, once per partner the transaction wrote to. Its failure is the caller's error; the data stays loaded. */
@@ -152,8 +155,10 @@ const KNOWN_CUSTOMER_CACHE_LIMIT = 500_000;
 export class Loader {
   private readonly partners = new Map<string, Variant>();
   /** Bulk runs (deferJobs) and the partners each wrote to since it last settled. */
-  private readonly deferred = new Map<string, { touched: Map<string, CommittedChange>; unsettled: number }>();
+  private readonly deferred = new Map<string, { touched: Map<string, CommittedChange>; unsettled: number; facts: boolean }>();
   private readonly customers = new Map<string, Set<string>>();
+  /** Inside settleTogether: the partners of the bulk runs that ended there, settled once when its work ends. */
+  private readonly together = new AsyncLocalStorage<Map<string, CommittedChange>>();
   /** The evaluations behind the commits (evaluateBehind). */
   private readonly behind: EvaluationsBehind<CommittedChange>;
   /** @internal The activity tables' monthly partitions seen to exist (PostgreSQL; ../store/partitions.ts). */
@@ -176,9 +181,14 @@ export class Loader {
    * when the run calls `settle`, instead of after every batch. The report facts, the phase history
    * and the postbacks' outbox stay exact at every commit. `settle` at the end of the run (and every
    * so many records) is the caller's; what a crash leaves is settled by the next loading command.
+   *
+   * With `facts` (a bulk run, not a push), the report facts wait too: each batch records the days
+   * and customers it touched (report_pending) and the settle recomputes those days from the stored
+   * rows, set-based, instead of moving the facts by difference after every batch. Until then
+   * `status`, the console and `report` say the report does not include them yet.
    */
-  deferJobs(runId: string): void {
-    if (!this.deferred.has(runId)) this.deferred.set(runId, { touched: new Map(), unsettled: 0 });
+  deferJobs(runId: string, options: { facts?: boolean } = {}): void {
+    if (!this.deferred.has(runId)) this.deferred.set(runId, { touched: new Map(), unsettled: 0, facts: options.facts === true });
   }
 
   /** Evaluates what the bulk run's committed batches left to evaluate; the run stays bulk. */
@@ -188,16 +198,50 @@ export class Loader {
     const changes = [...run.touched.values()];
     run.touched.clear();
     run.unsettled = 0;
+    await this.settleChanges(changes);
+  }
+
+  private async settleChanges(changes: readonly CommittedChange[]): Promise<void> {
+    if (changes.length === 0) return;
     // The run may have grown its tables by a large share: their statistics first, so that the
     // evaluation and the next groups are planned for the tables as they are now.
     await refreshStaleStatistics(this.deps.store);
     for (const change of changes) await this.deps.settle?.(change);
   }
 
-  /** Settles the bulk run and ends it: its later batches (if any) evaluate after each commit again. */
+  /**
+   * Settles the bulk run and ends it: its later batches (if any) evaluate after each commit again.
+   * Inside `settleTogether`, the settle waits for the end of its work.
+   */
   async endDeferred(runId: string): Promise<void> {
+    const held = this.together.getStore();
+    if (held) {
+      for (const change of this.deferred.get(runId)?.touched.values() ?? []) if (!held.has(change.partner)) held.set(change.partner, change);
+      this.deferred.delete(runId);
+      return;
+    }
     await this.settle(runId);
     this.deferred.delete(runId);
+  }
+
+  /**
+   * Runs `work` (a partner's bulk runs, one stream after another: customers, transactions,
+   * activity) with their settles held to its end: each partner is evaluated once over all of
+   * them, not once per stream, so a customer whose records came in three streams is judged once.
+   * Groups of SETTLE_EVERY records still settle as they fill. A failed settle is thrown after the
+   * work's result is known; what it did not evaluate stays pending on disk.
+   */
+  async settleTogether<T>(work: () => Promise<T>): Promise<T> {
+    const held = new Map<string, CommittedChange>();
+    let result: T;
+    try {
+      result = await this.together.run(held, work);
+    } catch (error) {
+      await this.settleChanges([...held.values()]).catch(() => undefined);
+      throw error;
+    }
+    await this.settleChanges([...held.values()]);
+    return result;
   }
 
   /**
@@ -224,6 +268,11 @@ export class Loader {
   /** @internal */
   isDeferred(runId: string): boolean {
     return this.deferred.has(runId);
+  }
+
+  /** @internal Whether the run defers the report facts (deferJobs with `facts`). */
+  defersFacts(runId: string): boolean {
+    return this.deferred.get(runId)?.facts === true;
   }
 
   /** One batch in one transaction, with its checkpoint. */
@@ -285,8 +334,8 @@ export class Loader {
   }
 
   /** @internal */
-  async beforeWrite(trx: Knex.Transaction, partner: string, variant: Variant, entity: Entity, records: readonly SpecRecord[]): Promise<void> {
-    if (records.length > 0) await this.deps.beforeWrite?.(trx, { partner, variant, entity, records });
+  async beforeWrite(trx: Knex.Transaction, partner: string, variant: Variant, entity: Entity, records: readonly SpecRecord[], runId: string): Promise<void> {
+    if (records.length > 0) await this.deps.beforeWrite?.(trx, { partner, variant, entity, records, factsDeferred: this.defersFacts(runId) });
   }
 
   /** @internal Hands a batch's change to the in-transaction hook, if any (records are not held past the batch: a day of records is a lot). */
@@ -395,7 +444,7 @@ export class LoadTransaction {
       for (const day of days) replaced.add(day);
       await dropParkedDays(this.trx, partner, days);
       const deferred = this.loader.isDeferred(runId);
-      await this.loader.recordChange(this.trx, { partner, variant, runId, records: { customers: [], transactions: [], activity: [] }, replacedDays: days, deferred });
+      await this.loader.recordChange(this.trx, { partner, variant, runId, records: { customers: [], transactions: [], activity: [] }, replacedDays: days, deferred, factsDeferred: this.loader.defersFacts(runId) });
       this.committed.push({ partner, variant, runId, customers: [], deferred, records: 0 });
     });
   }
@@ -535,7 +584,7 @@ export class LoadTransaction {
     const staleKeys = new Set<string>();
     const applied = async (t: EntityTable, records: SpecRecord[], ready?: PreparedUpsert): Promise<SpecRecord[]> => {
       // What the store held before this write (the commission scope takes back a changed record's old version).
-      await loader.beforeWrite(trx, input.partner, input.variant, t.entity, records);
+      await loader.beforeWrite(trx, input.partner, input.variant, t.entity, records, input.runId);
       const upsert: PreparedUpsert = ready ?? { table: t, batch: { partner: input.partner, runId: input.runId, loadedAt: now, records } };
       if (t.entity === 'activity' && records.length > 0) {
         await loader.partitions.ensure(trx, t.name, records.map((r) => r.date as string));
@@ -598,7 +647,7 @@ export class LoadTransaction {
     if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
     if (written.customers.length + written.transactions.length + written.activity.length > 0) {
       const deferred = loader.isDeferred(input.runId);
-      await loader.recordChange(trx, { partner: input.partner, variant: input.variant, runId: input.runId, records: written, replacedDays: [], deferred });
+      await loader.recordChange(trx, { partner: input.partner, variant: input.variant, runId: input.runId, records: written, replacedDays: [], deferred, factsDeferred: loader.defersFacts(input.runId) });
       this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, customers: arrived, deferred, records: ENTITIES.reduce((n, e) => n + written[e].length, 0) });
     }
     return result;

@@ -4,14 +4,18 @@
  * move by the new versions' contributions minus the old ones' (./incremental.ts). Both run inside
  * the load transaction, so the facts commit with the batch: a report read after the commit
  * includes it, and a crash loses nothing.
+ *
+ * A bulk run that defers the facts (Loader.deferJobs with `facts`) records instead what each batch
+ * touched, and its settle recomputes those days (./deferred.ts).
  */
 import type { Knex } from 'knex';
 import type { LoaderDeps } from '../pipeline/load.js';
 import type { Store } from '../store/store.js';
+import { factsScopeOf, settleFacts, writeFactsPending } from './deferred.js';
 import { updateFacts } from './incremental.js';
 import { emptyPriors, readActivityPriors, readPriors, type PriorVersions } from './priors.js';
 
-export type ReportFactsHooks = Required<Pick<LoaderDeps, 'beforeWrite' | 'inTransaction'>>;
+export type ReportFactsHooks = Required<Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'settle'>>;
 
 export function createReportFactsHook(store: Store): ReportFactsHooks {
   // The old versions read for the batch being written, per load transaction (taken by the batch's inTransaction).
@@ -19,6 +23,8 @@ export function createReportFactsHook(store: Store): ReportFactsHooks {
   return {
     async beforeWrite(trx, batch) {
       if (batch.entity === 'activity' && batch.variant !== 'igaming') return;
+      // Deferred: an activity row's old version counts in its own key's day; nothing to read.
+      if (batch.entity === 'activity' && batch.factsDeferred) return;
       let priors = pending.get(trx);
       if (!priors) pending.set(trx, (priors = emptyPriors()));
       if (batch.entity === 'activity') await readActivityPriors(trx, batch.partner, batch.records, priors.activity);
@@ -27,6 +33,10 @@ export function createReportFactsHook(store: Store): ReportFactsHooks {
     async inTransaction(trx, change) {
       const priors = pending.get(trx) ?? emptyPriors();
       pending.delete(trx);
+      if (change.factsDeferred) {
+        await writeFactsPending(trx, change.partner, change.variant, factsScopeOf(change, priors), store.now());
+        return;
+      }
       await updateFacts(trx, {
         kind: store.profile.kind,
         partner: change.partner,
@@ -36,6 +46,9 @@ export function createReportFactsHook(store: Store): ReportFactsHooks {
         activity: change.records.activity,
         replacedDays: change.replacedDays,
       }, priors);
+    },
+    async settle(change) {
+      await settleFacts(store, change.partner);
     },
   };
 }

@@ -5,7 +5,10 @@
  * is loaded into two stores of the same
  * kind: one store batch by batch (small batches, every job after each commit, as pushes and
  * incremental runs load), the other by `importFile` as a bulk run whose groups settle every few
- * hundred records, each group's commissions evaluated in passes of a few dozen customers. Then: the same report (every figure; commissions as each affiliate's net), the same
+ * hundred records, each group's commissions evaluated in passes of a few dozen customers. Later
+ * versions change records: deposits reversed or moved a day in the same file, and a corrections
+ * file after the activity that moves customers to another affiliate and campaign (their whole
+ * history changes cell). Then: the same report (every figure; commissions as each affiliate's net), the same
  * fraud flags and customers, the same holds, the same net per ledger key; the bulk store's ledger
  * agrees with a recompute and its report facts with a rebuild; nothing is left unevaluated.
  * TEST_SEED=n repeats a seed.
@@ -48,8 +51,15 @@ function shuffled<T>(list: readonly T[], random: () => number): T[] {
   return out;
 }
 
-/** The month's records per entity, shuffled, with about 5% of each re-sent later in the same file. */
-function month(seed: number): Record<Entity, SpecRecord[]> {
+/** The day before a spec date-time's instant, in UTC. */
+const dayBefore = (at: unknown): string => new Date(Date.parse(String(at)) - 86_400_000).toISOString();
+
+/**
+ * The month's records per entity, shuffled, with about 5% of each re-sent later in the same file
+ * and some deposits changed by a later version in it; `corrections`: customers moved to another
+ * affiliate and campaign, loaded after everything else.
+ */
+function month(seed: number): Record<Entity, SpecRecord[]> & { corrections: SpecRecord[] } {
   const random = mulberry32(seed);
   const data = createSandboxData({ seed, customers: 400, from: '2026-10-01', to: '2026-10-31', clock: () => new Date('2026-11-01T12:00:00.000Z') });
   const raw: Record<Entity, SpecRecord[]> = {
@@ -63,11 +73,20 @@ function month(seed: number): Record<Entity, SpecRecord[]> {
     raw.customers.push({ ...c, customer_id: `${String(c.customer_id)}-2` });
     for (const t of raw.transactions.filter((x) => x.customer_id === c.customer_id)) raw.transactions.push({ ...t, transaction_id: `${String(t.transaction_id)}-2`, customer_id: `${String(c.customer_id)}-2` });
   }
-  const out = {} as Record<Entity, SpecRecord[]>;
+  const out = {} as Record<Entity, SpecRecord[]> & { corrections: SpecRecord[] };
   for (const e of ENTITIES) {
     const list = shuffled(raw[e], random);
     out[e] = [...list, ...list.filter(() => random() < 0.05)];
   }
+  // A later version of some deposits: reversed (the customer's FTD may move to a later deposit), or
+  // dated a day earlier (its day's cells and maybe the FTD move).
+  for (const t of raw.transactions.filter((x) => x.transaction_type === 'deposit' && String(x.transaction_date) >= '2026-10-03' && random() < 0.06)) {
+    out.transactions.push(random() < 0.5 ? { ...t, status: 'reversed' } : { ...t, transaction_date: dayBefore(t.transaction_date) });
+  }
+  const affiliates = [...new Set(raw.customers.map((c) => String(c.affiliate_id)))].sort();
+  out.corrections = raw.customers.filter(() => random() < 0.04).map((c) => ({
+    ...c, affiliate_id: affiliates[Math.floor(random() * affiliates.length)], campaign_id: `moved-${Math.floor(random() * 3)}`, last_modified_date: '2026-11-01T12:00:00.000Z',
+  }));
   return out;
 }
 
@@ -131,17 +150,17 @@ for (const backend of STORES) {
         await t.store.transaction((trx) => saveRates(trx, rates, 'rates.csv', t.store.now()));
       }
       const random = mulberry32(seed ^ 0x5eed);
-      for (const entity of ENTITIES) {
+      const steps: [Entity, SpecRecord[], string][] = [...ENTITIES.map((e) => [e, records[e], e] as [Entity, SpecRecord[], string]), ['customers', records.corrections, 'corrections']];
+      for (const [entity, list, name] of steps) {
         // Batch by batch: batches of 1 to 200 records, every job after each commit.
-        const list = records[entity];
         for (let i = 0; i < list.length;) {
           const size = 1 + Math.floor(random() * 200);
           const records = list.slice(i, i + size).map((value, k) => ({ position: i + k + 1, value: { ...value } }));
-          await loaders[0]!.load({ partner: PARTNER, variant: 'igaming', entity, runId: `batches-${entity}-${i}`, records });
+          await loaders[0]!.load({ partner: PARTNER, variant: 'igaming', entity, runId: `batches-${name}-${i}`, records });
           i += size;
         }
         // In bulk: the same records as one file through `import`.
-        const file = join(dir, `${entity}.ndjson`);
+        const file = join(dir, `${name}.ndjson`);
         writeFileSync(file, `${list.map((r) => JSON.stringify(r)).join('\n')}\n`);
         // Its commission evaluations in passes of a few dozen customers (src/commission/engine.ts, evaluationPass).
         process.env.PARTNER_SYNC_EVALUATION_CUSTOMERS = '37';

@@ -1,7 +1,7 @@
 /**
  * A bulk run killed between its loads and their evaluation: `partner-sync import` of a month's
- * transactions is SIGKILLed once batches have committed whose fraud rules and commissions wait
- * for the run's end. `status` and `report` then say what is not evaluated yet (count and age); the
+ * transactions is SIGKILLed once batches have committed whose fraud rules, commissions and report
+ * facts wait for the run's end. `status` and `report` then say what is not evaluated yet (count and age); the
  * rerun of the same import settles it first and ends where an uninterrupted import ends: the same
  * flags, holds, report figures and net per ledger key, and a ledger that agrees with a recompute.
  */
@@ -33,7 +33,8 @@ async function outcome(store: Store): Promise<unknown> {
     .map((r: Record<string, unknown>) => JSON.stringify(r)).sort();
   const net = new Map<string, ReturnType<typeof money>>();
   for (const l of (await knex('commission_ledger').select('line_key', 'amount_usd')) as { line_key: string; amount_usd: unknown }[]) net.set(l.line_key, (net.get(l.line_key) ?? money(0)).plus(money(String(l.amount_usd))));
-  const figures = await knex('report_cells').select('day', 'affiliate_id', 'registrations', 'ftd_count', 'deposit_count').orderBy(['day', 'affiliate_id', 'campaign_id']);
+  const figures = await knex('report_cells').select('day', 'affiliate_id', 'registrations', 'ftd_count', 'ftd_usd', 'depositors', 'deposit_count', 'deposits_usd', 'ngr_usd')
+    .orderBy(['day', 'affiliate_id', 'campaign_id']);
   return {
     flags,
     holds: (await knex('commission_holds').select('line_key').orderBy('line_key')).map((h: { line_key: string }) => h.line_key),
@@ -76,7 +77,7 @@ for (const backend of STORES) {
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       let killed = false;
       for (let i = 0; i < 2000 && child.exitCode === null; i++) {
-        if ((await count(crashed.store, 'fraud_deferred')) > 0 && (await count(crashed.store, 'commission_pending')) > 0) {
+        if ((await count(crashed.store, 'fraud_deferred')) > 0 && (await count(crashed.store, 'commission_pending')) > 0 && (await count(crashed.store, 'report_pending')) > 0) {
           child.kill('SIGKILL');
           killed = true;
           break;
@@ -88,11 +89,11 @@ for (const backend of STORES) {
       const loaded = await count(crashed.store, 'transactions');
       assert.ok(loaded > 0, 'some batches committed before the kill');
 
-      const status = JSON.parse(await cli(config.dir, crashed.url, ['status', '--json'])) as { unevaluated: { partner: string; fraud_customers: number; commission_entries: number; age_seconds: number }[] };
+      const status = JSON.parse(await cli(config.dir, crashed.url, ['status', '--json'])) as { unevaluated: { partner: string; fraud_customers: number; commission_entries: number; report_days: number; age_seconds: number }[] };
       const waiting = status.unevaluated.find((u) => u.partner === PARTNER);
-      assert.ok(waiting && waiting.fraud_customers > 0 && waiting.commission_entries > 0 && waiting.age_seconds >= 0, JSON.stringify(status.unevaluated));
-      assert.match(await cli(config.dir, crashed.url, ['status']), new RegExp(`${PARTNER}: loaded, not evaluated yet: ${waiting.fraud_customers} customers for the fraud rules, ${waiting.commission_entries} commission scope entries, the oldest \\d+ s old`));
-      assert.match(await cli(config.dir, crashed.url, ['report', 'affiliates', '--partner', PARTNER]), /note: sandbox-casino: loaded, not evaluated yet: .*commissions and fraud holds do not count them yet/);
+      assert.ok(waiting && waiting.fraud_customers > 0 && waiting.commission_entries > 0 && waiting.report_days > 0 && waiting.report_days <= 31 && waiting.age_seconds >= 0, JSON.stringify(status.unevaluated));
+      assert.match(await cli(config.dir, crashed.url, ['status']), new RegExp(`${PARTNER}: loaded, not evaluated yet: ${waiting.fraud_customers} customers for the fraud rules, ${waiting.commission_entries} commission scope entries, the report facts of ${waiting.report_days} days, the oldest \\d+ s old`));
+      assert.match(await cli(config.dir, crashed.url, ['report', 'affiliates', '--partner', PARTNER]), /note: sandbox-casino: loaded, not evaluated yet: .*: the report's figures, commissions and fraud holds do not count them yet/);
 
       for (const entity of ['transactions', 'activity']) {
         await cli(config.dir, crashed.url, importArgs(entity));

@@ -4,7 +4,14 @@
  * nothing twice, whatever the partner's API does.
  */
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { runPartner } from '../../jobs/run-partner.js';
+import { unevaluated } from '../../jobs/unevaluated.js';
+import { loadPlans } from '../../src/commission/load-plans.js';
+import { loadFraudConfig } from '../../src/fraud/config.js';
+import { packageRoot } from '../../src/paths.js';
+import { rebuildFacts } from '../../src/reports/facts.js';
 import { addDays, utcDay } from '../../jobs/windows.js';
 import type { PartnerDefinition, RestSource, RestStream } from '../../src/config/definition.js';
 import { createRedactor } from '../../src/config/redact.js';
@@ -151,6 +158,42 @@ for (const backend of STORES) {
       assert.match(results[1]?.error ?? '', /404/);
       assert.equal(await readState(t.store.knex, def.partner, 'transactions'), undefined);
       await assertStoreEqualsPartner(['customers', 'activity']);
+    });
+
+    it('a first run settles its three streams together at its end: one evaluation, after all of them, and report facts equal to a rebuild', async () => {
+      const plans = (await loadPlans(join(packageRoot(), 'config', 'commissions.yaml'))).plans;
+      const fraud = (await loadFraudConfig(join(packageRoot(), 'config', 'fraud.yaml'))).config;
+      const hooks = createLoadHooks(t.store, { plans, logger: silentLogger(), fraud });
+      const rows = async () => Promise.all(ENTITIES.map(async (e) => (await storedByKey(t.store, def.partner, variant, e)).size));
+      const settled: { partner: string; rows: number[]; pendingDays: number }[] = [];
+      const loader = new Loader({
+        store: t.store, validator, ...hooks,
+        settle: async (change) => {
+          const [waiting] = await unevaluated(t.store.knex, new Date(), change.partner);
+          settled.push({ partner: change.partner, rows: await rows(), pendingDays: waiting?.report_days ?? 0 });
+          await hooks.settle?.(change);
+        },
+      });
+      const results = await runPartner({ loader, clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) }, def, { kind: 'run', scheduledFor: new Date() });
+      assert.deepEqual(results.map((r) => r.status), ['succeeded', 'succeeded', 'succeeded']);
+      const loaded = await rows();
+      assert.ok(loaded.every((n) => n > 0), JSON.stringify(loaded));
+      // One settle for the partner, once all three streams had loaded, with the report facts of their days waiting for it.
+      assert.equal(settled.length, 1, JSON.stringify(settled));
+      assert.deepEqual(settled[0]?.rows, loaded);
+      assert.ok((settled[0]?.pendingDays ?? 0) > 0);
+      assert.deepEqual(await unevaluated(t.store.knex, new Date()), []);
+      const facts = async () => {
+        const out: Record<string, string[]> = {};
+        for (const table of ['report_ftd', 'report_cells', 'report_month_cells', 'report_depositors']) {
+          out[table] = ((await t.store.knex(table).where('partner_id', def.partner).select('*')) as Record<string, unknown>[]).map((r) => JSON.stringify(r, (_k, v: unknown) => (v instanceof Date ? v.toISOString() : v))).sort();
+        }
+        return out;
+      };
+      const kept = await facts();
+      assert.ok((kept.report_cells?.length ?? 0) > 0 && (kept.report_ftd?.length ?? 0) > 0, 'the run gave report facts');
+      await rebuildFacts(t.store, def.partner, variant);
+      assert.deepEqual(kept, await facts());
     });
 
     it('no secret reaches a log line or an error, even when auth fails', async () => {

@@ -2,7 +2,7 @@
  * `report affiliates`: the affiliate report from the report facts and the ledger (docs/reports.md),
  * as a table, JSON or CSV; with `--explain COLUMN` the source records behind one of its cells.
  */
-import { describeUnevaluated, unevaluated } from '../../../jobs/unevaluated.js';
+import { describeUnevaluated, notCountedBy, unevaluated } from '../../../jobs/unevaluated.js';
 import { isDay, isMonth, lastDayOf } from '../../kernel/dates.js';
 import { affiliateReport, cellText, reportCsv, REPORT_COLUMNS, type AffiliateReport, type Grain, type ReportColumn, type ReportFilter } from '../../reports/affiliates.js';
 import { explainCell, isReportColumn, type ExplainCell } from '../../reports/explain.js';
@@ -103,7 +103,7 @@ export async function affiliatesReportCommand(globals: GlobalOptions, args: Affi
       return EXIT_OK;
     }
     const report = await affiliateReport(store, filter, args.by ?? 'month');
-    // Records loaded but not evaluated yet (a bulk run in progress, or one a crash stopped): the commission columns wait for them.
+    // Records loaded but not evaluated yet (a bulk run in progress, or one a crash stopped): the commission columns (and a bulk run's report facts) wait for them.
     const waiting = await unevaluated(store.knex, store.clock(), filter.partner);
     if (json) io.out(JSON.stringify({ ...report, unevaluated: waiting }));
     else if (args.csv) io.out(reportCsv(report).trimEnd());
@@ -112,7 +112,7 @@ export async function affiliatesReportCommand(globals: GlobalOptions, args: Affi
       const partners: { variant: string }[] = await store.knex('partners').whereIn('partner_id', [...new Set(report.rows.map((r) => r.partner))]).select('variant');
       io.out(reportTable(report, new Set(partners.map((p) => p.variant))));
     }
-    for (const u of waiting) (json || args.csv ? io.err : io.out).call(io, `note: ${describeUnevaluated(u)}: commissions and fraud holds do not count them yet`);
+    for (const u of waiting) (json || args.csv ? io.err : io.out).call(io, `note: ${describeUnevaluated(u)}: ${notCountedBy(u)} do not count them yet`);
     return EXIT_OK;
   });
 }

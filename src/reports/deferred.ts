@@ -1,0 +1,131 @@
+/**
+ * The report facts of a bulk run (Loader.deferJobs with `facts`; docs/loading.md, Bulk runs). A
+ * batch does not move the facts by difference: it records, in its own transaction, what it
+ * touched (report_pending): the UTC days whose cells its new and old versions count in, the
+ * customers whose first deposit may have changed, and the customers whose cell or product moved
+ * (their whole history moves with them). When the run settles a group, those days are recomputed
+ * from the stored rows: set-based on PostgreSQL (./rebuild-sql.ts), day by day on SQLite
+ * (./recompute-day.ts). The facts then equal a rebuild, whatever order the group's batches came in.
+ */
+import type { Knex } from 'knex';
+import { utcDay } from '../kernel/dates.js';
+import type { LoadedChange } from '../pipeline/load.js';
+import { loadLockKey } from '../pipeline/load.js';
+import { insertChunks, listChunks } from '../store/dialects.js';
+import { insertArrays } from '../store/json-insert.js';
+import type { Store } from '../store/store.js';
+import { transactionLock } from '../store/transaction-lock.js';
+import { fromStoreDate, fromStoreTimestamp } from '../store/values.js';
+import type { Variant } from '../types.js';
+import { campaignKey, pairKey, productKey } from './facts-values.js';
+import { recomputeFtd } from './ftd.js';
+import type { PriorVersions } from './priors.js';
+import { writtenTransaction } from './priors.js';
+import { recomputeDaysSql } from './rebuild-sql.js';
+import { recomputeDay, recomputeMonths } from './recompute-day.js';
+
+/** What a batch of a bulk run leaves for the report facts to recompute. */
+export interface FactsScope {
+  /** UTC days whose cells are recomputed. */
+  days: Set<string>;
+  /** Customers whose first approved deposit is looked at again. */
+  ftd: Set<string>;
+  /** Customers whose cell (affiliate, campaign) or product changed: every day of their rows. */
+  moved: Set<string>;
+}
+
+const KINDS = { days: 'day', ftd: 'ftd', moved: 'moved' } as const;
+
+/** The scope of a written batch, from its records and the stored versions they replaced (read before the write). */
+export function factsScopeOf(change: Pick<LoadedChange, 'variant' | 'records' | 'replacedDays'>, priors: PriorVersions): FactsScope {
+  const scope: FactsScope = { days: new Set(change.replacedDays), ftd: new Set(), moved: new Set() };
+  for (const c of change.records.customers) {
+    const id = String(c.customer_id);
+    scope.days.add(utcDay(String(c.signup_date)));
+    const was = priors.customers.get(id);
+    if (!was) continue;
+    scope.days.add(was.signupDay);
+    if (was.pair !== pairKey(String(c.affiliate_id), campaignKey(c.campaign_id)) || was.product !== productKey(c.challenge_type, c.account_size)) scope.moved.add(id);
+  }
+  for (const record of change.records.transactions) {
+    const now = writtenTransaction(record);
+    scope.days.add(now.day);
+    const was = priors.transactions.get(now.id);
+    if (was) scope.days.add(was.day);
+    if (now.type === 'deposit') scope.ftd.add(now.customer);
+    if (was?.type === 'deposit') scope.ftd.add(was.customer);
+  }
+  // An activity row's key holds its customer and day: its old version counted in the same day. Only
+  // iGaming activity counts in the cells.
+  if (change.variant === 'igaming') for (const a of change.records.activity) scope.days.add(String(a.date).slice(0, 10));
+  return scope;
+}
+
+/** Records the scope in report_pending, in the batch's transaction. */
+export async function writeFactsPending(trx: Knex.Transaction, partner: string, variant: Variant, scope: FactsScope, now: string): Promise<void> {
+  const kinds: string[] = [];
+  const values: string[] = [];
+  for (const [field, kind] of Object.entries(KINDS) as [keyof FactsScope, string][]) {
+    for (const value of scope[field]) {
+      kinds.push(kind);
+      values.push(value);
+    }
+  }
+  if (values.length === 0) return;
+  if (trx.client.config.client === 'pg') {
+    await insertArrays(trx, 'report_pending', { partner_id: ['text', partner], variant: ['text', variant], created_at: ['timestamptz', now] },
+      { kind: ['text', kinds], value: ['text', values] }, ' ON CONFLICT DO NOTHING');
+    return;
+  }
+  const rows = values.map((value, i) => ({ partner_id: partner, variant, kind: kinds[i], value, created_at: now }));
+  for (const part of insertChunks(trx, rows)) await trx('report_pending').insert(part).onConflict(['partner_id', 'kind', 'value']).ignore();
+}
+
+/**
+ * Recomputes what bulk runs left pending for the partner's report facts, in one transaction under
+ * the partner's load lock (no batch moves the same cells meanwhile), taking the pending rows in
+ * it: a crash leaves them all for the next settle. Returns the days recomputed.
+ */
+export async function settleFacts(store: Store, partner: string): Promise<number> {
+  if (!(await store.knex('report_pending').where('partner_id', partner).first('partner_id'))) return 0;
+  return store.transaction(async (trx) => {
+    if (store.profile.locking === 'advisory') await transactionLock(trx, loadLockKey(partner));
+    const rows: { kind: string; value: string; variant: Variant }[] = await trx('report_pending').where('partner_id', partner).select('kind', 'value', 'variant');
+    if (rows.length === 0) return 0;
+    await trx('report_pending').where('partner_id', partner).delete();
+    const variant = (rows[0] as { variant: Variant }).variant;
+    const days = new Set(rows.filter((r) => r.kind === KINDS.days).map((r) => r.value));
+    const ftd = new Set(rows.filter((r) => r.kind === KINDS.ftd).map((r) => r.value));
+    const moved = rows.filter((r) => r.kind === KINDS.moved).map((r) => r.value);
+    for (const day of await daysOfCustomers(trx, partner, variant, moved)) days.add(day);
+    for (const id of moved) ftd.add(id);
+    if (store.profile.kind === 'postgres') {
+      await recomputeDaysSql(trx, partner, variant, days, [...ftd]);
+      return days.size;
+    }
+    for (const changed of (await recomputeFtd(trx, partner, [...ftd])).values()) for (const day of changed) days.add(day);
+    for (const day of [...days].sort()) await recomputeDay(trx, partner, variant, day, 'all');
+    await recomputeMonths(trx, store.profile.kind, partner, [...days].map((d) => [d, 'all']));
+    return days.size;
+  });
+}
+
+/** Every UTC day these customers' signups, transactions and activity count in. */
+async function daysOfCustomers(trx: Knex.Transaction, partner: string, variant: Variant, customers: readonly string[]): Promise<Set<string>> {
+  const days = new Set<string>();
+  for (const part of listChunks(trx, customers, { otherValues: 1 })) {
+    const signups: { signup_date: unknown }[] = await trx('customers').where('partner_id', partner).whereIn('customer_id', part).select('signup_date');
+    const txs: { transaction_date: unknown }[] = await trx('transactions').where('partner_id', partner).whereIn('customer_id', part).select('transaction_date');
+    for (const r of signups) days.add((fromStoreTimestamp(r.signup_date) as string).slice(0, 10));
+    for (const r of txs) days.add((fromStoreTimestamp(r.transaction_date) as string).slice(0, 10));
+    if (variant !== 'igaming') continue;
+    const acts: { date: unknown }[] = await trx('gaming_activity').where('partner_id', partner).whereIn('customer_id', part).distinct('date');
+    for (const r of acts) days.add(fromStoreDate(r.date) as string);
+  }
+  return days;
+}
+
+/** Partners with report facts a bulk run left to recompute (a crash, or a run that did not settle). */
+export async function pendingFactsPartners(knex: Knex): Promise<string[]> {
+  return ((await knex('report_pending').distinct('partner_id').orderBy('partner_id')) as { partner_id: string }[]).map((r) => r.partner_id);
+}
