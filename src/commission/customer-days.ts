@@ -163,25 +163,61 @@ export class MonthDeltas {
 }
 
 const CHUNK = 500;
+/** Pairs spanning at most this many days are read over their range (pairReads). */
+const DENSE_SPAN = 31;
 export const sameDay = (a: CachedDay, b: CachedDay): boolean =>
   a.affiliateId === b.affiliateId && a.missing.join(',') === b.missing.join(',') &&
   eq(a.ggr, b.ggr) && eq(a.ngr, b.ngr) && eq(a.bets, b.bets);
 const eq = (a: Money | null, b: Money | null): boolean => (a === null ? b === null : b !== null && a.equals(b));
 
-/** Reads the activity rows of these (customer, day) pairs: one indexed query per day and chunk of customers. */
-export async function readActivity(knex: Knex, partner: string, pairs: ReadonlyMap<string, ReadonlySet<string>>): Promise<ActivityRow[]> {
+/**
+ * How to read rows of these (customer, day) pairs. Pairs within a month (a bulk group of a month,
+ * an incremental batch of a day or two), or covering most of their range's days, are read per
+ * chunk of customers over the whole range, one statement per 500 customers, and filtered here;
+ * sparse ones over a longer range (today and a few old days of customers with long histories) one
+ * statement per day and chunk, so that no customer's whole history is read for a day or two of it.
+ */
+interface PairReads {
+  /** Over the range: [from, to, customers]; per day: [day, day, customers]. */
+  reads: [string, string, string[]][];
+  wanted: (customer: string, day: string) => boolean;
+}
+
+function pairReads(pairs: ReadonlyMap<string, ReadonlySet<string>>): PairReads {
+  let from = '9999-12-31';
+  let to = '0000-01-01';
+  let total = 0;
+  for (const days of pairs.values()) {
+    for (const d of days) {
+      if (d < from) from = d;
+      if (d > to) to = d;
+    }
+    total += days.size;
+  }
+  const wanted = (customer: string, day: string): boolean => pairs.get(customer)?.has(day) === true;
+  const reads: [string, string, string[]][] = [];
+  if (total === 0) return { reads, wanted };
+  const span = Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000) + 1;
+  if (span <= DENSE_SPAN || total * 2 >= pairs.size * span) {
+    const customers = [...pairs.keys()].filter((c) => (pairs.get(c)?.size ?? 0) > 0);
+    for (let i = 0; i < customers.length; i += CHUNK) reads.push([from, to, customers.slice(i, i + CHUNK)]);
+    return { reads, wanted };
+  }
   const byDay = new Map<string, string[]>();
   for (const [customer, days] of pairs) for (const day of days) append(byDay, day, customer);
+  for (const [day, customers] of byDay) for (let i = 0; i < customers.length; i += CHUNK) reads.push([day, day, customers.slice(i, i + CHUNK)]);
+  return { reads, wanted };
+}
+
+/** Reads the activity rows of these (customer, day) pairs (pairReads: per customer chunk over the range when dense, per day otherwise). */
+export async function readActivity(knex: Knex, partner: string, pairs: ReadonlyMap<string, ReadonlySet<string>>): Promise<ActivityRow[]> {
+  const { reads, wanted } = pairReads(pairs);
   const out: ActivityRow[] = [];
-  for (const [day, customers] of byDay) {
-    for (let i = 0; i < customers.length; i += CHUNK) {
-      const rows: Record<string, unknown>[] = await knex('gaming_activity')
-        .where('partner_id', partner)
-        .where('date', day)
-        .whereIn('customer_id', customers.slice(i, i + CHUNK))
-        .select('customer_id', 'date', 'game_type', 'currency', 'total_bets', 'wins', 'ggr', 'ngr');
-      out.push(...rows.map(toActivityRow));
-    }
+  for (const [from, to, customers] of reads) {
+    const q = knex('gaming_activity').where('partner_id', partner).whereIn('customer_id', customers)
+      .select('customer_id', 'date', 'game_type', 'currency', 'total_bets', 'wins', 'ggr', 'ngr');
+    const rows: Record<string, unknown>[] = await (from === to ? q.where('date', from) : q.whereBetween('date', [from, to]));
+    for (const r of rows) if (from === to || wanted(String(r.customer_id), String(r.date).slice(0, 10))) out.push(toActivityRow(r));
   }
   return out;
 }
@@ -210,19 +246,14 @@ export async function readBonuses(pairs: ReadonlyMap<string, ReadonlySet<string>
 /** Cached days of these pairs. */
 export async function readCachedDays(knex: Knex, partner: string, pairs: ReadonlyMap<string, ReadonlySet<string>>): Promise<Map<string, CachedDay>> {
   const out = new Map<string, CachedDay>();
-  const byDay = new Map<string, string[]>();
-  for (const [customer, days] of pairs) for (const day of days) append(byDay, day, customer);
-  for (const [day, customers] of byDay) {
-    for (let i = 0; i < customers.length; i += CHUNK) {
-      const rows: Record<string, unknown>[] = await knex('commission_customer_days')
-        .where('partner_id', partner)
-        .where('date', day)
-        .whereIn('customer_id', customers.slice(i, i + CHUNK))
-        .select('*');
-      for (const r of rows) {
-        const c = toCachedDay(r);
-        out.set(`${c.customerId}\u0000${c.date}`, c);
-      }
+  const { reads, wanted } = pairReads(pairs);
+  for (const [from, to, customers] of reads) {
+    const q = knex('commission_customer_days').where('partner_id', partner).whereIn('customer_id', customers).select('*');
+    const rows: Record<string, unknown>[] = await (from === to ? q.where('date', from) : q.whereBetween('date', [from, to]));
+    for (const r of rows) {
+      if (from !== to && !wanted(String(r.customer_id), String(r.date).slice(0, 10))) continue;
+      const c = toCachedDay(r);
+      out.set(`${c.customerId}\u0000${c.date}`, c);
     }
   }
   return out;
