@@ -9,6 +9,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { partnersPage } from '../../src/console/pages.js';
+import type { Session } from '../../src/console/users.js';
 import { money } from '../../src/kernel/money.js';
 import { packageRoot } from '../../src/paths.js';
 import { createSandboxData } from '../../src/sandbox/data.js';
@@ -94,6 +96,9 @@ for (const backend of STORES) {
       assert.ok(waiting && waiting.fraud_customers > 0 && waiting.commission_entries > 0 && waiting.report_days > 0 && waiting.report_days <= 31 && waiting.age_seconds >= 0, JSON.stringify(status.unevaluated));
       assert.match(await cli(config.dir, crashed.url, ['status']), new RegExp(`${PARTNER}: loaded, not evaluated yet: ${waiting.fraud_customers} customers for the fraud rules, ${waiting.commission_entries} commission scope entries, the report facts of ${waiting.report_days} days, the oldest \\d+ s old`));
       assert.match(await cli(config.dir, crashed.url, ['report', 'affiliates', '--partner', PARTNER]), /note: sandbox-casino: loaded, not evaluated yet: .*: the report's figures, commissions and fraud holds do not count them yet/);
+      // The console's Partners page, as an operator sees it.
+      const page = String(await partnersPage(crashed.store, [], { user: { name: 'ops', role: 'operator' }, csrf: 'x' } as unknown as Session));
+      assert.match(page, new RegExp(`<div class="notice" role="status"><p>${PARTNER}: loaded, not evaluated yet: ${waiting.fraud_customers} customers for the fraud rules, ${waiting.commission_entries} commission scope entries, the report facts of ${waiting.report_days} days, the oldest \\d+ s old\\. The report&#39;s figures, commissions and fraud holds do not count them yet`));
 
       for (const entity of ['transactions', 'activity']) {
         await cli(config.dir, crashed.url, importArgs(entity));
