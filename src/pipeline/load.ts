@@ -14,7 +14,6 @@
  * the same transaction (so a crash right after the commit loses nothing), `afterCommit` runs once
  * the transaction has committed, per partner it touched.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Knex } from 'knex';
 import { ENTITIES, type Entity, type RawRecord, type RecordValidator, type SpecRecord, type Variant, type Violation } from '../types.js';
 import { metaOf } from '../store/record-meta.js';
@@ -36,6 +35,7 @@ import { transactionLock } from '../store/transaction-lock.js';
 import { MonthPartitions } from '../store/partitions.js';
 import { FreshKeys } from '../store/fresh-keys.js';
 import { EvaluationsBehind } from './evaluate-behind.js';
+import { BulkRuns } from './bulk-runs.js';
 
 export interface BatchInput {
   partner: string;
@@ -155,10 +155,8 @@ const KNOWN_CUSTOMER_CACHE_LIMIT = 500_000;
 export class Loader {
   private readonly partners = new Map<string, Variant>();
   /** Bulk runs (deferJobs) and the partners each wrote to since it last settled. */
-  private readonly deferred = new Map<string, { touched: Map<string, CommittedChange>; unsettled: number; facts: boolean }>();
+  private readonly bulk: BulkRuns<CommittedChange>;
   private readonly customers = new Map<string, Set<string>>();
-  /** Inside settleTogether: the partners of the bulk runs that ended there, settled once when its work ends. */
-  private readonly together = new AsyncLocalStorage<Map<string, CommittedChange>>();
   /** The evaluations behind the commits (evaluateBehind). */
   private readonly behind: EvaluationsBehind<CommittedChange>;
   /** @internal The activity tables' monthly partitions seen to exist (PostgreSQL; ../store/partitions.ts). */
@@ -167,6 +165,7 @@ export class Loader {
   constructor(private readonly deps: LoaderDeps) {
     this.partitions = new MonthPartitions(deps.store);
     this.behind = new EvaluationsBehind(deps);
+    this.bulk = new BulkRuns((changes) => this.settleChanges(changes));
     // Bulk loads promote dead batches to the old generation: keep V8 from letting them pile up (../heap.ts).
     limitHeapGrowth();
   }
@@ -188,17 +187,12 @@ export class Loader {
    * `status`, the console and `report` say the report does not include them yet.
    */
   deferJobs(runId: string, options: { facts?: boolean } = {}): void {
-    if (!this.deferred.has(runId)) this.deferred.set(runId, { touched: new Map(), unsettled: 0, facts: options.facts === true });
+    this.bulk.defer(runId, options.facts === true);
   }
 
   /** Evaluates what the bulk run's committed batches left to evaluate; the run stays bulk. */
-  async settle(runId: string): Promise<void> {
-    const run = this.deferred.get(runId);
-    if (!run || run.touched.size === 0) return;
-    const changes = [...run.touched.values()];
-    run.touched.clear();
-    run.unsettled = 0;
-    await this.settleChanges(changes);
+  settle(runId: string): Promise<void> {
+    return this.bulk.settleRun(runId);
   }
 
   private async settleChanges(changes: readonly CommittedChange[]): Promise<void> {
@@ -213,15 +207,8 @@ export class Loader {
    * Settles the bulk run and ends it: its later batches (if any) evaluate after each commit again.
    * Inside `settleTogether`, the settle waits for the end of its work.
    */
-  async endDeferred(runId: string): Promise<void> {
-    const held = this.together.getStore();
-    if (held) {
-      for (const change of this.deferred.get(runId)?.touched.values() ?? []) if (!held.has(change.partner)) held.set(change.partner, change);
-      this.deferred.delete(runId);
-      return;
-    }
-    await this.settle(runId);
-    this.deferred.delete(runId);
+  endDeferred(runId: string): Promise<void> {
+    return this.bulk.end(runId);
   }
 
   /**
@@ -231,17 +218,8 @@ export class Loader {
    * Groups of SETTLE_EVERY records still settle as they fill. A failed settle is thrown after the
    * work's result is known; what it did not evaluate stays pending on disk.
    */
-  async settleTogether<T>(work: () => Promise<T>): Promise<T> {
-    const held = new Map<string, CommittedChange>();
-    let result: T;
-    try {
-      result = await this.together.run(held, work);
-    } catch (error) {
-      await this.settleChanges([...held.values()]).catch(() => undefined);
-      throw error;
-    }
-    await this.settleChanges([...held.values()]);
-    return result;
+  settleTogether<T>(work: () => Promise<T>): Promise<T> {
+    return this.bulk.together(work);
   }
 
   /**
@@ -255,9 +233,7 @@ export class Loader {
    * to the next loading command. `drain` waits for these evaluations.
    */
   evaluateBehind(runId: string): void {
-    const run = this.deferred.get(runId);
-    this.deferred.delete(runId);
-    for (const change of run?.touched.values() ?? []) this.behind.ask(change);
+    for (const change of this.bulk.take(runId)) this.behind.ask(change);
   }
 
   /** Resolves when no evaluation started by `evaluateBehind` is running or due. */
@@ -267,12 +243,12 @@ export class Loader {
 
   /** @internal */
   isDeferred(runId: string): boolean {
-    return this.deferred.has(runId);
+    return this.bulk.has(runId);
   }
 
   /** @internal Whether the run defers the report facts (deferJobs with `facts`). */
   defersFacts(runId: string): boolean {
-    return this.deferred.get(runId)?.facts === true;
+    return this.bulk.defersFacts(runId);
   }
 
   /** One batch in one transaction, with its checkpoint. */
@@ -301,9 +277,7 @@ export class Loader {
     for (const c of committed) {
       this.partners.set(c.partner, c.variant);
       this.remember(c.partner, c.customers);
-      const run = c.deferred ? this.deferred.get(c.runId) : undefined;
-      if (run && !run.touched.has(c.partner)) run.touched.set(c.partner, { partner: c.partner, variant: c.variant, runId: c.runId, deferred: true });
-      if (run) run.unsettled += c.records;
+      if (c.deferred) this.bulk.committed(c.runId, { partner: c.partner, variant: c.variant, runId: c.runId, deferred: true }, c.records);
     }
     if (this.deps.afterCommit && committed.length > 0) {
       const touched = new Map<string, CommittedChange>();
@@ -317,7 +291,7 @@ export class Loader {
     }
     // A bulk run's groups: once enough records wait, they are evaluated before the run goes on.
     for (const runId of new Set(committed.filter((c) => c.deferred).map((c) => c.runId))) {
-      if ((this.deferred.get(runId)?.unsettled ?? 0) >= (this.deps.settleEvery ?? SETTLE_EVERY)) {
+      if (this.bulk.due(runId, this.deps.settleEvery ?? SETTLE_EVERY)) {
         try {
           await this.settle(runId);
         } catch (error) {

@@ -1,0 +1,96 @@
+/**
+ * The Loader's bulk runs (Loader.deferJobs): which runs defer their jobs, the partners each wrote
+ * to since it last settled and how many records wait, and the settles `settleTogether` holds to
+ * the end of its work (docs/loading.md, Bulk runs).
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/** What a partner's settle is asked with (the Loader's CommittedChange). */
+interface Change {
+  partner: string;
+}
+
+interface Run<C extends Change> {
+  /** The partners the run wrote to since it last settled. */
+  touched: Map<string, C>;
+  /** Records loaded since it last settled. */
+  unsettled: number;
+  /** The report facts wait too (deferJobs with `facts`). */
+  facts: boolean;
+}
+
+export class BulkRuns<C extends Change> {
+  private readonly runs = new Map<string, Run<C>>();
+  /** Inside `together`: the partners of the runs that ended there, settled once when its work ends. */
+  private readonly held = new AsyncLocalStorage<Map<string, C>>();
+
+  /** `settle`: evaluates what these partners' committed batches deferred. */
+  constructor(private readonly settle: (changes: readonly C[]) => Promise<void>) {}
+
+  defer(runId: string, facts: boolean): void {
+    if (!this.runs.has(runId)) this.runs.set(runId, { touched: new Map(), unsettled: 0, facts });
+  }
+
+  has(runId: string): boolean {
+    return this.runs.has(runId);
+  }
+
+  defersFacts(runId: string): boolean {
+    return this.runs.get(runId)?.facts === true;
+  }
+
+  /** A commit of the run wrote `records` records for the change's partner. */
+  committed(runId: string, change: C, records: number): void {
+    const run = this.runs.get(runId);
+    if (!run) return;
+    if (!run.touched.has(change.partner)) run.touched.set(change.partner, change);
+    run.unsettled += records;
+  }
+
+  /** Whether at least `every` records of the run wait for its settle. */
+  due(runId: string, every: number): boolean {
+    return (this.runs.get(runId)?.unsettled ?? 0) >= every;
+  }
+
+  /** Settles what the run's committed batches deferred; the run stays bulk. */
+  async settleRun(runId: string): Promise<void> {
+    const run = this.runs.get(runId);
+    if (!run || run.touched.size === 0) return;
+    const changes = [...run.touched.values()];
+    run.touched.clear();
+    run.unsettled = 0;
+    await this.settle(changes);
+  }
+
+  /** Settles the run and ends it; inside `together`, its settle waits for the end of that work. */
+  async end(runId: string): Promise<void> {
+    const held = this.held.getStore();
+    if (held) {
+      for (const change of this.take(runId)) if (!held.has(change.partner)) held.set(change.partner, change);
+      return;
+    }
+    await this.settleRun(runId);
+    this.runs.delete(runId);
+  }
+
+  /** Ends the run and hands over the partners it wrote to since it last settled (unsettled). */
+  take(runId: string): C[] {
+    const run = this.runs.get(runId);
+    this.runs.delete(runId);
+    return [...(run?.touched.values() ?? [])];
+  }
+
+  /** Runs `work` with the settles of the runs ending in it held to its end (Loader.settleTogether). */
+  async together<T>(work: () => Promise<T>): Promise<T> {
+    const held = new Map<string, C>();
+    let result: T;
+    try {
+      result = await this.held.run(held, work);
+    } catch (error) {
+      await this.settle([...held.values()]).catch(() => undefined);
+      throw error;
+    }
+    await this.settle([...held.values()]);
+    return result;
+  }
+}
