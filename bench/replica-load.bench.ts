@@ -20,6 +20,7 @@
  *     (TEST_MYSQL_URL, TEST_PG_URL override the servers; PGLOADER=0 skips pgloader;
  *      BENCH_CHILD_NODE_ARGS adds node flags to the child running our path, e.g. --cpu-prof;
  *      BENCH_RERUN=0 skips the rerun phase; BENCH_MEM_SAMPLE=1 prints the child's memoryUsage() at its peak RSS;
+ *      BENCH_SETTLE_EVERY=n settles a bulk run's jobs every n records instead of SETTLE_EVERY;
  *      BENCH_HOOKS=1 runs our path with every after-load job, as the CLI and the worker do: fraud
  *      detection with config/fraud.yaml, the commission job with config/commissions.yaml's iGaming
  *      plans applied to the bench partner, the phase history and the report facts. Without it
@@ -173,7 +174,9 @@ async function child(schema: string, replicaUrl: string, pageSize: number): Prom
     writeFileSync(file, definitionYaml(pageSize));
     const loaded = await loadDefinition(file, { ...process.env, BENCH_REPLICA_URL: replicaUrl });
     if (!loaded.definition) throw new Error(JSON.stringify(loaded.errors));
-    const loader = new Loader({ store, validator: createSpecValidator(), ...(HOOKS ? await shippedHooks(store, PARTNER) : {}) });
+    // BENCH_SETTLE_EVERY: records a bulk run loads between two settles (default SETTLE_EVERY, src/pipeline/load.ts).
+    const settleEvery = Number(process.env.BENCH_SETTLE_EVERY ?? '') || undefined;
+    const loader = new Loader({ store, validator: createSpecValidator(), ...(HOOKS ? await shippedHooks(store, PARTNER) : {}), ...(settleEvery ? { settleEvery } : {}) });
     // BENCH_HEAP_PROBE=1 (child run with --expose-gc): the live heap after a full GC every 20 pages,
     // to tell memory held by the load path from garbage not yet collected. Diagnostic only: slows the run.
     const gc = (globalThis as { gc?: () => void }).gc;
