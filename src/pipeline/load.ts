@@ -177,8 +177,8 @@ export class Loader {
   /**
    * Makes `runId` a bulk run: the after-load jobs that can wait (fraud rules and commissions)
    * record what each batch touched in the batch's transaction and evaluate it over the whole group
-   * when the run calls `settle`, instead of after every batch. The report facts, the phase history
-   * and the postbacks' outbox stay exact at every commit. `settle` at the end of the run (and every
+   * when the run calls `settle`, instead of after every batch. The phase history and the postbacks'
+   * outbox stay exact at every commit, and so do the report facts unless `facts` (below). `settle` at the end of the run (and every
    * so many records) is the caller's; what a crash leaves is settled by the next loading command.
    *
    * With `facts` (a bulk run, not a push), the report facts wait too: each batch records the days
