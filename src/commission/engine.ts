@@ -25,7 +25,7 @@ import { phaseKey, phaseTarget } from './rules/phase-bonus.js';
 import { firstBookingReason, revshareKey } from './rules/revshare.js';
 import { writeCpaEvents } from '../postbacks/commission-facts.js';
 import { transactionLock } from '../store/transaction-lock.js';
-import { savePending, takePending, type Scope } from './scope.js';
+import { addDay, savePending, takePending, takePendingDays, type Scope } from './scope.js';
 import { applyReview, flaggedDaysByAffiliate, readFlaggedDays, readReviews, replaceReviewHolds, reviewedRevshareTargets } from './review-holds.js';
 import { append } from '../kernel/collections.js';
 
@@ -80,8 +80,8 @@ export async function evaluateScope(store: Store, plans: readonly Plan[], scope:
   try {
     return await store.transaction(async (trx) => {
       await lockPartner(store, trx, scope.partner);
-      await takePending(trx, scope);
-      return evaluateIn(trx, plans, scope, store.now());
+      await takePending(trx, scope, { days: false });
+      return evaluateIn(trx, plans, scope, store.now(), (limit) => takePendingDays(trx, scope.partner, limit));
     });
   } catch (error) {
     try {
@@ -229,16 +229,54 @@ export function evaluationPass(env: NodeJS.ProcessEnv = process.env): { customer
   return { customers, days: customers * 5 };
 }
 
-export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[], scope: Scope, now: string): Promise<Evaluation> {
+/**
+ * Evaluates a scope in the caller's transaction. `takeDays`, when given, takes more customer-days
+ * of the partner's pending scope, at most `limit` a call (takePendingDays): as long as takes come
+ * back full (a bulk group's days), each is evaluated on its own, so that an evaluation's memory
+ * follows the take, not the group; the last one joins `scope`'s own days and customers.
+ */
+export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[], scope: Scope, now: string,
+  takeDays?: (limit: number) => Promise<{ days: Map<string, Set<string>>; entries: number }>): Promise<Evaluation> {
   const result: Evaluation = { partner: scope.partner, keys: 0, lines: 0, net: ZERO, held: 0, missingRates: [], released: 0, reviewHeld: 0, reviewReleased: 0, days: 0 };
   const plans = plansFor(allPlans, scope.partner, scope.variant);
-  if (plans.length === 0) return result;
+  if (plans.length === 0) {
+    // Nothing reads the days; they are taken all the same, as the rest of the scope was.
+    while (takeDays && (await takeDays(TAKE_DAYS_MAX)).entries > 0);
+    return result;
+  }
   const partner = scope.partner;
   const revsharePlans = plans.filter((p): p is RevsharePlan => p.kind === 'revshare');
   const wageringDays = Math.max(0, ...plans.filter((p): p is CpaFtdPlan => p.kind === 'cpa_ftd').map((p) => p.wagering?.days ?? 0));
   const needDays = scope.variant === 'igaming' && (revsharePlans.length > 0 || wageringDays > 0);
+  const work: Work = { trx, plans, scope, now, needDays, wageringDays, months: new MonthDeltas(), produced: new Set() };
+  const limit = evaluationPass();
+  const evaluated = new Set<string>();
+  const evaluate = async (ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>) => {
+    for (const pass of customerPasses(ids, pairs, limit)) {
+      const passPairs = new Map<string, ReadonlySet<string>>();
+      for (const id of pass) {
+        const days = pairs.get(id);
+        if (days) passPairs.set(id, days);
+        evaluated.add(id);
+      }
+      addEvaluation(result, await evaluateCustomers(work, pass, passPairs));
+    }
+  };
 
-  // 1. Customer-days: what the batch touched, plus the customers who had activity on replaced days.
+  // 1. A bulk group's customer-days, take by take; the customers of a take are evaluated with it.
+  if (takeDays) {
+    const size = limit.days * 2;
+    for (;;) {
+      const take = await takeDays(size);
+      if (take.entries < size) {
+        for (const [c, days] of take.days) for (const d of days) addDay(scope, c, d);
+        break;
+      }
+      if (needDays) await evaluate([...take.days.keys()], take.days);
+    }
+  }
+
+  // 2. The scope's own customer-days, plus the customers who had activity on replaced days.
   const pairs = new Map<string, Set<string>>();
   if (needDays) {
     for (const [c, days] of scope.days) pairs.set(c, new Set(days));
@@ -253,20 +291,17 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
     }
   }
 
-  // 2. The customers, in passes: their customer-days and per-customer keys. The RevShare months
-  // they move are gathered over every pass and evaluated once, after the last (3).
-  const work: Work = { trx, plans, scope, now, needDays, wageringDays, months: new MonthDeltas(), produced: new Set() };
-  for (const pass of customerPasses([...new Set([...scope.customers, ...pairs.keys(), ...scope.customerRecords])], pairs, evaluationPass())) {
-    const passPairs = new Map<string, Set<string>>();
-    for (const id of pass) {
-      const days = pairs.get(id);
-      if (days) passPairs.set(id, days);
-    }
-    addEvaluation(result, await evaluateCustomers(work, pass, passPairs));
-  }
+  // 3. The customers, in passes: their customer-days and per-customer keys (those a take of 1
+  // evaluated only when they have days here). The RevShare months they move are gathered over
+  // every pass and evaluated once, after the last (4).
+  const ids = [...new Set([...scope.customers, ...pairs.keys(), ...scope.customerRecords])].filter((id) => pairs.has(id) || !evaluated.has(id));
+  await evaluate(ids, pairs);
   addEvaluation(result, await evaluateMonthsAndFormerFees(work, revsharePlans));
   return result;
 }
+
+/** Customer-days a take reads when no plan reads them (they are only dropped). */
+const TAKE_DAYS_MAX = 100_000;
 
 /** What every pass of one evaluation shares. */
 interface Work {

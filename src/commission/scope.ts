@@ -112,12 +112,12 @@ export async function pendingPartners(knex: Knex): Promise<{ partner: string; va
 /**
  * Takes the partner's pending scope into `scope`. One DELETE ... RETURNING: it takes exactly the
  * rows it removes, so a scope a parallel load transaction commits meanwhile is either taken here
- * or left for the next evaluation, never deleted unseen.
+ * or left for the next evaluation, never deleted unseen. `days: false` leaves the customer-days
+ * (one entry per activity row of a bulk group) for takePendingDays.
  */
-export async function takePending(trx: Knex.Transaction, scope: Scope): Promise<number> {
+export async function takePending(trx: Knex.Transaction, scope: Scope, options: { days?: boolean } = {}): Promise<number> {
   // Raw, since knex's builder returns only a count from a DELETE on SQLite; both backends return the rows of a raw RETURNING.
-  const result = (await trx.raw('DELETE FROM commission_pending WHERE partner_id = ? RETURNING kind, value', [scope.partner])) as PendingRow[] | { rows: PendingRow[] };
-  const rows = Array.isArray(result) ? result : result.rows;
+  const rows = returned(await trx.raw(`DELETE FROM commission_pending WHERE partner_id = ?${options.days === false ? " AND kind <> 'day'" : ''} RETURNING kind, value`, [scope.partner]));
   for (const r of rows) {
     if (r.kind === 'customer') scope.customers.add(r.value);
     else if (r.kind === 'record') scope.customerRecords.add(r.value);
@@ -127,10 +127,31 @@ export async function takePending(trx: Knex.Transaction, scope: Scope): Promise<
       const [id, customer] = JSON.parse(r.value) as [string, string];
       scope.formerFees.set(id, customer);
     }
-    else {
-      const [customer, day] = JSON.parse(r.value) as [string, string];
-      addDay(scope, customer, day);
-    }
+    else addDayEntry(scope.days, r.value);
   }
   return rows.length;
+}
+
+/**
+ * Takes at most `limit` of the partner's pending customer-days, in the order of the key, into a
+ * map of customer -> days; `entries` is how many it took (fewer than `limit`: none are left).
+ * What a bulk group's evaluation reads its days with, so that its memory follows `limit`, not the
+ * group. The key orders a customer's days together (values are JSON [customer, day]), so a
+ * customer's days rarely straddle two takes; when they do, the customer is evaluated with each.
+ */
+export async function takePendingDays(trx: Knex.Transaction, partner: string, limit: number): Promise<{ days: Map<string, Set<string>>; entries: number }> {
+  const rows = returned(await trx.raw(`DELETE FROM commission_pending WHERE partner_id = ? AND kind = 'day' AND value IN
+    (SELECT value FROM commission_pending WHERE partner_id = ? AND kind = 'day' ORDER BY value LIMIT ?) RETURNING kind, value`, [partner, partner, limit]));
+  const days = new Map<string, Set<string>>();
+  for (const r of rows) addDayEntry(days, r.value);
+  return { days, entries: rows.length };
+}
+
+const returned = (result: unknown): PendingRow[] => (Array.isArray(result) ? result as PendingRow[] : (result as { rows: PendingRow[] }).rows);
+
+function addDayEntry(into: Map<string, Set<string>>, value: string): void {
+  const [customer, day] = JSON.parse(value) as [string, string];
+  let days = into.get(customer);
+  if (!days) into.set(customer, (days = new Set()));
+  days.add(day);
 }
