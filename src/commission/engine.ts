@@ -81,7 +81,12 @@ export async function evaluateScope(store: Store, plans: readonly Plan[], scope:
     return await store.transaction(async (trx) => {
       await lockPartner(store, trx, scope.partner);
       await takePending(trx, scope, { days: false });
-      return evaluateIn(trx, plans, scope, store.now(), (limit) => takePendingDays(trx, scope.partner, limit));
+      let after: string | null = null;
+      return evaluateIn(trx, plans, scope, store.now(), async (limit) => {
+        const take = await takePendingDays(trx, scope.partner, limit, after);
+        after = take.last;
+        return take;
+      });
     });
   } catch (error) {
     try {

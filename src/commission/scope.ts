@@ -133,18 +133,25 @@ export async function takePending(trx: Knex.Transaction, scope: Scope, options: 
 }
 
 /**
- * Takes at most `limit` of the partner's pending customer-days, in the order of the key, into a
- * map of customer -> days; `entries` is how many it took (fewer than `limit`: none are left).
- * What a bulk group's evaluation reads its days with, so that its memory follows `limit`, not the
- * group. The key orders a customer's days together (values are JSON [customer, day]), so a
- * customer's days rarely straddle two takes; when they do, the customer is evaluated with each.
+ * Takes at most `limit` of the partner's pending customer-days after the key `after`, in the
+ * order of the key, into a map of customer -> days; `entries` is how many it took (fewer than
+ * `limit`: none were left; `last` is the key to take after next). What a bulk group's evaluation reads its days with, so
+ * that its memory follows `limit`, not the group. Each take starts after the last one's key: the
+ * rows it deleted stay in the index until the transaction ends, and a scan from the start would
+ * step over all of them each time. The key orders a customer's days together (values are JSON
+ * [customer, day]), so a customer's days rarely straddle two takes; when they do, the customer is
+ * evaluated with each. A day a parallel load adds before `after` is left for the next evaluation.
  */
-export async function takePendingDays(trx: Knex.Transaction, partner: string, limit: number): Promise<{ days: Map<string, Set<string>>; entries: number }> {
-  const rows = returned(await trx.raw(`DELETE FROM commission_pending WHERE partner_id = ? AND kind = 'day' AND value IN
-    (SELECT value FROM commission_pending WHERE partner_id = ? AND kind = 'day' ORDER BY value LIMIT ?) RETURNING kind, value`, [partner, partner, limit]));
+export async function takePendingDays(trx: Knex.Transaction, partner: string, limit: number, after: string | null): Promise<{ days: Map<string, Set<string>>; entries: number; last: string | null }> {
+  const range = (q: Knex.QueryBuilder) => (after === null ? q : q.where('value', '>', after));
+  // The bound in the store's own order of the key (its collation, not JavaScript's).
+  const bound = (await range(trx('commission_pending').where({ partner_id: partner, kind: 'day' })).orderBy('value').offset(limit - 1).limit(1).select('value') as { value: string }[])[0]?.value ?? null;
+  const where = ['partner_id = ?', "kind = 'day'", ...(after === null ? [] : ['value > ?']), ...(bound === null ? [] : ['value <= ?'])];
+  const bindings = [partner, ...(after === null ? [] : [after]), ...(bound === null ? [] : [bound])];
+  const rows = returned(await trx.raw(`DELETE FROM commission_pending WHERE ${where.join(' AND ')} RETURNING kind, value`, bindings));
   const days = new Map<string, Set<string>>();
   for (const r of rows) addDayEntry(days, r.value);
-  return { days, entries: rows.length };
+  return { days, entries: rows.length, last: bound };
 }
 
 const returned = (result: unknown): PendingRow[] => (Array.isArray(result) ? result as PendingRow[] : (result as { rows: PendingRow[] }).rows);
