@@ -268,23 +268,10 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
     }
   };
 
-  // 1. A bulk group's customer-days, take by take; the customers of a take are evaluated with it.
-  if (takeDays) {
-    const size = limit.days * 2;
-    for (;;) {
-      const take = await takeDays(size);
-      if (take.entries < size) {
-        for (const [c, days] of take.days) for (const d of days) addDay(scope, c, d);
-        break;
-      }
-      if (needDays) await evaluate([...take.days.keys()], take.days);
-    }
-  }
-
-  // 2. The scope's own customer-days, plus the customers who had activity on replaced days.
+  // 1. The customers who had customer-days on the activity days replaced whole, read before any
+  // is re-derived here (a take's own writes are exact already).
   const pairs = new Map<string, Set<string>>();
   if (needDays) {
-    for (const [c, days] of scope.days) pairs.set(c, new Set(days));
     const replaced = [...scope.replacedDays];
     for (let i = 0; i < replaced.length; i += 500) {
       const rows: { customer_id: string; date: unknown }[] = await trx('commission_customer_days').where('partner_id', partner).whereIn('date', replaced.slice(i, i + 500)).select('customer_id', 'date');
@@ -296,7 +283,35 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
     }
   }
 
-  // 3. The customers, in passes: their customer-days and per-customer keys (those a take of 1
+  // 2. A bulk group's customer-days, take by take; the customers of a take are evaluated with it
+  // (and their replaced days of 1 with them).
+  if (takeDays) {
+    const size = limit.days * 2;
+    for (;;) {
+      const take = await takeDays(size);
+      if (take.entries < size) {
+        for (const [c, days] of take.days) for (const d of days) addDay(scope, c, d);
+        break;
+      }
+      if (!needDays) continue;
+      for (const [c, days] of take.days) {
+        const replaced = pairs.get(c);
+        if (!replaced) continue;
+        for (const d of replaced) days.add(d);
+        pairs.delete(c);
+      }
+      await evaluate([...take.days.keys()], take.days);
+    }
+  }
+  if (needDays) {
+    for (const [c, days] of scope.days) {
+      const set = pairs.get(c) ?? new Set<string>();
+      for (const d of days) set.add(d);
+      pairs.set(c, set);
+    }
+  }
+
+  // 3. The customers, in passes: their customer-days and per-customer keys (those a take of 2
   // evaluated only when they have days here). The RevShare months they move are gathered over
   // every pass and evaluated once, after the last (4).
   const ids = [...new Set([...scope.customers, ...pairs.keys(), ...scope.customerRecords])].filter((id) => pairs.has(id) || !evaluated.has(id));
