@@ -107,6 +107,8 @@ export interface MonthDelta {
   days: number;
   missingDays: number;
   sources: string[];
+  /** Sources past MonthDeltas' `listed`, counted, not kept. */
+  unlisted: number;
 }
 
 export const monthKey = (affiliate: string, month: string): string => `${affiliate}\u0000${month}`;
@@ -117,10 +119,17 @@ export class MonthDeltas {
   /** Each month's sources as a set: a bulk group adds thousands of days to one month (a list search per day was quadratic). */
   private readonly seen = new Map<string, Set<string>>();
 
+  /**
+   * `listed`: the sources kept per month by `touchAll`; the rest are counted. An evaluation's
+   * months gather every pass's sources, and a bulk group moves a month by hundreds of thousands of
+   * customer-days: a line lists the first of them and how many more (sourcesOf).
+   */
+  constructor(private readonly listed = Number.POSITIVE_INFINITY) {}
+
   private at(affiliate: string, month: string): MonthDelta {
     const key = monthKey(affiliate, month);
     let d = this.map.get(key);
-    if (!d) this.map.set(key, (d = { ggr: ZERO, ngr: ZERO, days: 0, missingDays: 0, sources: [] }));
+    if (!d) this.map.set(key, (d = { ggr: ZERO, ngr: ZERO, days: 0, missingDays: 0, sources: [], unlisted: 0 }));
     return d;
   }
 
@@ -148,8 +157,20 @@ export class MonthDeltas {
     for (const [key, d] of other.map) {
       const [affiliate, month] = splitMonthKey(key);
       const into = this.at(affiliate, month);
-      for (const source of d.sources) this.addSource(affiliate, month, into, source);
+      // A pass's sources are distinct, and a customer-day is in one pass: counted past `listed` without a set.
+      for (const source of d.sources) {
+        if (into.sources.length < this.listed) this.addSource(affiliate, month, into, source);
+        else into.unlisted += 1;
+      }
+      into.unlisted += d.unlisted;
     }
+  }
+
+  /** A month's sources as a line lists them: the first `listed`, then `more:N` for the N not listed. */
+  sourcesOf(affiliate: string, month: string): string[] | undefined {
+    const d = this.map.get(monthKey(affiliate, month));
+    if (!d) return undefined;
+    return d.unlisted > 0 ? [...d.sources, `more:${d.unlisted}`] : d.sources;
   }
 
   private addSource(affiliate: string, month: string, d: MonthDelta, source: string): void {

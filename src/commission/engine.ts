@@ -253,7 +253,7 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
   const revsharePlans = plans.filter((p): p is RevsharePlan => p.kind === 'revshare');
   const wageringDays = Math.max(0, ...plans.filter((p): p is CpaFtdPlan => p.kind === 'cpa_ftd').map((p) => p.wagering?.days ?? 0));
   const needDays = scope.variant === 'igaming' && (revsharePlans.length > 0 || wageringDays > 0);
-  const work: Work = { trx, plans, scope, now, needDays, wageringDays, months: new MonthDeltas(), produced: new Set() };
+  const work: Work = { trx, plans, scope, now, needDays, wageringDays, months: new MonthDeltas(SOURCES_LISTED), produced: new Set() };
   const limit = evaluationPass();
   const evaluated = new Set<string>();
   const evaluate = async (ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>) => {
@@ -319,6 +319,9 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
   addEvaluation(result, await evaluateMonthsAndFormerFees(work, revsharePlans));
   return result;
 }
+
+/** The sources a RevShare line lists per month; past them, `more:N` (MonthDeltas.sourcesOf). */
+const SOURCES_LISTED = 100;
 
 /** Customer-days a take reads when no plan reads them (they are only dropped). */
 const TAKE_DAYS_MAX = 100_000;
@@ -479,7 +482,7 @@ async function evaluateMonthsAndFormerFees(work: Work, revsharePlans: readonly R
     const sources = new Map<string, string[]>();
     const monthMissing = new Map<string, string[]>();
     for (const m of w.evaluate) {
-      sources.set(m, work.months.map.get(`${w.affiliate}\u0000${m}`)?.sources ?? reviewSources.get(`${w.affiliate}\u0000${m}`) ?? [`carry:${w.affiliate}`]);
+      sources.set(m, work.months.sourcesOf(w.affiliate, m) ?? reviewSources.get(`${w.affiliate}\u0000${m}`) ?? [`carry:${w.affiliate}`]);
       monthMissing.set(m, missing.get(`${w.affiliate}\u0000${m}`) ?? []);
     }
     for (const [k, v] of missing) {

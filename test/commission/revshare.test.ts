@@ -55,6 +55,21 @@ for (const backend of STORES) {
       });
     }
 
+    it('a line lists the first 100 customer-days that moved its month and counts the rest as more:N', async () => {
+      const ids = Array.from({ length: 26 }, (_, i) => `c${i + 1}`);
+      await h.load('customers', ids.map((id) => igCustomer(id)));
+      // 26 customers x 5 days = 130 customer-days of November, 10 GGR each: 1300 x 25% = 325.00.
+      await h.load('activity', ids.flatMap((id) => [1, 2, 3, 4, 5].map((d) => play(`2026-11-0${d}`, id, { ggr: 10 }))));
+      const lines = await h.lines({ plan: 'rs-carry' });
+      assert.deepEqual(lines.map((l) => [l.period, l.amount_usd]), [['2026-11', '325.00']]);
+      const sources = lines[0]?.sources ?? [];
+      assert.equal(sources.length, 101);
+      assert.equal(new Set(sources.slice(0, 100)).size, 100);
+      assert.ok(sources.slice(0, 100).every((s) => /^activity:c\d+@2026-11-0[1-5]$/.test(s)), sources.join(' '));
+      assert.equal(sources[100], 'more:30');
+      await h.agrees();
+    });
+
     it('carryover: the positive month arriving before the negative one is corrected by a delta line', async () => {
       await h.load('customers', [igCustomer('c1')]);
       await h.load('activity', [play('2026-11-05', 'c1', { ggr: 3000 })]);
