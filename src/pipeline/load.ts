@@ -147,7 +147,7 @@ interface Committed extends CommittedChange {
 }
 
 /** A bulk run's deferred jobs evaluate over groups of about this many loaded records, and at the run's end (docs/loading.md, Bulk runs). */
-export const SETTLE_EVERY = 500_000;
+export const SETTLE_EVERY = 10_000_000;
 
 /** Customer ids remembered per partner; customers are never deleted, so a hit is always still true. */
 const KNOWN_CUSTOMER_CACHE_LIMIT = 500_000;
