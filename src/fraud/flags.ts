@@ -19,6 +19,7 @@ import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 import { reviewCustomers } from './review.js';
 import { insertChunks } from '../store/dialects.js';
+import { toUtcTimestamp } from '../kernel/timestamp.js';
 
 export type FlagStatus = 'open' | 'confirmed' | 'dismissed';
 export type Decision = 'confirmed' | 'dismissed';
@@ -69,7 +70,8 @@ export interface UpsertResult {
   removed: string[];
 }
 
-const ts = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v));
+/** A stored time as the store's one UTC text, whichever store: PostgreSQL returns its own timestamptz text. */
+const ts = (v: unknown): string => toUtcTimestamp(v instanceof Date ? v.toISOString() : String(v));
 
 function rowOf(r: Record<string, unknown>): FlagRow {
   return {
