@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { raw } from '../support/records.js';
 import { STORES } from '../support/stores.js';
 import { harness, igCustomer, play, tx, type Harness } from './harness.js';
+import type { SpecRecord } from '../../src/types.js';
 
 const band = (rate: number) => `{ mode: tiered, bands: [{ from_usd: 0, rate: ${rate} }] }`;
 const BANDS = '[{ from_usd: 0, rate: 0.25 }, { from_usd: 10000, rate: 0.30 }, { from_usd: 50000, rate: 0.35 }]';
@@ -170,6 +171,38 @@ for (const backend of STORES) {
       await h.loader.transaction(async (tx) => tx.replaceDays('casino', 'igaming', ['2026-11-02'], 'run-empty'));
       assert.deepEqual((await monthLines(h, 'rs-carry')).slice(2), [['aff-1', '2026-11', 'revshare', '-75.00']]);
       await h.agrees();
+    });
+
+    it('a bulk run evaluated take by take: replaced days whose rows are gone take their revenue back, and every day counts once', async () => {
+      // Passes of 3 customers and 15 customer-days, so takes of 30 pending customer-days: the 40 below come in two full takes and a rest.
+      process.env.PARTNER_SYNC_EVALUATION_CUSTOMERS = '3';
+      try {
+        const ids = Array.from({ length: 20 }, (_, i) => `c${String(i + 1).padStart(2, '0')}`);
+        await h.load('customers', ids.map((id) => igCustomer(id)));
+        const bulk = async (runId: string, rows: SpecRecord[]) => {
+          h.loader.deferJobs(runId);
+          await h.loader.transaction(async (tx) => {
+            await tx.replaceDays('casino', 'igaming', ['2026-11-02', '2026-11-03'], runId);
+            await tx.load({ partner: 'casino', variant: 'igaming', entity: 'activity', runId, records: raw(rows) });
+          });
+          await h.loader.endDeferred(runId);
+        };
+        // 20 customers x 2 days x 10 GGR = 400: 100.00 at 25%.
+        await bulk('bulk-1', ids.flatMap((id) => [play('2026-11-02', id, { ggr: 10 }), play('2026-11-03', id, { ggr: 10 })]));
+        assert.deepEqual(await monthLines(h, 'rs-carry'), [['aff-1', '2026-11', 'revshare', '100.00']]);
+        // Both days again; c11-c20 are gone from 11-02 and c01 has 50 there: 50 + 9 x 10 + 20 x 10 = 340, 85.00 (-15.00).
+        await bulk('bulk-2', [
+          ...ids.slice(0, 10).map((id) => play('2026-11-02', id, { ggr: id === 'c01' ? 50 : 10 })),
+          ...ids.map((id) => play('2026-11-03', id, { ggr: 10 })),
+        ]);
+        assert.deepEqual((await monthLines(h, 'rs-carry')).slice(1), [['aff-1', '2026-11', 'revshare', '-15.00']]);
+        const days = await h.t.store.knex('commission_customer_days').where('partner_id', 'casino').count({ n: '*' }).first();
+        assert.equal(Number(days?.n), 30);
+        assert.deepEqual(await h.t.store.knex('commission_pending').select('kind'), []);
+        await h.agrees();
+      } finally {
+        delete process.env.PARTNER_SYNC_EVALUATION_CUSTOMERS;
+      }
     });
 
     it('a customer moved to another affiliate moves their revenue', async () => {
