@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { fromStoreTimestamp } from '../store/values.js';
 import { toUtcTimestamp } from '../kernel/timestamp.js';
 import type { SpecRecord } from '../types.js';
+import { STORED_TRANSACTION_COLUMNS, storedTransactions } from '../store/stored-transactions.js';
 import { campaignKey, chunks, decimalKey, inList, pairKey, productKey } from './facts-values.js';
 
 /** A stored transaction as the facts read it. */
@@ -42,7 +43,7 @@ export interface PriorVersions {
 export const emptyPriors = (): PriorVersions => ({ customers: new Map(), transactions: new Map(), activity: new Map() });
 
 /** The columns of a stored transaction the facts read. */
-export const TX_READ = ['transaction_id', 'customer_id', 'transaction_date', 'transaction_type', 'status', 'amount_currency', 'currency', 'amount_usd'] as const;
+export const TX_READ = STORED_TRANSACTION_COLUMNS;
 
 /** A stored transactions row as the facts read it. */
 export function storedTransaction(r: Record<string, unknown>): StoredTransaction {
@@ -64,16 +65,6 @@ export function writtenTransaction(record: SpecRecord): StoredTransaction {
   return storedTransaction({ ...record, amount_usd: record.amount_usd ?? null, transaction_date: toUtcTimestamp(String(record.transaction_date)) });
 }
 
-/** Reads the stored transactions of these ids of a partner. */
-export async function readTransactions(trx: Knex.Transaction, partner: string, ids: readonly string[]): Promise<StoredTransaction[]> {
-  const out: StoredTransaction[] = [];
-  for (const part of chunks([...new Set(ids)])) {
-    const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).modify(inList('transaction_id', part)).select(...TX_READ);
-    for (const r of rows) out.push(storedTransaction(r));
-  }
-  return out;
-}
-
 /** Reads the stored versions of records about to be replaced (customers and transactions; activity: readActivityPriors). */
 export async function readPriors(trx: Knex.Transaction, partner: string, entity: string, records: readonly SpecRecord[], into: PriorVersions): Promise<void> {
   if (entity === 'customers') {
@@ -90,8 +81,11 @@ export async function readPriors(trx: Knex.Transaction, partner: string, entity:
       }
     }
   } else if (entity === 'transactions') {
-    const wanted = records.map((r) => String(r.transaction_id)).filter((id) => !into.transactions.has(id));
-    for (const t of await readTransactions(trx, partner, wanted)) if (!into.transactions.has(t.id)) into.transactions.set(t.id, t);
+    // Read once per batch with the commission job (src/store/stored-transactions.ts).
+    for (const r of await storedTransactions(trx, partner, records)) {
+      const id = String(r.transaction_id);
+      if (!into.transactions.has(id)) into.transactions.set(id, storedTransaction(r));
+    }
   }
 }
 
