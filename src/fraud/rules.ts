@@ -12,6 +12,7 @@ import type { RuleName, RuleSettings } from './config.js';
 import { approved, chunked, judgeWagering, ts, type CustomerData, type TradeRow, type Tx } from './facts.js';
 import type { Finding, Severity } from './flags.js';
 import { append } from '../kernel/collections.js';
+import { inList, inListSize } from '../store/dialects.js';
 
 const usd = (m: Money): string => m.toDecimalPlaces(2).toFixed(2);
 const ratio = (a: Money | number, b: Money | number): string => money(a).dividedBy(money(b)).toDecimalPlaces(4).toFixed(4);
@@ -161,17 +162,17 @@ export function depositCycling(ctx: Ctx, data: CustomerData): Finding[] {
 
 interface Member { customer_id: string; affiliate_id: string; signup_date: string }
 
-/** Members of identity keys (kind, value) → customers, with their affiliates: one indexed query per kind and 500 values. */
+/** Members of identity keys (kind, value) → customers, with their affiliates: one indexed query per kind (per 500 values on SQLite). */
 export async function identityMembers(db: Knex | Knex.Transaction, partner: string, keys: readonly string[]): Promise<Map<string, Member[]>> {
   const out = new Map<string, Member[]>();
   const byKind = new Map<string, string[]>();
   for (const k of keys) { const [kind, value] = JSON.parse(k) as [string, string]; append(byKind, kind, value); }
   const rows: Record<string, string>[] = [];
   for (const [kind, values] of byKind) {
-    rows.push(...(await chunked(values, 500, (c) => db('fraud_identities').where({ partner_id: partner, kind }).whereIn('value', c).select('kind', 'value', 'customer_id') as Promise<Record<string, string>[]>)));
+    rows.push(...(await chunked(values, inListSize(db as Knex), (c) => db('fraud_identities').where({ partner_id: partner, kind }).modify(inList('value', c)).select('kind', 'value', 'customer_id') as Promise<Record<string, string>[]>)));
   }
   const customers = [...new Set(rows.map((r) => r.customer_id!))];
-  const records = new Map((await chunked(customers, 500, (c) => db('customers').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'affiliate_id', 'signup_date') as Promise<Record<string, unknown>[]>))
+  const records = new Map((await chunked(customers, inListSize(db as Knex), (c) => db('customers').where('partner_id', partner).modify(inList('customer_id', c)).select('customer_id', 'affiliate_id', 'signup_date') as Promise<Record<string, unknown>[]>))
     .map((m) => [String(m.customer_id), { affiliate_id: String(m.affiliate_id), signup_date: ts(m.signup_date) }]));
   for (const r of rows) {
     const record = records.get(r.customer_id!);

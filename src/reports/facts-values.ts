@@ -6,7 +6,11 @@ import type { Knex } from 'knex';
 import { RateBook } from '../kernel/fx.js';
 import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
 import { decimalText } from '../store/values.js';
+import { inList } from '../store/dialects.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS, type MoneyColumn } from './facts-columns.js';
+
+/** `column IN (values)` (src/store/dialects.ts), as the facts' reads have it from here. */
+export { inList };
 
 /** Keys per statement (a batch of 1000 records reads in one). */
 export const CHUNK = 1000;
@@ -21,15 +25,6 @@ export function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
-
-/**
- * `column IN (values)` for a batch's keys: on PostgreSQL as one array parameter (thousands of
- * placeholders cost more to compile and parse than the lookup), elsewhere as a plain list.
- */
-export const inList = (column: string, values: readonly string[]) => (q: Knex.QueryBuilder): void => {
-  if ((q as unknown as { client: { config: { client: string } } }).client.config.client === 'pg') q.whereRaw('?? = ANY(?::text[])', [column, values as string[]]);
-  else q.whereIn(column, values as string[]);
-};
 
 const PLAIN = /^(-?)0*(\d+?)(?:\.(\d*?)0*)?$/;
 

@@ -98,3 +98,16 @@ function cut<T>(items: readonly T[], size: number): T[][] {
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
+
+/**
+ * `column IN (values)` for a batch's keys: on PostgreSQL as one array parameter (thousands of
+ * placeholders cost more to compile and parse than the lookup), elsewhere as a plain list (cut
+ * the values with listChunks or to 500 there: SQLite's variable limit).
+ */
+export const inList = (column: string, values: readonly string[]) => (q: Knex.QueryBuilder): void => {
+  if ((q as unknown as { client: { config: { client: string } } }).client.config.client === 'pg') q.whereRaw('?? = ANY(?::text[])', [column, values as string[]]);
+  else q.whereIn(column, values as string[]);
+};
+
+/** Values per `inList` statement: a batch's whole list on PostgreSQL (one array parameter), 500 elsewhere. */
+export const inListSize = (db: Knex): number => (db.client.config.client === 'pg' ? 20_000 : 500);
