@@ -157,7 +157,8 @@ export class MonthDeltas {
     for (const [key, d] of other.map) {
       const [affiliate, month] = splitMonthKey(key);
       const into = this.at(affiliate, month);
-      // A pass's sources are distinct, and a customer-day is in one pass: counted past `listed` without a set.
+      // Counted past `listed` without a set: a pass's sources are distinct, and a customer-day is in one
+      // pass (one in two takes, or also on a replaced day, counts twice in `unlisted`).
       for (const source of d.sources) {
         if (into.sources.length < this.listed) this.addSource(affiliate, month, into, source);
         else into.unlisted += 1;

@@ -134,13 +134,14 @@ export async function takePending(trx: Knex.Transaction, scope: Scope, options: 
 
 /**
  * Takes at most `limit` of the partner's pending customer-days after the key `after`, in the
- * order of the key, into a map of customer -> days; `entries` is how many it took (fewer than
- * `limit`: none were left; `last` is the key to take after next). What a bulk group's evaluation reads its days with, so
- * that its memory follows `limit`, not the group. Each take starts after the last one's key: the
- * rows it deleted stay in the index until the transaction ends, and a scan from the start would
- * step over all of them each time. The key orders a customer's days together (values are JSON
- * [customer, day]), so a customer's days rarely straddle two takes; when they do, the customer is
- * evaluated with each. A day a parallel load adds before `after` is left for the next evaluation.
+ * order of the key, into a map of customer -> days. `entries` is how many it took (fewer than
+ * `limit`: none were left), `last` the key the next take starts after. A bulk group's evaluation
+ * reads its days this way, so that its memory follows `limit`, not the group. Each take starts
+ * after the last one's key: the rows it deleted stay in the index until the transaction ends, and
+ * a scan from the start would step over all of them each time. The key orders a customer's days
+ * together (values are JSON [customer, day]), so a customer's days rarely straddle two takes; when
+ * they do, the customer is evaluated with each. A day a parallel load adds before `after` is left
+ * for the next evaluation.
  */
 export async function takePendingDays(trx: Knex.Transaction, partner: string, limit: number, after: string | null): Promise<{ days: Map<string, Set<string>>; entries: number; last: string | null }> {
   const range = (q: Knex.QueryBuilder) => (after === null ? q : q.where('value', '>', after));
