@@ -15,6 +15,8 @@ interface Run<C extends Change> {
   touched: Map<string, C>;
   /** Records loaded since it last settled. */
   unsettled: number;
+  /** When it began waiting for its settle (its first unsettled commit), ms (performance.now()). */
+  waitingSince: number | null;
   /** The report facts wait too (deferJobs with `facts`). */
   facts: boolean;
 }
@@ -28,7 +30,7 @@ export class BulkRuns<C extends Change> {
   constructor(private readonly settle: (changes: readonly C[]) => Promise<void>) {}
 
   defer(runId: string, facts: boolean): void {
-    if (!this.runs.has(runId)) this.runs.set(runId, { touched: new Map(), unsettled: 0, facts });
+    if (!this.runs.has(runId)) this.runs.set(runId, { touched: new Map(), unsettled: 0, waitingSince: null, facts });
   }
 
   has(runId: string): boolean {
@@ -45,11 +47,14 @@ export class BulkRuns<C extends Change> {
     if (!run) return;
     if (!run.touched.has(change.partner)) run.touched.set(change.partner, change);
     run.unsettled += records;
+    run.waitingSince ??= performance.now();
   }
 
-  /** Whether at least `every` records of the run wait for its settle. */
-  due(runId: string, every: number): boolean {
-    return (this.runs.get(runId)?.unsettled ?? 0) >= every;
+  /** Whether at least `every` records of the run wait for its settle, or some have waited `afterMs` or longer. */
+  due(runId: string, every: number, afterMs: number): boolean {
+    const run = this.runs.get(runId);
+    if (!run || run.unsettled === 0) return false;
+    return run.unsettled >= every || (run.waitingSince !== null && performance.now() - run.waitingSince >= afterMs);
   }
 
   /** Settles what the run's committed batches deferred; the run stays bulk. */
@@ -59,6 +64,7 @@ export class BulkRuns<C extends Change> {
     const changes = [...run.touched.values()];
     run.touched.clear();
     run.unsettled = 0;
+    run.waitingSince = null;
     await this.settle(changes);
   }
 

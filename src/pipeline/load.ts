@@ -130,6 +130,8 @@ export interface LoaderDeps {
   settle?: (change: CommittedChange) => Promise<void>;
   /** Records a bulk run loads between two settles (default SETTLE_EVERY). */
   settleEvery?: number;
+  /** How long a bulk run's loaded records may wait for their settle, ms (default SETTLE_AFTER_MS). */
+  settleAfterMs?: number;
   /**
    * How long an evaluation behind the commits (Loader.evaluateBehind) waits for more commits to
    * take with it, ms (default GATHER_BEHIND_MS, ./evaluate-behind.ts): fewer, larger evaluations leave more of the
@@ -148,6 +150,13 @@ interface Committed extends CommittedChange {
 
 /** A bulk run's deferred jobs evaluate over groups of about this many loaded records, and at the run's end (docs/loading.md, Bulk runs). */
 export const SETTLE_EVERY = 10_000_000;
+
+/**
+ * ...or once its first record waiting for them has waited this long, ms: a slow source (a REST API
+ * at a few hundred records a second) would otherwise leave hours of a backfill out of the
+ * commissions, the fraud holds and the report.
+ */
+export const SETTLE_AFTER_MS = 10 * 60_000;
 
 /** Customer ids remembered per partner; customers are never deleted, so a hit is always still true. */
 const KNOWN_CUSTOMER_CACHE_LIMIT = 500_000;
@@ -291,7 +300,7 @@ export class Loader {
     }
     // A bulk run's groups: once enough records wait, they are evaluated before the run goes on.
     for (const runId of new Set(committed.filter((c) => c.deferred).map((c) => c.runId))) {
-      if (this.bulk.due(runId, this.deps.settleEvery ?? SETTLE_EVERY)) {
+      if (this.bulk.due(runId, this.deps.settleEvery ?? SETTLE_EVERY, this.deps.settleAfterMs ?? SETTLE_AFTER_MS)) {
         try {
           await this.settle(runId);
         } catch (error) {

@@ -7,6 +7,10 @@ import { raw } from '../support/records.js';
 import { STORES } from '../support/stores.js';
 import { harness, igCustomer, play, tx, type Harness } from './harness.js';
 import type { SpecRecord } from '../../src/types.js';
+import { createCommissionHook } from '../../jobs/commission.js';
+import { silentLogger } from '../../src/log.js';
+import { Loader } from '../../src/pipeline/load.js';
+import { createSpecValidator } from '../../src/spec/validator.js';
 
 const band = (rate: number) => `{ mode: tiered, bands: [{ from_usd: 0, rate: ${rate} }] }`;
 const BANDS = '[{ from_usd: 0, rate: 0.25 }, { from_usd: 10000, rate: 0.30 }, { from_usd: 50000, rate: 0.35 }]';
@@ -204,6 +208,23 @@ for (const backend of STORES) {
         delete process.env.PARTNER_SYNC_EVALUATION_CUSTOMERS;
       }
     });
+
+    for (const [label, settleAfterMs, early] of [['have waited the time bound', 0, true], ['are within the time bound', undefined, false]] as const) {
+      it(`a bulk run's records that ${label} are evaluated ${early ? 'at the next commit' : 'at its end'}, however few`, async () => {
+        await h.load('customers', [igCustomer('c1')]);
+        const loader = new Loader({ store: h.t.store, validator: createSpecValidator(), ...createCommissionHook(h.t.store, h.plans, silentLogger()), ...(settleAfterMs === undefined ? {} : { settleAfterMs }) });
+        loader.deferJobs('slow-backfill');
+        const load = (date: string, ggr: number) => loader.load({ partner: 'casino', variant: 'igaming', entity: 'activity', runId: 'slow-backfill', records: raw([play(date, 'c1', { ggr })]) });
+        await load('2026-11-02', 400);
+        // 400 x 25% = 100.00 once settled; two records are far below SETTLE_EVERY.
+        assert.deepEqual(await monthLines(h, 'rs-carry'), early ? [['aff-1', '2026-11', 'revshare', '100.00']] : []);
+        await load('2026-11-03', 200);
+        assert.deepEqual(await monthLines(h, 'rs-carry'), early ? [['aff-1', '2026-11', 'revshare', '100.00'], ['aff-1', '2026-11', 'revshare', '50.00']] : []);
+        await loader.endDeferred('slow-backfill');
+        assert.deepEqual((await monthLines(h, 'rs-carry')).map((l) => l[3]), early ? ['100.00', '50.00'] : ['150.00']);
+        await h.agrees();
+      });
+    }
 
     it('a customer moved to another affiliate moves their revenue', async () => {
       await h.load('customers', [igCustomer('c1'), igCustomer('c2')]);
