@@ -152,7 +152,7 @@ interface Committed extends CommittedChange {
 export const SETTLE_EVERY = 10_000_000;
 
 /**
- * ...or once its first record waiting for them has waited this long, ms: a slow source (a REST API
+ * A bulk run's jobs also settle once its oldest waiting record has waited this long, ms: a slow source (a REST API
  * at a few hundred records a second) would otherwise leave hours of a backfill out of the
  * commissions, the fraud holds and the report.
  */
@@ -187,8 +187,9 @@ export class Loader {
    * Makes `runId` a bulk run: the after-load jobs that can wait (fraud rules and commissions)
    * record what each batch touched in the batch's transaction and evaluate it over the whole group
    * when the run calls `settle`, instead of after every batch. The phase history and the postbacks'
-   * outbox stay exact at every commit, and so do the report facts unless `facts` (below). `settle` at the end of the run (and every
-   * so many records) is the caller's; what a crash leaves is settled by the next loading command.
+   * outbox stay exact at every commit, and so do the report facts unless `facts` (below). `settle`
+   * at the end of the run is the caller's (the Loader settles every SETTLE_EVERY records or
+   * SETTLE_AFTER_MS); what a crash leaves is settled by the next loading command.
    *
    * With `facts` (a bulk run, not a push), the report facts wait too: each batch records the days
    * and customers it touched (report_pending) and the settle recomputes those days from the stored

@@ -7,12 +7,10 @@
  */
 import type { Knex } from 'knex';
 import type { SpecRecord } from '../types.js';
+import { inList, inListSize } from './dialects.js';
 
 /** The columns read: what either job needs of a stored transaction. */
 export const STORED_TRANSACTION_COLUMNS = ['transaction_id', 'customer_id', 'transaction_date', 'transaction_type', 'status', 'amount_currency', 'currency', 'amount_usd'] as const;
-
-/** SQLite: ids per statement (its variable limit); PostgreSQL takes the batch's ids as one array. */
-const CHUNK = 500;
 
 const reads = new WeakMap<Knex.Transaction, WeakMap<readonly SpecRecord[], Promise<Record<string, unknown>[]>>>();
 
@@ -29,14 +27,11 @@ export function storedTransactions(trx: Knex.Transaction, partner: string, recor
 }
 
 async function readStored(trx: Knex.Transaction, partner: string, ids: readonly string[]): Promise<Record<string, unknown>[]> {
-  const pg = trx.client.config.client === 'pg';
-  const size = pg ? Math.max(1, ids.length) : CHUNK;
+  const size = inListSize(trx);
   const out: Record<string, unknown>[] = [];
   for (let i = 0; i < ids.length; i += size) {
-    const part = ids.slice(i, i + size);
     const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner)
-      .modify((q) => (pg ? q.whereRaw('transaction_id = ANY(?::text[])', [part]) : q.whereIn('transaction_id', part)))
-      .select(...STORED_TRANSACTION_COLUMNS);
+      .modify(inList('transaction_id', ids.slice(i, i + size))).select(...STORED_TRANSACTION_COLUMNS);
     for (const r of rows) out.push(r);
   }
   return out;
