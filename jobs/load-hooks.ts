@@ -28,17 +28,20 @@ export interface LoadHookOptions {
 
 /** Every after-load job's hooks, composed. */
 export function createLoadHooks(store: Store, options: LoadHookOptions): LoaderHooks {
+  const { settle: settleFacts, ...facts } = createReportFactsHook(store);
   const parts: LoaderHooks[] = [
     // Before the commission job: the commission evaluation after the same commit sees the batch's flags.
     createFraudHook(store, options.fraud, options.logger),
     createCommissionHook(store, options.plans, options.logger),
     createPhaseHistoryHook(store),
-    createReportFactsHook(store),
+    facts,
     // After the phase history: its entries of this batch are what phase changes are read from.
     createPostbackHook(store),
   ];
+  const combined = combineHooks(parts);
   return {
-    ...combineHooks(parts),
+    ...combined,
+    settle: alongside(combined.settle, settleFacts, store.profile.locking === 'advisory'),
     settleFailed(change, error) {
       options.logger.warn(`${change.partner}: evaluating the fraud rules and commissions behind the commits failed; what waits stays pending for the next evaluation: ${(error as Error).message}`, {
         partner: change.partner, run_id: change.runId, event: 'evaluation_behind_failed',
@@ -64,6 +67,23 @@ export async function resumeJobs(store: Store, options: LoadHookOptions): Promis
     const days = await settleFacts(store, partner);
     if (days > 0) options.logger.info(`reports: recomputed the facts of ${days} days a bulk run of ${partner} left pending`, { partner, event: 'report_facts_resumed', days });
   }
+}
+
+/**
+ * The report facts' settle beside the fraud and commission settles: neither reads what the other
+ * writes (the facts come from the loaded rows alone), and each holds its own lock, so on a store
+ * with concurrent transactions (PostgreSQL) the facts are recomputed on a second connection while
+ * the rules and plans are evaluated on the first. On SQLite (one connection) they run one after
+ * the other. Both end before the settle does; a failure of either is thrown after both ended.
+ */
+function alongside(first: LoaderHooks['settle'], second: LoaderHooks['settle'], concurrent: boolean): LoaderHooks['settle'] {
+  if (!first || !second) return first ?? second;
+  if (!concurrent) return async (change) => { await first(change); await second(change); };
+  return async (change) => {
+    const [a, b] = await Promise.allSettled([first(change), second(change)]);
+    if (a.status === 'rejected') throw a.reason;
+    if (b.status === 'rejected') throw b.reason;
+  };
 }
 
 /** One set of hooks that calls each part's hook in order; a part without a hook is skipped. */
