@@ -147,6 +147,17 @@ export class MonthDeltas {
     if (source) this.addSource(day.affiliateId, monthOf(day.date), d, source);
   }
 
+  /** A month's change summed elsewhere (set-based: ./customer-days-sql.ts), with its first sources; `unlisted` more are counted. */
+  addMonth(affiliate: string, month: string, change: { ggr: Money; ngr: Money; days: number; missingDays: number }, sources: readonly string[], unlisted: number): void {
+    const d = this.at(affiliate, month);
+    d.ggr = d.ggr.plus(change.ggr);
+    d.ngr = d.ngr.plus(change.ngr);
+    d.days += change.days;
+    d.missingDays += change.missingDays;
+    for (const source of sources) this.addSource(affiliate, month, d, source);
+    d.unlisted += unlisted;
+  }
+
   /** A month touched without a change of sums (its days changed in place to the same values). */
   touch(affiliate: string, month: string, source: string): void {
     this.addSource(affiliate, month, this.at(affiliate, month), source);

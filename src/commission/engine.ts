@@ -12,6 +12,7 @@ import type { Variant } from '../types.js';
 import {
   applyMonthDeltas, MonthDeltas, readAffiliateMonths, reattributeDays, reattributedCustomers, recordAttribution, refreshDays, splitMonthKey, toCachedDay, type CachedDay,
 } from './customer-days.js';
+import { refreshDaysSql } from './customer-days-sql.js';
 import { addDays, monthOf } from '../kernel/dates.js';
 import { readBonusTransactions, readCustomers, readTransactions, ratePairs, type CustomerFact, type TxFact } from './facts.js';
 import { RateBook } from '../kernel/fx.js';
@@ -192,7 +193,10 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
   const work: Work = { trx, plans, scope, now, needDays, wageringDays, months: new MonthDeltas(SOURCES_LISTED), produced: new Set() };
   const limit = evaluationPass();
   const evaluated = new Set<string>();
-  const evaluate = async (ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>) => {
+  // A bulk group's takes re-derive their customer-days set-based where the store can (PostgreSQL:
+  // ./customer-days-sql.ts); the rest, a batch's few days, in the process.
+  const setBased = trx.client.config.client === 'pg';
+  const evaluate = async (ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>, take = false) => {
     for (const pass of customerPasses(ids, pairs, limit)) {
       const passPairs = new Map<string, ReadonlySet<string>>();
       for (const id of pass) {
@@ -200,7 +204,7 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
         if (days) passPairs.set(id, days);
         evaluated.add(id);
       }
-      addEvaluation(result, await evaluateCustomers(work, pass, passPairs));
+      addEvaluation(result, await evaluateCustomers(work, pass, passPairs, take && setBased));
     }
   };
 
@@ -236,7 +240,7 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
         for (const d of replaced) days.add(d);
         pairs.delete(c);
       }
-      await evaluate([...take.days.keys()], take.days);
+      await evaluate([...take.days.keys()], take.days, true);
     }
   }
   if (needDays) {
@@ -308,7 +312,7 @@ function addEvaluation(into: Evaluation, r: Omit<Evaluation, 'partner'>): void {
 }
 
 /** One pass: these customers' customer-days (`pairs`: theirs of the scope) and their per-customer keys (CPA, challenge fees, phase bonuses). */
-async function evaluateCustomers(work: Work, ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>): Promise<Omit<Evaluation, 'partner'>> {
+async function evaluateCustomers(work: Work, ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>, setBased: boolean): Promise<Omit<Evaluation, 'partner'>> {
   const { trx, plans, scope, now, wageringDays } = work;
   const partner = scope.partner;
   const currentMonth = monthOf(now.slice(0, 10));
@@ -317,7 +321,9 @@ async function evaluateCustomers(work: Work, ids: readonly string[], pairs: Read
   if (work.needDays) {
     const deltas = new MonthDeltas();
     const moved = await reattributedCustomers(trx, partner, customers, scope.customerRecords);
-    const written = await refreshDays(trx, partner, pairs, customers, (list, from, to) => readBonusTransactions(trx, partner, list, from, to), deltas, now);
+    const written = setBased
+      ? await refreshDaysSql(trx, partner, pairs, customers, deltas, now)
+      : await refreshDays(trx, partner, pairs, customers, (list, from, to) => readBonusTransactions(trx, partner, list, from, to), deltas, now);
     days = written.written + written.removed;
     days += await reattributeDays(trx, partner, moved, deltas, now);
     await recordAttribution(trx, partner, customers, [...moved, ...written.customers], now);
