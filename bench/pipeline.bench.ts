@@ -77,7 +77,7 @@ async function main(): Promise<void> {
 
   if (process.env.BENCH_HEAP) {
     (globalThis as { gc?: () => void }).gc?.();
-    console.log(`heap used before the runs: ${Math.round(process.memoryUsage().heapUsed / 1e6)} MB`);
+    console.log(`heap used before the runs: ${Math.round(process.memoryUsage().heapUsed / 1e6)} MB (at ${Math.round(performance.now())} ms)`);
   }
   const copy = await rawCopy(files);
   console.log(`raw COPY into one jsonb column: ${(copy / 1000).toFixed(2)} s, ${Math.round(total / copy * 1000)} records/s`);
