@@ -22,12 +22,18 @@ const SQL = `
 WITH p AS (
   SELECT * FROM unnest(?::text[], ?::date[], ?::text[]) AS p(customer_id, date, affiliate_id)
 ),
+-- The pairs' bounds, in the store's own order: the joins below also scan only this range of
+-- customers of their (partner, customer, ...) index (a take's customers are a range of the key);
+-- without them the planner, whose statistics lag the group being written, merged or hashed whole
+-- tables once per pass. The cached days get no day bound: with one, it read whole days by date.
+b AS (SELECT min(customer_id) AS lo, max(customer_id) AS hi, min(date) AS since, max(date) AS until FROM p),
 r AS (
   SELECT a.customer_id, a.date, a.currency,
     CASE WHEN a.currency = 'USD' THEN 1::numeric ELSE x.rate END AS rate,
     COALESCE(a.ggr, a.total_bets - a.wins, 0) AS ggr, a.total_bets, a.ngr
   FROM p
   JOIN gaming_activity a ON a.partner_id = ? AND a.customer_id = p.customer_id AND a.date = p.date
+    AND a.customer_id BETWEEN (SELECT lo FROM b) AND (SELECT hi FROM b) AND a.date BETWEEN (SELECT since FROM b) AND (SELECT until FROM b)
   LEFT JOIN fx_rates x ON x.currency = a.currency AND x.date = a.date
   WHERE p.affiliate_id IS NOT NULL
 ),
@@ -46,6 +52,7 @@ bon AS (
     array_agg(DISTINCT t.currency || ' ' || to_char(a.date, 'YYYY-MM-DD')) FILTER (WHERE t.amount_usd IS NULL AND t.currency <> 'USD' AND x.rate IS NULL) AS missing
   FROM act a
   JOIN transactions t ON t.partner_id = ? AND t.customer_id = a.customer_id AND t.transaction_type = 'bonus' AND t.status = 'approved'
+    AND t.customer_id BETWEEN (SELECT lo FROM b) AND (SELECT hi FROM b)
     AND t.transaction_date >= a.date::timestamp AT TIME ZONE 'UTC' AND t.transaction_date < (a.date + 1)::timestamp AT TIME ZONE 'UTC'
   LEFT JOIN fx_rates x ON x.currency = t.currency AND x.date = a.date
   WHERE NOT a.all_ngr
@@ -67,6 +74,7 @@ cmp AS (
   FROM p
   LEFT JOIN nv n ON n.customer_id = p.customer_id AND n.date = p.date
   LEFT JOIN commission_customer_days o ON o.partner_id = ? AND o.customer_id = p.customer_id AND o.date = p.date
+    AND o.customer_id BETWEEN (SELECT lo FROM b) AND (SELECT hi FROM b)
 ),
 changed AS (
   SELECT * FROM cmp
