@@ -11,7 +11,7 @@ import { addDays, lastDayOf, monthOf } from '../kernel/dates.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 import { enabledRules, settingsFor, type FraudConfig, type RuleName } from './config.js';
-import { chunked, deriveFacts, loadCustomerData, readFacts, signatureOf, writeFacts, type Signature } from './facts.js';
+import { chunked, deriveFacts, loadCustomerData, readFacts, signatureOf, storedCustomers, writeFacts, type Signature } from './facts.js';
 import { lockFraud, markUnsupported, upsertFlag, type Finding, type KnownFlag } from './flags.js';
 import {
   bonusBustOut, chargebackRate, cpaFarming, depositCycling, duplicateIdentity, fastFunding, ftdSpike, identityMembers, key,
@@ -81,7 +81,7 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
   const writeSet = new Set([...rowChanged, ...daysChanged, ...keysChanged]);
   const rowWrite = new Set(ids.filter((id) => rowChanged.has(id) || differs(id, 'who')));
   const daysWrite = new Set(ids.filter((id) => daysChanged.has(id) || differs(id, 'who')));
-  await writeFacts(trx, partner, [...writeSet].sort(), facts, pendingOf, { row: rowWrite, days: daysWrite, identities: new Set(ids.filter((id) => differs(id, 'identities'))) });
+  await writeFacts(trx, partner, [...writeSet].sort(), facts, pendingOf, { row: rowWrite, days: daysWrite, identities: new Set(ids.filter((id) => differs(id, 'identities'))) }, storedCustomers(old));
 
   // Units touched by the old or the new facts that changed.
   const identities = new Set([...old.identities.filter((k) => keysChanged.has(k.customer_id)), ...facts.filter((f) => keysChanged.has(f.customer_id)).flatMap((f) => f.identities)].map((k) => key(k.kind, k.value)));

@@ -355,15 +355,28 @@ export async function readFacts(db: Knex | Knex.Transaction, partner: string, id
   return { customers: customers as unknown as StoredFacts['customers'], days, identities, signatures };
 }
 
+/** The customers with rows in each facts table, of stored facts read in the same transaction. */
+export function storedCustomers(stored: StoredFacts): { row: Set<string>; days: Set<string>; identities: Set<string> } {
+  return {
+    row: new Set(stored.customers.map((c) => String(c.customer_id))),
+    days: new Set(stored.days.map((d) => d.customer_id)),
+    identities: new Set(stored.identities.map((k) => k.customer_id)),
+  };
+}
+
 /**
  * Replaces the stored facts of these customers (a customer no longer in the store loses its
  * facts): per table only for the customers whose part changed (all three without `changed`).
+ * With `stored` (storedCustomers of the facts read in this transaction), a table's old rows are
+ * deleted only for the customers that have some: a bulk group's new customers have none, and a
+ * delete per 400 of them found nothing (0.5 s of a month's settle).
  */
 export async function writeFacts(trx: Knex.Transaction, partner: string, ids: readonly string[], allFacts: readonly Facts[], pending: ReadonlyMap<string, [string, string] | undefined> = new Map(),
-  changed?: { row: ReadonlySet<string>; days: ReadonlySet<string>; identities: ReadonlySet<string> }): Promise<void> {
-  const parts = [['fraud_customers', changed?.row], ['fraud_customer_days', changed?.days], ['fraud_identities', changed?.identities]] as const;
-  for (const [table, set] of parts) {
-    const list = set ? ids.filter((id) => set.has(id)) : ids;
+  changed?: { row: ReadonlySet<string>; days: ReadonlySet<string>; identities: ReadonlySet<string> },
+  stored?: { row: ReadonlySet<string>; days: ReadonlySet<string>; identities: ReadonlySet<string> }): Promise<void> {
+  const parts = [['fraud_customers', changed?.row, stored?.row], ['fraud_customer_days', changed?.days, stored?.days], ['fraud_identities', changed?.identities, stored?.identities]] as const;
+  for (const [table, set, had] of parts) {
+    const list = ids.filter((id) => (!set || set.has(id)) && (!had || had.has(id)));
     await chunked(list, CHUNK, async (c) => [await trx(table).where('partner_id', partner).whereIn('customer_id', c).delete()]);
   }
   const only = (set: ReadonlySet<string> | undefined) => (set ? allFacts.filter((f) => set.has(f.customer_id)) : allFacts);
