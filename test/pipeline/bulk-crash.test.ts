@@ -74,7 +74,9 @@ for (const backend of STORES) {
       }
       // Killed once committed batches wait for the fraud rules and commissions.
       const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'partner-sync.js'), '--config', config.dir, '--store', crashed.url, ...importArgs('transactions')], {
-        env: { ...process.env, LOG_LEVEL: 'error' }, stdio: 'ignore',
+        // Batches of 500 (the month's 1,800-odd transactions in four): the kill lands between commits,
+        // while they wait. The reference imports in the default batches: the outcome must not depend on them.
+        env: { ...process.env, LOG_LEVEL: 'error', PARTNER_SYNC_IMPORT_BATCH: '500' }, stdio: 'ignore',
       });
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       let killed = false;

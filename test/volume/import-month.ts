@@ -1,6 +1,6 @@
 /**
  * Volume, the file face: a generated month of 5,000 customers imported with `partner-sync import`
- * (files of a partner's export: every batch of 1000 records through every after-load job), on
+ * (files of a partner's export: every batch of 5000 records, the default, through every after-load job), on
  * each store. SQLite used to fail here on the first batch with more than 500 first deposits.
  */
 import { createSandboxData } from '../../src/sandbox/data.js';
