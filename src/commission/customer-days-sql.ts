@@ -11,7 +11,7 @@
  * digits. `commissions recompute` derives the days in the process and checks them against these.
  */
 import type { Knex } from 'knex';
-import type { MonthDeltas } from './customer-days.js';
+import type { MonthDeltas } from './month-deltas.js';
 import type { CustomerFact } from './facts.js';
 import { money } from '../kernel/money.js';
 

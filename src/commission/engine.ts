@@ -10,8 +10,9 @@ import type { DialectProfile } from '../store/dialects.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 import {
-  applyMonthDeltas, MonthDeltas, readAffiliateMonths, reattributeDays, reattributedCustomers, recordAttribution, refreshDays, splitMonthKey, toCachedDay, type CachedDay,
+  applyMonthDeltas, readAffiliateMonths, reattributeDays, reattributedCustomers, recordAttribution, refreshDays, toCachedDay, type CachedDay,
 } from './customer-days.js';
+import { MonthDeltas, splitMonthKey } from './month-deltas.js';
 import { refreshDaysSql } from './customer-days-sql.js';
 import { addDays, monthOf } from '../kernel/dates.js';
 import { readBonusTransactions, readCustomers, readTransactions, ratePairs, type CustomerFact, type TxFact } from './facts.js';

@@ -10,7 +10,8 @@
 import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
 import { refreshDaysSql } from '../../src/commission/customer-days-sql.js';
-import { MonthDeltas, refreshDays } from '../../src/commission/customer-days.js';
+import { refreshDays } from '../../src/commission/customer-days.js';
+import { MonthDeltas } from '../../src/commission/month-deltas.js';
 import { readBonusTransactions, readCustomers } from '../../src/commission/facts.js';
 import { money } from '../../src/kernel/money.js';
 import { Loader } from '../../src/pipeline/load.js';
