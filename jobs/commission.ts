@@ -81,11 +81,13 @@ export async function evaluatePartner(store: Store, plans: readonly Plan[], part
 /**
  * Evaluates every partner's pending scope: what a crash between a batch's commit and its
  * evaluation, or a failed evaluation, left undone. A partner without plans keeps its scope until
- * it has some (or `commissions recompute --repair` rebuilds it).
+ * it has some (or `commissions recompute --repair` rebuilds it). `now`: whether a partner's scope
+ * is evaluated here (jobs/load-hooks.ts, resumeJobs: a partner about to be loaded waits for its load).
  */
-export async function resumePending(store: Store, plans: PlanSource, logger: Logger, runId = `resume-${store.now()}`): Promise<Evaluation[]> {
+export async function resumePending(store: Store, plans: PlanSource, logger: Logger, runId = `resume-${store.now()}`, now: (partner: string) => boolean = () => true): Promise<Evaluation[]> {
   const out: Evaluation[] = [];
   for (const { partner, variant, entries } of await pendingPartners(store.knex)) {
+    if (!now(partner)) continue;
     const result = await evaluatePartner(store, current(plans), partner, variant, runId, logger);
     if (result) {
       logger.info(`commissions: resumed ${entries} pending scope entries of ${partner}`, { partner, run_id: runId, event: 'commissions_resumed', entries });

@@ -55,18 +55,33 @@ export function createLoadHooks(store: Store, options: LoadHookOptions): LoaderH
  * deferred for the fraud rules first, then every partner's pending commission scope, then the
  * report facts' days bulk runs left to recompute. What every
  * loading command and the worker run before they load.
+ *
+ * `later`: the partner the command is about to load. What a killed run of it left waits for the
+ * command's own settle, after its loads (Loader.settleLeftovers): judged before them, a customer
+ * whose first deposit loaded but whose play had not would get the CPA line the uninterrupted run
+ * withholds, because the play opens a fraud flag first there. Resolves whether that partner has
+ * anything left.
  */
-export async function resumeJobs(store: Store, options: LoadHookOptions): Promise<void> {
+export async function resumeJobs(store: Store, options: LoadHookOptions, later?: string): Promise<boolean> {
+  let left = false;
+  const now = (partner: string): boolean => {
+    if (partner !== later) return true;
+    left = true;
+    return false;
+  };
   for (const { partner } of await deferredFraudPartners(store.knex)) {
+    if (!now(partner)) continue;
     const n = await settleFraud(store, options.fraud, options.logger, partner, `resume-${store.now()}`);
     if (n > 0) options.logger.info(`fraud: settled ${n} customers a bulk run of ${partner} left to evaluate`, { partner, event: 'fraud_resumed', customers: n });
   }
   const plans = typeof options.plans === 'function' ? options.plans() : options.plans;
-  if (plans.length > 0) await resumePending(store, plans, options.logger);
+  if (plans.length > 0) await resumePending(store, plans, options.logger, undefined, now);
   for (const partner of await pendingFactsPartners(store.knex)) {
+    if (!now(partner)) continue;
     const days = await settleFacts(store, partner);
     if (days > 0) options.logger.info(`reports: recomputed the facts of ${days} days a bulk run of ${partner} left pending`, { partner, event: 'report_facts_resumed', days });
   }
+  return left;
 }
 
 /**

@@ -101,8 +101,10 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   log.info(`${plan.kind} started`, { window: span });
   // A backfill and a stream's first sync (until one run of it completes: a killed first sync's
   // rerun is one too) are bulk runs: fraud rules, commissions and the report facts evaluate over
-  // groups of records and at the run's end, not after every page (docs/loading.md, Bulk runs).
-  if (plan.kind === 'backfill' || state === undefined || !(await hasCompletedRun(store.knex, def.partner, entity))) loader.deferJobs(runId, { facts: true });
+  // groups of records and at the run's end, not after every page (docs/loading.md, Bulk runs). So is
+  // every run of a command that evaluates what a killed run left (Loader.settleLeftovers): the
+  // leftovers and these loads are judged once, over all of them, as the uninterrupted run was.
+  if (plan.kind === 'backfill' || state === undefined || loader.hasLeftovers(def.partner) || !(await hasCompletedRun(store.knex, def.partner, entity))) loader.deferJobs(runId, { facts: true });
 
   const map = createMapper(def.variant, entity, stream.mapping, def.affiliates);
   const counts = emptyCounts();

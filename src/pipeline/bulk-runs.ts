@@ -26,8 +26,29 @@ export class BulkRuns<C extends Change> {
   /** Inside `together`: the partners of the runs that ended there, settled once when its work ends. */
   private readonly held = new AsyncLocalStorage<Map<string, C>>();
 
+  /** What earlier runs left on disk, to settle with the next settle (`leftover`). */
+  private readonly leftovers = new Map<string, C>();
+
   /** `settle`: evaluates what these partners' committed batches deferred. */
   constructor(private readonly settle: (changes: readonly C[]) => Promise<void>) {}
+
+  /** Settles the change's partner with the next settle of a run or of `together`, not before. */
+  leftover(change: C): void {
+    if (!this.leftovers.has(change.partner)) this.leftovers.set(change.partner, change);
+  }
+
+  hasLeftover(partner: string): boolean {
+    return this.leftovers.has(partner);
+  }
+
+  /** `changes` with the leftovers (taken), one change a partner. */
+  private withLeftovers(changes: readonly C[]): C[] {
+    if (this.leftovers.size === 0) return [...changes];
+    const out = new Map(changes.map((c) => [c.partner, c]));
+    for (const [partner, change] of this.leftovers) if (!out.has(partner)) out.set(partner, change);
+    this.leftovers.clear();
+    return [...out.values()];
+  }
 
   defer(runId: string, facts: boolean): void {
     if (!this.runs.has(runId)) this.runs.set(runId, { touched: new Map(), unsettled: 0, waitingSince: null, facts });
@@ -60,8 +81,9 @@ export class BulkRuns<C extends Change> {
   /** Settles what the run's committed batches deferred; the run stays bulk. */
   async settleRun(runId: string): Promise<void> {
     const run = this.runs.get(runId);
-    if (!run || run.touched.size === 0) return;
-    const changes = [...run.touched.values()];
+    if (!run) return;
+    const changes = this.withLeftovers([...run.touched.values()]);
+    if (changes.length === 0) return;
     run.touched.clear();
     run.unsettled = 0;
     run.waitingSince = null;
@@ -93,10 +115,10 @@ export class BulkRuns<C extends Change> {
     try {
       result = await this.held.run(held, work);
     } catch (error) {
-      await this.settle([...held.values()]).catch(() => undefined);
+      await this.settle(this.withLeftovers([...held.values()])).catch(() => undefined);
       throw error;
     }
-    await this.settle([...held.values()]);
+    await this.settle(this.withLeftovers([...held.values()]));
     return result;
   }
 }

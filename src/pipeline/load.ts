@@ -205,6 +205,20 @@ export class Loader {
     return this.bulk.settleRun(runId);
   }
 
+  /**
+   * What earlier runs of the partner left to evaluate (a crash; jobs/load-hooks.ts, resumeJobs with
+   * `later`) is evaluated by this loader's next settle (of a run, or at the end of `settleTogether`),
+   * after the loads before it and over them all, as the uninterrupted run would have.
+   */
+  settleLeftovers(partner: string, variant: Variant): void {
+    this.bulk.leftover({ partner, variant, runId: `resume-${this.deps.store.now()}`, deferred: true });
+  }
+
+  /** Whether what earlier runs of the partner left waits for this loader's next settle (settleLeftovers). */
+  hasLeftovers(partner: string): boolean {
+    return this.bulk.hasLeftover(partner);
+  }
+
   private async settleChanges(changes: readonly CommittedChange[]): Promise<void> {
     if (changes.length === 0) return;
     // The run may have grown its tables by a large share: their statistics first, so that the

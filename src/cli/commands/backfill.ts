@@ -22,7 +22,7 @@ export async function backfillCommand(globals: GlobalOptions, args: { partner: s
   return withStore(globals, async (store) => {
     const today = store.clock().toISOString().slice(0, 10);
     if (args.to >= today) throw new CliError(`--to ${args.to} is not a closed day yet (today is ${today} UTC); backfill closed days only`, EXIT_USAGE);
-    const loader = await cliLoader(globals, io, store, config.logger);
+    const loader = await cliLoader(globals, io, store, config.logger, def);
     const progress = (io.errIsTty ?? io.isTty) && !globals.json ? progressLine() : undefined;
     const results = await withExclusiveStreams(store, config.logger, (exclusive) => runPartner(
       { loader, clock: store.clock, logger: config.logger, redact: config.redact, progress: progress?.update, exclusive },

@@ -14,7 +14,7 @@ export async function importCommand(
   io: Io,
 ): Promise<number> {
   return withStore(globals, async (store) => {
-    const loader = await cliLoader(globals, io, store, createLogger({ level: process.env.LOG_LEVEL ?? 'warn' }));
+    const loader = await cliLoader(globals, io, store, createLogger({ level: process.env.LOG_LEVEL ?? 'warn' }), args);
     const summary = await importFile({ store, loader }, { ...args, stdin: io.stdin });
     const c = summary.counts;
     if (globals.json) {

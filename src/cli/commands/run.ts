@@ -26,7 +26,7 @@ export async function runCommand(globals: GlobalOptions, args: { partner: string
   const config = await loadConfig(globals);
   const def = partnerDefinition(config, args.partner);
   return withStore(globals, async (store) => {
-    const loader = await cliLoader(globals, io, store, config.logger);
+    const loader = await cliLoader(globals, io, store, config.logger, def);
     const progress = (io.errIsTty ?? io.isTty) && !globals.json ? progressLine() : undefined;
     const results = await withExclusiveStreams(store, config.logger, (exclusive) => runPartner(
       { loader, clock: store.clock, logger: config.logger, redact: config.redact, progress: progress?.update, exclusive },
