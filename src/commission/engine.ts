@@ -230,7 +230,10 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
     const size = limit.days * 2;
     for (;;) {
       const take = await takeDays(size);
-      if (take.entries < size) {
+      const last = take.entries < size;
+      // The last take joins the scope's own days unless it is a bulk group's remainder, large
+      // enough to be worth the set-based statement (in the process: 1.1 s of a month's 6.7 s).
+      if (last && (!needDays || !setBased || take.entries < limit.days / LAST_TAKE_SHARE)) {
         for (const [c, days] of take.days) for (const d of days) addDay(scope, c, d);
         break;
       }
@@ -242,6 +245,7 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
         pairs.delete(c);
       }
       await evaluate([...take.days.keys()], take.days, true);
+      if (last) break;
     }
   }
   if (needDays) {
@@ -263,6 +267,13 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
 
 /** The sources a RevShare line lists per month; past them, `more:N` (MonthDeltas.sourcesOf). */
 const SOURCES_LISTED = 100;
+
+/**
+ * A last take of at least a pass's customer-days over this (2,000 by default: what a bulk group
+ * leaves after its full takes) is evaluated as a take, set-based on PostgreSQL; a smaller one (a
+ * batch's days) joins the scope and is derived in the process.
+ */
+const LAST_TAKE_SHARE = 5;
 
 /** Customer-days a take reads when no plan reads them (they are only dropped). */
 const TAKE_DAYS_MAX = 100_000;
