@@ -1,0 +1,384 @@
+/**
+ * One store transaction of the load path (Loader.transaction): its batches validated as they are
+ * handed over and written in order on the transaction's connection, with the partner's load lock,
+ * day replacements and checkpoints; what each batch wrote is handed to the after-load jobs' hooks
+ * through the Loader (./load.ts), which owns what outlives a transaction.
+ */
+import type { Knex } from 'knex';
+import { ENTITIES, type Entity, type RawRecord, type RecordValidator, type SpecRecord, type Variant, type Violation } from '../types.js';
+import { metaOf } from '../store/record-meta.js';
+import { ensurePartner } from '../store/partners.js';
+import { quarantine, type NewReject } from '../store/rejects.js';
+import { batchKey, recordKey } from '../store/rows.js';
+import type { Store } from '../store/store.js';
+import { saveCheckpoint, type Checkpoint } from '../store/sync-state.js';
+import { entityTable, type EntityTable, isVersioned } from '../store/tables.js';
+import { prepareUpsert, writeUpsert, type PreparedUpsert } from '../store/upsert.js';
+import { anyParked, dropParked, dropParkedDays, park, unpark, type ParkedRecord } from '../store/waiting.js';
+import { resolveLoadedRejects } from '../store/reject-lifecycle.js';
+import { newestPerKey, settleVersions, type VersionedWrite } from '../store/versions.js';
+import { validateBatch } from './validate-batch.js';
+import { SLICE, yieldToEventLoop } from '../yield.js';
+import { transactionLock } from '../store/transaction-lock.js';
+import type { MonthPartitions } from '../store/partitions.js';
+import { FreshKeys } from '../store/fresh-keys.js';
+
+export interface BatchInput {
+  partner: string;
+  variant: Variant;
+  entity: Entity;
+  runId: string;
+  records: readonly RawRecord[];
+  /** Saved in the same transaction as the rows. */
+  checkpoint?: Checkpoint;
+  /**
+   * Name the records that waited and those that were stale (BatchResult.itemized), for a caller
+   * that merged several requests into one batch and answers each with its own counts.
+   */
+  itemize?: boolean;
+}
+
+export interface BatchResult {
+  received: number;
+  valid: number;
+  rejected: number;
+  /** Valid records written to their table (received = loaded + rejected + waiting + stale). */
+  loaded: number;
+  /** Valid records parked until their customer arrives. */
+  waiting: number;
+  /** Valid records not applied: the store (or the same batch) holds a newer version of their key. */
+  stale: number;
+  /** Their positions in the batch. */
+  stalePositions: number[];
+  /** Records parked earlier that loaded now because this batch brought their customer. */
+  released: number;
+  rejects: { position: number; errors: Violation[] }[];
+  /** With `itemize`: the valid records (the objects handed over) counted waiting and stale. */
+  itemized?: { waiting: SpecRecord[]; stale: SpecRecord[] };
+}
+
+/**
+ * What one batch (or one day replacement) changed inside a load transaction: the records written
+ * to entity tables (directly or released from waiting). The commission job records its scope
+ * from it, for only what the batch touched.
+ */
+export interface LoadedChange {
+  partner: string;
+  variant: Variant;
+  /** Records upserted per entity (the latest version of each key), including released ones. */
+  records: Record<Entity, SpecRecord[]>;
+  /** Activity days replaced whole (rows may have been deleted). */
+  replacedDays: string[];
+  runId: string;
+  /** The batch belongs to a bulk run (Loader.deferJobs): the jobs that can wait record their scope and evaluate when the run settles. */
+  deferred?: boolean;
+  /** The run defers the report facts too (Loader.deferJobs with `facts`): they record their scope and are recomputed when the run settles. */
+  factsDeferred?: boolean;
+}
+
+/** The advisory lock that serialises a partner's loads (and whatever must not interleave with them). */
+export const loadLockKey = (partner: string): string => `partner-sync:load:${partner}`;
+
+/** A partner that a committed transaction wrote to. */
+export interface CommittedChange {
+  partner: string;
+  variant: Variant;
+  runId: string;
+  /** Of a bulk run (Loader.deferJobs): its evaluation waits for Loader.settle. */
+  deferred?: boolean;
+}
+
+/** @internal What a committed transaction wrote for one partner. */
+export interface Committed extends CommittedChange {
+  customers: string[];
+  /** Records the transaction wrote for the partner (a bulk run settles every SETTLE_EVERY). */
+  records: number;
+}
+
+/** What a load transaction asks of its Loader (./load.ts). */
+export interface TransactionLoader {
+  readonly store: Store;
+  readonly partitions: MonthPartitions;
+  validator(): RecordValidator;
+  beforeWrite(trx: Knex.Transaction, partner: string, variant: Variant, entity: Entity, records: readonly SpecRecord[], runId: string): Promise<void>;
+  recordChange(trx: Knex.Transaction, change: LoadedChange): Promise<void>;
+  knowsPartner(partner: string, variant: Variant): boolean;
+  remembersCustomers(partner: string, records: Iterable<SpecRecord>): boolean;
+  customerTest(trx: Knex.Transaction, partner: string, records: Iterable<SpecRecord>): Promise<(id: string) => boolean>;
+  isDeferred(runId: string): boolean;
+  defersFacts(runId: string): boolean;
+}
+
+/** A batch validated and made ready before its turn on the transaction's connection. */
+interface PreparedBatch {
+  table: EntityTable;
+  /** How many records are valid. */
+  valid: number;
+  rejects: NewReject[];
+  now: string;
+  /** The upsert of the last version of each key, when every customer is known already. */
+  direct?: PreparedUpsert;
+  /** The valid records; and, unless `direct` holds them, the newest version of each key. */
+  validRecords: SpecRecord[];
+  latest?: Map<string, SpecRecord>;
+  /** Valid records dropped because the batch holds a newer version of their key. */
+  olderInBatch: SpecRecord[];
+}
+
+/** What the write of a batch keeps of its input. */
+type WriteInput = Omit<BatchInput, 'records'> & { received: number };
+
+/**
+ * The batches of one store transaction. Their store work runs in order, one piece at a time, but
+ * a batch is validated as soon as it is handed over, while the batch before it is still being
+ * written: a caller that hands batch n+1 over before awaiting batch n keeps the store and this
+ * process busy at the same time. A failure fails every batch after it and the transaction.
+ */
+export class LoadTransaction {
+  /** The store work handed over last (settled when everything before it is). */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly loader: TransactionLoader,
+    readonly trx: Knex.Transaction,
+    private readonly committed: Committed[],
+  ) {}
+
+  /** Runs `work` after the store work queued before it; not at all if any of that failed. */
+  private enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work);
+    run.catch(() => undefined); // the caller or settled() sees the failure; it is not unhandled meanwhile
+    this.queue = run;
+    return run;
+  }
+
+  /** @internal Resolves when the queued store work is done; rejects with its first failure. */
+  async settled(): Promise<void> {
+    await this.queue;
+  }
+
+  /**
+   * Deletes a partner's stored activity of these days (and activity parked for them), so that the
+   * batches that follow in this transaction replace each day whole: a row gone at the source goes here.
+   */
+  replaceDays(partner: string, variant: Variant, dates: readonly string[], runId = ''): Promise<void> {
+    if (dates.length === 0) return this.enqueue(async () => undefined);
+    const days = [...dates];
+    return this.enqueue(async () => {
+      await this.lockPartner(partner);
+      const table = entityTable(variant, 'activity');
+      await this.trx(table.name).where('partner_id', partner).whereIn('date', days).delete();
+      let replaced = this.replacedDays.get(partner);
+      if (!replaced) this.replacedDays.set(partner, (replaced = new Set()));
+      for (const day of days) replaced.add(day);
+      await dropParkedDays(this.trx, partner, days);
+      const deferred = this.loader.isDeferred(runId);
+      await this.loader.recordChange(this.trx, { partner, variant, runId, records: { customers: [], transactions: [], activity: [] }, replacedDays: days, deferred, factsDeferred: this.loader.defersFacts(runId) });
+      this.committed.push({ partner, variant, runId, customers: [], deferred, records: 0 });
+    });
+  }
+
+  /** Store work of the caller's own (a count to check a day replacement by), run in order with the batches. */
+  run<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    return this.enqueue(() => work(this.trx));
+  }
+
+  checkpoint(partner: string, checkpoint: Checkpoint, runId: string): Promise<void> {
+    return this.enqueue(() => saveCheckpoint(this.trx, partner, checkpoint, runId, this.loader.store.now()));
+  }
+
+  /**
+   * Serialises the load transactions of one partner across processes (PostgreSQL advisory
+   * transaction lock). Without it, a transactions batch that finds no customer and a customers
+   * batch that brings that customer, committing side by side, would each miss the other: the
+   * record would be parked after the customers batch looked for parked records. SQLite has a
+   * single writer already.
+   */
+  private async lockPartner(partner: string): Promise<void> {
+    if (this.lockedPartners.has(partner) || this.loader.store.profile.locking !== 'advisory') return;
+    await transactionLock(this.trx, loadLockKey(partner));
+    this.lockedPartners.add(partner);
+  }
+
+  private readonly lockedPartners = new Set<string>();
+  /** Per partner: the activity days this transaction deleted (replaceDays), and the activity keys it wrote since it began. */
+  private readonly replacedDays = new Map<string, Set<string>>();
+  private readonly writtenActivity = new Map<string, FreshKeys>();
+
+  /**
+   * Whether no row with a key of these activity records can be in the table now, so they can be
+   * COPYed in without a savepoint: every record's day was deleted by this transaction (under the
+   * partner's load lock, nothing else writes the partner's rows until the commit) and none of
+   * their keys was written by it since. Records the answer to the keys written.
+   */
+  private activityKeysAreNew(partner: string, table: EntityTable, records: readonly SpecRecord[]): boolean {
+    let written = this.writtenActivity.get(partner);
+    if (!written) this.writtenActivity.set(partner, (written = new FreshKeys()));
+    const days = this.replacedDays.get(partner);
+    const inReplacedDays = days !== undefined && records.every((r) => days.has(r.date as string));
+    const unseen = written.addAllNew(records.map((r) => batchKey(table, r)));
+    return inReplacedDays && unseen;
+  }
+  /** (partner, entity) pairs known to have no open rejects in this transaction (until it quarantines some). */
+  private readonly noOpenRejects = new Set<string>();
+  /** (partner, entity) pairs known to have no waiting records in this transaction. */
+  private readonly noneParked = new Set<string>();
+
+  /**
+   * Validates the batch at once, then writes it after the store work queued before it. Resolves
+   * when the batch is written (not committed: the transaction commits when its work returns).
+   */
+  load(input: BatchInput): Promise<BatchResult> {
+    const prepared = this.prepare(input);
+    prepared.catch(() => undefined); // surfaces through the write below
+    // Queued now, so batches are written in the order they were handed over.
+    // The write keeps what it needs of the input, not its raw records (they are garbage once prepared).
+    const { records, ...about } = input;
+    const received = records.length;
+    return this.enqueue(async () => this.write({ ...about, received }, await prepared));
+  }
+
+  /** The CPU work of a batch, in slices that let the store's replies in between. */
+  private async prepare(input: BatchInput): Promise<PreparedBatch> {
+    const { loader } = this;
+    const table = entityTable(input.variant, input.entity);
+    const valid: SpecRecord[] = [];
+    const rejects: NewReject[] = [];
+    for (let start = 0; start < input.records.length; start += SLICE) {
+      if (start > 0) await yieldToEventLoop();
+      const part = validateBatch(loader.validator(), input.variant, input.entity, input.records.slice(start, start + SLICE));
+      for (const record of part.valid) valid.push(record);
+      for (const reject of part.rejects) rejects.push(reject);
+    }
+    // The last version of a key wins, as if the records had been sent one by one: on a versioned
+    // table that is the newest version (an older one sent later would not have been applied).
+    const latest = new Map<string, SpecRecord>();
+    let olderInBatch: SpecRecord[] = [];
+    if (isVersioned(table)) olderInBatch = newestPerKey(table, valid, latest);
+    else for (const record of valid) latest.set(batchKey(table, record), record);
+    const now = loader.store.now();
+    // Records whose customers are all remembered load directly: their rows are rendered now, not
+    // when the connection is free.
+    if (input.entity !== 'customers' && loader.remembersCustomers(input.partner, latest.values())) {
+      const direct = await prepareUpsert(loader.store, table, { partner: input.partner, runId: input.runId, loadedAt: now, records: [...latest.values()] });
+      return { table, valid: valid.length, rejects, now, direct, validRecords: valid, olderInBatch };
+    }
+    return { table, valid: valid.length, rejects, now, latest, validRecords: valid, olderInBatch };
+  }
+
+  /** Stale: records older than another of their key in the batch, and every record of a key whose newest version was older than the store's. */
+  private countStale(result: BatchResult, prepared: PreparedBatch, staleKeys: ReadonlySet<string>): void {
+    const positions = prepared.olderInBatch.map((r) => metaOf(r)?.position ?? 0);
+    result.itemized?.stale.push(...prepared.olderInBatch);
+    if (staleKeys.size > 0) {
+      const older = new Set(prepared.olderInBatch);
+      for (const r of prepared.validRecords) {
+        if (!older.has(r) && staleKeys.has(batchKey(prepared.table, r))) {
+          positions.push(metaOf(r)?.position ?? 0);
+          result.itemized?.stale.push(r);
+        }
+      }
+    }
+    result.stale = positions.length;
+    result.stalePositions = positions.sort((a, b) => a - b);
+  }
+
+  private async write(input: WriteInput, prepared: PreparedBatch): Promise<BatchResult> {
+    const { trx, loader } = this;
+    const store = loader.store;
+    const { table, rejects, now } = prepared;
+    const latest = prepared.latest ?? new Map<string, SpecRecord>();
+    await this.lockPartner(input.partner);
+    const result: BatchResult = {
+      received: input.received,
+      valid: prepared.valid,
+      rejected: rejects.length,
+      loaded: 0,
+      waiting: 0,
+      stale: 0,
+      stalePositions: [],
+      released: 0,
+      rejects: rejects.map((r) => ({ position: r.position, errors: r.errors })),
+      ...(input.itemize ? { itemized: { waiting: [], stale: [] } } : {}),
+    };
+    const arrived: string[] = [];
+
+    if (!loader.knowsPartner(input.partner, input.variant)) await ensurePartner(trx, input.partner, input.variant, now);
+    if (rejects.length > 0) {
+      await quarantine(trx, { partner: input.partner, variant: input.variant, entity: input.entity, runId: input.runId, now }, rejects);
+      this.noOpenRejects.delete(`${input.partner}\u0000${input.entity}`);
+    }
+    const written: Record<Entity, SpecRecord[]> = { customers: [], transactions: [], activity: [] };
+    // Keys whose newest version in this batch was not applied: the store holds a newer one.
+    const staleKeys = new Set<string>();
+    const applied = async (t: EntityTable, records: SpecRecord[], ready?: PreparedUpsert): Promise<SpecRecord[]> => {
+      // What the store held before this write (the commission scope takes back a changed record's old version).
+      await loader.beforeWrite(trx, input.partner, input.variant, t.entity, records, input.runId);
+      const upsert: PreparedUpsert = ready ?? { table: t, batch: { partner: input.partner, runId: input.runId, loadedAt: now, records } };
+      if (t.entity === 'activity' && records.length > 0) {
+        await loader.partitions.ensure(trx, t.name, records.map((r) => r.date as string));
+        upsert.keysAreNew = this.activityKeysAreNew(input.partner, t, records);
+      }
+      const older = await writeUpsert(store, trx, upsert);
+      if (older.size === 0) return records;
+      if (t === table) for (const key of older) staleKeys.add(key);
+      return records.filter((r) => !older.has(batchKey(t, r)));
+    };
+    if (input.entity === 'customers') {
+      written.customers = await applied(table, [...latest.values()]);
+      // Customers kept at a newer version are in the store all the same: their records load.
+      arrived.push(...latest.keys());
+      const parked = await unpark(trx, input.partner, arrived);
+      for (const entity of ['transactions', 'activity'] as const) {
+        written[entity] = await applied(entityTable(input.variant, entity), parked.filter((p) => p.entity === entity).map((p) => p.record));
+      }
+      result.released = written.transactions.length + written.activity.length;
+    } else {
+      const direct: SpecRecord[] = [];
+      let parked: ParkedRecord[] = [];
+      if (prepared.direct) direct.push(...prepared.direct.batch.records);
+      else {
+        const known = await loader.customerTest(trx, input.partner, latest.values());
+        for (const record of latest.values()) {
+          const customerId = record.customer_id as string;
+          if (known(customerId)) direct.push(record);
+          else parked.push({ entity: input.entity, key: recordKey(table, record), customerId, record });
+        }
+      }
+      // Nothing can be parked for the partner behind this transaction's back (its load lock), so
+      // once none is found, none is looked for again until this transaction parks some.
+      const parkedKey = `${input.partner}\u0000${input.entity}`;
+      const someParked = !this.noneParked.has(parkedKey) && (await anyParked(trx, input.partner, input.entity));
+      if (!someParked) this.noneParked.add(parkedKey);
+      // Older than a parked version, or (to be parked) older than the stored row: not applied.
+      const settled: VersionedWrite = await settleVersions(trx, { table, partner: input.partner, someParked }, direct, parked);
+      for (const key of settled.staleKeys) staleKeys.add(key);
+      parked = settled.parked;
+      written[input.entity] = await applied(table, settled.direct, settled.direct === direct ? prepared.direct : undefined);
+      if (someParked) await dropParked(trx, input.partner, input.entity, () => written[input.entity].map((r) => recordKey(table, r)));
+      await park(trx, input.partner, input.runId, now, parked);
+      if (parked.length > 0) this.noneParked.delete(parkedKey);
+      const parkedCustomers = new Set(parked.map((p) => p.customerId));
+      const older = new Set(prepared.olderInBatch);
+      const waiting = parked.length === 0 ? [] : prepared.validRecords.filter((r) => !older.has(r) && parkedCustomers.has(r.customer_id as string) && !staleKeys.has(batchKey(table, r)));
+      result.waiting = waiting.length;
+      result.itemized?.waiting.push(...waiting);
+    }
+    this.countStale(result, prepared, staleKeys);
+    result.loaded = prepared.valid - result.waiting - result.stale;
+    for (const entity of ENTITIES) {
+      // One probe per transaction while the stream has no open reject (a day is 33-333 batches).
+      const rejectsKey = `${input.partner}\u0000${entity}`;
+      if (written[entity].length === 0 || this.noOpenRejects.has(rejectsKey)) continue;
+      const { anyOpen } = await resolveLoadedRejects(trx, { partner: input.partner, entity, table: entityTable(input.variant, entity), runId: input.runId, now }, written[entity]);
+      if (!anyOpen) this.noOpenRejects.add(rejectsKey);
+    }
+    if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
+    if (written.customers.length + written.transactions.length + written.activity.length > 0) {
+      const deferred = loader.isDeferred(input.runId);
+      await loader.recordChange(trx, { partner: input.partner, variant: input.variant, runId: input.runId, records: written, replacedDays: [], deferred, factsDeferred: loader.defersFacts(input.runId) });
+      this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, customers: arrived, deferred, records: ENTITIES.reduce((n, e) => n + written[e].length, 0) });
+    }
+    return result;
+  }
+}
