@@ -28,7 +28,7 @@ import { phaseKey } from './rules/phase-bonus.js';
 import { firstBookingReason, revshareKey } from './rules/revshare.js';
 import { writeCpaEvents } from '../postbacks/commission-facts.js';
 import { transactionLock } from '../store/transaction-lock.js';
-import { addDay, savePending, takePending, takePendingDays, type Scope } from './scope.js';
+import { addDay, openDayTakes, savePending, takePending, type Scope } from './scope.js';
 import { applyReview, flaggedDaysByAffiliate, readFlaggedDays, readReviews, replaceReviewHolds, reviewedRevshareTargets } from './review-holds.js';
 import { append } from '../kernel/collections.js';
 
@@ -84,12 +84,7 @@ export async function evaluateScope(store: Store, plans: readonly Plan[], scope:
     return await store.transaction(async (trx) => {
       await lockPartner(store, trx, scope.partner);
       await takePending(trx, scope, { days: false });
-      let after: string | null = null;
-      return evaluateIn(trx, plans, scope, store.now(), async (limit) => {
-        const take = await takePendingDays(trx, scope.partner, limit, after);
-        after = take.last;
-        return take;
-      });
+      return evaluateIn(trx, plans, scope, store.now(), await openDayTakes(trx, scope));
     });
   } catch (error) {
     try {
@@ -174,7 +169,7 @@ export function evaluationPass(env: NodeJS.ProcessEnv = process.env): { customer
 
 /**
  * Evaluates a scope in the caller's transaction. `takeDays`, when given, takes more customer-days
- * of the partner's pending scope, at most `limit` a call (takePendingDays): as long as takes come
+ * of the partner's pending scope, at most `limit` a call (openDayTakes): as long as takes come
  * back full (a bulk group's days), each is evaluated on its own, so that an evaluation's memory
  * follows the take, not the group; the last one joins `scope`'s own days and customers.
  */
