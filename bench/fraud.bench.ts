@@ -70,8 +70,7 @@ async function buildStore(rows: number): Promise<{ store: Store; days: number; s
         for (let i = 0; i < CUSTOMERS && n < rows; i++, n++) yield `bench\t${date}\t${customerId(i)}\tslots\tUSD\t${betsOf(i, d)}\t0\t${now}\n`;
       }
     });
-    await client.query(`INSERT INTO fraud_active_days (partner_id, date, customer_id) SELECT DISTINCT partner_id, to_char(date, 'YYYY-MM-DD'), customer_id FROM gaming_activity`);
-    await client.query(`INSERT INTO fraud_loaded_days (partner_id, date) SELECT DISTINCT partner_id, date FROM fraud_active_days`);
+    await client.query(`INSERT INTO fraud_loaded_days (partner_id, date) SELECT DISTINCT partner_id, to_char(date, 'YYYY-MM-DD') FROM gaming_activity`);
     await client.query('ANALYZE');
   } finally {
     await client.end();

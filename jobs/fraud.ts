@@ -19,6 +19,7 @@ import { formatFraudConfigError, loadFraudConfig, settingsFor, type FraudConfig,
 import { detect, markNotFound, type Detection } from '../src/fraud/detect.js';
 import { lockFraud } from '../src/fraud/flags.js';
 import { insertChunks, listChunks } from '../src/store/dialects.js';
+import { entityTable } from '../src/store/tables.js';
 import { insertArrays } from '../src/store/json-insert.js';
 
 const SCAN_CHUNK = 2000;
@@ -56,40 +57,27 @@ async function coverage(trx: Knex.Transaction, partner: string, days: readonly s
 
 /**
  * The customers a committed batch touched, including those whose activity day it replaced (the
- * day's rows were deleted; the re-sent ones come in the batches after it). Keeps the days with
- * activity per customer (fraud_active_days) as it goes. iGaming: a day whose activity is loaded
- * for the partner for the first time re-judges the customers whose wagering windows waited for it
- * (fraud_customers.pending_*); a day left without any activity (replaced, not re-sent yet)
- * re-judges the customers with a deposit or bonus whose windows may reach it.
+ * day's rows were deleted; the re-sent ones come in the batches after it). iGaming: a day whose
+ * activity is loaded for the partner for the first time re-judges the customers whose wagering
+ * windows waited for it (fraud_customers.pending_*); a day left without any activity (replaced,
+ * not re-sent yet) re-judges the customers with a deposit or bonus whose windows may reach it.
+ * Which customers have activity on a day is the activity table's own key (partner, date,
+ * customer, ...): no copy of it is kept.
  */
 async function touched(trx: Knex.Transaction, change: LoadedChange, settings: RuleSettings | undefined): Promise<Set<string>> {
-  const ids = new Set<string>();
+  const ids = new Set<string>(change.replacedCustomers ?? []);
   for (const entity of ['customers', 'transactions', 'activity'] as const) for (const r of change.records[entity]) ids.add(String(r.customer_id));
   const partner = change.partner;
   const batchDays = [...new Set(change.records.activity.map((r) => String(r.date).slice(0, 10)))].sort();
   const watch = change.variant === 'igaming' && settings ? [...new Set([...batchDays, ...change.replacedDays])].sort() : [];
   const before = await coverage(trx, partner, watch);
-  for (const days of listChunks(trx, change.replacedDays)) {
-    const rows: { customer_id: string }[] = await trx('fraud_active_days').where('partner_id', partner).whereIn('date', days).select('customer_id');
-    for (const r of rows) ids.add(r.customer_id);
-    await trx('fraud_active_days').where('partner_id', partner).whereIn('date', days).delete();
-  }
-  const active = new Map<string, { partner_id: string; date: string; customer_id: string }>();
-  for (const r of change.records.activity) active.set(`${String(r.date)}\u0000${String(r.customer_id)}`, { partner_id: partner, date: String(r.date), customer_id: String(r.customer_id) });
-  const rows = [...active.values()];
-  if (trx.client.config.client === 'pg') {
-    // Knex's multi-row insert compiled 3 placeholders a row (a batch took 6 ms).
-    await insertArrays(trx, 'fraud_active_days', { partner_id: ['text', partner] },
-      { date: ['text', rows.map((r) => r.date)], customer_id: ['text', rows.map((r) => r.customer_id)] }, ' ON CONFLICT DO NOTHING');
-  } else {
-    for (const part of insertChunks(trx, rows)) await trx('fraud_active_days').insert(part).onConflict(['partner_id', 'date', 'customer_id']).ignore();
-  }
   // The partner's loaded days: the batch's days are loaded; a replaced day stays loaded only if
   // some row of it is left.
   for (const part of insertChunks(trx, batchDays.map((date) => ({ partner_id: partner, date })))) await trx('fraud_loaded_days').insert(part).onConflict(['partner_id', 'date']).ignore();
+  const activity = entityTable(change.variant, 'activity').name;
   for (const d of change.replacedDays) {
     if (batchDays.includes(d)) continue;
-    if ((await trx('fraud_active_days').where({ partner_id: partner, date: d }).first('date')) === undefined) await trx('fraud_loaded_days').where({ partner_id: partner, date: d }).delete();
+    if ((await trx(activity).where({ partner_id: partner, date: d }).first('customer_id')) === undefined) await trx('fraud_loaded_days').where({ partner_id: partner, date: d }).delete();
   }
   if (watch.length > 0 && settings) {
     const after = await coverage(trx, partner, watch);
@@ -109,22 +97,12 @@ async function touched(trx: Knex.Transaction, change: LoadedChange, settings: Ru
   return ids;
 }
 
-/** The days with activity of these customers, from their rows (a rescan), and the partner's loaded days. */
-async function rebuildActiveDays(trx: Knex.Transaction, partner: string, variant: Variant, customers: readonly string[]): Promise<void> {
-  await rebuildCustomerDays(trx, partner, variant, customers);
+/** The partner's loaded days, rebuilt from its activity rows (a rescan). */
+async function rebuildLoadedDays(trx: Knex.Transaction, partner: string, variant: Variant): Promise<void> {
+  const activity = entityTable(variant, 'activity').name;
   await trx('fraud_loaded_days').where('partner_id', partner).delete();
-  await trx('fraud_loaded_days').insert(trx('fraud_active_days').where('partner_id', partner).distinct('partner_id', 'date'));
-}
-
-async function rebuildCustomerDays(trx: Knex.Transaction, partner: string, variant: Variant, customers: readonly string[]): Promise<void> {
-  const table = variant === 'igaming' ? 'gaming_activity' : 'trading_activity';
-  for (let i = 0; i < customers.length; i += 300) {
-    const chunk = customers.slice(i, i + 300);
-    await trx('fraud_active_days').where('partner_id', partner).whereIn('customer_id', chunk).delete();
-    const rows: { date: unknown; customer_id: string }[] = await trx(table).where('partner_id', partner).whereIn('customer_id', chunk).distinct('date', 'customer_id');
-    const values = rows.map((r) => ({ partner_id: partner, date: String(r.date).slice(0, 10), customer_id: r.customer_id }));
-    for (const part of insertChunks(trx, values)) await trx('fraud_active_days').insert(part);
-  }
+  const day = trx.client.config.client === 'pg' ? "to_char(date, 'YYYY-MM-DD')" : 'date';
+  await trx.raw(`INSERT INTO fraud_loaded_days (partner_id, date) SELECT DISTINCT partner_id, ${day} FROM ${activity} WHERE partner_id = ?`, [partner]);
 }
 
 export function createFraudHook(store: Store, source: FraudSource, logger: Logger): Required<Pick<LoaderDeps, 'inTransaction' | 'settle'>> {
@@ -236,7 +214,7 @@ export async function scanFraud(store: Store, config: FraudConfig, options: Scan
         for (const r of [...tx, ...act]) customers.add(r.customer_id);
       }
       const ids = [...customers].sort();
-      await rebuildActiveDays(trx, partner, variant, ids);
+      await rebuildLoadedDays(trx, partner, variant);
       // In chunks, so memory stays bounded: each instance is judged last by the chunk holding the
       // last of its customers, when all their facts are derived; what no chunk found is marked at the end.
       const total: Detection = { partner, customers: ids.length, findings: 0, opened: 0, updated: 0, withdrawn: 0, unsupported: 0 };

@@ -69,6 +69,8 @@ export interface LoadedChange {
   records: Record<Entity, SpecRecord[]>;
   /** Activity days replaced whole (rows may have been deleted). */
   replacedDays: string[];
+  /** The customers whose activity rows of those days were deleted. */
+  replacedCustomers?: string[];
   runId: string;
   /** The batch belongs to a bulk run (Loader.deferJobs): the jobs that can wait record their scope and evaluate when the run settles. */
   deferred?: boolean;
@@ -167,13 +169,19 @@ export class LoadTransaction {
     return this.enqueue(async () => {
       await this.lockPartner(partner);
       const table = entityTable(variant, 'activity');
-      await this.trx(table.name).where('partner_id', partner).whereIn('date', days).delete();
+      const gone = new Set<string>();
+      for (let i = 0; i < days.length; i += 500) {
+        const part = days.slice(i, i + 500);
+        // Raw: knex's builder returns only a count from a DELETE on SQLite; both return a raw RETURNING's rows.
+        const deleted = await this.trx.raw(`DELETE FROM ${table.name} WHERE partner_id = ? AND date IN (${part.map(() => '?').join(', ')}) RETURNING customer_id`, [partner, ...part]) as unknown;
+        for (const r of (Array.isArray(deleted) ? deleted : (deleted as { rows: unknown[] }).rows) as { customer_id: string }[]) gone.add(r.customer_id);
+      }
       let replaced = this.replacedDays.get(partner);
       if (!replaced) this.replacedDays.set(partner, (replaced = new Set()));
       for (const day of days) replaced.add(day);
       await dropParkedDays(this.trx, partner, days);
       const deferred = this.loader.isDeferred(runId);
-      await this.loader.recordChange(this.trx, { partner, variant, runId, records: { customers: [], transactions: [], activity: [] }, replacedDays: days, deferred, factsDeferred: this.loader.defersFacts(runId) });
+      await this.loader.recordChange(this.trx, { partner, variant, runId, records: { customers: [], transactions: [], activity: [] }, replacedDays: days, replacedCustomers: [...gone], deferred, factsDeferred: this.loader.defersFacts(runId) });
       this.committed.push({ partner, variant, runId, customers: [], deferred, records: 0 });
     });
   }
