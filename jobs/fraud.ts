@@ -14,7 +14,10 @@ import type { LoadedChange, LoaderDeps } from '../src/pipeline/load.js';
 import type { Store } from '../src/store/store.js';
 import type { Variant } from '../src/types.js';
 import { lockPartnerLoads } from '../src/commission/recompute-pending.js';
-import { addDays } from '../src/kernel/dates.js';
+import { randomUUID } from 'node:crypto';
+import { addDays, utcDay } from '../src/kernel/dates.js';
+import { toUtcTimestamp } from '../src/kernel/timestamp.js';
+import { runCustomers, type RunDayEntity } from '../src/store/run-days.js';
 import { formatFraudConfigError, loadFraudConfig, settingsFor, type FraudConfig, type RuleSettings } from '../src/fraud/config.js';
 import { detect, markNotFound, type Detection } from '../src/fraud/detect.js';
 import { lockFraud } from '../src/fraud/flags.js';
@@ -64,9 +67,10 @@ async function coverage(trx: Knex.Transaction, partner: string, days: readonly s
  * Which customers have activity on a day is the activity table's own key (partner, date,
  * customer, ...): no copy of it is kept.
  */
-async function touched(trx: Knex.Transaction, change: LoadedChange, settings: RuleSettings | undefined): Promise<Set<string>> {
+async function touched(trx: Knex.Transaction, change: LoadedChange, settings: RuleSettings | undefined, byDay: boolean): Promise<Set<string>> {
   const ids = new Set<string>(change.replacedCustomers ?? []);
-  for (const entity of ['customers', 'transactions', 'activity'] as const) for (const r of change.records[entity]) ids.add(String(r.customer_id));
+  // `byDay`: the customers of the batch's transactions and activity are deferred by day (deferDays).
+  for (const entity of byDay ? ['customers'] as const : ['customers', 'transactions', 'activity'] as const) for (const r of change.records[entity]) ids.add(String(r.customer_id));
   const partner = change.partner;
   const batchDays = [...new Set(change.records.activity.map((r) => String(r.date).slice(0, 10)))].sort();
   const watch = change.variant === 'igaming' && settings ? [...new Set([...batchDays, ...change.replacedDays])].sort() : [];
@@ -111,13 +115,15 @@ export function createFraudHook(store: Store, source: FraudSource, logger: Logge
       const config = current(source);
       if (!config) return;
       const started = performance.now();
-      const customers = await touched(trx, change, settingsFor(config, change.partner));
-      if (customers.size === 0) return;
-      if (change.deferred) {
+      const deferred = change.deferred === true;
+      const customers = await touched(trx, change, settingsFor(config, change.partner), deferred);
+      if (deferred) {
         // A bulk run: what the batch touched waits, on disk with the batch, for the run to settle.
-        await deferCustomers(trx, change.partner, change.variant, customers, store.now());
+        if (customers.size > 0) await deferCustomers(trx, change.partner, change.variant, customers, store.now());
+        await deferDays(trx, change, store.now());
         return;
       }
+      if (customers.size === 0) return;
       const r = await detect(trx, store, config, { partner: change.partner, variant: change.variant, customers });
       logDetection(logger, r, change.runId, started);
     },
@@ -145,6 +151,43 @@ async function deferCustomers(trx: Knex.Transaction, partner: string, variant: V
   for (const part of insertChunks(trx, rows)) await trx('fraud_deferred').insert(part).onConflict(['partner_id', 'customer_id']).ignore();
 }
 
+/** Records the UTC days of a bulk batch's transactions and activity (fraud_deferred_days, src/store/run-days.ts), in its transaction. */
+async function deferDays(trx: Knex.Transaction, change: LoadedChange, now: string): Promise<void> {
+  const writer = randomUUID();
+  const rows: Record<string, string>[] = [];
+  const add = (entity: RunDayEntity, days: Iterable<string>) => {
+    for (const date of new Set(days)) rows.push({ partner_id: change.partner, variant: change.variant, run_id: change.runId, entity, date, writer, created_at: now });
+  };
+  add('transactions', change.records.transactions.map((t) => utcDay(String(t.transaction_date))));
+  add('activity', change.records.activity.map((a) => String(a.date).slice(0, 10)));
+  for (const part of insertChunks(trx, rows)) await trx('fraud_deferred_days').insert(part);
+}
+
+/**
+ * Takes the partner's deferred days (fraud_deferred_days) into fraud_deferred: the customers of
+ * the rows their runs wrote on them, with the day's age. In the settle's transaction, under the
+ * partner's fraud lock; rows a batch commits after the take wait with that batch's own days.
+ */
+async function takeDeferredDays(trx: Knex.Transaction, partner: string): Promise<void> {
+  const taken = returned(await trx.raw('DELETE FROM fraud_deferred_days WHERE partner_id = ? RETURNING variant, run_id, entity, date, created_at', [partner]));
+  const groups = new Map<string, { variant: Variant; runId: string; entity: RunDayEntity; days: Set<string>; since: string }>();
+  for (const r of taken) {
+    const key = `${r.run_id}\u0000${r.entity}`;
+    const at = storedTimestamp(r.created_at);
+    const g = groups.get(key);
+    if (g) { g.days.add(r.date); if (at < g.since) g.since = at; } else groups.set(key, { variant: r.variant as Variant, runId: r.run_id, entity: r.entity as RunDayEntity, days: new Set([r.date]), since: at });
+  }
+  for (const g of groups.values()) {
+    const customers = new Set<string>();
+    await runCustomers(trx, partner, g.variant, g.entity, g.runId, g.days, customers);
+    if (customers.size > 0) await deferCustomers(trx, partner, g.variant, customers, g.since);
+  }
+}
+
+interface DeferredDay { variant: string; run_id: string; entity: string; date: string; created_at: unknown }
+const returned = (result: unknown): DeferredDay[] => (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as DeferredDay[];
+const storedTimestamp = (v: unknown): string => (v instanceof Date ? v.toISOString() : toUtcTimestamp(String(v)));
+
 /**
  * Evaluates the fraud rules over the customers bulk runs deferred for this partner, in groups of
  * SETTLE_CHUNK customers, each group in its own transaction under the partner's fraud lock: the
@@ -160,6 +203,7 @@ export async function settleFraud(store: Store, source: FraudSource, logger: Log
       // Not the load lock: loads go on meanwhile (a push is answered at its commit); those of the same
       // customers wait for this group's commit, then wait in fraud_deferred for the next one.
       await lockFraud(store, trx, partner);
+      await takeDeferredDays(trx, partner);
       const rows: { customer_id: string; variant: Variant }[] = await trx('fraud_deferred').where('partner_id', partner).orderBy('customer_id').limit(SETTLE_CHUNK).select('customer_id', 'variant');
       if (rows.length === 0) return 0;
       const ids = rows.map((r) => r.customer_id);
@@ -178,8 +222,12 @@ export async function settleFraud(store: Store, source: FraudSource, logger: Log
 
 /** Partners with customers a bulk run left to evaluate (a crash, or a run that did not settle). */
 export async function deferredFraudPartners(knex: Knex): Promise<{ partner: string; variant: Variant }[]> {
-  return (await knex('fraud_deferred').distinct('partner_id', 'variant').orderBy('partner_id') as { partner_id: string; variant: Variant }[])
-    .map((r) => ({ partner: r.partner_id, variant: r.variant }));
+  const rows = [
+    ...(await knex('fraud_deferred').distinct('partner_id', 'variant') as { partner_id: string; variant: Variant }[]),
+    ...(await knex('fraud_deferred_days').distinct('partner_id', 'variant') as { partner_id: string; variant: Variant }[]),
+  ];
+  const out = new Map(rows.map((r) => [r.partner_id, { partner: r.partner_id, variant: r.variant }]));
+  return [...out.values()].sort((a, b) => (a.partner < b.partner ? -1 : a.partner > b.partner ? 1 : 0));
 }
 
 export interface ScanOptions {

@@ -1,6 +1,7 @@
 /**
  * What is loaded but not evaluated yet by the jobs a bulk run defers (docs/loading.md, Bulk runs):
- * customers waiting for the fraud rules (fraud_deferred), commission scope entries waiting for
+ * customers waiting for the fraud rules (fraud_deferred, and those of the rows fraud_deferred_days
+ * names), commission scope entries waiting for
  * their evaluation (commission_pending) and days whose report facts wait to be recomputed
  * (report_pending), per partner, with the age of the oldest. `status`, the
  * console and `report` show it, so nothing is silently stale: a running bulk run settles it at
@@ -8,6 +9,9 @@
  */
 import type { Knex } from 'knex';
 import { toUtcTimestamp } from '../src/kernel/timestamp.js';
+import { append } from '../src/kernel/collections.js';
+import { runCustomers, type RunDayEntity } from '../src/store/run-days.js';
+import type { Variant } from '../src/types.js';
 
 export interface Unevaluated {
   partner: string;
@@ -39,6 +43,19 @@ export async function unevaluated(knex: Knex, now: Date, partner?: string): Prom
     // The customers pending for the report facts come with days of theirs: the days tell how much waits.
     if (table === 'report_pending') q = q.where('kind', 'day');
     for (const r of (await q) as { partner_id: string; n: unknown; oldest: unknown }[]) at(r.partner_id, Number(r.n), r.oldest, field);
+  }
+  // Customers deferred by day (a bulk batch's transactions and activity): those of their runs' rows, with the ones deferred by name.
+  let days = knex('fraud_deferred_days').select('partner_id', 'variant', 'run_id', 'entity', 'date', 'created_at');
+  if (partner) days = days.where('partner_id', partner);
+  const byPartner = new Map<string, { variant: Variant; runId: string; entity: RunDayEntity; date: string; created_at: unknown }[]>();
+  for (const r of (await days) as { partner_id: string; variant: Variant; run_id: string; entity: RunDayEntity; date: string; created_at: unknown }[]) append(byPartner, r.partner_id, { ...r, runId: r.run_id });
+  for (const [p, list] of byPartner) {
+    const customers = new Set<string>(((await knex('fraud_deferred').where('partner_id', p).select('customer_id')) as { customer_id: string }[]).map((r) => r.customer_id));
+    const groups = new Map<string, typeof list>();
+    for (const d of list) append(groups, `${d.runId}\u0000${d.entity}`, d);
+    for (const g of groups.values()) await runCustomers(knex, p, g[0]!.variant, g[0]!.entity, g[0]!.runId, g.map((d) => d.date), customers);
+    const oldest = list.reduce((a, d) => (iso(d.created_at) < a ? iso(d.created_at) : a), iso(list[0]!.created_at));
+    at(p, customers.size, oldest, 'fraud_customers');
   }
   for (const e of out.values()) e.age_seconds = Math.max(0, Math.round((now.getTime() - Date.parse(e.oldest)) / 1000));
   return [...out.values()].sort((a, b) => a.partner.localeCompare(b.partner));

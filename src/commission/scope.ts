@@ -6,13 +6,15 @@
  * and the review holds write it in their transactions, the engine takes it in its own. Below the
  * engine and the review holds, so that neither imports the other for it.
  */
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { LoadedChange } from '../pipeline/load.js';
-import { addDays, utcDay } from '../kernel/dates.js';
+import { utcDay } from '../kernel/dates.js';
 import { insertChunks } from '../store/dialects.js';
 import { insertArrays } from '../store/json-insert.js';
 import type { Store } from '../store/store.js';
 import { entityTable } from '../store/tables.js';
+import { runCustomers } from '../store/run-days.js';
 import type { Variant } from '../types.js';
 
 export function scopeOfChange(change: LoadedChange): Scope {
@@ -110,8 +112,12 @@ export async function writePending(trx: Knex.Transaction, scope: Scope, now: str
   for (const c of scope.customers) add('customer', c);
   for (const c of scope.customerRecords) add('record', c);
   for (const [c, days] of scope.days) for (const d of days) add('day', JSON.stringify([c, d]));
-  for (const [runId, days] of scope.runDays) for (const d of days) add('run_day', JSON.stringify([runId, d]));
-  for (const [runId, days] of scope.runTransactionDays) for (const d of days) add('run_transaction_day', JSON.stringify([runId, d]));
+  // A run day's entry is the writer's own (its third element): with a key shared by the run's
+  // batches, a batch committing while an evaluation took the entry would find it there, add
+  // nothing, and its rows (not visible to that evaluation yet) would wait for no entry.
+  const writer = scope.runDays.size + scope.runTransactionDays.size > 0 ? randomUUID() : '';
+  for (const [runId, days] of scope.runDays) for (const d of days) add('run_day', JSON.stringify([runId, d, writer]));
+  for (const [runId, days] of scope.runTransactionDays) for (const d of days) add('run_transaction_day', JSON.stringify([runId, d, writer]));
   for (const d of scope.replacedDays) add('replaced', d);
   for (const [id, customer] of scope.formerFees) add('former_fee', JSON.stringify([id, customer]));
   for (const c of scope.reviewed) add('review', c);
@@ -165,30 +171,10 @@ export async function takePending(trx: Knex.Transaction, scope: Scope, options: 
   return rows.length;
 }
 
-/**
- * Adds the customers of the scope's run transaction days to its customers (and empties them):
- * per run, one range scan of the (partner, transaction_date) index per run of consecutive days.
- */
+/** Adds the customers of the scope's run transaction days to its customers (and empties them). */
 async function listRunTransactions(trx: Knex.Transaction, scope: Scope): Promise<void> {
-  for (const [runId, set] of scope.runTransactionDays) {
-    for (const [from, to] of dayRanges([...set].sort())) {
-      const rows: { customer_id: string }[] = await trx('transactions').where('partner_id', scope.partner).where('run_id', runId)
-        .where('transaction_date', '>=', `${from}T00:00:00.000000Z`).where('transaction_date', '<', `${addDays(to, 1)}T00:00:00.000000Z`).distinct('customer_id');
-      for (const r of rows) scope.customers.add(r.customer_id);
-    }
-  }
+  for (const [runId, days] of scope.runTransactionDays) await runCustomers(trx, scope.partner, scope.variant, 'transactions', runId, days, scope.customers);
   scope.runTransactionDays.clear();
-}
-
-/** Sorted days as runs of consecutive days, [first, last]. */
-function dayRanges(days: readonly string[]): [string, string][] {
-  const out: [string, string][] = [];
-  for (const d of days) {
-    const last = out[out.length - 1];
-    if (last && addDays(last[1], 1) === d) last[1] = d;
-    else out.push([d, d]);
-  }
-  return out;
 }
 
 /**

@@ -81,7 +81,8 @@ for (const backend of STORES) {
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       let killed = false;
       for (let i = 0; i < 2000 && child.exitCode === null; i++) {
-        if ((await count(crashed.store, 'fraud_deferred')) > 0 && (await count(crashed.store, 'commission_pending')) > 0 && (await count(crashed.store, 'report_pending')) > 0) {
+        // A transactions batch defers the fraud rules by day (fraud_deferred_days), its customers listed at the settle.
+        if ((await count(crashed.store, 'fraud_deferred_days')) > 0 && (await count(crashed.store, 'commission_pending')) > 0 && (await count(crashed.store, 'report_pending')) > 0) {
           child.kill('SIGKILL');
           killed = true;
           break;

@@ -95,7 +95,7 @@ for (const backend of STORES) {
       await load(loader, 'rerun', 'activity', PLAY);
       await loader.endDeferred('rerun');
       assert.deepEqual(await outcome(t), reference);
-      for (const table of ['fraud_deferred', 'commission_pending', 'report_pending']) {
+      for (const table of ['fraud_deferred', 'fraud_deferred_days', 'commission_pending', 'report_pending']) {
         assert.equal(Number(((await t.store.knex(table).count({ n: '*' })) as { n: unknown }[])[0]?.n), 0, `${table} is empty`);
       }
     });
