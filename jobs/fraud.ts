@@ -10,7 +10,7 @@
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../src/log.js';
-import type { LoadedChange, LoaderDeps } from '../src/pipeline/load.js';
+import { markByRunDay, type LoadedChange, type LoaderDeps } from '../src/pipeline/load.js';
 import type { Store } from '../src/store/store.js';
 import type { Variant } from '../src/types.js';
 import { lockPartnerLoads } from '../src/commission/recompute-pending.js';
@@ -115,12 +115,12 @@ export function createFraudHook(store: Store, source: FraudSource, logger: Logge
       const config = current(source);
       if (!config) return;
       const started = performance.now();
-      const deferred = change.deferred === true;
-      const customers = await touched(trx, change, settingsFor(config, change.partner), deferred);
-      if (deferred) {
-        // A bulk run: what the batch touched waits, on disk with the batch, for the run to settle.
+      const byDay = markByRunDay(change);
+      const customers = await touched(trx, change, settingsFor(config, change.partner), byDay);
+      if (change.deferred) {
+        // A bulk run or a push: what the batch touched waits, on disk with the batch, for the settle.
         if (customers.size > 0) await deferCustomers(trx, change.partner, change.variant, customers, store.now());
-        await deferDays(trx, change, store.now());
+        if (byDay) await deferDays(trx, change, store.now());
         return;
       }
       if (customers.size === 0) return;

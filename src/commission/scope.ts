@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { LoadedChange } from '../pipeline/load.js';
+import { markByRunDay, type LoadedChange } from '../pipeline/load.js';
 import { utcDay } from '../kernel/dates.js';
 import { insertChunks } from '../store/dialects.js';
 import { insertArrays } from '../store/json-insert.js';
@@ -19,6 +19,7 @@ import type { Variant } from '../types.js';
 
 export function scopeOfChange(change: LoadedChange): Scope {
   const scope = emptyScope(change.partner, change.variant, change.runId);
+  const byDay = markByRunDay(change);
   for (const c of change.records.customers) {
     const id = String(c.customer_id);
     scope.customers.add(id);
@@ -28,12 +29,12 @@ export function scopeOfChange(change: LoadedChange): Scope {
     const id = String(t.customer_id);
     const day = utcDay(String(t.transaction_date));
     // A bulk run's batch: its customers are those of its run's transactions of these days, listed when the run settles.
-    if (change.deferred) addRunDay(scope.runTransactionDays, change.runId, day);
+    if (byDay) addRunDay(scope.runTransactionDays, change.runId, day);
     else scope.customers.add(id);
     // A bonus moves NGR of its customer-day when the activity carries no ngr.
     if (t.transaction_type === 'bonus') addDay(scope, id, day);
   }
-  if (change.deferred) {
+  if (byDay) {
     // Its customer-days: those of its run's activity rows of these days.
     for (const a of change.records.activity) addRunDay(scope.runDays, change.runId, String(a.date));
   } else {

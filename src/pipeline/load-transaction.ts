@@ -74,9 +74,21 @@ export interface LoadedChange {
   runId: string;
   /** The batch belongs to a bulk run (Loader.deferJobs): the jobs that can wait record their scope and evaluate when the run settles. */
   deferred?: boolean;
-  /** The run defers the report facts too (Loader.deferJobs with `facts`): they record their scope and are recomputed when the run settles. */
+  /**
+   * The run defers the report facts too (Loader.deferJobs with `facts`): they record their scope and
+   * are recomputed when the run settles. Only a bulk run (import, backfill, a first sync) does, not
+   * a push: the fraud and commission jobs also mark such a batch's transactions and activity by run
+   * day (markByRunDay), which a settle lists with one scan of each day.
+   */
   factsDeferred?: boolean;
 }
+
+/**
+ * Whether the jobs mark the change's transactions and activity by run day (src/store/run-days.ts)
+ * rather than by customer: a bulk run's batch. Not a push's: its runs are one request each, and
+ * listing a request's rows would scan its day's rows once per request.
+ */
+export const markByRunDay = (change: LoadedChange): boolean => change.deferred === true && change.factsDeferred === true;
 
 /** The advisory lock that serialises a partner's loads (and whatever must not interleave with them). */
 export const loadLockKey = (partner: string): string => `partner-sync:load:${partner}`;

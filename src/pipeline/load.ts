@@ -25,7 +25,7 @@ import { EvaluationsBehind } from './evaluate-behind.js';
 import { BulkRuns } from './bulk-runs.js';
 import { LoadTransaction, type BatchInput, type BatchResult, type Committed, type CommittedChange, type LoadedChange } from './load-transaction.js';
 
-export { LoadTransaction, loadLockKey, type BatchInput, type BatchResult, type CommittedChange, type LoadedChange } from './load-transaction.js';
+export { LoadTransaction, loadLockKey, markByRunDay, type BatchInput, type BatchResult, type CommittedChange, type LoadedChange } from './load-transaction.js';
 
 /** An after-commit hook failed: the transaction's data IS committed (same message as the hook's error). */
 export class AfterCommitError extends Error {
