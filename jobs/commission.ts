@@ -35,7 +35,10 @@ export type PlanSource = readonly Plan[] | (() => readonly Plan[]);
 
 const current = (plans: PlanSource): readonly Plan[] => (typeof plans === 'function' ? plans() : plans);
 
-export type CommissionHooks = Required<Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'afterCommit' | 'settle'>>;
+export type CommissionHooks = Required<Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'afterCommit' | 'settle'>> & {
+  /** `settle`, with the flag-reading part of the evaluation held until `after` resolves (evaluateScope). */
+  settleAfter(change: Parameters<Required<LoaderDeps>['settle']>[0], after: Promise<unknown>): Promise<void>;
+};
 
 /**
  * The Loader's hooks for the commission job: in each load transaction the batch's scope is added
@@ -63,6 +66,9 @@ export function createCommissionHook(store: Store, plans: PlanSource, logger: Lo
     async settle(change) {
       await evaluatePartner(store, current(plans), change.partner, change.variant, change.runId, logger, warned);
     },
+    async settleAfter(change, after) {
+      await evaluatePartner(store, current(plans), change.partner, change.variant, change.runId, logger, warned, after);
+    },
   };
 }
 
@@ -70,10 +76,13 @@ export function createCommissionHook(store: Store, plans: PlanSource, logger: Lo
  * Evaluates one partner's pending scope now: what a command that changed it outside a load (a
  * fraud decision, through markForReview) calls after its commit. Nothing when no plan applies.
  */
-export async function evaluatePartner(store: Store, plans: readonly Plan[], partner: string, variant: Variant, runId: string, logger: Logger, warned?: WarnedRates): Promise<Evaluation | undefined> {
-  if (plansFor(plans, partner, variant).length === 0) return undefined;
+export async function evaluatePartner(store: Store, plans: readonly Plan[], partner: string, variant: Variant, runId: string, logger: Logger, warned?: WarnedRates, after?: Promise<unknown>): Promise<Evaluation | undefined> {
+  if (plansFor(plans, partner, variant).length === 0) {
+    await after;
+    return undefined;
+  }
   const started = performance.now();
-  const result = await evaluateScope(store, plans, emptyScope(partner, variant, runId));
+  const result = await evaluateScope(store, plans, emptyScope(partner, variant, runId), { after });
   logEvaluation(logger, result, runId, performance.now() - started, warned);
   return result;
 }

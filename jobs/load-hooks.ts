@@ -29,19 +29,32 @@ export interface LoadHookOptions {
 /** Every after-load job's hooks, composed. */
 export function createLoadHooks(store: Store, options: LoadHookOptions): LoaderHooks {
   const { settle: settleFacts, ...facts } = createReportFactsHook(store);
+  const fraud = createFraudHook(store, options.fraud, options.logger);
+  const { settleAfter, ...commission } = createCommissionHook(store, options.plans, options.logger);
   const parts: LoaderHooks[] = [
     // Before the commission job: the commission evaluation after the same commit sees the batch's flags.
-    createFraudHook(store, options.fraud, options.logger),
-    createCommissionHook(store, options.plans, options.logger),
+    fraud,
+    commission,
     createPhaseHistoryHook(store),
     facts,
     // After the phase history: its entries of this batch are what phase changes are read from.
     createPostbackHook(store),
   ];
   const combined = combineHooks(parts);
+  const concurrent = store.profile.locking === 'advisory';
+  // On a store with concurrent transactions, the commission evaluation derives the customer-days
+  // while the fraud rules are judged, and reads the flags once they are (evaluateScope `after`).
+  const rulesThenCommissions: LoaderHooks['settle'] = concurrent && parts.every((p) => p === fraud || p === commission || !p.settle)
+    ? async (change) => {
+      const rules = fraud.settle(change);
+      const [a, b] = await Promise.allSettled([rules, settleAfter(change, rules)]);
+      if (a.status === 'rejected') throw a.reason;
+      if (b.status === 'rejected') throw b.reason;
+    }
+    : combined.settle;
   return {
     ...combined,
-    settle: alongside(combined.settle, settleFacts, store.profile.locking === 'advisory'),
+    settle: alongside(rulesThenCommissions, settleFacts, concurrent),
     settleFailed(change, error) {
       options.logger.warn(`${change.partner}: evaluating the fraud rules and commissions behind the commits failed; what waits stays pending for the next evaluation: ${(error as Error).message}`, {
         partner: change.partner, run_id: change.runId, event: 'evaluation_behind_failed',

@@ -28,7 +28,7 @@ import { phaseKey } from './rules/phase-bonus.js';
 import { firstBookingReason, revshareKey } from './rules/revshare.js';
 import { writeCpaEvents } from '../postbacks/commission-facts.js';
 import { transactionLock } from '../store/transaction-lock.js';
-import { addDay, openDayTakes, savePending, takePending, type Scope } from './scope.js';
+import { addDay, KEY_KINDS, openDayTakes, savePending, takePending, type Scope } from './scope.js';
 import { applyReview, flaggedDaysByAffiliate, readFlaggedDays, readReviews, replaceReviewHolds, reviewedRevshareTargets } from './review-holds.js';
 import { append } from '../kernel/collections.js';
 
@@ -78,13 +78,24 @@ export function plansFor(plans: readonly Plan[], partner: string, variant: Varia
 
 
 
-/** Evaluates a scope in its own transaction under the partner's lock. A failure leaves the scope pending. */
-export async function evaluateScope(store: Store, plans: readonly Plan[], scope: Scope): Promise<Evaluation> {
+/**
+ * Evaluates a scope in its own transaction under the partner's lock. A failure leaves the scope
+ * pending. `after`: what must have ended before anything reads the fraud flags (a bulk settle's
+ * fraud rules, judged on another connection meanwhile): the customer-days are derived before it
+ * resolves, the per-customer keys, RevShare months and holds after, with the pending customers
+ * and reviews taken then (the flags' changes add some). A rejection fails the evaluation.
+ */
+export async function evaluateScope(store: Store, plans: readonly Plan[], scope: Scope, options: { after?: Promise<unknown> } = {}): Promise<Evaluation> {
   try {
     return await store.transaction(async (trx) => {
       await lockPartner(store, trx, scope.partner);
-      await takePending(trx, scope, { days: false });
-      return evaluateIn(trx, plans, scope, store.now(), await openDayTakes(trx, scope));
+      // What the customer-days are derived from first; the customers whose keys are evaluated
+      // (those the fraud rules' flag changes add too) once `after` has resolved.
+      await takePending(trx, scope, { days: false, keys: false });
+      return evaluateIn(trx, plans, scope, store.now(), await openDayTakes(trx, scope), async () => {
+        await options.after;
+        await takePending(trx, scope, { only: KEY_KINDS });
+      });
     });
   } catch (error) {
     try {
@@ -174,12 +185,13 @@ export function evaluationPass(env: NodeJS.ProcessEnv = process.env): { customer
  * follows the take, not the group; the last one joins `scope`'s own days and customers.
  */
 export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[], scope: Scope, now: string,
-  takeDays?: (limit: number) => Promise<{ days: Map<string, Set<string>>; entries: number }>): Promise<Evaluation> {
+  takeDays?: (limit: number) => Promise<{ days: Map<string, Set<string>>; entries: number }>, beforeKeys?: () => Promise<void>): Promise<Evaluation> {
   const result: Evaluation = { partner: scope.partner, keys: 0, lines: 0, net: ZERO, held: 0, missingRates: [], released: 0, reviewHeld: 0, reviewReleased: 0, days: 0 };
   const plans = plansFor(allPlans, scope.partner, scope.variant);
   if (plans.length === 0) {
     // Nothing reads the days; they are taken all the same, as the rest of the scope was.
     while (takeDays && (await takeDays(TAKE_DAYS_MAX)).entries > 0);
+    await beforeKeys?.();
     return result;
   }
   const partner = scope.partner;
@@ -192,7 +204,8 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
   // A bulk group's takes re-derive their customer-days set-based where the store can (PostgreSQL:
   // ./customer-days-sql.ts); the rest, a batch's few days, in the process.
   const setBased = trx.client.config.client === 'pg';
-  const evaluate = async (ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>, take = false) => {
+  /** The customers in passes, each with its days of `pairs`; every customer is marked evaluated. */
+  const passes = function* (ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>) {
     for (const pass of customerPasses(ids, pairs, limit)) {
       const passPairs = new Map<string, ReadonlySet<string>>();
       for (const id of pass) {
@@ -200,7 +213,7 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
         if (days) passPairs.set(id, days);
         evaluated.add(id);
       }
-      addEvaluation(result, await evaluateCustomers(work, pass, passPairs, take && setBased));
+      yield [pass, passPairs] as const;
     }
   };
 
@@ -219,8 +232,9 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
     }
   }
 
-  // 2. A bulk group's customer-days, take by take; the customers of a take are evaluated with it
-  // (and their replaced days of 1 with them).
+  // 2. A bulk group's customer-days, take by take, derived pass by pass (with the replaced days of
+  // 1 of their customers); the passes' per-customer keys after `beforeKeys` (2b).
+  const derived: DerivedPass[] = [];
   if (takeDays) {
     const size = limit.days * 2;
     for (;;) {
@@ -239,10 +253,13 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
         for (const d of replaced) days.add(d);
         pairs.delete(c);
       }
-      await evaluate([...take.days.keys()], take.days, true);
+      for (const [pass, passPairs] of passes([...take.days.keys()], take.days)) derived.push(await deriveCustomers(work, pass, passPairs, setBased));
       if (last) break;
     }
   }
+  // 2b. What reads the fraud flags comes after `beforeKeys` (a bulk settle's fraud rules end there).
+  await beforeKeys?.();
+  for (const pass of derived.splice(0)) addEvaluation(result, await bookCustomers(work, pass));
   if (needDays) {
     for (const [c, days] of scope.days) {
       const set = pairs.get(c) ?? new Set<string>();
@@ -255,7 +272,7 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
   // evaluated only when they have days here). The RevShare months they move are gathered over
   // every pass and evaluated once, after the last (4).
   const ids = [...new Set([...scope.customers, ...pairs.keys(), ...scope.customerRecords])].filter((id) => pairs.has(id) || !evaluated.has(id));
-  await evaluate(ids, pairs);
+  for (const [pass, passPairs] of passes(ids, pairs)) addEvaluation(result, await evaluateCustomers(work, pass, passPairs, false));
   addEvaluation(result, await evaluateMonthsAndFormerFees(work, revsharePlans));
   return result;
 }
@@ -320,9 +337,23 @@ function addEvaluation(into: Evaluation, r: Omit<Evaluation, 'partner'>): void {
 
 /** One pass: these customers' customer-days (`pairs`: theirs of the scope) and their per-customer keys (CPA, challenge fees, phase bonuses). */
 async function evaluateCustomers(work: Work, ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>, setBased: boolean): Promise<Omit<Evaluation, 'partner'>> {
-  const { trx, plans, scope, now, wageringDays } = work;
+  return bookCustomers(work, await deriveCustomers(work, ids, pairs, setBased));
+}
+
+/** A pass whose customer-days are derived, its per-customer keys not evaluated yet. */
+interface DerivedPass {
+  ids: readonly string[];
+  customers: Map<string, CustomerFact>;
+  /** Customers whose derived days fall in a CPA wagering window: their keys are evaluated too. */
+  windowed: Set<string>;
+  /** Customer-days written or removed. */
+  days: number;
+}
+
+/** The customer-days of a pass (and the RevShare month sums they move): nothing here reads the fraud flags. */
+async function deriveCustomers(work: Work, ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>, setBased: boolean): Promise<DerivedPass> {
+  const { trx, scope, now, wageringDays } = work;
   const partner = scope.partner;
-  const currentMonth = monthOf(now.slice(0, 10));
   const customers = await readCustomers(trx, partner, ids);
   let days = 0;
   if (work.needDays) {
@@ -337,16 +368,26 @@ async function evaluateCustomers(work: Work, ids: readonly string[], pairs: Read
     await applyMonthDeltas(trx, partner, deltas, now);
     work.months.touchAll(deltas);
   }
-
-  // CPA (also for customers whose activity changed inside a wagering window), challenge fees, phase bonuses.
-  const evaluated = new Set<string>();
-  for (const id of ids) if (scope.customers.has(id) && customers.has(id)) evaluated.add(id);
+  const windowed = new Set<string>();
   if (wageringDays > 0) {
     for (const [id, list] of pairs) {
       const c = customers.get(id);
-      if (c && [...list].some((d) => d >= c.signupDay && d < addDays(c.signupDay, wageringDays))) evaluated.add(id);
+      if (c && [...list].some((d) => d >= c.signupDay && d < addDays(c.signupDay, wageringDays))) windowed.add(id);
     }
   }
+  return { ids, customers, windowed, days };
+}
+
+/** A derived pass's per-customer keys: CPA (also for customers whose activity changed inside a wagering window), challenge fees, phase bonuses. */
+async function bookCustomers(work: Work, pass: DerivedPass): Promise<Omit<Evaluation, 'partner'>> {
+  const { trx, plans, scope, now } = work;
+  const { customers } = pass;
+  const partner = scope.partner;
+  const currentMonth = monthOf(now.slice(0, 10));
+  const evaluated = new Set<string>();
+  for (const id of pass.ids) if (scope.customers.has(id) && customers.has(id)) evaluated.add(id);
+  for (const id of pass.windowed) evaluated.add(id);
+  const wageringDays = work.wageringDays;
   const perCustomerPlans = plans.filter((p) => p.kind !== 'revshare');
   const evaluatedCustomers = [...evaluated].map((id) => customers.get(id) as CustomerFact);
   const txs = perCustomerPlans.length > 0 && evaluated.size > 0 ? await readTransactions(trx, partner, evaluated, transactionTypes(perCustomerPlans)) : new Map<string, TxFact[]>();
@@ -371,7 +412,7 @@ async function evaluateCustomers(work: Work, ids: readonly string[], pairs: Read
   const targets = applyReview(perCustomer, reviews, lines, currentMonth);
   for (const t of targets) work.produced.add(t.key);
   const booked = await book(trx, targets, lines, currentMonth, scope.runId, now);
-  return { ...booked, days };
+  return { ...booked, days: pass.days };
 }
 
 /**

@@ -97,7 +97,15 @@ export function scopeSize(scope: Scope): number {
   return scope.customers.size + scope.customerRecords.size + days + scope.replacedDays.size + scope.formerFees.size + scope.reviewed.size;
 }
 
-type PendingKind = 'customer' | 'record' | 'day' | 'run_day' | 'run_transaction_day' | 'replaced' | 'former_fee' | 'review';
+export type PendingKind = 'customer' | 'record' | 'day' | 'run_day' | 'run_transaction_day' | 'replaced' | 'former_fee' | 'review';
+
+/**
+ * The entries that name customers whose keys are evaluated: the fraud rules write these (and only
+ * these) when a flag changes (markForReview), so an evaluation that derives the customer-days while
+ * the rules are judged takes them after (evaluateScope `after`): its taken rows are then none that
+ * the rules' transaction writes, and neither waits for the other.
+ */
+export const KEY_KINDS: readonly PendingKind[] = ['customer', 'review'];
 
 type PendingRow = { kind: string; value: string };
 
@@ -149,11 +157,16 @@ export async function pendingPartners(knex: Knex): Promise<{ partner: string; va
  * Takes the partner's pending scope into `scope`. One DELETE ... RETURNING: it takes exactly the
  * rows it removes, so a scope a parallel load transaction commits meanwhile is either taken here
  * or left for the next evaluation, never deleted unseen. `days: false` leaves the customer-days
- * (one entry per activity row of a batch, a few per day of a bulk run's) for openDayTakes.
+ * (one entry per activity row of a batch, a few per day of a bulk run's) for openDayTakes;
+ * `keys: false` leaves KEY_KINDS; `only` takes only these kinds.
  */
-export async function takePending(trx: Knex.Transaction, scope: Scope, options: { days?: boolean } = {}): Promise<number> {
+export async function takePending(trx: Knex.Transaction, scope: Scope, options: { days?: boolean; keys?: boolean; only?: readonly PendingKind[] } = {}): Promise<number> {
+  const where: string[] = [];
+  if (options.days === false) where.push("kind <> 'day'");
+  if (options.keys === false) where.push(`kind NOT IN (${KEY_KINDS.map((k) => `'${k}'`).join(', ')})`);
+  if (options.only) where.push(`kind IN (${options.only.map((k) => `'${k}'`).join(', ')})`);
   // Raw, since knex's builder returns only a count from a DELETE on SQLite; both backends return the rows of a raw RETURNING.
-  const rows = returned(await trx.raw(`DELETE FROM commission_pending WHERE partner_id = ?${options.days === false ? " AND kind <> 'day'" : ''} RETURNING kind, value`, [scope.partner]));
+  const rows = returned(await trx.raw(`DELETE FROM commission_pending WHERE ${['partner_id = ?', ...where].join(' AND ')} RETURNING kind, value`, [scope.partner]));
   for (const r of rows) {
     if (r.kind === 'customer') scope.customers.add(r.value);
     else if (r.kind === 'record') scope.customerRecords.add(r.value);
