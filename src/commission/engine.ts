@@ -271,7 +271,8 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
   // 3. The customers, in passes: their customer-days and per-customer keys (those a take of 2
   // evaluated only when they have days here). The RevShare months they move are gathered over
   // every pass and evaluated once, after the last (4).
-  const ids = [...new Set([...scope.customers, ...pairs.keys(), ...scope.customerRecords])].filter((id) => pairs.has(id) || !evaluated.has(id));
+  // In the order of their ids: the lines a pass books come in that order, whichever entries named the customers first.
+  const ids = [...new Set([...scope.customers, ...pairs.keys(), ...scope.customerRecords])].filter((id) => pairs.has(id) || !evaluated.has(id)).sort();
   for (const [pass, passPairs] of passes(ids, pairs)) addEvaluation(result, await evaluateCustomers(work, pass, passPairs, false));
   addEvaluation(result, await evaluateMonthsAndFormerFees(work, revsharePlans));
   return result;

@@ -118,7 +118,8 @@ type PendingRow = { kind: string; value: string };
 export async function writePending(trx: Knex.Transaction, scope: Scope, now: string): Promise<void> {
   const rows: Record<string, string>[] = [];
   const add = (kind: PendingKind, value: string) => rows.push({ partner_id: scope.partner, variant: scope.variant, kind, value, created_at: now });
-  for (const c of scope.customers) add('customer', c);
+  // A customer record's entry stands for the customer too (one row where a customers batch wrote two).
+  for (const c of scope.customers) if (!scope.customerRecords.has(c)) add('customer', c);
   for (const c of scope.customerRecords) add('record', c);
   for (const [c, days] of scope.days) for (const d of days) add('day', JSON.stringify([c, d]));
   // A run day's entry is the writer's own (its third element): with a key shared by the run's
@@ -169,7 +170,10 @@ export async function takePending(trx: Knex.Transaction, scope: Scope, options: 
   const rows = returned(await trx.raw(`DELETE FROM commission_pending WHERE ${['partner_id = ?', ...where].join(' AND ')} RETURNING kind, value`, [scope.partner]));
   for (const r of rows) {
     if (r.kind === 'customer') scope.customers.add(r.value);
-    else if (r.kind === 'record') scope.customerRecords.add(r.value);
+    else if (r.kind === 'record') {
+      scope.customerRecords.add(r.value);
+      scope.customers.add(r.value);
+    }
     else if (r.kind === 'replaced') scope.replacedDays.add(r.value);
     else if (r.kind === 'review') scope.reviewed.add(r.value);
     else if (r.kind === 'run_day' || r.kind === 'run_transaction_day') {
