@@ -9,51 +9,22 @@ import type { Knex } from 'knex';
 import type { DialectProfile } from '../store/dialects.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
-import {
-  applyMonthDeltas, readAffiliateMonths, reattributeDays, reattributedCustomers, recordAttribution, refreshDays, toCachedDay, type CachedDay,
-} from './customer-days.js';
+import { readAffiliateMonths, toCachedDay } from './customer-days.js';
 import { MonthDeltas, splitMonthKey } from './month-deltas.js';
-import { refreshDaysSql } from './customer-days-sql.js';
-import { addDays, monthOf } from '../kernel/dates.js';
-import { readBonusTransactions, readCustomers, readTransactions, ratePairs, type CustomerFact, type TxFact } from './facts.js';
-import { RateBook } from '../kernel/fx.js';
-import { appendLines, linesFor, readKeyLines, replaceHolds, totalsByAffiliate, type NewLine } from './ledger.js';
-import { completeTargets, customerTargets, transactionTypes, type TargetSource } from './customer-targets.js';
+import { monthOf } from '../kernel/dates.js';
+import { readKeyLines, totalsByAffiliate } from './ledger.js';
 import { type LineState, type Target } from './target.js';
-import { sum, ZERO, type Money } from '../kernel/money.js';
-import { PLAN_VARIANT, type ChallengeCpaPlan, type CpaFtdPlan, type PhaseBonusPlan, type Plan, type RevsharePlan } from './plans.js';
-import { CHALLENGE_REASONS, FEE_TYPES, challengeKey } from './rules/challenge-cpa.js';
-import { cpaKey } from './rules/cpa-ftd.js';
-import { phaseKey } from './rules/phase-bonus.js';
-import { firstBookingReason, revshareKey } from './rules/revshare.js';
-import { writeCpaEvents } from '../postbacks/commission-facts.js';
+import { ZERO } from '../kernel/money.js';
+import { PLAN_VARIANT, type ChallengeCpaPlan, type CpaFtdPlan, type Plan, type RevsharePlan } from './plans.js';
+import { CHALLENGE_REASONS, challengeKey } from './rules/challenge-cpa.js';
+import { revshareKey } from './rules/revshare.js';
 import { transactionLock } from '../store/transaction-lock.js';
 import { addDay, KEY_KINDS, openDayTakes, savePending, takePending, type Scope } from './scope.js';
-import { applyReview, flaggedDaysByAffiliate, readFlaggedDays, readReviews, replaceReviewHolds, reviewedRevshareTargets } from './review-holds.js';
-import { append } from '../kernel/collections.js';
+import { flaggedDaysByAffiliate, readFlaggedDays, readReviews, reviewedRevshareTargets } from './review-holds.js';
+import { book, type Evaluation } from './booking.js';
+import { bookCustomers, deriveCustomers, evaluateCustomers, type DerivedPass, type Work } from './customer-pass.js';
 
-
-
-
-
-export interface Evaluation {
-  partner: string;
-  /** Keys whose targets were computed. */
-  keys: number;
-  /** Lines appended, and their sum. */
-  lines: number;
-  net: Money;
-  /** Entries held now (waiting for FX rates), and holds released by this run. */
-  held: number;
-  /** The rates those entries wait for (currency and day), each once, sorted. */
-  missingRates: string[];
-  released: number;
-  /** Entries held for review (a fraud flag open), and review holds released by this run. */
-  reviewHeld: number;
-  reviewReleased: number;
-  /** Customer-days re-derived (written or removed). */
-  days: number;
-}
+export { book, type Evaluation } from './booking.js';
 
 /** Cross-process exclusion per partner, as data per backend capability. */
 const LOCKS: Record<DialectProfile['locking'], (trx: Knex.Transaction, key: string) => Promise<void>> = {
@@ -72,11 +43,6 @@ export async function lockPartner(store: Store, trx: Knex.Transaction, partner: 
 export function plansFor(plans: readonly Plan[], partner: string, variant: Variant): Plan[] {
   return plans.filter((p) => p.partner === partner && PLAN_VARIANT[p.kind] === variant);
 }
-
-
-
-
-
 
 /**
  * Evaluates a scope in its own transaction under the partner's lock. A failure leaves the scope
@@ -107,41 +73,6 @@ export async function evaluateScope(store: Store, plans: readonly Plan[], scope:
   }
 }
 
-
-/**
- * The customer-days of these customers within their wagering windows [signup day, signup day + days):
- * one range scan per customer on the (partner, customer, date) key, so the rows read are the
- * windows' rows whatever the history's length. PostgreSQL: one statement per 1000 customers, the
- * windows as array parameters joined LATERAL to the scans (ten statements of 100 UNION ALL'ed
- * scans took 120-150 ms for a 1000-customer batch, the one statement 25-38 ms: bench/commission.bench.ts
- * PROFILE=1); SQLite: a UNION ALL per 100 customers, in-process.
- */
-async function readWageringDays(knex: Knex, partner: string, customers: readonly CustomerFact[], days: number): Promise<Map<string, CachedDay[]>> {
-  const out = new Map<string, CachedDay[]>();
-  const postgres = knex.client.config.client === 'pg';
-  const size = postgres ? 1000 : 100;
-  for (let i = 0; i < customers.length; i += size) {
-    const part = customers.slice(i, i + size);
-    let rows: Record<string, unknown>[];
-    if (postgres) {
-      const result = await knex.raw(`SELECT d.* FROM unnest(?::text[], ?::date[], ?::date[]) AS w(customer_id, since, until)
-        CROSS JOIN LATERAL (SELECT * FROM commission_customer_days c WHERE c.partner_id = ? AND c.customer_id = w.customer_id AND c.date >= w.since AND c.date < w.until) d`,
-      [part.map((c) => c.customerId), part.map((c) => c.signupDay), part.map((c) => addDays(c.signupDay, days)), partner]);
-      rows = (result as { rows: Record<string, unknown>[] }).rows;
-    } else {
-      const [first, ...rest] = part.map((c) => knex('commission_customer_days').select('*')
-        .where({ partner_id: partner, customer_id: c.customerId })
-        .where('date', '>=', c.signupDay).where('date', '<', addDays(c.signupDay, days)));
-      rows = rest.length === 0 ? await (first as Knex.QueryBuilder) : await (first as Knex.QueryBuilder).unionAll(rest, false);
-    }
-    for (const r of rows) {
-      const d = toCachedDay(r);
-      append(out, d.customerId, d);
-    }
-  }
-  for (const list of out.values()) list.sort((a, b) => (a.date < b.date ? -1 : 1));
-  return out;
-}
 
 /**
  * The rates each held RevShare month of these affiliates waits for: from their customer-days still
@@ -291,20 +222,6 @@ const LAST_TAKE_SHARE = 5;
 /** Customer-days a take reads when no plan reads them (they are only dropped). */
 const TAKE_DAYS_MAX = 100_000;
 
-/** What every pass of one evaluation shares. */
-interface Work {
-  trx: Knex.Transaction;
-  plans: readonly Plan[];
-  scope: Scope;
-  now: string;
-  needDays: boolean;
-  wageringDays: number;
-  /** The affiliate months the passes moved, with their sources (no sums: each pass applied its own). */
-  months: MonthDeltas;
-  /** The keys the passes produced a target for. */
-  produced: Set<string>;
-}
-
 /** The customers cut into passes of at most `limit.customers` customers and about `limit.days` customer-days. */
 function customerPasses(ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>, limit: { customers: number; days: number }): string[][] {
   const out: string[][] = [];
@@ -334,86 +251,6 @@ function addEvaluation(into: Evaluation, r: Omit<Evaluation, 'partner'>): void {
   into.reviewHeld += r.reviewHeld;
   into.reviewReleased += r.reviewReleased;
   into.days += r.days;
-}
-
-/** One pass: these customers' customer-days (`pairs`: theirs of the scope) and their per-customer keys (CPA, challenge fees, phase bonuses). */
-async function evaluateCustomers(work: Work, ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>, setBased: boolean): Promise<Omit<Evaluation, 'partner'>> {
-  return bookCustomers(work, await deriveCustomers(work, ids, pairs, setBased));
-}
-
-/** A pass whose customer-days are derived, its per-customer keys not evaluated yet. */
-interface DerivedPass {
-  ids: readonly string[];
-  customers: Map<string, CustomerFact>;
-  /** Customers whose derived days fall in a CPA wagering window: their keys are evaluated too. */
-  windowed: Set<string>;
-  /** Customer-days written or removed. */
-  days: number;
-}
-
-/** The customer-days of a pass (and the RevShare month sums they move): nothing here reads the fraud flags. */
-async function deriveCustomers(work: Work, ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>, setBased: boolean): Promise<DerivedPass> {
-  const { trx, scope, now, wageringDays } = work;
-  const partner = scope.partner;
-  const customers = await readCustomers(trx, partner, ids);
-  let days = 0;
-  if (work.needDays) {
-    const deltas = new MonthDeltas();
-    const moved = await reattributedCustomers(trx, partner, customers, scope.customerRecords);
-    const written = setBased
-      ? await refreshDaysSql(trx, partner, pairs, customers, deltas, now)
-      : await refreshDays(trx, partner, pairs, customers, (list, from, to) => readBonusTransactions(trx, partner, list, from, to), deltas, now);
-    days = written.written + written.removed;
-    days += await reattributeDays(trx, partner, moved, deltas, now);
-    await recordAttribution(trx, partner, customers, [...moved, ...written.customers], now);
-    await applyMonthDeltas(trx, partner, deltas, now);
-    work.months.touchAll(deltas);
-  }
-  const windowed = new Set<string>();
-  if (wageringDays > 0) {
-    for (const [id, list] of pairs) {
-      const c = customers.get(id);
-      if (c && [...list].some((d) => d >= c.signupDay && d < addDays(c.signupDay, wageringDays))) windowed.add(id);
-    }
-  }
-  return { ids, customers, windowed, days };
-}
-
-/** A derived pass's per-customer keys: CPA (also for customers whose activity changed inside a wagering window), challenge fees, phase bonuses. */
-async function bookCustomers(work: Work, pass: DerivedPass): Promise<Omit<Evaluation, 'partner'>> {
-  const { trx, plans, scope, now } = work;
-  const { customers } = pass;
-  const partner = scope.partner;
-  const currentMonth = monthOf(now.slice(0, 10));
-  const evaluated = new Set<string>();
-  for (const id of pass.ids) if (scope.customers.has(id) && customers.has(id)) evaluated.add(id);
-  for (const id of pass.windowed) evaluated.add(id);
-  const wageringDays = work.wageringDays;
-  const perCustomerPlans = plans.filter((p) => p.kind !== 'revshare');
-  const evaluatedCustomers = [...evaluated].map((id) => customers.get(id) as CustomerFact);
-  const txs = perCustomerPlans.length > 0 && evaluated.size > 0 ? await readTransactions(trx, partner, evaluated, transactionTypes(perCustomerPlans)) : new Map<string, TxFact[]>();
-  const wagering = wageringDays > 0 && evaluated.size > 0 ? await readWageringDays(trx, partner, evaluatedCustomers, wageringDays) : new Map<string, CachedDay[]>();
-  const fx = await RateBook.load(trx, ratePairs([...txs.values()].flat()));
-
-  const keys = new Set<string>();
-  for (const c of evaluatedCustomers) {
-    for (const plan of perCustomerPlans) {
-      if (plan.kind === 'cpa_ftd') keys.add(cpaKey(plan, c.customerId));
-      if (plan.kind === 'phase_bonus') keys.add(phaseKey(plan as PhaseBonusPlan, c.customerId));
-      if (plan.kind === 'challenge_cpa') {
-        for (const t of txs.get(c.customerId) ?? []) if ((FEE_TYPES as readonly string[]).includes(t.type)) keys.add(challengeKey(plan as ChallengeCpaPlan, t.id));
-      }
-    }
-  }
-  const lines = keys.size > 0 ? await readKeyLines(trx, keys) : new Map<string, LineState[]>();
-  const src: TargetSource = { plans: perCustomerPlans, customers, lines, now };
-  const reviews = evaluated.size > 0 ? await readReviews(trx, partner, evaluated) : new Map();
-  const perCustomer: Target[] = [];
-  for (const c of evaluatedCustomers) perCustomer.push(...customerTargets(src, c, txs.get(c.customerId) ?? [], wagering.get(c.customerId) ?? [], fx));
-  const targets = applyReview(perCustomer, reviews, lines, currentMonth);
-  for (const t of targets) work.produced.add(t.key);
-  const booked = await book(trx, targets, lines, currentMonth, scope.runId, now);
-  return { ...booked, days: pass.days };
 }
 
 /**
@@ -503,31 +340,3 @@ function noLongerFees(formerFeeKeys: ReadonlyMap<string, { plan: ChallengeCpaPla
   return out;
 }
 
-/** Appends the lines the targets need and replaces the evaluated keys' holds. */
-export async function book(
-  trx: Knex.Transaction,
-  targets: readonly Target[],
-  lines: ReadonlyMap<string, LineState[]>,
-  currentMonth: string,
-  runId: string,
-  now: string,
-): Promise<Pick<Evaluation, 'keys' | 'lines' | 'net' | 'held' | 'missingRates' | 'released' | 'reviewHeld' | 'reviewReleased'>> {
-  const byKey = new Map<string, Target[]>();
-  for (const t of targets) append(byKey, t.key, t);
-  const add: NewLine[] = [];
-  const held: Target[] = [];
-  for (const [key, list] of byKey) {
-    const need = linesFor(completeTargets(list, lines.get(key), currentMonth).map((t) => firstBookingReason(t, lines.get(key))), lines.get(key));
-    add.push(...need.add);
-    held.push(...need.held);
-  }
-  await appendLines(trx, add, runId, now);
-  // The postbacks of what these lines mean (a CPA qualified or clawed back), in the same transaction.
-  await writeCpaEvents(trx, add, lines, now);
-  // A key held only for review is no FX hold; one missing rates too is both.
-  const fxHeld = held.filter((t) => t.review === undefined || t.missing.length > 0);
-  const released = await replaceHolds(trx, [...byKey.keys()], fxHeld, now);
-  const review = await replaceReviewHolds(trx, [...byKey.keys()], targets, now);
-  const missingRates = [...new Set(fxHeld.flatMap((t) => t.missing))].sort();
-  return { keys: byKey.size, lines: add.length, net: sum(add.map((l) => l.amount)), held: fxHeld.length, missingRates, released, reviewHeld: review.held, reviewReleased: review.released };
-}
