@@ -16,13 +16,13 @@ import type { Variant } from '../src/types.js';
 import { lockPartnerLoads } from '../src/commission/recompute-pending.js';
 import { randomUUID } from 'node:crypto';
 import { addDays, utcDay } from '../src/kernel/dates.js';
-import { toUtcTimestamp } from '../src/kernel/timestamp.js';
 import { runCustomers, type RunDayEntity } from '../src/store/run-days.js';
 import { formatFraudConfigError, loadFraudConfig, settingsFor, type FraudConfig, type RuleSettings } from '../src/fraud/config.js';
 import { detect, markNotFound, type Detection } from '../src/fraud/detect.js';
 import { lockFraud } from '../src/fraud/flags.js';
 import { insertChunks, listChunks } from '../src/store/dialects.js';
 import { entityTable } from '../src/store/tables.js';
+import { fromStoreTimestamp } from '../src/store/values.js';
 import { insertArrays } from '../src/store/json-insert.js';
 
 const SCAN_CHUNK = 2000;
@@ -173,7 +173,7 @@ async function takeDeferredDays(trx: Knex.Transaction, partner: string): Promise
   const groups = new Map<string, { variant: Variant; runId: string; entity: RunDayEntity; days: Set<string>; since: string }>();
   for (const r of taken) {
     const key = `${r.run_id}\u0000${r.entity}`;
-    const at = storedTimestamp(r.created_at);
+    const at = fromStoreTimestamp(r.created_at) as string;
     const g = groups.get(key);
     if (g) { g.days.add(r.date); if (at < g.since) g.since = at; } else groups.set(key, { variant: r.variant as Variant, runId: r.run_id, entity: r.entity as RunDayEntity, days: new Set([r.date]), since: at });
   }
@@ -186,7 +186,6 @@ async function takeDeferredDays(trx: Knex.Transaction, partner: string): Promise
 
 interface DeferredDay { variant: string; run_id: string; entity: string; date: string; created_at: unknown }
 const returned = (result: unknown): DeferredDay[] => (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as DeferredDay[];
-const storedTimestamp = (v: unknown): string => (v instanceof Date ? v.toISOString() : toUtcTimestamp(String(v)));
 
 /**
  * Evaluates the fraud rules over the customers bulk runs deferred for this partner, in groups of
