@@ -16,6 +16,7 @@ import type { Variant } from '../src/types.js';
 import { lockPartnerLoads } from '../src/commission/recompute-pending.js';
 import { randomUUID } from 'node:crypto';
 import { addDays, utcDay } from '../src/kernel/dates.js';
+import { append } from '../src/kernel/collections.js';
 import { runCustomers, type RunDayEntity } from '../src/store/run-days.js';
 import { formatFraudConfigError, loadFraudConfig, settingsFor, type FraudConfig, type RuleSettings } from '../src/fraud/config.js';
 import { detect, markNotFound, type Detection } from '../src/fraud/detect.js';
@@ -165,26 +166,29 @@ async function deferDays(trx: Knex.Transaction, change: LoadedChange, now: strin
 
 /**
  * Takes the partner's deferred days (fraud_deferred_days) into fraud_deferred: the customers of
- * the rows their runs wrote on them, with the day's age. In the settle's transaction, under the
- * partner's fraud lock; rows a batch commits after the take wait with that batch's own days.
+ * the rows their runs wrote on them, with the oldest day's age. In the settle's transaction, under
+ * the partner's fraud lock; rows a batch commits after the take wait with that batch's own days.
  */
 async function takeDeferredDays(trx: Knex.Transaction, partner: string): Promise<void> {
   const taken = returned(await trx.raw('DELETE FROM fraud_deferred_days WHERE partner_id = ? RETURNING variant, run_id, entity, date, created_at', [partner]));
-  const groups = new Map<string, { variant: Variant; runId: string; entity: RunDayEntity; days: Set<string>; since: string }>();
-  for (const r of taken) {
-    const key = `${r.run_id}\u0000${r.entity}`;
-    const at = fromStoreTimestamp(r.created_at) as string;
-    const g = groups.get(key);
-    if (g) { g.days.add(r.date); if (at < g.since) g.since = at; } else groups.set(key, { variant: r.variant as Variant, runId: r.run_id, entity: r.entity as RunDayEntity, days: new Set([r.date]), since: at });
-  }
-  for (const g of groups.values()) {
-    const customers = new Set<string>();
-    await runCustomers(trx, partner, g.variant, g.entity, g.runId, g.days, customers);
-    if (customers.size > 0) await deferCustomers(trx, partner, g.variant, customers, g.since);
+  if (taken.length === 0) return;
+  const customers = new Set<string>();
+  await customersOfDeferredDays(trx, partner, taken, customers);
+  const since = taken.map((r) => fromStoreTimestamp(r.created_at) as string).sort()[0] as string;
+  if (customers.size > 0) await deferCustomers(trx, partner, taken[0]!.variant as Variant, customers, since);
+}
+
+/** Adds the customers of the rows these deferred days name to `into`: one listing per run, entity and run of days. */
+export async function customersOfDeferredDays(db: Knex | Knex.Transaction, partner: string, days: readonly DeferredDay[], into: Set<string>): Promise<void> {
+  const groups = new Map<string, DeferredDay[]>();
+  for (const d of days) append(groups, `${d.run_id}\u0000${d.entity}`, d);
+  for (const list of groups.values()) {
+    const [first] = list as [DeferredDay];
+    await runCustomers(db, partner, first.variant as Variant, first.entity as RunDayEntity, first.run_id, list.map((d) => d.date), into);
   }
 }
 
-interface DeferredDay { variant: string; run_id: string; entity: string; date: string; created_at: unknown }
+export interface DeferredDay { variant: string; run_id: string; entity: string; date: string; created_at: unknown }
 const returned = (result: unknown): DeferredDay[] => (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as DeferredDay[];
 
 /**

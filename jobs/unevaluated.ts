@@ -10,8 +10,7 @@
 import type { Knex } from 'knex';
 import { toUtcTimestamp } from '../src/kernel/timestamp.js';
 import { append } from '../src/kernel/collections.js';
-import { runCustomers, type RunDayEntity } from '../src/store/run-days.js';
-import type { Variant } from '../src/types.js';
+import { customersOfDeferredDays, type DeferredDay } from './fraud.js';
 
 export interface Unevaluated {
   partner: string;
@@ -47,15 +46,12 @@ export async function unevaluated(knex: Knex, now: Date, partner?: string): Prom
   // Customers deferred by day (a bulk batch's transactions and activity): those of their runs' rows, with the ones deferred by name.
   let days = knex('fraud_deferred_days').select('partner_id', 'variant', 'run_id', 'entity', 'date', 'created_at');
   if (partner) days = days.where('partner_id', partner);
-  const byPartner = new Map<string, { variant: Variant; runId: string; entity: RunDayEntity; date: string; created_at: unknown }[]>();
-  for (const r of (await days) as { partner_id: string; variant: Variant; run_id: string; entity: RunDayEntity; date: string; created_at: unknown }[]) append(byPartner, r.partner_id, { ...r, runId: r.run_id });
+  const byPartner = new Map<string, DeferredDay[]>();
+  for (const r of (await days) as (DeferredDay & { partner_id: string })[]) append(byPartner, r.partner_id, r);
   for (const [p, list] of byPartner) {
     const customers = new Set<string>(((await knex('fraud_deferred').where('partner_id', p).select('customer_id')) as { customer_id: string }[]).map((r) => r.customer_id));
-    const groups = new Map<string, typeof list>();
-    for (const d of list) append(groups, `${d.runId}\u0000${d.entity}`, d);
-    for (const g of groups.values()) await runCustomers(knex, p, g[0]!.variant, g[0]!.entity, g[0]!.runId, g.map((d) => d.date), customers);
-    const oldest = list.reduce((a, d) => (iso(d.created_at) < a ? iso(d.created_at) : a), iso(list[0]!.created_at));
-    at(p, customers.size, oldest, 'fraud_customers');
+    await customersOfDeferredDays(knex, p, list, customers);
+    at(p, customers.size, list.map((d) => iso(d.created_at)).sort()[0], 'fraud_customers');
   }
   for (const e of out.values()) e.age_seconds = Math.max(0, Math.round((now.getTime() - Date.parse(e.oldest)) / 1000));
   return [...out.values()].sort((a, b) => a.partner.localeCompare(b.partner));
