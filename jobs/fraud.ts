@@ -21,7 +21,7 @@ import { runCustomers, type RunDayEntity } from '../src/store/run-days.js';
 import { formatFraudConfigError, loadFraudConfig, settingsFor, type FraudConfig, type RuleSettings } from '../src/fraud/config.js';
 import { detect, markNotFound, type Detection } from '../src/fraud/detect.js';
 import { lockFraud } from '../src/fraud/flags.js';
-import { insertChunks, listChunks } from '../src/store/dialects.js';
+import { insertChunks, listChunks, rawRows } from '../src/store/dialects.js';
 import { entityTable } from '../src/store/tables.js';
 import { fromStoreTimestamp } from '../src/store/values.js';
 import { insertArrays } from '../src/store/json-insert.js';
@@ -170,7 +170,7 @@ async function deferDays(trx: Knex.Transaction, change: LoadedChange, now: strin
  * the partner's fraud lock; rows a batch commits after the take wait with that batch's own days.
  */
 async function takeDeferredDays(trx: Knex.Transaction, partner: string): Promise<void> {
-  const taken = returned(await trx.raw('DELETE FROM fraud_deferred_days WHERE partner_id = ? RETURNING variant, run_id, entity, date, created_at', [partner]));
+  const taken = rawRows<DeferredDay>(await trx.raw('DELETE FROM fraud_deferred_days WHERE partner_id = ? RETURNING variant, run_id, entity, date, created_at', [partner]));
   if (taken.length === 0) return;
   const customers = new Set<string>();
   await customersOfDeferredDays(trx, partner, taken, customers);
@@ -189,7 +189,6 @@ export async function customersOfDeferredDays(db: Knex | Knex.Transaction, partn
 }
 
 export interface DeferredDay { variant: string; run_id: string; entity: string; date: string; created_at: unknown }
-const returned = (result: unknown): DeferredDay[] => (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as DeferredDay[];
 
 /**
  * Evaluates the fraud rules over the customers bulk runs deferred for this partner, in groups of

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { markByRunDay, type LoadedChange } from '../pipeline/load.js';
 import { utcDay } from '../kernel/dates.js';
-import { insertChunks } from '../store/dialects.js';
+import { insertChunks, rawRows } from '../store/dialects.js';
 import { insertArrays } from '../store/json-insert.js';
 import type { Store } from '../store/store.js';
 import { entityTable } from '../store/tables.js';
@@ -167,7 +167,7 @@ export async function takePending(trx: Knex.Transaction, scope: Scope, options: 
   if (options.keys === false) where.push(`kind NOT IN (${KEY_KINDS.map((k) => `'${k}'`).join(', ')})`);
   if (options.only) where.push(`kind IN (${options.only.map((k) => `'${k}'`).join(', ')})`);
   // Raw, since knex's builder returns only a count from a DELETE on SQLite; both backends return the rows of a raw RETURNING.
-  const rows = returned(await trx.raw(`DELETE FROM commission_pending WHERE ${['partner_id = ?', ...where].join(' AND ')} RETURNING kind, value`, [scope.partner]));
+  const rows = rawRows<PendingRow>(await trx.raw(`DELETE FROM commission_pending WHERE ${['partner_id = ?', ...where].join(' AND ')} RETURNING kind, value`, [scope.partner]));
   for (const r of rows) {
     if (r.kind === 'customer') scope.customers.add(r.value);
     else if (r.kind === 'record') {
@@ -239,7 +239,7 @@ export async function openDayTakes(trx: Knex.Transaction, scope: Scope): Promise
   return async (limit) => {
     const rows = (await trx.raw(`SELECT customer_id, date FROM ${pg ? '' : 'temp.'}${TAKES}${after ? ' WHERE (customer_id, date) > (?, ?)' : ''} ORDER BY customer_id, date LIMIT ?`,
       [...(after ?? []), limit])) as unknown;
-    const list = (Array.isArray(rows) ? rows : (rows as { rows: unknown[] }).rows) as { customer_id: string; date: string }[];
+    const list = rawRows<{ customer_id: string; date: string }>(rows);
     const days = new Map<string, Set<string>>();
     for (const r of list) {
       let set = days.get(r.customer_id);
@@ -256,7 +256,6 @@ export async function openDayTakes(trx: Knex.Transaction, scope: Scope): Promise
 /** The evaluation's temporary table of customer-days (openDayTakes). */
 const TAKES = 'commission_takes';
 
-const returned = (result: unknown): PendingRow[] => (Array.isArray(result) ? result as PendingRow[] : (result as { rows: PendingRow[] }).rows);
 
 function addDayEntry(into: Map<string, Set<string>>, value: string): void {
   const [customer, day] = JSON.parse(value) as [string, string];

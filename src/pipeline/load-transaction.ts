@@ -22,6 +22,7 @@ import { SLICE, yieldToEventLoop } from '../yield.js';
 import { transactionLock } from '../store/transaction-lock.js';
 import type { MonthPartitions } from '../store/partitions.js';
 import { FreshKeys } from '../store/fresh-keys.js';
+import { rawRows } from '../store/dialects.js';
 
 export interface BatchInput {
   partner: string;
@@ -186,7 +187,7 @@ export class LoadTransaction {
         const part = days.slice(i, i + 500);
         // Raw: knex's builder returns only a count from a DELETE on SQLite; both return a raw RETURNING's rows.
         const deleted = await this.trx.raw(`DELETE FROM ${table.name} WHERE partner_id = ? AND date IN (${part.map(() => '?').join(', ')}) RETURNING customer_id`, [partner, ...part]) as unknown;
-        for (const r of (Array.isArray(deleted) ? deleted : (deleted as { rows: unknown[] }).rows) as { customer_id: string }[]) gone.add(r.customer_id);
+        for (const r of rawRows<{ customer_id: string }>(deleted)) gone.add(r.customer_id);
       }
       let replaced = this.replacedDays.get(partner);
       if (!replaced) this.replacedDays.set(partner, (replaced = new Set()));

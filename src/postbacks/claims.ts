@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Store } from '../store/store.js';
 import { fromStoreTimestamp } from '../store/values.js';
+import { rawRows } from '../store/dialects.js';
 
 export type EventState = 'pending' | 'retrying' | 'delivered' | 'dead';
 export const UNSETTLED: readonly EventState[] = ['pending', 'retrying'];
@@ -42,12 +43,9 @@ const CLAIMABLE = `e.state IN ('pending', 'retrying') AND e.next_attempt_at <= ?
 /** The postbacks with due events not leased now (at most `limit`). */
 export async function duePostbacks(knex: Knex, now: string, limit: number): Promise<string[]> {
   const rows = (await knex.raw(`SELECT DISTINCT e.postback_id FROM postback_events e WHERE ${CLAIMABLE} LIMIT ?`, [now, now, limit])) as unknown;
-  return rowsOf(rows).map((r) => String(r.postback_id));
+  return rawRows<Record<string, unknown>>(rows).map((r) => String(r.postback_id));
 }
 
-function rowsOf(result: unknown): Record<string, unknown>[] {
-  return Array.isArray(result) ? (result as Record<string, unknown>[]) : ((result as { rows: Record<string, unknown>[] }).rows);
-}
 
 /** Leases up to `limit` due events of one postback, the first unsettled one of each order key. */
 export async function claim(store: Store, postbackId: string, limit: number, leaseMs: number): Promise<ClaimedEvent[]> {
@@ -57,7 +55,7 @@ export async function claim(store: Store, postbackId: string, limit: number, lea
   const sql = `UPDATE postback_events SET lease_until = ?, lease_token = ? WHERE seq IN (
     SELECT e.seq FROM postback_events e WHERE e.postback_id = ? AND ${CLAIMABLE}
     ORDER BY e.seq LIMIT ? ${LOCK_CLAUSE[store.profile.kind]}) RETURNING seq, event_id, postback_id, kind, order_key, data, attempts, window_start, created_at`;
-  const rows = rowsOf(await store.knex.raw(sql, [storeTime(nowMs + leaseMs), token, postbackId, now, now, limit]));
+  const rows = rawRows<Record<string, unknown>>(await store.knex.raw(sql, [storeTime(nowMs + leaseMs), token, postbackId, now, now, limit]));
   return rows.map((r) => ({
     seq: Number(r.seq), eventId: String(r.event_id), postbackId: String(r.postback_id), kind: String(r.kind), orderKey: String(r.order_key),
     data: (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, unknown>, attempts: Number(r.attempts),
@@ -107,7 +105,7 @@ export async function settleDelivered(store: Store, items: readonly { event: Cla
   for (const g of groups.values()) {
     for (let i = 0; i < g.seqs.length; i += 500) {
       const seqs = g.seqs.slice(i, i + 500);
-      const rows = rowsOf(await store.knex.raw(`UPDATE postback_events SET state = 'delivered', attempts = attempts + 1, last_status = ?, last_error = NULL,
+      const rows = rawRows<Record<string, unknown>>(await store.knex.raw(`UPDATE postback_events SET state = 'delivered', attempts = attempts + 1, last_status = ?, last_error = NULL,
         last_attempt_at = ?, lease_until = NULL, lease_token = NULL, delivered_at = ? WHERE lease_token = ? AND seq IN (${seqs.map(() => '?').join(', ')}) RETURNING seq`,
       [g.status, now, now, g.token, ...seqs]));
       for (const r of rows) kept.add(Number(r.seq));
