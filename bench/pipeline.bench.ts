@@ -37,6 +37,7 @@ import { parseRatesCsv, saveRates } from '../src/store/fx-rates.js';
 import { openStore, type Store } from '../src/store/store.js';
 import type { Entity } from '../src/types.js';
 import { copyLines, dropBenchSchemas, openBenchStore } from './support/pg-bench.js';
+import { underLauncherFlags } from './support/launcher.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PARTNER = 'sandbox-casino';
@@ -130,7 +131,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    await dropBenchSchemas(PG_URL, created);
+    if (!process.env.BENCH_KEEP) await dropBenchSchemas(PG_URL, created);
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -256,4 +257,5 @@ async function rawCopy(files: Record<Entity, string>): Promise<number> {
   }
 }
 
+underLauncherFlags();
 await main();

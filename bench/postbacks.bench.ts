@@ -20,6 +20,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { packageRoot } from '../src/paths.js';
 import { describeTransactions, freePort, pushTransactions, startChild, type Server } from './support/http-bench.js';
+import { launcherFlags } from './support/launcher.js';
 
 const PG_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const FTDS = Number(process.argv[2] ?? 5000);
@@ -81,7 +82,7 @@ async function run(postbacks: boolean): Promise<Outcome> {
     const client = JSON.parse(cli(schema, ['clients', 'add', PARTNER, '--variant', 'igaming', '--scope', 'read,write', '--json'])) as { client_id: string; client_secret: string };
     for (let a = 0; postbacks && a < AFFILIATES; a++) cli(schema, ['postbacks', 'add', '--affiliate', `a${a}`, '--events', REGISTRATIONS ? 'registration' : 'ftd', '--url', `http://127.0.0.1:${trackerPort}/pb?t=${REGISTRATIONS ? '{customer_id}' : '{transaction_id}'}&c={click_id}`, '--allow-private', '--rate', '1000']);
     const port = await freePort();
-    server = await startChild([...SERVER_NODE_ARGS, CLI, '--config', join(packageRoot(), 'config'), '--store', storeUrl(schema), 'serve', '--host', '127.0.0.1', '--port', String(port)], port, '/healthz');
+    server = await startChild([...launcherFlags(), ...SERVER_NODE_ARGS, CLI, '--config', join(packageRoot(), 'config'), '--store', storeUrl(schema), 'serve', '--host', '127.0.0.1', '--port', String(port)], port, '/healthz');
     const tokenList = await tokens(server.url, client.client_id, client.client_secret, Math.ceil((FTDS + 100) / PER_TOKEN) + 1);
     // The customers first, in bulk: each deposit below is then its customer's FTD.
     for (let i = 0; i < (REGISTRATIONS ? 0 : FTDS); i += 1000) {

@@ -60,6 +60,7 @@ import { recordToRow } from '../src/store/rows.js';
 import { openStore, type Store } from '../src/store/store.js';
 import { entityTable } from '../src/store/tables.js';
 import type { RawRecord, SpecRecord } from '../src/types.js';
+import { launcherFlags } from './support/launcher.js';
 
 const PG_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const BULK_REQUESTS = Number(process.argv[2] ?? 100);
@@ -93,7 +94,7 @@ const deposit = (i: number, customers: number): SpecRecord => ({
 /** `partner-sync serve` on a free loopback port, over the store schema. */
 async function startApi(schema: string, configDir: string): Promise<Server> {
   const port = await freePort();
-  return startChild([...SERVER_NODE_ARGS, CLI, '--config', configDir, '--store', storeUrl(schema, API_APP), 'serve', '--host', '127.0.0.1', '--port', String(port)], port, '/healthz');
+  return startChild([...launcherFlags(), ...SERVER_NODE_ARGS, CLI, '--config', configDir, '--store', storeUrl(schema, API_APP), 'serve', '--host', '127.0.0.1', '--port', String(port)], port, '/healthz');
 }
 
 /** The bare baseline: fastify, JSON body parsed, 200, nothing else (this file, in --bare mode). */
@@ -112,7 +113,7 @@ async function bare(port: number): Promise<void> {
 }
 
 function cli(configDir: string, schema: string, args: string[]): string {
-  const r = spawnSync(process.execPath, [CLI, '--config', configDir, '--store', storeUrl(schema), ...args], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [...launcherFlags(), CLI, '--config', configDir, '--store', storeUrl(schema), ...args], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`partner-sync ${args.join(' ')}: exit ${r.status}\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
 }

@@ -50,6 +50,7 @@ import { recordToRow } from '../src/store/rows.js';
 import { openStore } from '../src/store/store.js';
 import { entityTable } from '../src/store/tables.js';
 import type { RawRecord, SpecRecord } from '../src/types.js';
+import { launcherFlags } from './support/launcher.js';
 
 const MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
 const PG_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -221,7 +222,7 @@ async function child(schema: string, replicaUrl: string, pageSize: number): Prom
 /** Every after-load job with the shipped configuration; the iGaming commission plans name the bench partner. */
 function runChild(schema: string, replicaUrl: string, pageSize: number): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [...CHILD_NODE_ARGS, fileURLToPath(import.meta.url), '--child', schema, replicaUrl, String(pageSize)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const proc = spawn(process.execPath, [...launcherFlags(), ...CHILD_NODE_ARGS, fileURLToPath(import.meta.url), '--child', schema, replicaUrl, String(pageSize)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     proc.stdout.on('data', (d: Buffer) => { out += d.toString(); });
     proc.on('error', reject);
