@@ -16,7 +16,7 @@ import { readBonusTransactions, readCustomers, readTransactions, ratePairs, type
 import { readKeyLines } from './ledger.js';
 import { MonthDeltas } from './month-deltas.js';
 import type { ChallengeCpaPlan, PhaseBonusPlan, Plan } from './plans.js';
-import { applyReview, readReviews } from './review-holds.js';
+import { applyReview, readReviews, type CustomerReview } from './review-holds.js';
 import { FEE_TYPES, challengeKey } from './rules/challenge-cpa.js';
 import { cpaKey } from './rules/cpa-ftd.js';
 import { phaseKey } from './rules/phase-bonus.js';
@@ -82,22 +82,39 @@ export async function deriveCustomers(work: Work, ids: readonly string[], pairs:
 
 /** A derived pass's per-customer keys: CPA (also for customers whose activity changed inside a wagering window), challenge fees, phase bonuses. */
 export async function bookCustomers(work: Work, pass: DerivedPass): Promise<Omit<Evaluation, 'partner'>> {
-  const { trx, plans, scope, now } = work;
+  return bookRead(work, pass, await readPass(work, pass));
+}
+
+/** What booking a pass reads from the store: its customers' transactions, wagering days, rates, the lines of their keys and their reviews. */
+export interface PassReads {
+  evaluated: CustomerFact[];
+  txs: Map<string, TxFact[]>;
+  wagering: Map<string, CachedDay[]>;
+  fx: RateBook;
+  lines: Map<string, LineState[]>;
+  reviews: Map<string, CustomerReview>;
+}
+
+/**
+ * The reads of a pass's booking. Nothing here depends on another pass's booking as long as the
+ * passes' customers differ (their keys, lines and reviews are theirs alone), so a pass's reads
+ * may run while the previous pass books (evaluateIn); the fraud flags must be final.
+ */
+export async function readPass(work: Work, pass: DerivedPass): Promise<PassReads> {
+  const { trx, plans, scope } = work;
   const { customers } = pass;
   const partner = scope.partner;
-  const currentMonth = monthOf(now.slice(0, 10));
-  const evaluated = new Set<string>();
-  for (const id of pass.ids) if (scope.customers.has(id) && customers.has(id)) evaluated.add(id);
-  for (const id of pass.windowed) evaluated.add(id);
+  const evaluatedIds = new Set<string>();
+  for (const id of pass.ids) if (scope.customers.has(id) && customers.has(id)) evaluatedIds.add(id);
+  for (const id of pass.windowed) evaluatedIds.add(id);
   const wageringDays = work.wageringDays;
   const perCustomerPlans = plans.filter((p) => p.kind !== 'revshare');
-  const evaluatedCustomers = [...evaluated].map((id) => customers.get(id) as CustomerFact);
-  const txs = perCustomerPlans.length > 0 && evaluated.size > 0 ? await readTransactions(trx, partner, evaluated, transactionTypes(perCustomerPlans)) : new Map<string, TxFact[]>();
-  const wagering = wageringDays > 0 && evaluated.size > 0 ? await readWageringDays(trx, partner, evaluatedCustomers, wageringDays) : new Map<string, CachedDay[]>();
+  const evaluated = [...evaluatedIds].map((id) => customers.get(id) as CustomerFact);
+  const txs = perCustomerPlans.length > 0 && evaluated.length > 0 ? await readTransactions(trx, partner, evaluatedIds, transactionTypes(perCustomerPlans)) : new Map<string, TxFact[]>();
+  const wagering = wageringDays > 0 && evaluated.length > 0 ? await readWageringDays(trx, partner, evaluated, wageringDays) : new Map<string, CachedDay[]>();
   const fx = await RateBook.load(trx, ratePairs([...txs.values()].flat()));
-
   const keys = new Set<string>();
-  for (const c of evaluatedCustomers) {
+  for (const c of evaluated) {
     for (const plan of perCustomerPlans) {
       if (plan.kind === 'cpa_ftd') keys.add(cpaKey(plan, c.customerId));
       if (plan.kind === 'phase_bonus') keys.add(phaseKey(plan as PhaseBonusPlan, c.customerId));
@@ -107,13 +124,21 @@ export async function bookCustomers(work: Work, pass: DerivedPass): Promise<Omit
     }
   }
   const lines = keys.size > 0 ? await readKeyLines(trx, keys) : new Map<string, LineState[]>();
-  const src: TargetSource = { plans: perCustomerPlans, customers, lines, now };
-  const reviews = evaluated.size > 0 ? await readReviews(trx, partner, evaluated) : new Map();
+  const reviews = evaluated.length > 0 ? await readReviews(trx, partner, evaluatedIds) : new Map<string, CustomerReview>();
+  return { evaluated, txs, wagering, fx, lines, reviews };
+}
+
+/** A pass's targets from its reads, under its customers' reviews, booked. */
+export async function bookRead(work: Work, pass: DerivedPass, read: PassReads): Promise<Omit<Evaluation, 'partner'>> {
+  const { trx, plans, scope, now } = work;
+  const currentMonth = monthOf(now.slice(0, 10));
+  const perCustomerPlans = plans.filter((p) => p.kind !== 'revshare');
+  const src: TargetSource = { plans: perCustomerPlans, customers: pass.customers, lines: read.lines, now };
   const perCustomer: Target[] = [];
-  for (const c of evaluatedCustomers) perCustomer.push(...customerTargets(src, c, txs.get(c.customerId) ?? [], wagering.get(c.customerId) ?? [], fx));
-  const targets = applyReview(perCustomer, reviews, lines, currentMonth);
+  for (const c of read.evaluated) perCustomer.push(...customerTargets(src, c, read.txs.get(c.customerId) ?? [], read.wagering.get(c.customerId) ?? [], read.fx));
+  const targets = applyReview(perCustomer, read.reviews, read.lines, currentMonth);
   for (const t of targets) work.produced.add(t.key);
-  const booked = await book(trx, targets, lines, currentMonth, scope.runId, now);
+  const booked = await book(trx, targets, read.lines, currentMonth, scope.runId, now);
   return { ...booked, days: pass.days };
 }
 
