@@ -89,7 +89,7 @@ export interface LoadedChange {
  * rather than by customer: a bulk run's batch. Not a push's: its runs are one request each, and
  * listing a request's rows would scan its day's rows once per request.
  */
-export const markByRunDay = (change: LoadedChange): boolean => change.deferred === true && change.factsDeferred === true;
+export const markByRunDay = (change: Pick<LoadedChange, 'deferred' | 'factsDeferred'>): boolean => change.deferred === true && change.factsDeferred === true;
 
 /** The advisory lock that serialises a partner's loads (and whatever must not interleave with them). */
 export const loadLockKey = (partner: string): string => `partner-sync:load:${partner}`;

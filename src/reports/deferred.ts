@@ -10,7 +10,9 @@
 import type { Knex } from 'knex';
 import { utcDay } from '../kernel/dates.js';
 import type { LoadedChange } from '../pipeline/load.js';
-import { loadLockKey } from '../pipeline/load.js';
+import { loadLockKey, markByRunDay } from '../pipeline/load.js';
+import { append } from '../kernel/collections.js';
+import { dayRanges, runRows } from '../store/run-days.js';
 import { insertChunks, listChunks } from '../store/dialects.js';
 import { insertArrays } from '../store/json-insert.js';
 import type { Store } from '../store/store.js';
@@ -32,13 +34,22 @@ export interface FactsScope {
   ftd: Set<string>;
   /** Customers whose cell (affiliate, campaign) or product changed: every day of their rows. */
   moved: Set<string>;
+  /**
+   * UTC days of deposits the batch wrote, when it marks by run day (markByRunDay): their
+   * customers' first deposits are looked at again, listed at the settle from the rows the run
+   * wrote on those days (src/store/run-days.ts) instead of one entry per customer.
+   */
+  ftdDays: Set<string>;
 }
 
 const KINDS = { days: 'day', ftd: 'ftd', moved: 'moved' } as const;
+/** A run's deposit day: [run id, day] (FactsScope.ftdDays). */
+const FTD_RUN_DAY = 'ftd_run_day';
 
 /** The scope of a written batch, from its records and the stored versions they replaced (read before the write). */
-export function factsScopeOf(change: Pick<LoadedChange, 'variant' | 'records' | 'replacedDays'>, priors: PriorVersions): FactsScope {
-  const scope: FactsScope = { days: new Set(change.replacedDays), ftd: new Set(), moved: new Set() };
+export function factsScopeOf(change: Pick<LoadedChange, 'variant' | 'records' | 'replacedDays' | 'deferred' | 'factsDeferred'>, priors: PriorVersions): FactsScope {
+  const scope: FactsScope = { days: new Set(change.replacedDays), ftd: new Set(), moved: new Set(), ftdDays: new Set() };
+  const byRunDay = markByRunDay(change);
   for (const c of change.records.customers) {
     const id = String(c.customer_id);
     scope.days.add(utcDay(String(c.signup_date)));
@@ -52,8 +63,12 @@ export function factsScopeOf(change: Pick<LoadedChange, 'variant' | 'records' | 
     scope.days.add(now.day);
     const was = priors.transactions.get(now.id);
     if (was) scope.days.add(was.day);
-    if (now.type === 'deposit') scope.ftd.add(now.customer);
-    if (was?.type === 'deposit') scope.ftd.add(was.customer);
+    if (now.type === 'deposit') {
+      if (byRunDay) scope.ftdDays.add(now.day);
+      else scope.ftd.add(now.customer);
+    }
+    // A deposit that was one and stays one of the same customer is listed by its new run day.
+    if (was?.type === 'deposit' && !(byRunDay && now.type === 'deposit' && was.customer === now.customer)) scope.ftd.add(was.customer);
   }
   // An activity row's key holds its customer and day: its old version counted in the same day. Only
   // iGaming activity counts in the cells.
@@ -62,14 +77,18 @@ export function factsScopeOf(change: Pick<LoadedChange, 'variant' | 'records' | 
 }
 
 /** Records the scope in report_pending, in the batch's transaction. */
-export async function writeFactsPending(trx: Knex.Transaction, partner: string, variant: Variant, scope: FactsScope, now: string): Promise<void> {
+export async function writeFactsPending(trx: Knex.Transaction, partner: string, variant: Variant, scope: FactsScope, runId: string, now: string): Promise<void> {
   const kinds: string[] = [];
   const values: string[] = [];
-  for (const [field, kind] of Object.entries(KINDS) as [keyof FactsScope, string][]) {
+  for (const [field, kind] of Object.entries(KINDS) as [Exclude<keyof FactsScope, 'ftdDays'>, string][]) {
     for (const value of scope[field]) {
       kinds.push(kind);
       values.push(value);
     }
+  }
+  for (const day of scope.ftdDays) {
+    kinds.push(FTD_RUN_DAY);
+    values.push(JSON.stringify([runId, day]));
   }
   if (values.length === 0) return;
   if (trx.client.config.client === 'pg') {
@@ -97,6 +116,7 @@ export async function settleFacts(store: Store, partner: string): Promise<number
     const days = new Set(rows.filter((r) => r.kind === KINDS.days).map((r) => r.value));
     const ftd = new Set(rows.filter((r) => r.kind === KINDS.ftd).map((r) => r.value));
     const moved = rows.filter((r) => r.kind === KINDS.moved).map((r) => r.value);
+    await depositCustomersOfRunDays(trx, partner, variant, rows.filter((r) => r.kind === FTD_RUN_DAY).map((r) => JSON.parse(r.value) as [string, string]), ftd);
     for (const day of await daysOfCustomers(trx, partner, variant, moved)) days.add(day);
     for (const id of moved) ftd.add(id);
     if (store.profile.kind === 'postgres') {
@@ -108,6 +128,18 @@ export async function settleFacts(store: Store, partner: string): Promise<number
     await recomputeMonths(trx, store.profile.kind, partner, [...days].map((d) => [d, 'all']));
     return days.size;
   });
+}
+
+/** Adds the customers of the deposits the runs wrote on these days ([run id, day]) to `into`. */
+async function depositCustomersOfRunDays(trx: Knex.Transaction, partner: string, variant: Variant, runDays: readonly [string, string][], into: Set<string>): Promise<void> {
+  const byRun = new Map<string, string[]>();
+  for (const [runId, day] of runDays) append(byRun, runId, day);
+  for (const [runId, list] of byRun) {
+    for (const [from, to] of dayRanges(list)) {
+      const rows = (await runRows(trx, partner, variant, 'transactions', runId, from, to).where('transaction_type', 'deposit').distinct('customer_id')) as { customer_id: string }[];
+      for (const r of rows) into.add(r.customer_id);
+    }
+  }
 }
 
 /** Every UTC day these customers' signups, transactions and activity count in. */

@@ -34,7 +34,7 @@ export function createReportFactsHook(store: Store): ReportFactsHooks {
       const priors = pending.get(trx) ?? emptyPriors();
       pending.delete(trx);
       if (change.factsDeferred) {
-        await writeFactsPending(trx, change.partner, change.variant, factsScopeOf(change, priors), store.now());
+        await writeFactsPending(trx, change.partner, change.variant, factsScopeOf(change, priors), change.runId, store.now());
         return;
       }
       await updateFacts(trx, {

@@ -22,7 +22,12 @@ export async function refreshStaleStatistics(store: Store): Promise<string[]> {
   const result = (await store.knex.raw(`SELECT s.relid::regclass::text AS name FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
     WHERE s.schemaname = current_schema() AND s.n_mod_since_analyze > GREATEST(?::bigint, ?::float8 * GREATEST(c.reltuples, 0)) ORDER BY 1`, [MIN_CHANGED, SHARE])) as { rows: { name: string }[] };
   const names = result.rows.map((r) => r.name);
-  // The names come from the catalog, quoted by regclass.
-  for (const name of names) await store.knex.raw(`ANALYZE ${name}`);
+  // The names come from the catalog, quoted by regclass. Two at a time, on two connections: after
+  // a month's import the six tables took 0.8 s one after the other, every other job waiting.
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < names.length) await store.knex.raw(`ANALYZE ${names[next++]!}`);
+  };
+  await Promise.all([lane(), lane()]);
   return names;
 }
