@@ -318,6 +318,13 @@ export async function recordAttribution(trx: Knex.Transaction, partner: string, 
     const c = customers.get(id);
     return c ? [{ partner_id: partner, customer_id: id, affiliate_id: c.affiliateId, updated_at: now }] : [];
   });
+  if (trx.client.config.client === 'pg') {
+    // One statement, a parameter per column: a bulk settle's passes attribute thousands of customers each.
+    await insertArrays(trx, 'commission_customers', { partner_id: ['text', partner], updated_at: ['timestamptz', now] },
+      { customer_id: ['text', rows.map((r) => r.customer_id)], affiliate_id: ['text', rows.map((r) => r.affiliate_id)] },
+      ' ON CONFLICT (partner_id, customer_id) DO UPDATE SET affiliate_id = excluded.affiliate_id, updated_at = excluded.updated_at');
+    return;
+  }
   for (const part of insertChunks(trx, rows)) {
     await trx('commission_customers').insert(part).onConflict(['partner_id', 'customer_id']).merge(['affiliate_id', 'updated_at']);
   }
