@@ -73,8 +73,14 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
   // What changed: only the customers whose facts differ from the stored ones are written, and
   // only the instances those facts feed are judged (set-based over what the batch changed).
   const pendingOf = new Map([...data].map(([id, d]) => [id, d.pending]));
-  const fresh = new Map(facts.map((f) => [f.customer_id, signatureOf(f, pendingOf.get(f.customer_id))]));
-  const differs = (id: string, part: keyof Signature): boolean => options.force === true || old.signatures.get(id)?.[part] !== fresh.get(id)?.[part];
+  // Signatures only where there are stored facts to compare with: a customer without any (a
+  // first load's every customer) has all its parts written (0.3 s of a month's settle otherwise).
+  const fresh = new Map(facts.filter((f) => old.signatures.has(f.customer_id)).map((f) => [f.customer_id, signatureOf(f, pendingOf.get(f.customer_id))]));
+  const differs = (id: string, part: keyof Signature): boolean => {
+    if (options.force === true) return true;
+    const stored = old.signatures.get(id);
+    return stored === undefined ? data.has(id) : stored[part] !== fresh.get(id)?.[part];
+  };
   const rowChanged = new Set(ids.filter((id) => differs(id, 'row')));
   const daysChanged = new Set(ids.filter((id) => differs(id, 'days')));
   const keysChanged = new Set(ids.filter((id) => differs(id, 'identities') || differs(id, 'who')));
