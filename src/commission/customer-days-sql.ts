@@ -14,6 +14,7 @@ import type { Knex } from 'knex';
 import type { MonthDeltas } from './month-deltas.js';
 import type { CustomerFact } from './facts.js';
 import { money } from '../kernel/money.js';
+import { arrayLiteral } from '../store/json-insert.js';
 
 /** Sources listed per month by this statement; the evaluation lists at most this many (MonthDeltas `listed`). */
 const SOURCES = 100;
@@ -171,7 +172,7 @@ export async function refreshDaysSql(
     }
   }
   if (ids.length === 0) return { written: 0, removed: 0, customers: [] };
-  const result = await trx.raw(SQL, [ids, dates, affiliates, partner, partner, partner, partner, now, now, partner, partner] as unknown as Knex.RawBinding[]);
+  const result = await trx.raw(SQL, [arrayLiteral(ids), arrayLiteral(dates), arrayLiteral(affiliates), partner, partner, partner, partner, now, now, partner, partner] as unknown as Knex.RawBinding[]);
   const out = { written: 0, removed: 0, customers: [] as string[] };
   for (const r of (result as { rows: Row[] }).rows) {
     if (r.kind === 'written') {

@@ -14,7 +14,7 @@ import type { Variant } from '../types.js';
 import type { RuleSettings } from './config.js';
 import { identityKeys, type IdentityKey } from './identity.js';
 import { insertChunks } from '../store/dialects.js';
-import { insertRowArrays } from '../store/json-insert.js';
+import { arrayLiteral, insertRowArrays } from '../store/json-insert.js';
 import { append } from '../kernel/collections.js';
 
 export interface CustomerRow {
@@ -200,7 +200,7 @@ async function readWindows(db: Knex | Knex.Transaction, partner: string, ranges:
         FROM unnest(?::text[], ?::date[], ?::date[]) AS w(customer_id, since, until)
         CROSS JOIN LATERAL (SELECT g.customer_id, g.date, g.game_type, g.currency, g.total_bets FROM gaming_activity g
           WHERE g.partner_id = ? AND g.customer_id = w.customer_id AND g.date >= w.since AND g.date <= w.until) a`,
-      [part.map((r) => r.customer), part.map((r) => r.from), part.map((r) => r.to), partner])) as { rows: Record<string, unknown>[] };
+      [arrayLiteral(part.map((r) => r.customer)), arrayLiteral(part.map((r) => r.from)), arrayLiteral(part.map((r) => r.to)), partner] as Knex.RawBinding[])) as { rows: Record<string, unknown>[] };
       for (const r of result.rows) activity.push(r);
     }
     return activity;

@@ -25,7 +25,27 @@ export async function insertArrays(trx: Knex.Transaction, table: string, constan
   const fixed = Object.entries(constants);
   await trx.raw(`INSERT INTO ${table} (${[...arrays, ...fixed].map(([c]) => c).join(', ')})
     SELECT u.*${fixed.map(([, [type]]) => `, ?::${type}`).join('')} FROM unnest(${arrays.map(([, [type]]) => `?::${type}[]`).join(', ')}) AS u${tail}`,
-  [...fixed.map(([, [, value]]) => value), ...arrays.map(([, [, values]]) => values)] as Knex.RawBinding[]);
+  [...fixed.map(([, [, value]]) => value), ...arrays.map(([, [, values]]) => arrayLiteral(values))] as Knex.RawBinding[]);
+}
+
+const QUOTED = /[\\"]/;
+
+/**
+ * An array parameter as PostgreSQL's array text (`{"a","b",NULL}`), for a `?::type[]` cast, when
+ * every element is a string, a finite number, a boolean or null: the driver's own rendering escapes
+ * every element with two regular expressions, 0.4 s of a month's settle. Other arrays (dates,
+ * objects) are passed as they are, for the driver to render.
+ */
+export function arrayLiteral(values: readonly unknown[]): readonly unknown[] | string {
+  const parts: string[] = new Array<string>(values.length);
+  for (let i = 0; i < values.length; i += 1) {
+    const v = values[i];
+    if (v === null || v === undefined) parts[i] = 'NULL';
+    else if (typeof v === 'string') parts[i] = QUOTED.test(v) ? `"${v.replace(/[\\"]/g, '\\$&')}"` : `"${v}"`;
+    else if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean') parts[i] = String(v);
+    else return values;
+  }
+  return `{${parts.join(',')}}`;
 }
 
 /** insertArrays for rows given as objects, like insertJson (`types`: each column's SQL type; a missing key is NULL). */
