@@ -4,6 +4,7 @@
  * decimals and UTC timestamps. Cost follows the customers asked for, not the store's size.
  */
 import type { Knex } from 'knex';
+import { inList, inListSize } from '../store/dialects.js';
 import { fromStoreTimestamp } from '../store/values.js';
 import { addDays } from '../kernel/dates.js';
 import type { Converted, RateBook } from '../kernel/fx.js';
@@ -88,8 +89,8 @@ export const TX_COLUMNS = ['transaction_id', 'customer_id', 'transaction_type', 
 
 export async function readCustomers(knex: Knex, partner: string, ids: Iterable<string>): Promise<Map<string, CustomerFact>> {
   const out = new Map<string, CustomerFact>();
-  for (const part of chunks([...new Set(ids)])) {
-    const rows: Record<string, unknown>[] = await knex('customers').where('partner_id', partner).whereIn('customer_id', part).select(CUSTOMER_COLUMNS);
+  for (const part of chunks([...new Set(ids)], inListSize(knex as Knex))) {
+    const rows: Record<string, unknown>[] = await knex('customers').where('partner_id', partner).modify(inList('customer_id', part)).select(CUSTOMER_COLUMNS);
     for (const r of rows) out.set(String(r.customer_id), toCustomerFact(r));
   }
   return out;
@@ -99,10 +100,10 @@ export async function readCustomers(knex: Knex, partner: string, ids: Iterable<s
 export async function readTransactions(knex: Knex, partner: string, ids: Iterable<string>, types: readonly string[]): Promise<Map<string, TxFact[]>> {
   const out = new Map<string, TxFact[]>();
   if (types.length === 0) return out;
-  for (const part of chunks([...new Set(ids)])) {
+  for (const part of chunks([...new Set(ids)], inListSize(knex as Knex))) {
     const rows: Record<string, unknown>[] = await knex('transactions')
       .where('partner_id', partner)
-      .whereIn('customer_id', part)
+      .modify(inList('customer_id', part))
       .whereIn('transaction_type', [...types])
       .select(TX_COLUMNS);
     for (const r of rows) {

@@ -9,7 +9,7 @@ import { fromStoreTimestamp } from '../store/values.js';
 import { centsText, money, ZERO, type Money } from '../kernel/money.js';
 import type { PlanKind } from './plans.js';
 import type { LineState, Target } from './target.js';
-import { insertChunks } from '../store/dialects.js';
+import { inList, inListSize, insertChunks } from '../store/dialects.js';
 import { insertRowArrays } from '../store/json-insert.js';
 
 
@@ -60,9 +60,10 @@ export function toLedgerLine(row: Record<string, unknown>): LedgerLine {
 export async function readKeyLines(knex: Knex, keys: Iterable<string>): Promise<Map<string, LineState[]>> {
   const list = [...new Set(keys)];
   const out = new Map<string, LineState[]>();
-  for (let i = 0; i < list.length; i += 500) {
+  const size = inListSize(knex as Knex);
+  for (let i = 0; i < list.length; i += size) {
     const rows: Record<string, unknown>[] = await knex('commission_ledger')
-      .whereIn('line_key', list.slice(i, i + 500))
+      .modify(inList('line_key', list.slice(i, i + size)))
       .orderBy('id')
       .select('id', 'line_key', 'affiliate_id', 'amount_usd', 'reason', 'ref_id', 'period', 'created_at');
     for (const r of rows) {

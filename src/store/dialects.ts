@@ -5,6 +5,7 @@
  * from `rowsPerStatement`, so a batch, scope or plan of any size stays inside the limits.
  */
 import type { Knex } from 'knex';
+import { arrayLiteral } from './json-insert.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -105,7 +106,7 @@ function cut<T>(items: readonly T[], size: number): T[][] {
  * the values with listChunks or to 500 there: SQLite's variable limit).
  */
 export const inList = (column: string, values: readonly string[]) => (q: Knex.QueryBuilder): void => {
-  if ((q as unknown as { client: { config: { client: string } } }).client.config.client === 'pg') q.whereRaw('?? = ANY(?::text[])', [column, values as string[]]);
+  if ((q as unknown as { client: { config: { client: string } } }).client.config.client === 'pg') q.whereRaw('?? = ANY(?::text[])', [column, arrayLiteral(values) as string]);
   else q.whereIn(column, values as string[]);
 };
 
