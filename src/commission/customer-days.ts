@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import { RateBook, type MissingRate } from '../kernel/fx.js';
 import type { CustomerFact, TxFact } from './facts.js';
 import { money, moneyOrNull, sum, ZERO, type Money } from '../kernel/money.js';
-import { insertChunks } from '../store/dialects.js';
+import { inList, inListSize, insertChunks } from '../store/dialects.js';
 import { insertArrays } from '../store/json-insert.js';
 import { append } from '../kernel/collections.js';
 import { monthKey, splitMonthKey, type MonthDeltas } from './month-deltas.js';
@@ -305,8 +305,9 @@ export async function refreshDays(
 export async function reattributedCustomers(knex: Knex, partner: string, customers: ReadonlyMap<string, CustomerFact>, ids: Iterable<string>): Promise<string[]> {
   const list = [...new Set(ids)].filter((id) => customers.has(id));
   const out: string[] = [];
-  for (let i = 0; i < list.length; i += CHUNK) {
-    const rows: { customer_id: string; affiliate_id: string }[] = await knex('commission_customers').where('partner_id', partner).whereIn('customer_id', list.slice(i, i + CHUNK)).select('customer_id', 'affiliate_id');
+  const size = inListSize(knex);
+  for (let i = 0; i < list.length; i += size) {
+    const rows: { customer_id: string; affiliate_id: string }[] = await knex('commission_customers').where('partner_id', partner).modify(inList('customer_id', list.slice(i, i + size))).select('customer_id', 'affiliate_id');
     for (const r of rows) if (customers.get(r.customer_id)?.affiliateId !== r.affiliate_id) out.push(r.customer_id);
   }
   return out;

@@ -89,7 +89,7 @@ export const TX_COLUMNS = ['transaction_id', 'customer_id', 'transaction_type', 
 
 export async function readCustomers(knex: Knex, partner: string, ids: Iterable<string>): Promise<Map<string, CustomerFact>> {
   const out = new Map<string, CustomerFact>();
-  for (const part of chunks([...new Set(ids)], inListSize(knex as Knex))) {
+  for (const part of chunks([...new Set(ids)], inListSize(knex))) {
     const rows: Record<string, unknown>[] = await knex('customers').where('partner_id', partner).modify(inList('customer_id', part)).select(CUSTOMER_COLUMNS);
     for (const r of rows) out.set(String(r.customer_id), toCustomerFact(r));
   }
@@ -100,7 +100,7 @@ export async function readCustomers(knex: Knex, partner: string, ids: Iterable<s
 export async function readTransactions(knex: Knex, partner: string, ids: Iterable<string>, types: readonly string[]): Promise<Map<string, TxFact[]>> {
   const out = new Map<string, TxFact[]>();
   if (types.length === 0) return out;
-  for (const part of chunks([...new Set(ids)], inListSize(knex as Knex))) {
+  for (const part of chunks([...new Set(ids)], inListSize(knex))) {
     const rows: Record<string, unknown>[] = await knex('transactions')
       .where('partner_id', partner)
       .modify(inList('customer_id', part))

@@ -60,7 +60,7 @@ export function toLedgerLine(row: Record<string, unknown>): LedgerLine {
 export async function readKeyLines(knex: Knex, keys: Iterable<string>): Promise<Map<string, LineState[]>> {
   const list = [...new Set(keys)];
   const out = new Map<string, LineState[]>();
-  const size = inListSize(knex as Knex);
+  const size = inListSize(knex);
   for (let i = 0; i < list.length; i += size) {
     const rows: Record<string, unknown>[] = await knex('commission_ledger')
       .modify(inList('line_key', list.slice(i, i + size)))

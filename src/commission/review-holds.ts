@@ -16,6 +16,7 @@
  * rebuild from history agrees with the incremental ledger.
  */
 import type { Knex } from 'knex';
+import { inList, inListSize } from '../store/dialects.js';
 import type { Store } from '../store/store.js';
 import { fromStoreTimestamp } from '../store/values.js';
 import type { Variant } from '../types.js';
@@ -67,7 +68,7 @@ export async function readReviews(knex: Knex, partner: string, customers?: Itera
     const q = knex('fraud_flag_customers as fc').join('fraud_flags as f', 'f.id', 'fc.flag_id')
       .where('fc.partner_id', partner).where('f.partner_id', partner).whereIn('f.status', ['open', 'confirmed'])
       .select('fc.customer_id', 'f.id', 'f.rule', 'f.status').orderBy('f.id');
-    if (ids) q.whereIn('fc.customer_id', ids);
+    if (ids) q.modify(inList('fc.customer_id', ids));
     const rows: { customer_id: string; id: unknown; rule: string; status: string }[] = await q;
     for (const r of rows) {
       let review = out.get(r.customer_id);
@@ -78,7 +79,8 @@ export async function readReviews(knex: Knex, partner: string, customers?: Itera
   if (customers === undefined) await read(null);
   else {
     const list = [...new Set(customers)];
-    for (let i = 0; i < list.length; i += 500) await read(list.slice(i, i + 500));
+    const size = inListSize(knex);
+    for (let i = 0; i < list.length; i += size) await read(list.slice(i, i + size));
   }
   return out;
 }

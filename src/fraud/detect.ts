@@ -7,6 +7,7 @@
  * is withdrawn when still open, noted unsupported when decided (docs/fraud.md). All in the caller's transaction.
  */
 import type { Knex } from 'knex';
+import { inList, inListSize } from '../store/dialects.js';
 import { addDays, lastDayOf, monthOf } from '../kernel/dates.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
@@ -185,13 +186,13 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
     candidates.push(...(await trx('fraud_flags').where('partner_id', partner).whereIn('rule', [...rules]).select('id', 'rule', 'instance_key')));
   } else {
     for (const [rule, instances] of evaluated) {
-      candidates.push(...(await chunked([...instances], 300, (c) => trx('fraud_flags').where({ partner_id: partner, rule }).whereIn('instance_key', c).select('id', 'rule', 'instance_key'))));
+      candidates.push(...(await chunked([...instances], inListSize(trx), (c) => trx('fraud_flags').where({ partner_id: partner, rule }).modify(inList('instance_key', c)).select('id', 'rule', 'instance_key') as Promise<{ id: number; rule: string; instance_key: string }[]>)));
     }
     // The flags of the customer rules that name these customers: one query for all of them.
     const ruleList = CUSTOMER_RULES.filter((rule) => (owners.get(rule)?.size ?? 0) > 0);
     const everyone = new Set(ruleList.flatMap((rule) => [...owners.get(rule)!]));
-    const rows: { id: number; rule: string; instance_key: string }[] = ruleList.length === 0 ? [] : await chunked([...everyone], 500, (c) => trx('fraud_flags as f').join('fraud_flag_customers as c', 'c.flag_id', 'f.id')
-      .where('f.partner_id', partner).whereIn('f.rule', ruleList).whereIn('c.customer_id', c).distinct('f.id', 'f.rule', 'f.instance_key'));
+    const rows: { id: number; rule: string; instance_key: string }[] = ruleList.length === 0 ? [] : await chunked([...everyone], inListSize(trx), (c) => trx('fraud_flags as f').join('fraud_flag_customers as c', 'c.flag_id', 'f.id')
+      .where('f.partner_id', partner).whereIn('f.rule', ruleList).modify(inList('c.customer_id', c)).distinct('f.id', 'f.rule', 'f.instance_key'));
     for (const r of rows) {
       const set = owners.get(r.rule as RuleName)!;
       const parts = JSON.parse(r.instance_key) as string[];
@@ -228,7 +229,7 @@ async function knownFlags(trx: Knex.Transaction, partner: string, findings: read
   const byRule = new Map<string, string[]>();
   for (const f of findings) append(byRule, f.rule, f.instanceKey);
   const rows: Record<string, unknown>[] = [];
-  for (const [rule, keys] of byRule) rows.push(...(await chunked(keys, 300, (c) => trx('fraud_flags').where({ partner_id: partner, rule }).whereIn('instance_key', c).select('*') as Promise<Record<string, unknown>[]>)));
+  for (const [rule, keys] of byRule) rows.push(...(await chunked(keys, inListSize(trx), (c) => trx('fraud_flags').where({ partner_id: partner, rule }).modify(inList('instance_key', c)).select('*') as Promise<Record<string, unknown>[]>)));
   const byId = new Map<number, KnownFlag>();
   for (const r of rows) {
     const k: KnownFlag = { row: r, customers: [] };

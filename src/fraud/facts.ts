@@ -128,7 +128,7 @@ const day = (v: unknown): string => (v instanceof Date ? v.toISOString() : Strin
 /** Reads the rows of these customers (one query per table per chunk). */
 export async function loadCustomerData(db: Knex | Knex.Transaction, partner: string, variant: Variant, ids: readonly string[], settings: RuleSettings | undefined, options: { rowsOnly?: boolean } = {}): Promise<Map<string, CustomerData>> {
   const out = new Map<string, CustomerData>();
-  const rows = await chunked(ids, inListSize(db as Knex), (c) => db('customers').where('partner_id', partner).modify(inList('customer_id', c))
+  const rows = await chunked(ids, inListSize(db), (c) => db('customers').where('partner_id', partner).modify(inList('customer_id', c))
     .select('customer_id', 'affiliate_id', 'signup_date', 'last_modified_date', 'email', 'first_name', 'last_name', 'country_code', 'click_id', 'phase', ...(variant === 'prop-trading' ? ['challenge_type'] : [])) as Promise<Record<string, unknown>[]>);
   for (const r of rows) {
     const row = { ...(r as unknown as CustomerRow), signup_date: ts(r.signup_date), last_modified_date: r.last_modified_date == null ? null : ts(r.last_modified_date) };
@@ -136,7 +136,7 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
   }
   if (options.rowsOnly) return out;
   const present = [...out.keys()];
-  const txRows = await chunked(present, inListSize(db as Knex), (c) => db('transactions').where('partner_id', partner).modify(inList('customer_id', c))
+  const txRows = await chunked(present, inListSize(db), (c) => db('transactions').where('partner_id', partner).modify(inList('customer_id', c))
     .select('transaction_id', 'customer_id', 'transaction_type', 'transaction_subtype', 'status', 'transaction_date', 'amount_currency', 'currency', 'amount_usd') as Promise<Record<string, unknown>[]>);
   const pairs: [string, string][] = [];
   for (const t of txRows) if (t.amount_usd == null) pairs.push([String(t.currency), utcDay(ts(t.transaction_date))]);
@@ -338,11 +338,11 @@ export function signatureOf(f: Facts, pending: [string, string] | undefined): Si
 }
 
 export async function readFacts(db: Knex | Knex.Transaction, partner: string, ids: readonly string[]): Promise<StoredFacts> {
-  const customers = await chunked(ids, inListSize(db as Knex), (c) => db('fraud_customers').where('partner_id', partner).modify(inList('customer_id', c))
+  const customers = await chunked(ids, inListSize(db), (c) => db('fraud_customers').where('partner_id', partner).modify(inList('customer_id', c))
     .select('customer_id', 'affiliate_id', 'signup_date', 'ftd_date', 'ftd_usd', 'farmed', 'funded_days', 'pending_from', 'pending_to') as Promise<Record<string, unknown>[]>);
-  const days = (await chunked(ids, inListSize(db as Knex), (c) => db('fraud_customer_days').where('partner_id', partner).modify(inList('customer_id', c)).select('customer_id', 'affiliate_id', 'date', 'deposits', 'reversals', 'refunds') as Promise<Record<string, unknown>[]>))
+  const days = (await chunked(ids, inListSize(db), (c) => db('fraud_customer_days').where('partner_id', partner).modify(inList('customer_id', c)).select('customer_id', 'affiliate_id', 'date', 'deposits', 'reversals', 'refunds') as Promise<Record<string, unknown>[]>))
     .map((d) => ({ ...(d as unknown as StoredFacts['days'][number]), deposits: Number(d.deposits), reversals: Number(d.reversals), refunds: Number(d.refunds) }));
-  const identities = await chunked(ids, inListSize(db as Knex), (c) => db('fraud_identities').where('partner_id', partner).modify(inList('customer_id', c)).select('customer_id', 'kind', 'value') as Promise<(IdentityKey & { customer_id: string })[]>);
+  const identities = await chunked(ids, inListSize(db), (c) => db('fraud_identities').where('partner_id', partner).modify(inList('customer_id', c)).select('customer_id', 'kind', 'value') as Promise<(IdentityKey & { customer_id: string })[]>);
   const signatures = new Map<string, Signature>();
   const daysOf = new Map<string, StoredFacts['days']>();
   for (const d of days) append(daysOf, d.customer_id, d);

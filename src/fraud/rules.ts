@@ -169,10 +169,10 @@ export async function identityMembers(db: Knex | Knex.Transaction, partner: stri
   for (const k of keys) { const [kind, value] = JSON.parse(k) as [string, string]; append(byKind, kind, value); }
   const rows: Record<string, string>[] = [];
   for (const [kind, values] of byKind) {
-    rows.push(...(await chunked(values, inListSize(db as Knex), (c) => db('fraud_identities').where({ partner_id: partner, kind }).modify(inList('value', c)).select('kind', 'value', 'customer_id') as Promise<Record<string, string>[]>)));
+    rows.push(...(await chunked(values, inListSize(db), (c) => db('fraud_identities').where({ partner_id: partner, kind }).modify(inList('value', c)).select('kind', 'value', 'customer_id') as Promise<Record<string, string>[]>)));
   }
   const customers = [...new Set(rows.map((r) => r.customer_id!))];
-  const records = new Map((await chunked(customers, inListSize(db as Knex), (c) => db('customers').where('partner_id', partner).modify(inList('customer_id', c)).select('customer_id', 'affiliate_id', 'signup_date') as Promise<Record<string, unknown>[]>))
+  const records = new Map((await chunked(customers, inListSize(db), (c) => db('customers').where('partner_id', partner).modify(inList('customer_id', c)).select('customer_id', 'affiliate_id', 'signup_date') as Promise<Record<string, unknown>[]>))
     .map((m) => [String(m.customer_id), { affiliate_id: String(m.affiliate_id), signup_date: ts(m.signup_date) }]));
   for (const r of rows) {
     const record = records.get(r.customer_id!);

@@ -114,4 +114,4 @@ export const inList = (column: string, values: readonly string[]) => (q: Knex.Qu
 /** The rows of a raw statement's result: SQLite's driver returns the array, PostgreSQL's a result with `rows`. */
 export const rawRows = <T>(result: unknown): T[] => (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as T[];
 
-export const inListSize = (db: Knex): number => (db.client.config.client === 'pg' ? 20_000 : 500);
+export const inListSize = (db: Knex | Knex.Transaction): number => (db.client.config.client === 'pg' ? 20_000 : 500);
