@@ -88,6 +88,8 @@ export async function bookCustomers(work: Work, pass: DerivedPass): Promise<Omit
 /** What booking a pass reads from the store: its customers' transactions, wagering days, rates, the lines of their keys and their reviews. */
 export interface PassReads {
   evaluated: CustomerFact[];
+  /** The plans with per-customer keys (all but RevShare). */
+  perCustomerPlans: Plan[];
   txs: Map<string, TxFact[]>;
   wagering: Map<string, CachedDay[]>;
   fx: RateBook;
@@ -125,15 +127,14 @@ export async function readPass(work: Work, pass: DerivedPass): Promise<PassReads
   }
   const lines = keys.size > 0 ? await readKeyLines(trx, keys) : new Map<string, LineState[]>();
   const reviews = evaluated.length > 0 ? await readReviews(trx, partner, evaluatedIds) : new Map<string, CustomerReview>();
-  return { evaluated, txs, wagering, fx, lines, reviews };
+  return { evaluated, perCustomerPlans, txs, wagering, fx, lines, reviews };
 }
 
 /** A pass's targets from its reads, under its customers' reviews, booked. */
 export async function bookRead(work: Work, pass: DerivedPass, read: PassReads): Promise<Omit<Evaluation, 'partner'>> {
-  const { trx, plans, scope, now } = work;
+  const { trx, scope, now } = work;
   const currentMonth = monthOf(now.slice(0, 10));
-  const perCustomerPlans = plans.filter((p) => p.kind !== 'revshare');
-  const src: TargetSource = { plans: perCustomerPlans, customers: pass.customers, lines: read.lines, now };
+  const src: TargetSource = { plans: read.perCustomerPlans, customers: pass.customers, lines: read.lines, now };
   const perCustomer: Target[] = [];
   for (const c of read.evaluated) perCustomer.push(...customerTargets(src, c, read.txs.get(c.customerId) ?? [], read.wagering.get(c.customerId) ?? [], read.fx));
   const targets = applyReview(perCustomer, read.reviews, read.lines, currentMonth);

@@ -12,7 +12,7 @@ import { utcDay } from '../kernel/dates.js';
 import type { LoadedChange } from '../pipeline/load.js';
 import { loadLockKey, markByRunDay } from '../pipeline/load.js';
 import { append } from '../kernel/collections.js';
-import { dayRanges, runRows } from '../store/run-days.js';
+import { runCustomers } from '../store/run-days.js';
 import { insertChunks, listChunks } from '../store/dialects.js';
 import { insertArrays } from '../store/json-insert.js';
 import type { Store } from '../store/store.js';
@@ -134,12 +134,7 @@ export async function settleFacts(store: Store, partner: string): Promise<number
 async function depositCustomersOfRunDays(trx: Knex.Transaction, partner: string, variant: Variant, runDays: readonly [string, string][], into: Set<string>): Promise<void> {
   const byRun = new Map<string, string[]>();
   for (const [runId, day] of runDays) append(byRun, runId, day);
-  for (const [runId, list] of byRun) {
-    for (const [from, to] of dayRanges(list)) {
-      const rows = (await runRows(trx, partner, variant, 'transactions', runId, from, to).where('transaction_type', 'deposit').distinct('customer_id')) as { customer_id: string }[];
-      for (const r of rows) into.add(r.customer_id);
-    }
-  }
+  for (const [runId, list] of byRun) await runCustomers(trx, partner, variant, 'transactions', runId, list, into, 'deposit');
 }
 
 /** Every UTC day these customers' signups, transactions and activity count in. */

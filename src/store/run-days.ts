@@ -32,9 +32,11 @@ export function runRows(db: Knex | Knex.Transaction, partner: string, variant: V
   return q.where('transaction_date', '>=', `${from}T00:00:00.000000Z`).where('transaction_date', '<', `${addDays(to, 1)}T00:00:00.000000Z`);
 }
 
-/** The customers of the rows the run wrote on these days. */
-export async function runCustomers(db: Knex | Knex.Transaction, partner: string, variant: Variant, entity: RunDayEntity, runId: string, days: Iterable<string>, into: Set<string>): Promise<void> {
+/** The customers of the rows the run wrote on these days (of transactions: of this type only, with `type`). */
+export async function runCustomers(db: Knex | Knex.Transaction, partner: string, variant: Variant, entity: RunDayEntity, runId: string, days: Iterable<string>, into: Set<string>, type?: string): Promise<void> {
   for (const [from, to] of dayRanges(days)) {
-    for (const r of (await runRows(db, partner, variant, entity, runId, from, to).distinct('customer_id')) as { customer_id: string }[]) into.add(r.customer_id);
+    const q = runRows(db, partner, variant, entity, runId, from, to);
+    if (type !== undefined) q.where('transaction_type', type);
+    for (const r of (await q.distinct('customer_id')) as { customer_id: string }[]) into.add(r.customer_id);
   }
 }
