@@ -144,6 +144,52 @@ interface PreparedBatch {
 type WriteInput = Omit<BatchInput, 'records'> & { received: number };
 
 /**
+ * A batch handed over for validation before its transaction begins (readyBatch): a caller loading
+ * batch after batch, each in its own transaction, validates and renders batch n+1 while batch n is
+ * written. Nothing in it depends on what batch n writes: customers remembered as stored stay stored.
+ */
+export interface ReadyBatch {
+  readonly input: WriteInput;
+  readonly prepared: Promise<PreparedBatch>;
+}
+
+/** Starts a batch's CPU work now (validation, the newest version per key, its rows rendered when its customers are known). */
+export function readyBatch(loader: TransactionLoader, input: BatchInput): ReadyBatch {
+  const prepared = prepareBatch(loader, input);
+  prepared.catch(() => undefined); // surfaces through the write
+  // The write keeps what it needs of the input, not its raw records (they are garbage once prepared).
+  const { records, ...about } = input;
+  return { input: { ...about, received: records.length }, prepared };
+}
+
+/** The CPU work of a batch, in slices that let the store's replies in between. */
+async function prepareBatch(loader: TransactionLoader, input: BatchInput): Promise<PreparedBatch> {
+  const table = entityTable(input.variant, input.entity);
+  const valid: SpecRecord[] = [];
+  const rejects: NewReject[] = [];
+  for (let start = 0; start < input.records.length; start += SLICE) {
+    if (start > 0) await yieldToEventLoop();
+    const part = validateBatch(loader.validator(), input.variant, input.entity, input.records.slice(start, start + SLICE));
+    for (const record of part.valid) valid.push(record);
+    for (const reject of part.rejects) rejects.push(reject);
+  }
+  // The last version of a key wins, as if the records had been sent one by one: on a versioned
+  // table that is the newest version (an older one sent later would not have been applied).
+  const latest = new Map<string, SpecRecord>();
+  let olderInBatch: SpecRecord[] = [];
+  if (isVersioned(table)) olderInBatch = newestPerKey(table, valid, latest);
+  else for (const record of valid) latest.set(batchKey(table, record), record);
+  const now = loader.store.now();
+  // Records whose customers are all remembered load directly: their rows are rendered now, not
+  // when the connection is free.
+  if (input.entity !== 'customers' && loader.remembersCustomers(input.partner, latest.values())) {
+    const direct = await prepareUpsert(loader.store, table, { partner: input.partner, runId: input.runId, loadedAt: now, records: [...latest.values()] });
+    return { table, valid: valid.length, rejects, now, direct, validRecords: valid, olderInBatch };
+  }
+  return { table, valid: valid.length, rejects, now, latest, validRecords: valid, olderInBatch };
+}
+
+/**
  * The batches of one store transaction. Their store work runs in order, one piece at a time, but
  * a batch is validated as soon as it is handed over, while the batch before it is still being
  * written: a caller that hands batch n+1 over before awaiting batch n keeps the store and this
@@ -246,45 +292,14 @@ export class LoadTransaction {
   private readonly noneParked = new Set<string>();
 
   /**
-   * Validates the batch at once, then writes it after the store work queued before it. Resolves
-   * when the batch is written (not committed: the transaction commits when its work returns).
+   * Validates the batch at once (unless it was made ready before: readyBatch), then writes it after
+   * the store work queued before it. Resolves when the batch is written (not committed: the
+   * transaction commits when its work returns).
    */
-  load(input: BatchInput): Promise<BatchResult> {
-    const prepared = this.prepare(input);
-    prepared.catch(() => undefined); // surfaces through the write below
+  load(batch: BatchInput | ReadyBatch): Promise<BatchResult> {
+    const { input, prepared } = 'prepared' in batch ? batch : readyBatch(this.loader, batch);
     // Queued now, so batches are written in the order they were handed over.
-    // The write keeps what it needs of the input, not its raw records (they are garbage once prepared).
-    const { records, ...about } = input;
-    const received = records.length;
-    return this.enqueue(async () => this.write({ ...about, received }, await prepared));
-  }
-
-  /** The CPU work of a batch, in slices that let the store's replies in between. */
-  private async prepare(input: BatchInput): Promise<PreparedBatch> {
-    const { loader } = this;
-    const table = entityTable(input.variant, input.entity);
-    const valid: SpecRecord[] = [];
-    const rejects: NewReject[] = [];
-    for (let start = 0; start < input.records.length; start += SLICE) {
-      if (start > 0) await yieldToEventLoop();
-      const part = validateBatch(loader.validator(), input.variant, input.entity, input.records.slice(start, start + SLICE));
-      for (const record of part.valid) valid.push(record);
-      for (const reject of part.rejects) rejects.push(reject);
-    }
-    // The last version of a key wins, as if the records had been sent one by one: on a versioned
-    // table that is the newest version (an older one sent later would not have been applied).
-    const latest = new Map<string, SpecRecord>();
-    let olderInBatch: SpecRecord[] = [];
-    if (isVersioned(table)) olderInBatch = newestPerKey(table, valid, latest);
-    else for (const record of valid) latest.set(batchKey(table, record), record);
-    const now = loader.store.now();
-    // Records whose customers are all remembered load directly: their rows are rendered now, not
-    // when the connection is free.
-    if (input.entity !== 'customers' && loader.remembersCustomers(input.partner, latest.values())) {
-      const direct = await prepareUpsert(loader.store, table, { partner: input.partner, runId: input.runId, loadedAt: now, records: [...latest.values()] });
-      return { table, valid: valid.length, rejects, now, direct, validRecords: valid, olderInBatch };
-    }
-    return { table, valid: valid.length, rejects, now, latest, validRecords: valid, olderInBatch };
+    return this.enqueue(async () => this.write(input, await prepared));
   }
 
   /** Stale: records older than another of their key in the batch, and every record of a key whose newest version was older than the store's. */

@@ -23,9 +23,9 @@ import { limitHeapGrowth } from '../heap.js';
 import { MonthPartitions } from '../store/partitions.js';
 import { EvaluationsBehind } from './evaluate-behind.js';
 import { BulkRuns } from './bulk-runs.js';
-import { LoadTransaction, type BatchInput, type BatchResult, type Committed, type CommittedChange, type LoadedChange } from './load-transaction.js';
+import { LoadTransaction, readyBatch, type ReadyBatch, type BatchInput, type BatchResult, type Committed, type CommittedChange, type LoadedChange } from './load-transaction.js';
 
-export { LoadTransaction, loadLockKey, markByRunDay, type BatchInput, type BatchResult, type CommittedChange, type LoadedChange } from './load-transaction.js';
+export { LoadTransaction, loadLockKey, markByRunDay, type BatchInput, type BatchResult, type ReadyBatch, type CommittedChange, type LoadedChange } from './load-transaction.js';
 
 /** An after-commit hook failed: the transaction's data IS committed (same message as the hook's error). */
 export class AfterCommitError extends Error {
@@ -194,9 +194,18 @@ export class Loader {
     return this.bulk.defersFacts(runId);
   }
 
-  /** One batch in one transaction, with its checkpoint. */
-  load(input: BatchInput): Promise<BatchResult> {
+  /** One batch in one transaction, with its checkpoint. A batch made ready before (`ready`) is not validated again. */
+  load(input: BatchInput | ReadyBatch): Promise<BatchResult> {
     return this.transaction((tx) => tx.load(input));
+  }
+
+  /**
+   * Validates a batch now, before its transaction: a caller loading batches one transaction each
+   * hands batch n+1 here while batch n loads, then `load`s it (import: the store's writes and this
+   * process's validation overlap instead of taking turns).
+   */
+  ready(input: BatchInput): ReadyBatch {
+    return readyBatch(this, input);
   }
 
   /** Several batches (and day replacements, checkpoints) in one store transaction. */
