@@ -12,7 +12,7 @@ import { PageWalkUnstable, PositionRefused, type CursorWindow, type PositionedPa
 import { cursorInstant } from '../src/config/cursor-format.js';
 import type { PartnerDefinition, StreamDefinition } from '../src/config/definition.js';
 import type { Logger } from '../src/log.js';
-import type { BatchInput, BatchResult, Loader } from '../src/pipeline/load.js';
+import { LoadsInTurn, type BatchInput, type BatchResult, type Loader } from '../src/pipeline/load.js';
 import { readAhead } from '../src/pipeline/read-ahead.js';
 import type { Entity, RawRecord } from '../src/types.js';
 import { currentStart, MaxCursor, nextStart, utcMicros, type CursorState } from './cursor-state.js';
@@ -70,6 +70,21 @@ export async function loadCursorWindow(w: CursorWindowLoad): Promise<string | un
 
   const read = async (after: string | undefined): Promise<void> => {
     const positioned = source.cursorPages ? source.cursorPages(w.stream, window, after) : withoutPositions(source.pages(w.stream, window));
+    // Each page (with its checkpoint) its own transaction, in order; the next page is fetched and
+    // validated while this one loads (LoadsInTurn).
+    const batches = new LoadsInTurn(loader, (result) => {
+      w.tally(result);
+      guard.add(result);
+      w.report();
+    });
+    try {
+      await readPages(positioned, batches);
+      await batches.done();
+    } finally {
+      await batches.stop();
+    }
+  };
+  const readPages = async (positioned: AsyncIterable<PositionedPage>, batches: LoadsInTurn): Promise<void> => {
     for await (const page of readAhead(positioned)) {
       const raw = w.toRaw(page.records);
       for (const record of page.records) {
@@ -83,10 +98,7 @@ export async function loadCursorWindow(w: CursorWindowLoad): Promise<string | un
         const at: CursorState = { ...state, resume: { from: window.from, after: page.next, pages, ...(windowMax.value !== undefined ? { max_cursor: windowMax.value } : {}) } };
         input.checkpoint = { stream: entity, state: at };
       }
-      const result = await loader.load(input);
-      w.tally(result);
-      guard.add(result);
-      w.report();
+      await batches.add(input);
     }
   };
 

@@ -6,15 +6,12 @@
  */
 import type { Readable } from 'node:stream';
 import { openRecordFile } from '../connectors/file/read-records.js';
-import type { BatchResult, Loader, ReadyBatch as LoaderReadyBatch } from '../src/pipeline/load.js';
+import { LoadsInTurn, type BatchResult, type Loader } from '../src/pipeline/load.js';
 import { addCounts, emptyCounts, finishRun, startRun, type RunCounts } from '../src/store/runs.js';
 import type { Store } from '../src/store/store.js';
 import { batchKey } from '../src/store/rows.js';
 import { entityTable } from '../src/store/tables.js';
 import type { Entity, RawRecord, SpecRecord, Variant } from '../src/types.js';
-
-/** A batch made ready to load, with its raw records (for the count of distinct keys). */
-type ReadyBatch = LoaderReadyBatch & { records: readonly RawRecord[] };
 
 /**
  * Records a batch (one transaction) of an import. A batch has fixed costs (its lock, the partner's
@@ -60,9 +57,9 @@ export async function importFile(deps: { store: Store; loader: Loader }, request
   // An import is a bulk run: fraud rules, commissions and the report facts evaluate over groups, not per batch.
   loader.deferJobs(runId, { facts: true });
 
-  const flush = async (batch: ReadyBatch | undefined): Promise<void> => {
-    if (!batch) return;
-    const result = await loader.load(batch);
+  // The next batch is read, parsed and validated while the one before it loads (LoadsInTurn); each
+  // is still its own transaction, in file order.
+  const batches = new LoadsInTurn(loader, (result, input) => {
     addCounts(counts, {
       pulled: result.received,
       valid: result.valid,
@@ -73,37 +70,26 @@ export async function importFile(deps: { store: Store; loader: Loader }, request
       released: result.released,
     });
     rejects.push(...result.rejects);
-    distinct.add(batch.records, result.rejects);
-  };
-  /** A batch validated from now on, while the one before it loads (Loader.ready). */
-  const ready = (records: RawRecord[]): ReadyBatch | undefined => records.length === 0 ? undefined
-    : { ...loader.ready({ partner: request.partner, variant: request.variant, entity: request.entity, runId, records }), records };
+    distinct.add(input.records, result.rejects);
+  });
+  const add = (records: RawRecord[]): Promise<void> => batches.add({ partner: request.partner, variant: request.variant, entity: request.entity, runId, records });
 
   const size = importBatchSize();
-  // The next batch is read, parsed and validated while the one before it loads: this process's work
-  // and the store's writes overlap instead of taking turns. Batches still load one at a time, each
-  // in its own transaction, in file order.
-  let loading: Promise<void> = Promise.resolve();
   try {
     let batch: RawRecord[] = [];
     for await (const record of file.records) {
       batch.push(record);
       if (batch.length >= size) {
-        const next = ready(batch);
+        await add(batch);
         batch = [];
-        await loading;
-        loading = flush(next);
-        // Handled when awaited (above or below): not an unhandled rejection while the next batch is read.
-        loading.catch(() => undefined);
       }
     }
-    const last = ready(batch);
-    await loading;
-    await flush(last);
+    if (batch.length > 0) await add(batch);
+    await batches.done();
     await loader.endDeferred(runId);
   } catch (error) {
     // A batch still loading ends before the run is settled and closed (a read error while it loads).
-    await loading.catch(() => undefined);
+    await batches.stop();
     // What loaded stays loaded: it is evaluated now, or, if that fails too, by the next loading command.
     await loader.endDeferred(runId).catch(() => undefined);
     await finishRun(store.knex, runId, { status: 'failed', counts, error: (error as Error).message, durationMs: performance.now() - started }, store.now());

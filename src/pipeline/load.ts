@@ -199,11 +199,7 @@ export class Loader {
     return this.transaction((tx) => tx.load(input));
   }
 
-  /**
-   * Validates a batch now, before its transaction: a caller loading batches one transaction each
-   * hands batch n+1 here while batch n loads, then `load`s it (import: the store's writes and this
-   * process's validation overlap instead of taking turns).
-   */
+  /** Validates a batch now, before its transaction (see LoadsInTurn), to `load` it later. */
   ready(input: BatchInput): ReadyBatch {
     return readyBatch(this, input);
   }
@@ -305,3 +301,36 @@ export class Loader {
     }
   }
 }
+
+/**
+ * Batches loaded one transaction each, in the order they are handed over, each validated as soon
+ * as it is handed over (Loader.ready) while the one before it loads: this process's reading and
+ * validation and the store's writes overlap instead of taking turns (an import, a cursor window's
+ * pages). At most two batches are held: `add` resolves once the batch before is loaded and this
+ * one has begun. A failed batch fails the next `add` or `done`; nothing after it loads.
+ */
+export class LoadsInTurn {
+  private last: Promise<void> = Promise.resolve();
+
+  /** `loaded` is told each batch's result, in order, with what it was handed over. */
+  constructor(private readonly loader: Loader, private readonly loaded: (result: BatchResult, input: BatchInput) => void) {}
+
+  async add(input: BatchInput): Promise<void> {
+    const ready = this.loader.ready(input);
+    await this.last;
+    this.last = this.loader.load(ready).then((result) => this.loaded(result, input));
+    // Handled by the next add or done: not an unhandled rejection while the next batch is read.
+    this.last.catch(() => undefined);
+  }
+
+  /** Resolves when the last batch handed over is loaded; rejects with its failure. */
+  async done(): Promise<void> {
+    await this.last;
+  }
+
+  /** Waits for the batch in flight whatever its outcome (after a failure elsewhere). */
+  async stop(): Promise<void> {
+    await this.last.catch(() => undefined);
+  }
+}
+
