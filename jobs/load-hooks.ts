@@ -43,18 +43,20 @@ export function createLoadHooks(store: Store, options: LoadHookOptions): LoaderH
   const combined = combineHooks(parts);
   const concurrent = store.profile.locking === 'advisory';
   // On a store with concurrent transactions, the commission evaluation derives the customer-days
-  // while the fraud rules are judged, and reads the flags once they are (evaluateScope `after`).
-  const rulesThenCommissions: LoaderHooks['settle'] = concurrent && parts.every((p) => p === fraud || p === commission || !p.settle)
+  // while the fraud rules are judged, and reads the flags once they are (evaluateScope `after`);
+  // the report facts are recomputed once the rules ended, beside the commissions' booking (started
+  // with the rules, they took the time of the customer-days, which the settle waits for last).
+  const settle: LoaderHooks['settle'] = concurrent && parts.every((p) => p === fraud || p === commission || !p.settle)
     ? async (change) => {
       const rules = fraud.settle(change);
-      const [a, b] = await Promise.allSettled([rules, settleAfter(change, rules)]);
-      if (a.status === 'rejected') throw a.reason;
-      if (b.status === 'rejected') throw b.reason;
+      const facts = rules.catch(() => undefined).then(() => settleFacts(change));
+      const results = await Promise.allSettled([rules, settleAfter(change, rules), facts]);
+      for (const r of results) if (r.status === 'rejected') throw r.reason;
     }
-    : combined.settle;
+    : alongside(combined.settle, settleFacts, concurrent);
   return {
     ...combined,
-    settle: alongside(rulesThenCommissions, settleFacts, concurrent),
+    settle,
     settleFailed(change, error) {
       options.logger.warn(`${change.partner}: evaluating the fraud rules and commissions behind the commits failed; what waits stays pending for the next evaluation: ${(error as Error).message}`, {
         partner: change.partner, run_id: change.runId, event: 'evaluation_behind_failed',
@@ -98,10 +100,10 @@ export async function resumeJobs(store: Store, options: LoadHookOptions, later?:
 }
 
 /**
- * The report facts' settle beside the fraud and commission settles: neither reads what the other
- * writes (the facts come from the loaded rows alone), and each holds its own lock, so on a store
- * with concurrent transactions (PostgreSQL) the facts are recomputed on a second connection while
- * the rules and plans are evaluated on the first. On SQLite (one connection) they run one after
+ * The report facts' settle beside the other jobs' settles (when they are not the fraud rules and
+ * commissions, composed above): neither reads what the other writes (the facts come from the
+ * loaded rows alone), and each holds its own lock, so on a store with concurrent transactions
+ * (PostgreSQL) the facts are recomputed on a second connection while the others run on the first. On SQLite (one connection) they run one after
  * the other. Both end before the settle does; a failure of either is thrown after both ended.
  */
 function alongside(first: LoaderHooks['settle'], second: LoaderHooks['settle'], concurrent: boolean): LoaderHooks['settle'] {

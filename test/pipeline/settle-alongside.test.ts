@@ -1,6 +1,6 @@
 /**
- * A bulk run's settle: the report facts are recomputed beside the fraud rules and commissions (on
- * PostgreSQL on a second connection, on SQLite after them). Both always end; a failure of the facts
+ * A bulk run's settle: the report facts are recomputed beside the commissions (on PostgreSQL on
+ * another connection, once the fraud rules ended; on SQLite after them). Both always end; a failure of the facts
  * does not keep the commissions from being booked, is thrown once both ended, and leaves the facts'
  * days pending for the next settle, which then ends exact.
  */
