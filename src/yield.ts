@@ -10,3 +10,17 @@ export const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => se
  * reply (a COPY that may start, a savepoint released) waits at most that long for this process.
  */
 export const SLICE = 250;
+
+/**
+ * Calls `fn` on each item, letting the event loop run every `slice` items: a bulk settle's CPU work
+ * over tens of thousands of customers (the fraud rules' facts) does not hold up, for a second at a
+ * time, the statements of the jobs evaluated beside it in the same process.
+ */
+export async function eachInSlices<T>(items: Iterable<T>, slice: number, fn: (item: T) => void): Promise<void> {
+  let n = 0;
+  for (const item of items) {
+    if (n > 0 && n % slice === 0) await yieldToEventLoop();
+    n += 1;
+    fn(item);
+  }
+}

@@ -12,7 +12,8 @@ import { addDays, lastDayOf, monthOf } from '../kernel/dates.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 import { enabledRules, settingsFor, type FraudConfig, type RuleName } from './config.js';
-import { chunked, deriveFacts, loadCustomerData, readFacts, signatureOf, storedCustomers, writeFacts, type Signature } from './facts.js';
+import { chunked, deriveFacts, loadCustomerData, readFacts, signatureOf, storedCustomers, writeFacts, type Facts, type Signature } from './facts.js';
+import { eachInSlices } from '../yield.js';
 import { lockFraud, markUnsupported, upsertFlag, type Finding, type KnownFlag } from './flags.js';
 import {
   bonusBustOut, chargebackRate, cpaFarming, depositCycling, duplicateIdentity, fastFunding, ftdSpike, identityMembers, key,
@@ -37,6 +38,9 @@ export interface Detection {
   /** Decided flags whose pattern the data no longer shows: kept, noted. */
   unsupported: number;
 }
+
+/** Customers whose facts are derived between two turns of the event loop (a few milliseconds of work). */
+const CUSTOMERS_A_SLICE = 200;
 
 /** Rules whose instances belong to customers (the first element of the key, or either of a pair). */
 const CUSTOMER_RULES: readonly RuleName[] = ['bonus_bust_out', 'deposit_cycling', 'fast_funding', 'mirrored_pnl', 'copy_trading'];
@@ -65,12 +69,17 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
 
   const old = await readFacts(trx, partner, ids);
   const data = await loadCustomerData(trx, partner, variant, ids, settings);
-  const facts = [...data.values()].map((d) => deriveFacts(d, variant, settings));
+  // In slices: a bulk settle's group is tens of thousands of customers, and the commissions and
+  // report facts evaluated beside the rules wait for this process between their statements.
+  const facts: Facts[] = [];
   // The per-customer wagering rules first: a window they cannot judge yet (its days' activity not
   // loaded) is noted as pending with the facts, and judged again when those days load.
   const customerFindings: Finding[] = [];
-  if (rules.has('bonus_bust_out')) for (const d of data.values()) customerFindings.push(...bonusBustOut(ctx, d));
-  if (rules.has('deposit_cycling')) for (const d of data.values()) customerFindings.push(...depositCycling(ctx, d));
+  await eachInSlices(data.values(), CUSTOMERS_A_SLICE, (d) => {
+    facts.push(deriveFacts(d, variant, settings));
+    if (rules.has('bonus_bust_out')) customerFindings.push(...bonusBustOut(ctx, d));
+    if (rules.has('deposit_cycling')) customerFindings.push(...depositCycling(ctx, d));
+  });
   // What changed: only the customers whose facts differ from the stored ones are written, and
   // only the instances those facts feed are judged (set-based over what the batch changed).
   const pendingOf = new Map([...data].map(([id, d]) => [id, d.pending]));

@@ -6,6 +6,7 @@
  * through indexes, so their cost follows what a batch touched, not the history.
  */
 import type { Knex } from 'knex';
+import { eachInSlices } from '../yield.js';
 import { addDays, utcDay } from '../kernel/dates.js';
 import { RateBook } from '../kernel/fx.js';
 import { money, ZERO, type Money } from '../kernel/money.js';
@@ -126,6 +127,9 @@ export const ts = (v: unknown): string => toUtcTimestamp(v instanceof Date ? v.t
 const day = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v)).slice(0, 10);
 
 /** Reads the rows of these customers (one query per table per chunk). */
+/** Rows converted between two turns of the event loop (a bulk settle reads a group's every transaction: see eachInSlices). */
+const ROWS_A_SLICE = 2_000;
+
 export async function loadCustomerData(db: Knex | Knex.Transaction, partner: string, variant: Variant, ids: readonly string[], settings: RuleSettings | undefined, options: { rowsOnly?: boolean } = {}): Promise<Map<string, CustomerData>> {
   const out = new Map<string, CustomerData>();
   const rows = await chunked(ids, inListSize(db), (c) => db('customers').where('partner_id', partner).modify(inList('customer_id', c))
@@ -141,9 +145,9 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
   const pairs: [string, string][] = [];
   for (const t of txRows) if (t.amount_usd == null) pairs.push([String(t.currency), utcDay(ts(t.transaction_date))]);
   let rates = await RateBook.load(db as Knex, pairs);
-  for (const t of txRows) {
+  await eachInSlices(txRows, ROWS_A_SLICE, (t) => {
     const data = out.get(String(t.customer_id));
-    if (!data) continue;
+    if (!data) return;
     const at = ts(t.transaction_date);
     const d = utcDay(at);
     let usd: Money | undefined;
@@ -153,7 +157,7 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
       usd = 'usd' in c ? c.usd : undefined;
     }
     data.txs.push({ transaction_id: String(t.transaction_id), customer_id: String(t.customer_id), type: String(t.transaction_type), subtype: t.transaction_subtype == null ? null : String(t.transaction_subtype), status: String(t.status), at, day: d, usd });
-  }
+  });
   for (const data of out.values()) data.txs.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.transaction_id < b.transaction_id ? -1 : a.transaction_id > b.transaction_id ? 1 : 0));
   if (variant !== 'igaming' || !settings) return out;
   // Wagering of the windows the rules read only: the cost follows the customer's transactions, not its history of days.
@@ -168,19 +172,19 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
   const cells = new Map<string, Record<string, unknown>>();
   for (const a of activity) cells.set(`${String(a.customer_id)}\u0000${day(a.date)}\u0000${String(a.game_type)}\u0000${String(a.currency)}`, a);
   rates = await RateBook.load(db as Knex, [...pairs, ...[...cells.values()].filter((a) => a.total_bets != null).map((a): [string, string] => [String(a.currency), day(a.date)])]);
-  for (const a of cells.values()) {
+  await eachInSlices(cells.values(), ROWS_A_SLICE, (a) => {
     const data = out.get(String(a.customer_id));
-    if (!data) continue;
+    if (!data) return;
     const d = day(a.date);
     if (a.total_bets == null) {
       // total_bets is optional (spec §2.3): a day with a row without it has unknown wagering.
       data.wagering.set(d, undefined);
-      continue;
+      return;
     }
     const c = rates.convert(money(a.total_bets), String(a.currency), d);
     const before = data.wagering.has(d) ? data.wagering.get(d) : ZERO;
     data.wagering.set(d, before === undefined || !('usd' in c) ? undefined : before.plus(c.usd));
-  }
+  });
   return out;
 }
 
