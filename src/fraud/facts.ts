@@ -15,7 +15,7 @@ import type { Variant } from '../types.js';
 import type { RuleSettings } from './config.js';
 import { identityKeys, type IdentityKey } from './identity.js';
 import { inList, inListSize, insertChunks } from '../store/dialects.js';
-import { arrayLiteral, insertRowArrays } from '../store/json-insert.js';
+import { arrayLiteral, insertArrays } from '../store/json-insert.js';
 import { append } from '../kernel/collections.js';
 
 export interface CustomerRow {
@@ -385,17 +385,44 @@ export async function writeFacts(trx: Knex.Transaction, partner: string, ids: re
   }
   const only = (set: ReadonlySet<string> | undefined) => (set ? allFacts.filter((f) => set.has(f.customer_id)) : allFacts);
   const facts = only(changed?.row);
+  if (trx.client.config.client === 'pg') {
+    // One statement per table, an array parameter per column, filled straight from the facts (a bulk
+    // run's group writes tens of thousands of rows: no row objects in between).
+    await insertArrays(trx, 'fraud_customers', { partner_id: ['text', partner] }, {
+      customer_id: ['text', facts.map((f) => f.customer_id)], affiliate_id: ['text', facts.map((f) => f.affiliate_id)],
+      signup_date: ['text', facts.map((f) => f.signup_date)], ftd_date: ['text', facts.map((f) => f.ftd_date)], ftd_usd: ['text', facts.map((f) => f.ftd_usd)],
+      farmed: ['integer', facts.map((f) => f.farmed)], funded_days: ['float8', facts.map((f) => f.funded_days)],
+      pending_from: ['text', facts.map((f) => pending.get(f.customer_id)?.[0] ?? null)], pending_to: ['text', facts.map((f) => pending.get(f.customer_id)?.[1] ?? null)],
+    });
+    const days = { customer_id: [] as string[], affiliate_id: [] as string[], date: [] as string[], deposits: [] as number[], reversals: [] as number[], refunds: [] as number[] };
+    for (const f of only(changed?.days)) {
+      for (const d of f.days) {
+        days.customer_id.push(f.customer_id);
+        days.affiliate_id.push(f.affiliate_id);
+        days.date.push(d.date);
+        days.deposits.push(d.deposits);
+        days.reversals.push(d.reversals);
+        days.refunds.push(d.refunds);
+      }
+    }
+    await insertArrays(trx, 'fraud_customer_days', { partner_id: ['text', partner] }, {
+      customer_id: ['text', days.customer_id], affiliate_id: ['text', days.affiliate_id], date: ['text', days.date],
+      deposits: ['integer', days.deposits], reversals: ['integer', days.reversals], refunds: ['integer', days.refunds],
+    });
+    const keys = { customer_id: [] as string[], kind: [] as string[], value: [] as string[] };
+    for (const f of only(changed?.identities)) {
+      for (const k of f.identities) {
+        keys.customer_id.push(f.customer_id);
+        keys.kind.push(k.kind);
+        keys.value.push(k.value);
+      }
+    }
+    await insertArrays(trx, 'fraud_identities', { partner_id: ['text', partner] }, { customer_id: ['text', keys.customer_id], kind: ['text', keys.kind], value: ['text', keys.value] });
+    return;
+  }
   const customers = facts.map((f) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, signup_date: f.signup_date, ftd_date: f.ftd_date, ftd_usd: f.ftd_usd, farmed: f.farmed, funded_days: f.funded_days, pending_from: pending.get(f.customer_id)?.[0] ?? null, pending_to: pending.get(f.customer_id)?.[1] ?? null }));
   const days = only(changed?.days).flatMap((f) => f.days.map((d) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, ...d })));
   const identities = only(changed?.identities).flatMap((f) => f.identities.map((k) => ({ partner_id: partner, customer_id: f.customer_id, kind: k.kind, value: k.value })));
-  if (trx.client.config.client === 'pg') {
-    // One statement per table, a parameter per column (a bulk run's group writes tens of thousands).
-    const text = (...columns: string[]) => Object.fromEntries(columns.map((c) => [c, 'text']));
-    await insertRowArrays(trx, 'fraud_customers', { ...text('partner_id', 'customer_id', 'affiliate_id', 'signup_date', 'ftd_date', 'ftd_usd', 'pending_from', 'pending_to'), farmed: 'integer', funded_days: 'float8' }, customers);
-    await insertRowArrays(trx, 'fraud_customer_days', { ...text('partner_id', 'customer_id', 'affiliate_id', 'date'), deposits: 'integer', reversals: 'integer', refunds: 'integer' }, days);
-    await insertRowArrays(trx, 'fraud_identities', text('partner_id', 'customer_id', 'kind', 'value'), identities);
-    return;
-  }
   for (const part of insertChunks(trx, customers)) await trx('fraud_customers').insert(part);
   for (const part of insertChunks(trx, days)) await trx('fraud_customer_days').insert(part);
   for (const part of insertChunks(trx, identities)) await trx('fraud_identities').insert(part);
