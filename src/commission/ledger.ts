@@ -150,14 +150,15 @@ export async function appendLines(trx: Knex.Transaction, lines: readonly NewLine
 /** Replaces the holds of the evaluated keys: what is held now stays or is added, the rest is released. Returns the released count. */
 export async function replaceHolds(trx: Knex.Transaction, evaluatedKeys: readonly string[], held: readonly Target[], now: string): Promise<number> {
   const previous = new Map<string, string>();
-  for (let i = 0; i < evaluatedKeys.length; i += 500) {
+  const size = inListSize(trx);
+  for (let i = 0; i < evaluatedKeys.length; i += size) {
     const rows: { line_key: string; affiliate_id: string; since: unknown }[] = await trx('commission_holds')
-      .whereIn('line_key', evaluatedKeys.slice(i, i + 500))
+      .modify(inList('line_key', evaluatedKeys.slice(i, i + size)))
       .select('line_key', 'affiliate_id', 'since');
     for (const r of rows) previous.set(`${r.line_key}\u0000${r.affiliate_id}`, fromStoreTimestamp(r.since) ?? now);
   }
   if (previous.size === 0 && held.length === 0) return 0;
-  for (let i = 0; i < evaluatedKeys.length; i += 500) await trx('commission_holds').whereIn('line_key', evaluatedKeys.slice(i, i + 500)).delete();
+  for (let i = 0; i < evaluatedKeys.length; i += size) await trx('commission_holds').modify(inList('line_key', evaluatedKeys.slice(i, i + size))).delete();
   const rows = held.map((t) => ({
     line_key: t.key,
     affiliate_id: t.affiliate,

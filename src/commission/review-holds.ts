@@ -16,7 +16,7 @@
  * rebuild from history agrees with the incremental ledger.
  */
 import type { Knex } from 'knex';
-import { inList, inListSize } from '../store/dialects.js';
+import { inList, inListSize, insertChunks } from '../store/dialects.js';
 import type { Store } from '../store/store.js';
 import { fromStoreTimestamp } from '../store/values.js';
 import type { Variant } from '../types.js';
@@ -27,7 +27,6 @@ import { parseJson, readHeldEntries, totalsByAffiliate, type HeldEntry, type Hol
 import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
 import { revshareTargets, type RevshareInput } from './rules/revshare.js';
 import type { FlagRef, LineState, ReviewMark, Target } from './target.js';
-import { insertChunks } from '../store/dialects.js';
 import { append } from '../kernel/collections.js';
 
 /**
@@ -186,14 +185,15 @@ export function reviewedRevshareTargets(input: RevshareInput, flaggedDays: reado
 /** Replaces the review holds of the evaluated keys with the marks of these targets. */
 export async function replaceReviewHolds(trx: Knex.Transaction, evaluatedKeys: readonly string[], targets: readonly Target[], now: string): Promise<{ held: number; released: number }> {
   const previous = new Map<string, string>();
-  for (let i = 0; i < evaluatedKeys.length; i += 500) {
+  const size = inListSize(trx);
+  for (let i = 0; i < evaluatedKeys.length; i += size) {
     const rows: { line_key: string; affiliate_id: string; since: unknown }[] = await trx('commission_review_holds')
-      .whereIn('line_key', evaluatedKeys.slice(i, i + 500)).select('line_key', 'affiliate_id', 'since');
+      .modify(inList('line_key', evaluatedKeys.slice(i, i + size))).select('line_key', 'affiliate_id', 'since');
     for (const r of rows) previous.set(`${r.line_key}\u0000${r.affiliate_id}`, fromStoreTimestamp(r.since) ?? now);
   }
   const marked = targets.filter((t) => t.review !== undefined);
   if (previous.size === 0 && marked.length === 0) return { held: 0, released: 0 };
-  for (let i = 0; i < evaluatedKeys.length; i += 500) await trx('commission_review_holds').whereIn('line_key', evaluatedKeys.slice(i, i + 500)).delete();
+  for (let i = 0; i < evaluatedKeys.length; i += size) await trx('commission_review_holds').modify(inList('line_key', evaluatedKeys.slice(i, i + size))).delete();
   const rows = marked.map((t) => {
     const r = t.review as ReviewMark;
     return {

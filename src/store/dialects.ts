@@ -110,8 +110,8 @@ export const inList = (column: string, values: readonly string[]) => (q: Knex.Qu
   else q.whereIn(column, values as string[]);
 };
 
-/** Values per `inList` statement: a batch's whole list on PostgreSQL (one array parameter), 500 elsewhere. */
 /** The rows of a raw statement's result: SQLite's driver returns the array, PostgreSQL's a result with `rows`. */
 export const rawRows = <T>(result: unknown): T[] => (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as T[];
 
+/** Values per `inList` statement: a batch's whole list on PostgreSQL (one array parameter), 500 elsewhere. */
 export const inListSize = (db: Knex | Knex.Transaction): number => (db.client.config.client === 'pg' ? 20_000 : 500);
