@@ -3,7 +3,8 @@
  * Loader.ready): each batch is still its own transaction, in file order. Imported in batches of two,
  * a file ends in the store exactly as imported in one batch: versions across batches, rejects in
  * the middle (a field named with its rule, a line that is no JSON; the rest loaded), a record whose
- * customer is not there yet. (A store failure halfway: test/cli/store-errors.test.ts.)
+ * customer is not there yet. A batch whose transaction fails stops the import there (a store
+ * failure halfway: test/cli/store-errors.test.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -84,6 +85,33 @@ for (const backend of STORES) {
         waiting,
       };
     }
+
+    it('a batch whose transaction fails stops the import there: the batches before it stay, none after it loads', async () => {
+      process.env.PARTNER_SYNC_IMPORT_BATCH = '2';
+      const t = await backend.create();
+      stores.push(t);
+      // A job that fails inside the transaction of the batch holding t4 (the third batch of two).
+      const hooks = createLoadHooks(t.store, { plans: [], logger: silentLogger() });
+      const loader = new Loader({
+        store: t.store, validator, ...hooks,
+        async inTransaction(trx, change) {
+          if (change.records.transactions.some((r) => r.transaction_id === 't4')) throw new Error('the job failed on t4');
+          await hooks.inTransaction?.(trx, change);
+        },
+      });
+      const customers = join(dir, 'customers.ndjson');
+      writeFileSync(customers, ndjson(CUSTOMERS));
+      await importFile({ store: t.store, loader }, { partner: 'casino', variant: 'igaming', entity: 'customers', file: customers, stdin: new PassThrough() });
+      const file = join(dir, 'transactions.ndjson');
+      const byId = (id: string, amount: number) => TRANSACTIONS.find((r) => r.transaction_id === id && r.amount_currency === amount) as SpecRecord;
+      // Batches of two: [t1, t5] loads; [t4, t6] fails in its transaction; [t1 again] is read and validated meanwhile, never loaded.
+      writeFileSync(file, ndjson([byId('t1', 10), byId('t5', 50), byId('t4', 40), byId('t6', 60), byId('t1', 11)]));
+      await assert.rejects(importFile({ store: t.store, loader }, { partner: 'casino', variant: 'igaming', entity: 'transactions', file, stdin: new PassThrough() }), /the job failed on t4/);
+      const rows = await stored(t.store, 'casino', 'igaming', 'transactions');
+      assert.deepEqual(rows.map((r) => `${String(r.transaction_id)} ${Number(r.amount_currency)}`), ['t1 10', 't5 50']);
+      const runs = (await t.store.knex('runs').where('stream', 'transactions').select('status', 'error')) as { status: string; error: string }[];
+      assert.deepEqual(runs.map((r) => [r.status, r.error]), [['failed', 'the job failed on t4']]);
+    });
 
     it('batches of two end as one batch does, with the same counts', async () => {
       const files = [{ entity: 'customers' as const, text: ndjson(CUSTOMERS) }, { entity: 'transactions' as const, text: TRANSACTIONS_FILE }];
