@@ -103,8 +103,9 @@ export async function resumeJobs(store: Store, options: LoadHookOptions, later?:
  * The report facts' settle beside the other jobs' settles (when they are not the fraud rules and
  * commissions, composed above): neither reads what the other writes (the facts come from the
  * loaded rows alone), and each holds its own lock, so on a store with concurrent transactions
- * (PostgreSQL) the facts are recomputed on a second connection while the others run on the first. On SQLite (one connection) they run one after
- * the other. Both end before the settle does; a failure of either is thrown after both ended.
+ * (PostgreSQL) the facts are recomputed on a second connection while the others run on the
+ * first. On SQLite (one connection) they run one after the other. Both end before the settle
+ * does; a failure of either is thrown after both ended.
  */
 function alongside(first: LoaderHooks['settle'], second: LoaderHooks['settle'], concurrent: boolean): LoaderHooks['settle'] {
   if (!first || !second) return first ?? second;

@@ -126,10 +126,10 @@ export async function chunked<T, R>(values: readonly T[], size: number, work: (c
 export const ts = (v: unknown): string => toUtcTimestamp(v instanceof Date ? v.toISOString() : String(v));
 const day = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v)).slice(0, 10);
 
-/** Reads the rows of these customers (one query per table per chunk). */
 /** Rows converted between two turns of the event loop (a bulk settle reads a group's every transaction: see eachInSlices). */
 const ROWS_A_SLICE = 2_000;
 
+/** Reads the rows of these customers (one query per table per chunk). */
 export async function loadCustomerData(db: Knex | Knex.Transaction, partner: string, variant: Variant, ids: readonly string[], settings: RuleSettings | undefined, options: { rowsOnly?: boolean } = {}): Promise<Map<string, CustomerData>> {
   const out = new Map<string, CustomerData>();
   const rows = await chunked(ids, inListSize(db), (c) => db('customers').where('partner_id', partner).modify(inList('customer_id', c))
