@@ -333,4 +333,3 @@ export class LoadsInTurn {
     await this.last.catch(() => undefined);
   }
 }
-
