@@ -15,10 +15,11 @@ import { enabledRules, settingsFor, type FraudConfig, type RuleName } from './co
 import { chunked, deriveFacts, loadCustomerData, readFacts, signatureOf, storedCustomers, writeFacts, type Facts, type Signature } from './facts.js';
 import { eachInSlices } from '../yield.js';
 import { lockFraud, markUnsupported, upsertFlag, type Finding, type KnownFlag } from './flags.js';
-import {
-  bonusBustOut, chargebackRate, cpaFarming, depositCycling, duplicateIdentity, fastFunding, ftdSpike, identityMembers, key,
-  monthsOfWindow, prefetch, refundAfterFee, tradingPairs, type Ctx,
-} from './rules.js';
+import { cpaFarming, chargebackRate, ftdSpike, monthsOfWindow, refundAfterFee } from './rules/affiliate.js';
+import { bonusBustOut, depositCycling, fastFunding } from './rules/customer.js';
+import { duplicateIdentity, identityMembers } from './rules/identity.js';
+import { tradingPairs } from './rules/trading.js';
+import { key, prefetch, type Ctx } from './rules/unit.js';
 import { append } from '../kernel/collections.js';
 
 export interface DetectScope {

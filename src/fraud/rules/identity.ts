@@ -1,0 +1,73 @@
+/**
+ * duplicate_identity (docs/fraud.md): the customers sharing an identity key (e-mail, click id, or
+ * a rare name in one country signed up close together).
+ */
+import type { Knex } from 'knex';
+import { ts, chunked } from '../facts.js';
+import type { Finding } from '../flags.js';
+import { append } from '../../kernel/collections.js';
+import { inList, inListSize } from '../../store/dialects.js';
+import { finding, key, type Ctx } from './unit.js';
+
+export interface Member { customer_id: string; affiliate_id: string; signup_date: string }
+
+/** Members of identity keys (kind, value) → customers, with their affiliates: one indexed query per kind (per 500 values on SQLite). */
+export async function identityMembers(db: Knex | Knex.Transaction, partner: string, keys: readonly string[]): Promise<Map<string, Member[]>> {
+  const out = new Map<string, Member[]>();
+  const byKind = new Map<string, string[]>();
+  for (const k of keys) { const [kind, value] = JSON.parse(k) as [string, string]; append(byKind, kind, value); }
+  const rows: Record<string, string>[] = [];
+  for (const [kind, values] of byKind) {
+    rows.push(...(await chunked(values, inListSize(db), (c) => db('fraud_identities').where({ partner_id: partner, kind }).modify(inList('value', c)).select('kind', 'value', 'customer_id') as Promise<Record<string, string>[]>)));
+  }
+  const customers = [...new Set(rows.map((r) => r.customer_id!))];
+  const records = new Map((await chunked(customers, inListSize(db), (c) => db('customers').where('partner_id', partner).modify(inList('customer_id', c)).select('customer_id', 'affiliate_id', 'signup_date') as Promise<Record<string, unknown>[]>))
+    .map((m) => [String(m.customer_id), { affiliate_id: String(m.affiliate_id), signup_date: ts(m.signup_date) }]));
+  for (const r of rows) {
+    const record = records.get(r.customer_id!);
+    if (record === undefined) continue;
+    const k = key(r.kind!, r.value!);
+    const list = out.get(k) ?? [];
+    list.push({ customer_id: r.customer_id!, ...record });
+    out.set(k, list);
+  }
+  for (const list of out.values()) list.sort((a, b) => (a.customer_id < b.customer_id ? -1 : 1));
+  return out;
+}
+
+/**
+ * The closest two signups of these customers, in hours (undefined for fewer than two). A shared
+ * name + country is a link only when two accounts were opened close together.
+ */
+function closestSignups(members: readonly Member[]): { hours: number; customers: [string, string] } | undefined {
+  const sorted = [...members].sort((a, b) => (a.signup_date < b.signup_date ? -1 : a.signup_date > b.signup_date ? 1 : a.customer_id < b.customer_id ? -1 : 1));
+  let best: { hours: number; customers: [string, string] } | undefined;
+  for (let i = 1; i < sorted.length; i++) {
+    const hours = (Date.parse(sorted[i]!.signup_date) - Date.parse(sorted[i - 1]!.signup_date)) / 3_600_000;
+    if (!best || hours < best.hours) best = { hours, customers: [sorted[i - 1]!.customer_id, sorted[i]!.customer_id] };
+  }
+  return best;
+}
+
+/**
+ * duplicate_identity: one identity key shared by at least min_accounts customers. An e-mail or a
+ * click id is one person (or one click); a first + last name + country is only a weak signal: it
+ * flags when the name is rare in the partner's customers (at most name_max_accounts carry it)
+ * and two of them signed up within name_within_hours of each other.
+ */
+export function duplicateIdentity(ctx: Ctx, identity: string, members: readonly Member[]): Finding[] {
+  const s = ctx.settings.duplicate_identity;
+  if (members.length < s.min_accounts) return [];
+  const [kind, value] = JSON.parse(identity) as [string, string];
+  let link: Record<string, unknown> = {};
+  if (kind === 'name') {
+    if (members.length > s.name_max_accounts) return [];
+    const closest = closestSignups(members);
+    if (!closest || !(closest.hours <= s.name_within_hours)) return [];
+    link = { closest_signups_hours: closest.hours.toFixed(2), closest_signups: closest.customers, name_max_accounts: s.name_max_accounts, name_within_hours: s.name_within_hours };
+  }
+  const affiliates = [...new Set(members.map((m) => m.affiliate_id))].sort();
+  return [finding(ctx, 'duplicate_identity', identity, affiliates.length === 1 ? affiliates[0]! : null, affiliates.length > 1 ? 'high' : 'medium', members.map((m) => m.customer_id), {
+    key: kind, value, accounts: members.length, affiliates, customers: members.map((m) => ({ customer_id: m.customer_id, affiliate_id: m.affiliate_id })), ...link,
+  })];
+}
