@@ -65,10 +65,11 @@ export interface CustomerData {
    */
   wagering: Map<string, Money | undefined>;
   /**
-   * The days of those windows whose activity is loaded for the partner (some customer of the
-   * partner has activity that day). A day not covered has unknown wagering, not zero.
+   * Days whose activity is loaded for the partner (some customer of the partner has activity that
+   * day), at least over those windows; one set shared by the customers read together. A day not
+   * covered has unknown wagering, not zero.
    */
-  covered: Set<string>;
+  covered: ReadonlySet<string>;
   /** The first and last uncovered day of the windows that could not be judged (deferred until covered). */
   pending?: [string, string];
 }
@@ -129,6 +130,8 @@ const day = (v: unknown): string => (v instanceof Date ? v.toISOString() : Strin
 /** Rows converted between two turns of the event loop (a bulk settle reads a group's every transaction: see eachInSlices). */
 const ROWS_A_SLICE = 2_000;
 
+const NO_DAYS: ReadonlySet<string> = new Set();
+
 /** Reads the rows of these customers (one query per table per chunk). */
 export async function loadCustomerData(db: Knex | Knex.Transaction, partner: string, variant: Variant, ids: readonly string[], settings: RuleSettings | undefined, options: { rowsOnly?: boolean } = {}): Promise<Map<string, CustomerData>> {
   const out = new Map<string, CustomerData>();
@@ -136,7 +139,7 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
     .select('customer_id', 'affiliate_id', 'signup_date', 'last_modified_date', 'email', 'first_name', 'last_name', 'country_code', 'click_id', 'phase', ...(variant === 'prop-trading' ? ['challenge_type'] : [])) as Promise<Record<string, unknown>[]>);
   for (const r of rows) {
     const row = { ...(r as unknown as CustomerRow), signup_date: ts(r.signup_date), last_modified_date: r.last_modified_date == null ? null : ts(r.last_modified_date) };
-    out.set(row.customer_id, { row, txs: [], wagering: new Map(), covered: new Set() });
+    out.set(row.customer_id, { row, txs: [], wagering: new Map(), covered: NO_DAYS });
   }
   if (options.rowsOnly) return out;
   const present = [...out.keys()];
@@ -164,11 +167,10 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
   const ranges: { customer: string; from: string; to: string }[] = [];
   for (const data of out.values()) for (const [from, to] of windowsOf(data, settings)) ranges.push({ customer: data.row.customer_id, from, to });
   const activity = await readWindows(db, partner, ranges);
+  // One set for all: the rules ask only about days of the windows (a set per customer cost a Set
+  // entry and a date string per customer and window day, some 700,000 in a month's settle).
   const covered = await coveredDays(db, partner, ranges);
-  for (const r of ranges) {
-    const data = out.get(r.customer);
-    if (data) for (let d = r.from; d <= r.to; d = addDays(d, 1)) if (covered.has(d)) data.covered.add(d);
-  }
+  for (const data of out.values()) data.covered = covered;
   const cells = new Map<string, Record<string, unknown>>();
   for (const a of activity) cells.set(`${String(a.customer_id)}\u0000${day(a.date)}\u0000${String(a.game_type)}\u0000${String(a.currency)}`, a);
   rates = await RateBook.load(db as Knex, [...pairs, ...[...cells.values()].filter((a) => a.total_bets != null).map((a): [string, string] => [String(a.currency), day(a.date)])]);
@@ -225,14 +227,16 @@ async function readWindows(db: Knex | Knex.Transaction, partner: string, ranges:
   return activity;
 }
 
-/** The days among these ranges whose activity is loaded for the partner (fraud_loaded_days). */
+/** The days from the first of these ranges to the last whose activity is loaded for the partner (fraud_loaded_days), in one range read. */
 async function coveredDays(db: Knex | Knex.Transaction, partner: string, ranges: readonly { from: string; to: string }[]): Promise<Set<string>> {
-  const days = new Set<string>();
-  for (const r of ranges) for (let d = r.from; d <= r.to; d = addDays(d, 1)) days.add(d);
   const out = new Set<string>();
-  const list = [...days].sort();
-  if (list.length === 0) return out;
-  for (const r of await chunked(list, 500, (c) => db('fraud_loaded_days').where('partner_id', partner).whereIn('date', c).select('date') as Promise<{ date: string }[]>)) out.add(r.date);
+  if (ranges.length === 0) return out;
+  let { from, to } = ranges[0]!;
+  for (const r of ranges) {
+    if (r.from < from) from = r.from;
+    if (r.to > to) to = r.to;
+  }
+  for (const r of await db('fraud_loaded_days').where('partner_id', partner).whereBetween('date', [from, to]).select('date') as { date: string }[]) out.add(r.date);
   return out;
 }
 
