@@ -124,7 +124,7 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
   if (rules.has('bonus_bust_out')) own('bonus_bust_out', ids);
   if (rules.has('deposit_cycling')) own('deposit_cycling', ids);
   const needMembers = rules.has('duplicate_identity') || rules.has('fast_funding');
-  const members = needMembers ? await identityMembers(trx, partner, [...identities]) : new Map();
+  const members = needMembers ? await identityMembers(trx, partner, [...identities], data) : new Map();
   if (rules.has('duplicate_identity')) {
     for (const identity of identities) { mark('duplicate_identity', identity); findings.push(...duplicateIdentity(ctx, identity, members.get(identity) ?? [])); }
   }
@@ -138,7 +138,7 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
     const funded = new Map((await chunked(all, 300, (c) => trx('fraud_customers').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'funded_days') as Promise<{ customer_id: string; funded_days: unknown }[]>))
       .map((r) => [r.customer_id, r.funded_days == null ? null : Number(r.funded_days)]));
     const keysOf = await chunked(all, 300, (c) => trx('fraud_identities').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'kind', 'value') as Promise<{ customer_id: string; kind: string; value: string }[]>);
-    const linkedMembers = await identityMembers(trx, partner, [...new Set(keysOf.map((k) => key(k.kind, k.value)))]);
+    const linkedMembers = await identityMembers(trx, partner, [...new Set(keysOf.map((k) => key(k.kind, k.value)))], rows);
     own('fast_funding', all);
     for (const c of all) {
       const d = rows.get(c);

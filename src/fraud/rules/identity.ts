@@ -3,7 +3,7 @@
  * a rare name in one country signed up close together).
  */
 import type { Knex } from 'knex';
-import { ts, chunked } from '../facts.js';
+import { ts, chunked, type CustomerRow } from '../facts.js';
 import type { Finding } from '../flags.js';
 import { append } from '../../kernel/collections.js';
 import { inList, inListSize } from '../../store/dialects.js';
@@ -11,8 +11,12 @@ import { finding, key, type Ctx } from './unit.js';
 
 export interface Member { customer_id: string; affiliate_id: string; signup_date: string }
 
-/** Members of identity keys (kind, value) → customers, with their affiliates: one indexed query per kind (per 500 values on SQLite). */
-export async function identityMembers(db: Knex | Knex.Transaction, partner: string, keys: readonly string[]): Promise<Map<string, Member[]>> {
+/**
+ * Members of identity keys (kind, value) → customers, with their affiliates: one indexed query per
+ * kind (per 500 values on SQLite). `known`: customers whose rows the caller read in the same
+ * transaction (the evaluated ones), not read again.
+ */
+export async function identityMembers(db: Knex | Knex.Transaction, partner: string, keys: readonly string[], known: ReadonlyMap<string, { row: Pick<CustomerRow, 'affiliate_id' | 'signup_date'> }> = new Map()): Promise<Map<string, Member[]>> {
   const out = new Map<string, Member[]>();
   const byKind = new Map<string, string[]>();
   for (const k of keys) { const [kind, value] = JSON.parse(k) as [string, string]; append(byKind, kind, value); }
@@ -20,9 +24,16 @@ export async function identityMembers(db: Knex | Knex.Transaction, partner: stri
   for (const [kind, values] of byKind) {
     rows.push(...(await chunked(values, inListSize(db), (c) => db('fraud_identities').where({ partner_id: partner, kind }).modify(inList('value', c)).select('kind', 'value', 'customer_id') as Promise<Record<string, string>[]>)));
   }
-  const customers = [...new Set(rows.map((r) => r.customer_id!))];
-  const records = new Map((await chunked(customers, inListSize(db), (c) => db('customers').where('partner_id', partner).modify(inList('customer_id', c)).select('customer_id', 'affiliate_id', 'signup_date') as Promise<Record<string, unknown>[]>))
-    .map((m) => [String(m.customer_id), { affiliate_id: String(m.affiliate_id), signup_date: ts(m.signup_date) }]));
+  const records = new Map<string, { affiliate_id: string; signup_date: string }>();
+  const others = new Set<string>();
+  for (const r of rows) {
+    const k = known.get(r.customer_id!);
+    if (k) records.set(r.customer_id!, { affiliate_id: k.row.affiliate_id, signup_date: k.row.signup_date });
+    else others.add(r.customer_id!);
+  }
+  for (const m of await chunked([...others], inListSize(db), (c) => db('customers').where('partner_id', partner).modify(inList('customer_id', c)).select('customer_id', 'affiliate_id', 'signup_date') as Promise<Record<string, unknown>[]>)) {
+    records.set(String(m.customer_id), { affiliate_id: String(m.affiliate_id), signup_date: ts(m.signup_date) });
+  }
   for (const r of rows) {
     const record = records.get(r.customer_id!);
     if (record === undefined) continue;
