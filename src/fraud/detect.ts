@@ -109,8 +109,14 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
   const ftds = [...old.customers, ...facts].filter((f) => rowChanged.has(f.customer_id));
   for (const f of ftds) if (f.ftd_date) { farmingMonths.add(key(f.affiliate_id, monthOf(f.ftd_date))); spikeDays.add(key(f.affiliate_id, f.ftd_date)); }
   const days = [...old.days.filter((d) => daysChanged.has(d.customer_id)), ...facts.filter((f) => daysChanged.has(f.customer_id)).flatMap((f) => f.days.map((d) => ({ ...d, affiliate_id: f.affiliate_id })))];
+  // Once per affiliate and day: a bulk group's customers share a few thousand of them.
+  const windowDays = new Set<string>();
   for (const d of days) {
-    if (variant === 'igaming' && (d.deposits > 0 || d.reversals > 0)) for (const m of monthsOfWindow(d.date, settings.chargeback_rate.window_days)) chargebackMonths.add(key(d.affiliate_id, m));
+    const affiliateDay = `${d.affiliate_id}\u0000${d.date}`;
+    if (variant === 'igaming' && (d.deposits > 0 || d.reversals > 0) && !windowDays.has(affiliateDay)) {
+      windowDays.add(affiliateDay);
+      for (const m of monthsOfWindow(d.date, settings.chargeback_rate.window_days)) chargebackMonths.add(key(d.affiliate_id, m));
+    }
     // A month's fees are the denominator of its refund rate: a fee day re-judges the month too.
     if (variant === 'prop-trading' && (d.refunds > 0 || d.deposits > 0)) refundMonths.add(key(d.affiliate_id, monthOf(d.date)));
   }
