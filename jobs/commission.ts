@@ -36,8 +36,11 @@ export type PlanSource = readonly Plan[] | (() => readonly Plan[]);
 const current = (plans: PlanSource): readonly Plan[] => (typeof plans === 'function' ? plans() : plans);
 
 export type CommissionHooks = Required<Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'afterCommit' | 'settle'>> & {
-  /** `settle`, with the flag-reading part of the evaluation held until `after` resolves (evaluateScope). */
-  settleAfter(change: Parameters<Required<LoaderDeps>['settle']>[0], after: Promise<unknown>): Promise<void>;
+  /**
+   * `settle`, with the flag-reading part of the evaluation held until `after` resolves; `daysDerived`
+   * called once the customer-days are derived (evaluateScope).
+   */
+  settleAfter(change: Parameters<Required<LoaderDeps>['settle']>[0], after: Promise<unknown>, daysDerived?: () => void): Promise<void>;
 };
 
 /**
@@ -66,8 +69,8 @@ export function createCommissionHook(store: Store, plans: PlanSource, logger: Lo
     async settle(change) {
       await evaluatePartner(store, current(plans), change.partner, change.variant, change.runId, logger, warned);
     },
-    async settleAfter(change, after) {
-      await evaluatePartner(store, current(plans), change.partner, change.variant, change.runId, logger, warned, after);
+    async settleAfter(change, after, daysDerived) {
+      await evaluatePartner(store, current(plans), change.partner, change.variant, change.runId, logger, warned, { after, daysDerived });
     },
   };
 }
@@ -76,13 +79,15 @@ export function createCommissionHook(store: Store, plans: PlanSource, logger: Lo
  * Evaluates one partner's pending scope now: what a command that changed it outside a load (a
  * fraud decision, through markForReview) calls after its commit. Nothing when no plan applies.
  */
-export async function evaluatePartner(store: Store, plans: readonly Plan[], partner: string, variant: Variant, runId: string, logger: Logger, warned?: WarnedRates, after?: Promise<unknown>): Promise<Evaluation | undefined> {
+export async function evaluatePartner(store: Store, plans: readonly Plan[], partner: string, variant: Variant, runId: string, logger: Logger, warned?: WarnedRates,
+  held: { after?: Promise<unknown>; daysDerived?: () => void } = {}): Promise<Evaluation | undefined> {
   if (plansFor(plans, partner, variant).length === 0) {
-    await after;
+    held.daysDerived?.();
+    await held.after;
     return undefined;
   }
   const started = performance.now();
-  const result = await evaluateScope(store, plans, emptyScope(partner, variant, runId), { after });
+  const result = await evaluateScope(store, plans, emptyScope(partner, variant, runId), held);
   logEvaluation(logger, result, runId, performance.now() - started, warned);
   return result;
 }

@@ -43,14 +43,17 @@ export function createLoadHooks(store: Store, options: LoadHookOptions): LoaderH
   const combined = combineHooks(parts);
   const concurrent = store.profile.locking === 'advisory';
   // On a store with concurrent transactions, the commission evaluation derives the customer-days
-  // while the fraud rules are judged, and reads the flags once they are (evaluateScope `after`);
-  // the report facts are recomputed once the rules ended, beside the commissions' booking (started
-  // with the rules, they took the time of the customer-days, which the settle waits for last).
+  // while the fraud rules are judged, and reads the flags once they are (evaluateScope `after`).
+  // The report facts are recomputed once the customer-days are derived (or the rules ended), while
+  // the rules go on: started with the rules, they took the time of the customer-days; started
+  // after the rules, they ran 1.5 s beside the commissions' booking, which the settle waits for last.
   const settle: LoaderHooks['settle'] = concurrent && parts.every((p) => p === fraud || p === commission || !p.settle)
     ? async (change) => {
       const rules = fraud.settle(change);
-      const facts = rules.catch(() => undefined).then(() => settleFacts(change));
-      const results = await Promise.allSettled([rules, settleAfter(change, rules), facts]);
+      let daysDerived = (): void => undefined;
+      const derived = new Promise<void>((resolve) => { daysDerived = resolve; });
+      const facts = Promise.race([derived, rules]).catch(() => undefined).then(() => settleFacts(change));
+      const results = await Promise.allSettled([rules, settleAfter(change, rules, daysDerived), facts]);
       for (const r of results) if (r.status === 'rejected') throw r.reason;
     }
     : alongside(combined.settle, settleFacts, concurrent);

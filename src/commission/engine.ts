@@ -50,8 +50,9 @@ export function plansFor(plans: readonly Plan[], partner: string, variant: Varia
  * fraud rules, judged on another connection meanwhile): the customer-days are derived before it
  * resolves, the per-customer keys, RevShare months and holds after, with the pending customers
  * and reviews taken then (the flags' changes add some). A rejection fails the evaluation.
+ * `daysDerived` is called once the customer-days are, before the wait for `after`.
  */
-export async function evaluateScope(store: Store, plans: readonly Plan[], scope: Scope, options: { after?: Promise<unknown> } = {}): Promise<Evaluation> {
+export async function evaluateScope(store: Store, plans: readonly Plan[], scope: Scope, options: { after?: Promise<unknown>; daysDerived?: () => void } = {}): Promise<Evaluation> {
   try {
     return await store.transaction(async (trx) => {
       await lockPartner(store, trx, scope.partner);
@@ -59,6 +60,7 @@ export async function evaluateScope(store: Store, plans: readonly Plan[], scope:
       // (those the fraud rules' flag changes add too) once `after` has resolved.
       await takePending(trx, scope, { days: false, keys: false });
       return evaluateIn(trx, plans, scope, store.now(), await openDayTakes(trx, scope), async () => {
+        options.daysDerived?.();
         await options.after;
         await takePending(trx, scope, { only: KEY_KINDS });
       });
