@@ -240,18 +240,32 @@ async function coveredDays(db: Knex | Knex.Transaction, partner: string, ranges:
   return out;
 }
 
-/** The day ranges whose wagering the rules read: after the first deposit (cpa_farming), each bonus (bonus_bust_out), each deposit (deposit_cycling); merged. */
+/**
+ * The day ranges whose wagering the rules can judge, merged: after a first deposit in cpa_farming's
+ * baseline band, after a bonus followed by a withdrawal within bonus_bust_out's days, after a
+ * deposit followed by one within deposit_cycling's days. The rules judge no other window (a
+ * month's settle read 112,788 activity rows for a window after every deposit and bonus).
+ */
 export function windowsOf(data: Pick<CustomerData, 'txs'>, settings: RuleSettings): [string, string][] {
   const ranges: [string, string][] = [];
+  const txs = data.txs.filter(approved);
+  const withdrawals = txs.filter((t) => t.type === 'withdrawal');
+  if (withdrawals.length === 0 && !txs.some((t) => t.type === 'deposit')) return [];
+  const farming = settings.cpa_farming;
+  const base = money(farming.baseline_usd);
+  const top = base.times(money(1).plus(farming.margin));
   let ftdSeen = false;
-  for (const t of data.txs) {
-    if (!approved(t)) continue;
+  for (const t of txs) {
     if (t.type === 'deposit') {
-      if (!ftdSeen) ranges.push([t.day, addDays(t.day, settings.cpa_farming.within_days - 1)]);
+      if (!ftdSeen && t.usd !== undefined && t.usd.greaterThanOrEqualTo(base) && t.usd.lessThanOrEqualTo(top)) ranges.push([t.day, addDays(t.day, farming.within_days - 1)]);
       ftdSeen = true;
-      ranges.push([t.day, addDays(t.day, settings.deposit_cycling.within_days)]);
+      const until = addDays(t.day, settings.deposit_cycling.within_days);
+      if (withdrawals.some((w) => w.day >= t.day && w.day <= until)) ranges.push([t.day, until]);
     }
-    if (t.type === 'bonus') ranges.push([t.day, addDays(t.day, settings.bonus_bust_out.within_days)]);
+    if (t.type === 'bonus') {
+      const limitAt = Date.parse(t.at) + settings.bonus_bust_out.within_days * 86_400_000;
+      if (withdrawals.some((w) => w.at > t.at && Date.parse(w.at) <= limitAt)) ranges.push([t.day, addDays(t.day, settings.bonus_bust_out.within_days)]);
+    }
   }
   ranges.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
   const merged: [string, string][] = [];
