@@ -233,8 +233,9 @@ export async function openDayTakes(trx: Knex.Transaction, scope: Scope): Promise
       await trx.raw(`INSERT INTO temp.${TAKES} SELECT DISTINCT customer_id, date FROM ${activity} WHERE partner_id = ? AND date = ? AND run_id = ?`, [partner, dates[i]!, runs[i]!]);
     }
   }
+  // Not analyzed: the only statement reading the table is the keyset scan below, on this index
+  // whatever the statistics (ANALYZE took 0.16 s of a month's settle).
   await trx.raw(`CREATE INDEX ${pg ? '' : 'temp.'}${TAKES}_key ON ${TAKES} (customer_id, date)`);
-  if (pg) await trx.raw(`ANALYZE ${TAKES}`);
   let after: [string, string] | null = null;
   return async (limit) => {
     const rows = (await trx.raw(`SELECT customer_id, date FROM ${pg ? '' : 'temp.'}${TAKES}${after ? ' WHERE (customer_id, date) > (?, ?)' : ''} ORDER BY customer_id, date LIMIT ?`,
