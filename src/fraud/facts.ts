@@ -7,10 +7,10 @@
  */
 import type { Knex } from 'knex';
 import { eachInSlices } from '../yield.js';
-import { addDays, utcDay } from '../kernel/dates.js';
+import { addDays } from '../kernel/dates.js';
 import { RateBook } from '../kernel/fx.js';
 import { money, ZERO, type Money } from '../kernel/money.js';
-import { toUtcTimestamp } from '../kernel/timestamp.js';
+import { fromStoreTimestamp } from '../store/values.js';
 import type { Variant } from '../types.js';
 import type { RuleSettings } from './config.js';
 import { identityKeys, type IdentityKey } from './identity.js';
@@ -124,7 +124,8 @@ export async function chunked<T, R>(values: readonly T[], size: number, work: (c
   return out;
 }
 
-export const ts = (v: unknown): string => toUtcTimestamp(v instanceof Date ? v.toISOString() : String(v));
+/** A stored date-time (a driver's Date or a store's text) in the store's UTC form (fromStoreTimestamp: no second parse of a Date's ISO text). */
+export const ts = (v: unknown): string => fromStoreTimestamp(v) as string;
 const day = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v)).slice(0, 10);
 
 /** Rows converted between two turns of the event loop (a bulk settle reads a group's every transaction: see eachInSlices). */
@@ -146,13 +147,14 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
   const txRows = await chunked(present, inListSize(db), (c) => db('transactions').where('partner_id', partner).modify(inList('customer_id', c))
     .select('transaction_id', 'customer_id', 'transaction_type', 'transaction_subtype', 'status', 'transaction_date', 'amount_currency', 'currency', 'amount_usd') as Promise<Record<string, unknown>[]>);
   const pairs: [string, string][] = [];
-  for (const t of txRows) if (t.amount_usd == null) pairs.push([String(t.currency), utcDay(ts(t.transaction_date))]);
+  for (const t of txRows) if (t.amount_usd == null) pairs.push([String(t.currency), ts(t.transaction_date).slice(0, 10)]);
   let rates = await RateBook.load(db as Knex, pairs);
   await eachInSlices(txRows, ROWS_A_SLICE, (t) => {
     const data = out.get(String(t.customer_id));
     if (!data) return;
     const at = ts(t.transaction_date);
-    const d = utcDay(at);
+    // `at` is UTC already: its day is its first ten characters.
+    const d = at.slice(0, 10);
     let usd: Money | undefined;
     if (t.amount_usd != null) usd = money(t.amount_usd);
     else {

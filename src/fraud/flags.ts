@@ -19,7 +19,7 @@ import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 import { reviewCustomers } from './review.js';
 import { insertChunks } from '../store/dialects.js';
-import { toUtcTimestamp } from '../kernel/timestamp.js';
+import { ts } from './facts.js';
 
 export type FlagStatus = 'open' | 'confirmed' | 'dismissed';
 export type Decision = 'confirmed' | 'dismissed';
@@ -69,9 +69,6 @@ export interface UpsertResult {
   added: string[];
   removed: string[];
 }
-
-/** A stored time as the store's one UTC text, whichever store: PostgreSQL returns its own timestamptz text. */
-const ts = (v: unknown): string => toUtcTimestamp(v instanceof Date ? v.toISOString() : String(v));
 
 function rowOf(r: Record<string, unknown>): FlagRow {
   return {
