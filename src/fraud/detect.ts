@@ -130,7 +130,9 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
   if (rules.has('bonus_bust_out')) own('bonus_bust_out', ids);
   if (rules.has('deposit_cycling')) own('deposit_cycling', ids);
   const needMembers = rules.has('duplicate_identity') || rules.has('fast_funding');
-  const members = needMembers ? await identityMembers(trx, partner, [...identities], data) : new Map();
+  // fast_funding reads every key's members (a key left with one customer unlinks that customer);
+  // duplicate_identity only shared ones.
+  const members = needMembers ? await identityMembers(trx, partner, [...identities], data, { shared: !rules.has('fast_funding') }) : new Map();
   if (rules.has('duplicate_identity')) {
     for (const identity of identities) { mark('duplicate_identity', identity); findings.push(...duplicateIdentity(ctx, identity, members.get(identity) ?? [])); }
   }

@@ -14,15 +14,25 @@ export interface Member { customer_id: string; affiliate_id: string; signup_date
 /**
  * Members of identity keys (kind, value) → customers, with their affiliates: one indexed query per
  * kind (per 500 values on SQLite). `known`: customers whose rows the caller read in the same
- * transaction (the evaluated ones), not read again.
+ * transaction (the evaluated ones), not read again. `shared`: only the keys at least two customers
+ * share (what duplicate_identity can flag, min_accounts being 2 or more); a key of one customer is
+ * left out as if it had none (a bulk group's keys are mostly one customer's each: a month's 47,000
+ * rows read for a few hundred shared keys).
  */
-export async function identityMembers(db: Knex | Knex.Transaction, partner: string, keys: readonly string[], known: ReadonlyMap<string, { row: Pick<CustomerRow, 'affiliate_id' | 'signup_date'> }> = new Map()): Promise<Map<string, Member[]>> {
+export async function identityMembers(db: Knex | Knex.Transaction, partner: string, keys: readonly string[],
+  known: ReadonlyMap<string, { row: Pick<CustomerRow, 'affiliate_id' | 'signup_date'> }> = new Map(), options: { shared?: boolean } = {}): Promise<Map<string, Member[]>> {
   const out = new Map<string, Member[]>();
   const byKind = new Map<string, string[]>();
   for (const k of keys) { const [kind, value] = JSON.parse(k) as [string, string]; append(byKind, kind, value); }
   const rows: Record<string, string>[] = [];
   for (const [kind, values] of byKind) {
-    rows.push(...(await chunked(values, inListSize(db), (c) => db('fraud_identities').where({ partner_id: partner, kind }).modify(inList('value', c)).select('kind', 'value', 'customer_id') as Promise<Record<string, string>[]>)));
+    rows.push(...(await chunked(values, inListSize(db), (c) => {
+      const q = db('fraud_identities').where({ partner_id: partner, kind }).modify(inList('value', c));
+      if (!options.shared) return q.select('kind', 'value', 'customer_id') as Promise<Record<string, string>[]>;
+      // One customer per (partner, customer, kind): the count is of customers.
+      return db.from(q.select('kind', 'value', 'customer_id', db.raw('count(*) OVER (PARTITION BY value) AS n')).as('k'))
+        .where('n', '>=', 2).select('kind', 'value', 'customer_id') as Promise<Record<string, string>[]>;
+    })));
   }
   const records = new Map<string, { affiliate_id: string; signup_date: string }>();
   const others = new Set<string>();
