@@ -252,14 +252,10 @@ export function windowsOf(data: Pick<CustomerData, 'txs'>, settings: RuleSetting
   const ranges: [string, string][] = [];
   const txs = data.txs.filter(approved);
   const withdrawals = txs.filter((t) => t.type === 'withdrawal');
-  if (withdrawals.length === 0 && !txs.some((t) => t.type === 'deposit')) return [];
-  const farming = settings.cpa_farming;
-  const base = money(farming.baseline_usd);
-  const top = base.times(money(1).plus(farming.margin));
   let ftdSeen = false;
   for (const t of txs) {
     if (t.type === 'deposit') {
-      if (!ftdSeen && t.usd !== undefined && t.usd.greaterThanOrEqualTo(base) && t.usd.lessThanOrEqualTo(top)) ranges.push([t.day, addDays(t.day, farming.within_days - 1)]);
+      if (!ftdSeen && t.usd !== undefined && atBaseline(t.usd, settings.cpa_farming)) ranges.push([t.day, addDays(t.day, settings.cpa_farming.within_days - 1)]);
       ftdSeen = true;
       const until = addDays(t.day, settings.deposit_cycling.within_days);
       if (withdrawals.some((w) => w.day >= t.day && w.day <= until)) ranges.push([t.day, until]);
@@ -276,6 +272,12 @@ export function windowsOf(data: Pick<CustomerData, 'txs'>, settings: RuleSetting
     if (last && r[0] <= addDays(last[1], 1)) { if (r[1] > last[1]) last[1] = r[1]; } else merged.push([r[0], r[1]]);
   }
   return merged;
+}
+
+/** A first deposit at cpa_farming's baseline: within [baseline, baseline × (1 + margin)] USD. */
+function atBaseline(usd: Money, s: RuleSettings['cpa_farming']): boolean {
+  const base = money(s.baseline_usd);
+  return usd.greaterThanOrEqualTo(base) && usd.lessThanOrEqualTo(base.times(money(1).plus(s.margin)));
 }
 
 export const approved = (t: Tx): boolean => t.status.toLowerCase() === 'approved';
@@ -306,9 +308,7 @@ export function deriveFacts(data: CustomerData, variant: Variant, settings: Rule
   let farmed: number | null = null;
   if (ftd && ftd.usd !== undefined) {
     const s = settings.cpa_farming;
-    const base = money(s.baseline_usd);
-    const atBaseline = ftd.usd.greaterThanOrEqualTo(base) && ftd.usd.lessThanOrEqualTo(base.times(money(1).plus(s.margin)));
-    if (!atBaseline) farmed = 0;
+    if (!atBaseline(ftd.usd, s)) farmed = 0;
     else {
       const j = judgeWagering(data, ftd.day, addDays(ftd.day, s.within_days - 1), ftd.usd.times(s.wagering_multiple));
       farmed = j.verdict === 'unknown' ? null : j.verdict === 'below' ? 1 : 0;
