@@ -78,16 +78,17 @@ export function createCommissionHook(store: Store, plans: PlanSource, logger: Lo
 /**
  * Evaluates one partner's pending scope now: what a command that changed it outside a load (a
  * fraud decision, through markForReview) calls after its commit. Nothing when no plan applies.
+ * `order`: evaluateScope's `after` and `daysDerived` (a bulk settle beside the fraud rules).
  */
 export async function evaluatePartner(store: Store, plans: readonly Plan[], partner: string, variant: Variant, runId: string, logger: Logger, warned?: WarnedRates,
-  held: { after?: Promise<unknown>; daysDerived?: () => void } = {}): Promise<Evaluation | undefined> {
+  order: { after?: Promise<unknown>; daysDerived?: () => void } = {}): Promise<Evaluation | undefined> {
   if (plansFor(plans, partner, variant).length === 0) {
-    held.daysDerived?.();
-    await held.after;
+    order.daysDerived?.();
+    await order.after;
     return undefined;
   }
   const started = performance.now();
-  const result = await evaluateScope(store, plans, emptyScope(partner, variant, runId), held);
+  const result = await evaluateScope(store, plans, emptyScope(partner, variant, runId), order);
   logEvaluation(logger, result, runId, performance.now() - started, warned);
   return result;
 }

@@ -251,18 +251,24 @@ async function coveredDays(db: Knex | Knex.Transaction, partner: string, ranges:
 export function windowsOf(data: Pick<CustomerData, 'txs'>, settings: RuleSettings): [string, string][] {
   const ranges: [string, string][] = [];
   const txs = data.txs.filter(approved);
+  // In time order, as the transactions: the first withdrawal on or after a deposit's day (after a
+  // bonus's time) is the one that can fall in its window; the cursors only move forward.
   const withdrawals = txs.filter((t) => t.type === 'withdrawal');
+  let byDay = 0;
+  let byTime = 0;
   let ftdSeen = false;
   for (const t of txs) {
     if (t.type === 'deposit') {
       if (!ftdSeen && t.usd !== undefined && atBaseline(t.usd, settings.cpa_farming)) ranges.push([t.day, addDays(t.day, settings.cpa_farming.within_days - 1)]);
       ftdSeen = true;
       const until = addDays(t.day, settings.deposit_cycling.within_days);
-      if (withdrawals.some((w) => w.day >= t.day && w.day <= until)) ranges.push([t.day, until]);
+      while (byDay < withdrawals.length && withdrawals[byDay]!.day < t.day) byDay += 1;
+      if (byDay < withdrawals.length && withdrawals[byDay]!.day <= until) ranges.push([t.day, until]);
     }
     if (t.type === 'bonus') {
       const limitAt = Date.parse(t.at) + settings.bonus_bust_out.within_days * 86_400_000;
-      if (withdrawals.some((w) => w.at > t.at && Date.parse(w.at) <= limitAt)) ranges.push([t.day, addDays(t.day, settings.bonus_bust_out.within_days)]);
+      while (byTime < withdrawals.length && withdrawals[byTime]!.at <= t.at) byTime += 1;
+      if (byTime < withdrawals.length && Date.parse(withdrawals[byTime]!.at) <= limitAt) ranges.push([t.day, addDays(t.day, settings.bonus_bust_out.within_days)]);
     }
   }
   ranges.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
