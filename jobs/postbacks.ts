@@ -32,10 +32,11 @@ export function createPostbackHook(store: Store): Required<Pick<LoaderDeps, 'bef
       await readPrior(trx, batch.partner, batch.entity, batch.records, prior);
     },
     async inTransaction(trx, change) {
-      const prior = priors.get(trx)?.get(change.partner);
+      // No beforeWrite for the batch: the store held none of its keys.
+      const prior = priors.get(trx)?.get(change.partner) ?? emptyPrior();
       priors.get(trx)?.delete(change.partner);
       const defs = await definitions(trx);
-      if (defs.length === 0 || !prior) return;
+      if (defs.length === 0) return;
       const facts: Fact[] = [];
       const { customers, transactions } = change.records;
       if (customers.length > 0) facts.push(...registrations(change.partner, customers, prior));

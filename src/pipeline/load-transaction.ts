@@ -348,14 +348,14 @@ export class LoadTransaction {
     // Keys whose newest version in this batch was not applied: the store holds a newer one.
     const staleKeys = new Set<string>();
     const applied = async (t: EntityTable, records: SpecRecord[], ready?: PreparedUpsert): Promise<SpecRecord[]> => {
-      // What the store held before this write (the commission scope takes back a changed record's old version).
-      await loader.beforeWrite(trx, input.partner, input.variant, t.entity, records, input.runId);
       const upsert: PreparedUpsert = ready ?? { table: t, batch: { partner: input.partner, runId: input.runId, loadedAt: now, records } };
       if (t.entity === 'activity' && records.length > 0) {
         await loader.partitions.ensure(trx, t.name, records.map((r) => r.date as string));
         upsert.keysAreNew = this.activityKeysAreNew(input.partner, t, records);
       }
-      const older = await writeUpsert(store, trx, upsert);
+      // What the store held before this write (the commission scope takes back a changed record's
+      // old version), read when it may hold some of the keys: a COPY of only new keys reads nothing.
+      const older = await writeUpsert(store, trx, upsert, () => loader.beforeWrite(trx, input.partner, input.variant, t.entity, records, input.runId));
       if (older.size === 0) return records;
       if (t === table) for (const key of older) staleKeys.add(key);
       return records.filter((r) => !older.has(batchKey(t, r)));

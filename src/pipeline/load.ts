@@ -42,6 +42,8 @@ export interface LoaderDeps {
   /**
    * Runs inside the load transaction just before records replace their stored versions (direct and
    * released ones), so what depended on the old versions can be recorded; it commits with the batch.
+   * Not called when the store holds none of the records' keys (a COPY of only new keys went
+   * through): a hook that saw no call for a batch reads that as no stored version.
    */
   beforeWrite?: (trx: Knex.Transaction, batch: { partner: string; variant: Variant; entity: Entity; records: readonly SpecRecord[]; factsDeferred?: boolean }) => Promise<void>;
   /** Runs inside the load transaction after each batch or day replacement, with what it wrote; what it writes commits with the batch. */

@@ -13,6 +13,11 @@
  * On customers and transactions a stored row is never replaced by an older version (versions.ts):
  * the SQLite writer reads the stored version first; the PostgreSQL merge's ON CONFLICT guard leaves
  * them unwritten, then one query names them; a COPY of only new keys has nothing to compare with.
+ *
+ * `storedMayChange`, given, runs before the write replaces any stored row, and only when the store
+ * may hold some of the batch's keys: not for a COPY of only new keys (keysAreNew, or a direct COPY
+ * that went through), where it would read nothing (the after-load jobs read the stored versions
+ * there; a month's import of new transactions read them 93 times to find none).
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -62,7 +67,7 @@ export interface PreparedUpsert {
 /** What a write did not apply: keys whose stored row holds a newer version (versions.ts). */
 export type StaleKeys = Set<string>;
 
-type Writer = (trx: Knex.Transaction, prepared: PreparedUpsert) => Promise<StaleKeys>;
+type Writer = (trx: Knex.Transaction, prepared: PreparedUpsert, storedMayChange: () => Promise<void>) => Promise<StaleKeys>;
 
 const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
@@ -104,7 +109,8 @@ interface SqliteDatabase {
 }
 const sqliteStatements = new WeakMap<object, Map<string, SqliteStatement>>();
 
-const preparedRows: Writer = async (trx, { table, batch }) => {
+const preparedRows: Writer = async (trx, { table, batch }, storedMayChange) => {
+  await storedMayChange();
   const db = await connectionOf<SqliteDatabase>(trx);
   let cache = sqliteStatements.get(db);
   if (!cache) sqliteStatements.set(db, (cache = new Map()));
@@ -170,7 +176,7 @@ async function renderCopyText(table: EntityTable, batch: UpsertBatch, pause?: ()
   return { text: writer.bytes(), chunkEnds, storage: writer.storage };
 }
 
-const copyStaging: Writer = async (trx, prepared) => {
+const copyStaging: Writer = async (trx, prepared, storedMayChange) => {
   const { table } = prepared;
   const { text, chunkEnds, storage } = prepared.copyText ?? await renderCopyText(table, prepared.batch);
   const conn = await connectionOf<pg.Client>(trx);
@@ -210,6 +216,8 @@ const copyStaging: Writer = async (trx, prepared) => {
     if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error;
     await conn.query('ROLLBACK TO SAVEPOINT partner_sync_copy');
   }
+  // Some key is stored: what reads the stored versions reads them now, before the merge.
+  await storedMayChange();
 
   // Session-local, emptied at every commit; created once per pooled connection.
   await conn.query(`CREATE TEMP TABLE IF NOT EXISTS ${stage} (LIKE ${target} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`);
@@ -270,9 +278,9 @@ export async function prepareUpsert(store: Store, table: EntityTable, batch: Ups
 }
 
 /** Writes a prepared upsert inside the caller's transaction; resolves with the keys left unwritten as older than the stored row. */
-export async function writeUpsert(store: Store, trx: Knex.Transaction, prepared: PreparedUpsert): Promise<StaleKeys> {
+export async function writeUpsert(store: Store, trx: Knex.Transaction, prepared: PreparedUpsert, storedMayChange: () => Promise<void> = async () => {}): Promise<StaleKeys> {
   if (prepared.batch.records.length === 0) return new Set();
-  return WRITERS[store.profile.bulkWrite](trx, prepared);
+  return WRITERS[store.profile.bulkWrite](trx, prepared, storedMayChange);
 }
 
 /** Upserts validated records (no key twice) into an entity table inside the caller's transaction. */
