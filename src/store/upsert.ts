@@ -17,7 +17,7 @@
  * `storedMayChange`, given, runs before the write replaces any stored row, and only when the store
  * may hold some of the batch's keys: not for a COPY of only new keys (keysAreNew, or a direct COPY
  * that went through), where it would read nothing (the after-load jobs read the stored versions
- * there; a month's import of new transactions read them 93 times to find none).
+ * there; a month's import of new transactions read them once a batch to find none).
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
