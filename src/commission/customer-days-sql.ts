@@ -38,19 +38,21 @@ r AS (
   LEFT JOIN fx_rates x ON x.currency = a.currency AND x.date = a.date
   WHERE p.affiliate_id IS NOT NULL
 ),
+-- A day's missing rates are listed as they come (a DISTINCT aggregate sorts per day, most with
+-- nothing to sort); nv lists each once.
 act AS (
   SELECT customer_id, date,
     sum(ggr * rate) AS ggr,
     sum(COALESCE(total_bets, 0) * rate) AS bets,
     bool_and(ngr IS NOT NULL) AS all_ngr,
     sum(ngr * rate) AS ngr,
-    array_agg(DISTINCT currency || ' ' || to_char(date, 'YYYY-MM-DD')) FILTER (WHERE rate IS NULL) AS missing
+    array_agg(currency || ' ' || to_char(date, 'YYYY-MM-DD')) FILTER (WHERE rate IS NULL) AS missing
   FROM r GROUP BY customer_id, date
 ),
 bon AS (
   SELECT a.customer_id, a.date,
     sum(abs(COALESCE(t.amount_usd, t.amount_currency * CASE WHEN t.currency = 'USD' THEN 1::numeric ELSE x.rate END))) AS bonus,
-    array_agg(DISTINCT t.currency || ' ' || to_char(a.date, 'YYYY-MM-DD')) FILTER (WHERE t.amount_usd IS NULL AND t.currency <> 'USD' AND x.rate IS NULL) AS missing
+    array_agg(t.currency || ' ' || to_char(a.date, 'YYYY-MM-DD')) FILTER (WHERE t.amount_usd IS NULL AND t.currency <> 'USD' AND x.rate IS NULL) AS missing
   FROM act a
   JOIN transactions t ON t.partner_id = ? AND t.customer_id = a.customer_id AND t.transaction_type = 'bonus' AND t.status = 'approved'
     AND t.customer_id BETWEEN (SELECT lo FROM b) AND (SELECT hi FROM b)
@@ -62,8 +64,10 @@ bon AS (
 nv AS (
   SELECT a.customer_id, a.date, a.ggr, a.bets,
     CASE WHEN a.all_ngr THEN a.ngr ELSE a.ggr - COALESCE(b.bonus, 0) END AS ngr,
-    (SELECT string_agg(DISTINCT m COLLATE "C", ',' ORDER BY m COLLATE "C")
-       FROM unnest(COALESCE(a.missing, '{}') || CASE WHEN a.all_ngr THEN '{}' ELSE COALESCE(b.missing, '{}') END) AS m) AS missing
+    -- The missing rates, each once, sorted; none (most days) without the per-day subquery.
+    CASE WHEN a.missing IS NULL AND (a.all_ngr OR b.missing IS NULL) THEN NULL ELSE
+      (SELECT string_agg(DISTINCT m COLLATE "C", ',' ORDER BY m COLLATE "C")
+         FROM unnest(COALESCE(a.missing, '{}') || CASE WHEN a.all_ngr THEN '{}' ELSE COALESCE(b.missing, '{}') END) AS m) END AS missing
   FROM act a LEFT JOIN bon b ON b.customer_id = a.customer_id AND b.date = a.date
 ),
 cmp AS (
