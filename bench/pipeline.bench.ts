@@ -38,6 +38,7 @@ import { openStore, type Store } from '../src/store/store.js';
 import type { Entity } from '../src/types.js';
 import { copyLines, dropBenchSchemas, openBenchStore } from './support/pg-bench.js';
 import { underLauncherFlags } from './support/launcher.js';
+import { postgresCpuMs } from './support/proc-cpu.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PARTNER = 'sandbox-casino';
@@ -107,6 +108,8 @@ async function main(): Promise<void> {
         await store.transaction((trx) => saveRates(trx, rates, 'rates.csv', store.now()));
         const times: number[] = [];
         let lastEnd = 0;
+        const cpuBefore = { process: process.cpuUsage(), postgres: postgresCpuMs() };
+        let cpuAtLoadEnd = cpuBefore;
         const importAll = async (): Promise<void> => {
           for (const entity of ENTITIES) {
             const started = performance.now();
@@ -117,10 +120,11 @@ async function main(): Promise<void> {
           }
         };
         // BENCH_TOGETHER=1: the three imports settle once, at the end, as a `run` or `backfill` of the partner's streams does.
-        if (TOGETHER) await loader.settleTogether(importAll);
+        if (TOGETHER) await loader.settleTogether(async () => { await importAll(); cpuAtLoadEnd = { process: process.cpuUsage(), postgres: postgresCpuMs() }; });
         else await importAll();
         const settledAtEnd = TOGETHER ? performance.now() - lastEnd : 0;
         if (TOGETHER) console.log(`  the three imports settled together at the end: ${(settledAtEnd / 1000).toFixed(1)} s (in the total)`);
+        console.log(`  CPU s: ${cpuLine(cpuBefore, TOGETHER ? cpuAtLoadEnd : undefined, { process: process.cpuUsage(), postgres: postgresCpuMs() })}`);
         const sum = times.reduce((a, b) => a + b, 0) + settledAtEnd;
         if (process.env.BENCH_FLOOR && kind === 'postgres' && mode !== 'none') await printWriteFloor(store, copy, total);
         if (process.env.BENCH_QUERIES) printQueries();
@@ -134,6 +138,22 @@ async function main(): Promise<void> {
     if (!process.env.BENCH_KEEP) await dropBenchSchemas(PG_URL, created);
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+interface CpuMark { process: NodeJS.CpuUsage; postgres: number | undefined }
+
+/**
+ * The CPU seconds of this process and of the local PostgreSQL server between two marks, with the
+ * load and the settle apart when the settle came at the end: wall time moves with what else the
+ * machine runs, CPU time much less, so a change's effect shows in it first.
+ */
+function cpuLine(before: CpuMark, loaded: CpuMark | undefined, after: CpuMark): string {
+  const span = (a: CpuMark, b: CpuMark): string => {
+    const own = (b.process.user + b.process.system - a.process.user - a.process.system) / 1e6;
+    const server = a.postgres !== undefined && b.postgres !== undefined ? ((b.postgres - a.postgres) / 1000).toFixed(1) : 'n/a';
+    return `process ${own.toFixed(1)} + PostgreSQL ${server}`;
+  };
+  return loaded ? `load ${span(before, loaded)}; settle ${span(loaded, after)}; all ${span(before, after)}` : span(before, after);
 }
 
 const phaseMs = new Map<string, number>();
