@@ -28,7 +28,7 @@ import { loadPlans } from '../src/commission/load-plans.js';
 import { loadFraudConfig } from '../src/fraud/config.js';
 import { silentLogger } from '../src/log.js';
 import { packageRoot } from '../src/paths.js';
-import { Loader } from '../src/pipeline/load.js';
+import { Loader, type SettleGroup } from '../src/pipeline/load.js';
 import { createReportFactsHook } from '../src/reports/hook.js';
 import { createSandboxData } from '../src/sandbox/data.js';
 import { USD_RATE } from '../src/sandbox/generate-common.js';
@@ -110,17 +110,17 @@ async function main(): Promise<void> {
         let lastEnd = 0;
         const cpuBefore = { process: process.cpuUsage(), postgres: postgresCpuMs() };
         let cpuAtLoadEnd = cpuBefore;
-        const importAll = async (): Promise<void> => {
+        const importAll = async (together?: SettleGroup): Promise<void> => {
           for (const entity of ENTITIES) {
             const started = performance.now();
-            const summary = await importFile({ store, loader }, { partner: PARTNER, variant: 'igaming', entity, file: files[entity], stdin: new PassThrough() });
+            const summary = await importFile({ store, loader, together }, { partner: PARTNER, variant: 'igaming', entity, file: files[entity], stdin: new PassThrough() });
             lastEnd = performance.now();
             times.push(lastEnd - started);
             if (summary.counts.rejected > 0) throw new Error(`${entity}: ${summary.counts.rejected} rejected: ${JSON.stringify(summary.rejects.slice(0, 3))}`);
           }
         };
         // BENCH_TOGETHER=1: the three imports settle once, at the end, as a `run` or `backfill` of the partner's streams does.
-        if (TOGETHER) await loader.settleTogether(async () => { await importAll(); cpuAtLoadEnd = { process: process.cpuUsage(), postgres: postgresCpuMs() }; });
+        if (TOGETHER) await loader.settleTogether(async (group) => { await importAll(group); cpuAtLoadEnd = { process: process.cpuUsage(), postgres: postgresCpuMs() }; });
         else await importAll();
         const settledAtEnd = TOGETHER ? performance.now() - lastEnd : 0;
         if (TOGETHER) console.log(`  the three imports settled together at the end: ${(settledAtEnd / 1000).toFixed(1)} s (in the total)`);

@@ -6,7 +6,7 @@
  */
 import type { Readable } from 'node:stream';
 import { openRecordFile } from '../connectors/file/read-records.js';
-import { LoadsInTurn, type BatchResult, type Loader } from '../src/pipeline/load.js';
+import { LoadsInTurn, type BatchResult, type Loader, type SettleGroup } from '../src/pipeline/load.js';
 import { addCounts, emptyCounts, finishRun, startRun, type RunCounts } from '../src/store/runs.js';
 import type { Store } from '../src/store/store.js';
 import { batchKey } from '../src/store/rows.js';
@@ -46,7 +46,8 @@ export interface ImportSummary {
   distinct: number;
 }
 
-export async function importFile(deps: { store: Store; loader: Loader }, request: ImportRequest): Promise<ImportSummary> {
+/** `together`: the group of the Loader.settleTogether the import runs in; its settle waits for the end of that work. */
+export async function importFile(deps: { store: Store; loader: Loader; together?: SettleGroup }, request: ImportRequest): Promise<ImportSummary> {
   const { store, loader } = deps;
   const started = performance.now();
   const file = await openRecordFile(request.file, request.stdin);
@@ -86,12 +87,12 @@ export async function importFile(deps: { store: Store; loader: Loader }, request
     }
     if (batch.length > 0) await add(batch);
     await batches.done();
-    await loader.endDeferred(runId);
+    await loader.endDeferred(runId, deps.together);
   } catch (error) {
     // A batch still loading ends before the run is settled and closed (a read error while it loads).
     await batches.stop();
     // What loaded stays loaded: it is evaluated now, or, if that fails too, by the next loading command.
-    await loader.endDeferred(runId).catch(() => undefined);
+    await loader.endDeferred(runId, deps.together).catch(() => undefined);
     await finishRun(store.knex, runId, { status: 'failed', counts, error: (error as Error).message, durationMs: performance.now() - started }, store.now());
     throw error;
   }

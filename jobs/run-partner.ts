@@ -7,7 +7,7 @@
  */
 import { createSource, type SourceDeps } from '../connectors/index.js';
 import type { PartnerDefinition } from '../src/config/definition.js';
-import type { Loader } from '../src/pipeline/load.js';
+import type { Loader, SettleGroup } from '../src/pipeline/load.js';
 import { ENTITIES, type Entity } from '../src/types.js';
 import { emptyCounts } from '../src/store/runs.js';
 import { syncStream, type StreamRunResult, type SyncDeps, type SyncPlan } from './sync-stream.js';
@@ -33,8 +33,8 @@ export async function runPartner(deps: RunPartnerDeps, def: PartnerDefinition, p
   const results: StreamRunResult[] = [];
   let synced = false;
   try {
-    await deps.loader.settleTogether(async () => {
-      await syncStreams();
+    await deps.loader.settleTogether(async (group) => {
+      await syncStreams(group);
       synced = true;
     });
   } catch (error) {
@@ -48,9 +48,9 @@ export async function runPartner(deps: RunPartnerDeps, def: PartnerDefinition, p
   }
   return results;
 
-  async function syncStreams(): Promise<void> {
+  async function syncStreams(group: SettleGroup): Promise<void> {
     for (const entity of streams) {
-      const sync = () => syncStream({ loader: deps.loader, source, logger: deps.logger, redact: deps.redact, progress: deps.progress }, def, entity, plan);
+      const sync = () => syncStream({ loader: deps.loader, source, logger: deps.logger, redact: deps.redact, progress: deps.progress, together: group }, def, entity, plan);
       if (!deps.exclusive) {
         results.push(await sync());
         continue;

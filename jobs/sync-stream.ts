@@ -16,7 +16,7 @@ import { BudgetExhausted, PageWalkUnstable, type Source } from '../connectors/so
 import type { PartnerDefinition } from '../src/config/definition.js';
 import { cursorInstant } from '../src/config/cursor-format.js';
 import type { Logger, Redact } from '../src/log.js';
-import type { BatchResult, Loader } from '../src/pipeline/load.js';
+import type { BatchResult, Loader, SettleGroup } from '../src/pipeline/load.js';
 import { createMapper } from '../src/pipeline/map-record.js';
 import { readEarly, type EarlyRead } from '../src/pipeline/read-ahead.js';
 import { addCounts, emptyCounts, finishRun, hasCompletedRun, startRun, type RunCounts, type RunStatus } from '../src/store/runs.js';
@@ -52,6 +52,8 @@ export interface SyncDeps {
   logger: Logger;
   redact: Redact;
   progress?: (p: SyncProgress) => void;
+  /** The group of the Loader.settleTogether this sync runs in: its bulk run's settle waits for the end of that work. */
+  together?: SettleGroup;
 }
 
 export interface StreamRunResult {
@@ -212,11 +214,11 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
       }
       report();
     }
-    await loader.endDeferred(runId);
+    await loader.endDeferred(runId, deps.together);
   } catch (err) {
     await upcoming?.close().catch(() => undefined);
     // What loaded stays loaded: it is evaluated now, or, if that fails too, by the next loading command.
-    await loader.endDeferred(runId).catch((settleError: unknown) => log.error(`evaluating the run's records failed, they stay pending: ${(settleError as Error).message}`));
+    await loader.endDeferred(runId, deps.together).catch((settleError: unknown) => log.error(`evaluating the run's records failed, they stay pending: ${(settleError as Error).message}`));
     status = err instanceof BudgetExhausted || err instanceof PageWalkUnstable ? 'partial' : 'failed';
     error = deps.redact((err as Error).message ?? String(err));
     if (err instanceof PageWalkUnstable) log.warn(`pagination unstable, ending the window with what loaded kept and its state unmoved: ${error}`, { page_rewalks: (source.stats.pageRewalks ?? 0) - (statsBefore.pageRewalks ?? 0) });

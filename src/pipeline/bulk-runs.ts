@@ -3,11 +3,20 @@
  * to since it last settled and how many records wait, and the settles `settleTogether` holds to
  * the end of its work (docs/loading.md, Bulk runs).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
-
 /** What a partner's settle is asked with (the Loader's CommittedChange). */
 interface Change {
   partner: string;
+}
+
+/**
+ * One `together`'s work: the runs ended with it (`end(runId, group)`) are settled once, when that
+ * work ends. Handed to the work and passed on by it explicitly, not found from the async context:
+ * an AsyncLocalStorage would turn on Node's promise hooks for every promise of the process, which
+ * cost a month's import about a core-second of the process's CPU (bench/README.md).
+ */
+export class SettleGroup {
+  /** The partners of the runs ended in it, with the change each is settled with. */
+  readonly held = new Map<string, Change>();
 }
 
 interface Run<C extends Change> {
@@ -23,9 +32,6 @@ interface Run<C extends Change> {
 
 export class BulkRuns<C extends Change> {
   private readonly runs = new Map<string, Run<C>>();
-  /** Inside `together`: the partners of the runs that ended there, settled once when its work ends. */
-  private readonly held = new AsyncLocalStorage<Map<string, C>>();
-
   /** What earlier runs left on disk, to settle with the next settle (`leftover`). */
   private readonly leftovers = new Map<string, C>();
 
@@ -90,11 +96,10 @@ export class BulkRuns<C extends Change> {
     await this.settle(changes);
   }
 
-  /** Settles the run and ends it; inside `together`, its settle waits for the end of that work. */
-  async end(runId: string): Promise<void> {
-    const held = this.held.getStore();
-    if (held) {
-      for (const change of this.take(runId)) if (!held.has(change.partner)) held.set(change.partner, change);
+  /** Settles the run and ends it; with the group of a `together`, its settle waits for the end of that work. */
+  async end(runId: string, group?: SettleGroup): Promise<void> {
+    if (group) {
+      for (const change of this.take(runId)) if (!group.held.has(change.partner)) group.held.set(change.partner, change);
       return;
     }
     await this.settleRun(runId);
@@ -108,17 +113,19 @@ export class BulkRuns<C extends Change> {
     return [...(run?.touched.values() ?? [])];
   }
 
-  /** Runs `work` with the settles of the runs ending in it held to its end (Loader.settleTogether). */
-  async together<T>(work: () => Promise<T>): Promise<T> {
-    const held = new Map<string, C>();
+  /** Runs `work` with the settles of the runs it ends with its group held to its end (Loader.settleTogether). */
+  async together<T>(work: (group: SettleGroup) => Promise<T>): Promise<T> {
+    const group = new SettleGroup();
+    // The group holds the changes of this BulkRuns' own runs (take), so of its change type.
+    const held = (): C[] => [...group.held.values()] as C[];
     let result: T;
     try {
-      result = await this.held.run(held, work);
+      result = await work(group);
     } catch (error) {
-      await this.settle(this.withLeftovers([...held.values()])).catch(() => undefined);
+      await this.settle(this.withLeftovers(held())).catch(() => undefined);
       throw error;
     }
-    await this.settle(this.withLeftovers([...held.values()]));
+    await this.settle(this.withLeftovers(held()));
     return result;
   }
 }

@@ -22,7 +22,8 @@ import { refreshStaleStatistics } from '../store/statistics.js';
 import { limitHeapGrowth } from '../heap.js';
 import { MonthPartitions } from '../store/partitions.js';
 import { EvaluationsBehind } from './evaluate-behind.js';
-import { BulkRuns } from './bulk-runs.js';
+import { BulkRuns, type SettleGroup } from './bulk-runs.js';
+export type { SettleGroup } from './bulk-runs.js';
 import { LoadTransaction, readyBatch, type ReadyBatch, type BatchInput, type BatchResult, type Committed, type CommittedChange, type LoadedChange } from './load-transaction.js';
 
 export { LoadTransaction, loadLockKey, markByRunDay, type BatchInput, type BatchResult, type ReadyBatch, type CommittedChange, type LoadedChange } from './load-transaction.js';
@@ -150,10 +151,10 @@ export class Loader {
 
   /**
    * Settles the bulk run and ends it: its later batches (if any) evaluate after each commit again.
-   * Inside `settleTogether`, the settle waits for the end of its work.
+   * With the group `settleTogether` gave its work, the settle waits for the end of that work.
    */
-  endDeferred(runId: string): Promise<void> {
-    return this.bulk.end(runId);
+  endDeferred(runId: string, group?: SettleGroup): Promise<void> {
+    return this.bulk.end(runId, group);
   }
 
   /**
@@ -161,9 +162,10 @@ export class Loader {
    * activity) with their settles held to its end: each partner is evaluated once over all of
    * them, not once per stream, so a customer whose records came in three streams is judged once.
    * Groups of SETTLE_EVERY records still settle as they fill. A failed settle is thrown after the
-   * work's result is known; what it did not evaluate stays pending on disk.
+   * work's result is known; what it did not evaluate stays pending on disk. The work passes the
+   * group it is given to `endDeferred` for each run it ends (runPartner through syncStream, importFile).
    */
-  settleTogether<T>(work: () => Promise<T>): Promise<T> {
+  settleTogether<T>(work: (group: SettleGroup) => Promise<T>): Promise<T> {
     return this.bulk.together(work);
   }
 
