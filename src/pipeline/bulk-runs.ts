@@ -14,9 +14,9 @@ interface Change {
  * an AsyncLocalStorage would turn on Node's promise hooks for every promise of the process, which
  * cost a month's import about a core-second of the process's CPU (bench/README.md).
  */
-export class SettleGroup {
+export class SettleGroup<C extends Change = Change> {
   /** The partners of the runs ended in it, with the change each is settled with. */
-  readonly held = new Map<string, Change>();
+  readonly held = new Map<string, C>();
 }
 
 interface Run<C extends Change> {
@@ -97,7 +97,7 @@ export class BulkRuns<C extends Change> {
   }
 
   /** Settles the run and ends it; with the group of a `together`, its settle waits for the end of that work. */
-  async end(runId: string, group?: SettleGroup): Promise<void> {
+  async end(runId: string, group?: SettleGroup<C>): Promise<void> {
     if (group) {
       for (const change of this.take(runId)) if (!group.held.has(change.partner)) group.held.set(change.partner, change);
       return;
@@ -114,10 +114,9 @@ export class BulkRuns<C extends Change> {
   }
 
   /** Runs `work` with the settles of the runs it ends with its group held to its end (Loader.settleTogether). */
-  async together<T>(work: (group: SettleGroup) => Promise<T>): Promise<T> {
-    const group = new SettleGroup();
-    // The group holds the changes of this BulkRuns' own runs (take), so of its change type.
-    const held = (): C[] => [...group.held.values()] as C[];
+  async together<T>(work: (group: SettleGroup<C>) => Promise<T>): Promise<T> {
+    const group = new SettleGroup<C>();
+    const held = (): C[] => [...group.held.values()];
     let result: T;
     try {
       result = await work(group);

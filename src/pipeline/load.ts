@@ -22,9 +22,11 @@ import { refreshStaleStatistics } from '../store/statistics.js';
 import { limitHeapGrowth } from '../heap.js';
 import { MonthPartitions } from '../store/partitions.js';
 import { EvaluationsBehind } from './evaluate-behind.js';
-import { BulkRuns, type SettleGroup } from './bulk-runs.js';
-export type { SettleGroup } from './bulk-runs.js';
+import { BulkRuns, type SettleGroup as BulkSettleGroup } from './bulk-runs.js';
 import { LoadTransaction, readyBatch, type ReadyBatch, type BatchInput, type BatchResult, type Committed, type CommittedChange, type LoadedChange } from './load-transaction.js';
+
+/** The group `settleTogether` hands its work, for `endDeferred` (bulk-runs.ts). */
+export type SettleGroup = BulkSettleGroup<CommittedChange>;
 
 export { LoadTransaction, loadLockKey, markByRunDay, type BatchInput, type BatchResult, type ReadyBatch, type CommittedChange, type LoadedChange } from './load-transaction.js';
 
