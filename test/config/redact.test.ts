@@ -78,4 +78,26 @@ describe('redaction', () => {
     assert.ok(!out.includes(SECRET) && !out.includes(JSON.stringify(SECRET).slice(1, -1)), out);
     assert.match(out, /token request failed for \*\*\*/);
   });
+
+  it('the logger writes a line with nothing to redact as it was given, error and date metadata as before', () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString().trim());
+        done();
+      },
+    });
+    const json = createLogger({ json: true, stream, redact: createRedactor([SECRET]) });
+    json.info('page 12 loaded', { partner: 'acme', records: 500, nested: { list: [1, 'two', null] }, skipped: undefined });
+    const { timestamp, ...first } = JSON.parse(lines[0]!) as Record<string, unknown>;
+    assert.equal(typeof timestamp, 'string');
+    assert.deepEqual(first, { level: 'info', message: 'page 12 loaded', partner: 'acme', records: 500, nested: { list: [1, 'two', null] } });
+    json.warn('retrying', { error: new Error('socket hang up'), at: new Date(Date.UTC(2026, 10, 29)) });
+    const warned = JSON.parse(lines[1]!) as Record<string, unknown>;
+    assert.deepEqual(warned.error, { message: 'socket hang up', name: 'Error' });
+    assert.equal(warned.at, '2026-11-29T00:00:00.000Z');
+    const text = createLogger({ json: false, stream, redact: createRedactor([SECRET]) });
+    text.info('window done', { partner: 'acme', until: new Date(Date.UTC(2026, 10, 29)), rows: 3 });
+    assert.match(lines[2]!, /acme: window done {2}\(until=2026-11-29T00:00:00.000Z, rows=3\)$/);
+  });
 });

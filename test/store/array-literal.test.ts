@@ -17,6 +17,10 @@ describe('array parameters as array text', () => {
     assert.equal(arrayLiteral([]), '{}');
   });
 
+  it('renders an array with nothing to escape from its JSON text: null as NULL, the text null quoted', () => {
+    assert.equal(arrayLiteral(['a', null, 'null', 'NULL', 1, true, undefined]), '{"a",null,"null","NULL",1,true,null}');
+  });
+
   it('leaves other arrays to the driver', () => {
     const dates = [new Date(0)];
     assert.equal(arrayLiteral(dates), dates);
@@ -34,6 +38,15 @@ describe('array parameters as array text', () => {
         const values = [...TRICKY, null];
         const result = await t.store.knex.raw('SELECT u AS v, ordinality AS n FROM unnest(?::text[]) WITH ORDINALITY AS u ORDER BY n', [arrayLiteral(values) as string]);
         assert.deepEqual((result as { rows: { v: string | null }[] }).rows.map((r) => r.v), values);
+      });
+
+      it('values with nothing to escape (the JSON path) come back as they went in, SQL NULL and the text null apart', async () => {
+        const values = ['plain', '', 'NULL', 'null', ' spaced ', 'Zoë €😀', '{braces},comma', null];
+        assert.ok(!String(arrayLiteral(values)).includes('\\'));
+        const result = await t.store.knex.raw('SELECT u AS v, ordinality AS n FROM unnest(?::text[]) WITH ORDINALITY AS u ORDER BY n', [arrayLiteral(values) as string]);
+        assert.deepEqual((result as { rows: { v: string | null }[] }).rows.map((r) => r.v), values);
+        const numbers = await t.store.knex.raw('SELECT u AS v FROM unnest(?::float8[]) WITH ORDINALITY AS u ORDER BY ordinality', [arrayLiteral([1, -2.5, 1e21, null]) as string]);
+        assert.deepEqual((numbers as { rows: { v: number | null }[] }).rows.map((r) => r.v), [1, -2.5, 1e21, null]);
       });
 
       it('insertArrays writes the rows with the tricky values, numbers and constants', async () => {
