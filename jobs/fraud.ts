@@ -165,17 +165,18 @@ async function deferDays(trx: Knex.Transaction, change: LoadedChange, now: strin
 }
 
 /**
- * Takes the partner's deferred days (fraud_deferred_days) into fraud_deferred: the customers of
- * the rows their runs wrote on them, with the oldest day's age. In the settle's transaction, under
- * the partner's fraud lock; rows a batch commits after the take wait with that batch's own days.
+ * Takes the partner's deferred days (fraud_deferred_days): deletes them and lists the customers of
+ * the rows their runs wrote on them, with the oldest day's age (undefined: none). In the settle's
+ * transaction, under the partner's fraud lock; rows a batch commits after the take wait with that
+ * batch's own days.
  */
-async function takeDeferredDays(trx: Knex.Transaction, partner: string): Promise<void> {
+async function takeDays(trx: Knex.Transaction, partner: string): Promise<{ customers: Set<string>; variant: Variant; since: string } | undefined> {
   const taken = rawRows<DeferredDay>(await trx.raw('DELETE FROM fraud_deferred_days WHERE partner_id = ? RETURNING variant, run_id, entity, date, created_at', [partner]));
-  if (taken.length === 0) return;
+  if (taken.length === 0) return undefined;
   const customers = new Set<string>();
   await customersOfDeferredDays(trx, partner, taken, customers);
   const since = taken.map((r) => fromStoreTimestamp(r.created_at) as string).sort()[0] as string;
-  if (customers.size > 0) await deferCustomers(trx, partner, taken[0]!.variant as Variant, customers, since);
+  return { customers, variant: taken[0]!.variant as Variant, since };
 }
 
 /** Adds the customers of the rows these deferred days name to `into`: one listing per run, entity and run of days. */
@@ -205,17 +206,26 @@ export async function settleFraud(store: Store, source: FraudSource, logger: Log
       // Not the load lock: loads go on meanwhile (a push is answered at its commit); those of the same
       // customers wait for this group's commit, then wait in fraud_deferred for the next one.
       await lockFraud(store, trx, partner);
-      await takeDeferredDays(trx, partner);
+      const evaluate = async (variant: Variant, customers: Set<string>): Promise<number> => {
+        if (config) {
+          const started = performance.now();
+          const r = await detect(trx, store, config, { partner, variant, customers });
+          logDetection(logger, r, runId, started);
+        }
+        return customers.size;
+      };
+      const taken = await takeDays(trx, partner);
+      // The days' customers are the whole group (none deferred before, one group's worth): evaluated
+      // as they are, not written to fraud_deferred to be read back and deleted in this transaction.
+      if (taken && taken.customers.size <= SETTLE_CHUNK && (await trx('fraud_deferred').where('partner_id', partner).first('customer_id')) === undefined) {
+        return evaluate(taken.variant, taken.customers);
+      }
+      if (taken && taken.customers.size > 0) await deferCustomers(trx, partner, taken.variant, taken.customers, taken.since);
       const rows: { customer_id: string; variant: Variant }[] = await trx('fraud_deferred').where('partner_id', partner).orderBy('customer_id').limit(SETTLE_CHUNK).select('customer_id', 'variant');
       if (rows.length === 0) return 0;
       const ids = rows.map((r) => r.customer_id);
       for (const part of listChunks(trx, ids)) await trx('fraud_deferred').where('partner_id', partner).whereIn('customer_id', part).delete();
-      if (config) {
-        const started = performance.now();
-        const r = await detect(trx, store, config, { partner, variant: rows[0]!.variant, customers: new Set(ids) });
-        logDetection(logger, r, runId, started);
-      }
-      return rows.length;
+      return evaluate(rows[0]!.variant, new Set(ids));
     });
     settled += done;
     if (done < SETTLE_CHUNK) return settled;

@@ -42,13 +42,16 @@ const QUOTED = /[\\"]/;
  * control character escaped, which the array syntax escapes otherwise) is quoted element by element.
  */
 export function arrayLiteral(values: readonly unknown[]): readonly unknown[] | string {
+  let first: string | undefined;
   for (let i = 0; i < values.length; i += 1) {
     const v = values[i];
     const type = typeof v;
-    if (!(type === 'string' || v === null || v === undefined || type === 'boolean' || (type === 'number' && Number.isFinite(v)))) return values;
+    if (type === 'string') first ??= v as string;
+    else if (!(v === null || v === undefined || type === 'boolean' || (type === 'number' && Number.isFinite(v)))) return values;
   }
-  const json = JSON.stringify(values);
-  if (!json.includes('\\')) return `{${json.slice(1, -1)}}`;
+  // An array whose first text has a quote (JSON texts for a jsonb[] column) has more: no JSON text tried.
+  const json = first !== undefined && QUOTED.test(first) ? undefined : JSON.stringify(values);
+  if (json !== undefined && !json.includes('\\')) return `{${json.slice(1, -1)}}`;
   const parts: string[] = new Array<string>(values.length);
   for (let i = 0; i < values.length; i += 1) {
     const v = values[i];
