@@ -16,6 +16,10 @@ const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:[.,](\
  * cannot be stored (the validator refuses them first) and throw.
  */
 export function toUtcTimestamp(value: string): string {
+  // The two forms nearly every call gets (a stored or validated value, PostgreSQL's UTC output)
+  // without the expression's match: a month's import and settle matched some 500 MB of garbage.
+  if (value.length === 27 && value.charCodeAt(10) === 84 /* T */ && value.charCodeAt(26) === 90 /* Z */ && plainUtc(value)) return value;
+  if (value.length === 29 && value.charCodeAt(10) === 32 /* space */ && value.endsWith('+00') && plainUtc(value)) return `${value.slice(0, 10)}T${value.slice(11, 26)}Z`;
   const m = DATE_TIME.exec(value);
   if (!m) throw new Error(`not an ISO 8601 date-time with time zone: ${JSON.stringify(value)}`);
   const [, y, mo, d, h, mi, s, frac = '', zone = 'Z'] = m;
@@ -39,4 +43,19 @@ export function toUtcTimestamp(value: string): string {
     throw new Error(`date-time outside the years 0001–9999 in UTC (year ${year}): ${JSON.stringify(value)}`);
   }
   return `${at.toISOString().slice(0, 19)}.${fraction}Z`;
+}
+
+/**
+ * Digits and separators at `YYYY-MM-DD?HH:MM:SS.ffffff` (the character at 10 is checked by the
+ * caller), a year other than 0000 and no leap second: such a UTC value needs no more than its text.
+ */
+function plainUtc(value: string): boolean {
+  for (let i = 0; i < 26; i += 1) {
+    const c = value.charCodeAt(i);
+    if (i === 4 || i === 7) { if (c !== 45) return false; }
+    else if (i === 13 || i === 16) { if (c !== 58) return false; }
+    else if (i === 19) { if (c !== 46) return false; }
+    else if (i !== 10 && (c < 48 || c > 57)) return false;
+  }
+  return !value.startsWith('0000') && !(value.charCodeAt(17) === 54 && value.charCodeAt(18) === 48);
 }

@@ -60,6 +60,18 @@ describe('date-times converted to UTC for the store', () => {
     assert.equal(toUtcTimestamp('2016-12-31T18:59:60-05:00'), '2016-12-31T23:59:59.999999Z');
   });
 
+  it('the store\'s own forms come back as the stored text: canonical UTC, PostgreSQL\'s UTC output, leap seconds and year 0000 as any other', () => {
+    assert.equal(toUtcTimestamp('2026-10-05T13:45:12.123456Z'), '2026-10-05T13:45:12.123456Z');
+    assert.equal(toUtcTimestamp('2026-10-05 13:45:12.123456+00'), '2026-10-05T13:45:12.123456Z');
+    assert.equal(toUtcTimestamp('2026-10-05 13:45:12.12+00'), '2026-10-05T13:45:12.120000Z');
+    assert.equal(toUtcTimestamp('2026-10-05 13:45:12+00'), '2026-10-05T13:45:12.000000Z');
+    assert.equal(toUtcTimestamp('2016-12-31T23:59:60.000000Z'), '2016-12-31T23:59:59.999999Z');
+    assert.equal(toUtcTimestamp('2016-12-31 23:59:60.250000+00'), '2016-12-31T23:59:59.999999Z');
+    assert.throws(() => toUtcTimestamp('0000-01-01T00:00:00.000000Z'), /outside the years 0001–9999 in UTC \(year 0\)/);
+    assert.throws(() => toUtcTimestamp('2026-10-05T13:45:1x.123456Z'), /not an ISO 8601 date-time/);
+    assert.throws(() => toUtcTimestamp('2026-10-05T13:45:12.123456z '), /not an ISO 8601 date-time/);
+  });
+
   it('a date-time outside the years 0001–9999 in UTC cannot be converted', () => {
     assert.throws(() => toUtcTimestamp('0000-01-01T00:00:00Z'), /outside the years 0001–9999 in UTC \(year 0\)/);
     assert.throws(() => toUtcTimestamp('9999-12-31T23:00:00-05:00'), /outside the years 0001–9999 in UTC \(year 10000\)/);
