@@ -65,6 +65,10 @@ describe('date-times converted to UTC for the store', () => {
     assert.equal(toUtcTimestamp('2026-10-05 13:45:12.123456+00'), '2026-10-05T13:45:12.123456Z');
     assert.equal(toUtcTimestamp('2026-10-05 13:45:12.12+00'), '2026-10-05T13:45:12.120000Z');
     assert.equal(toUtcTimestamp('2026-10-05 13:45:12+00'), '2026-10-05T13:45:12.000000Z');
+    assert.equal(toUtcTimestamp('2026-10-05t13:45:12,1234567Z'), '2026-10-05T13:45:12.123456Z');
+    assert.equal(toUtcTimestamp('2026-10-05T13:45:12.5+00:00'), '2026-10-05T13:45:12.500000Z');
+    assert.equal(toUtcTimestamp('2026-10-05T13:45:12.5-00:00'), '2026-10-05T13:45:12.500000Z');
+    assert.throws(() => toUtcTimestamp('2026-10-05T13:45:12.Z'), /not an ISO 8601 date-time/);
     assert.equal(toUtcTimestamp('2016-12-31T23:59:60.000000Z'), '2016-12-31T23:59:59.999999Z');
     assert.equal(toUtcTimestamp('2016-12-31 23:59:60.250000+00'), '2016-12-31T23:59:59.999999Z');
     assert.throws(() => toUtcTimestamp('0000-01-01T00:00:00.000000Z'), /outside the years 0001–9999 in UTC \(year 0\)/);
