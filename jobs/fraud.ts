@@ -215,10 +215,15 @@ export async function settleFraud(store: Store, source: FraudSource, logger: Log
         return customers.size;
       };
       const taken = await takeDays(trx, partner);
-      // The days' customers are the whole group (none deferred before, one group's worth): evaluated
-      // as they are, not written to fraud_deferred to be read back and deleted in this transaction.
-      if (taken && taken.customers.size <= SETTLE_CHUNK && (await trx('fraud_deferred').where('partner_id', partner).first('customer_id')) === undefined) {
-        return evaluate(taken.variant, taken.customers);
+      // The deferred customers and the days' customers make one group at most: evaluated as they
+      // are, the days' customers not written to fraud_deferred to be read back and deleted in this
+      // transaction (a month's import defers its customers by customer, its activity by day).
+      const stored: { customer_id: string; variant: Variant }[] = await trx('fraud_deferred').where('partner_id', partner).limit(SETTLE_CHUNK + 1).select('customer_id', 'variant');
+      const group = new Set([...stored.map((r) => r.customer_id), ...(taken?.customers ?? [])]);
+      if (stored.length <= SETTLE_CHUNK && group.size <= SETTLE_CHUNK) {
+        if (group.size === 0) return 0;
+        for (const part of listChunks(trx, stored.map((r) => r.customer_id))) await trx('fraud_deferred').where('partner_id', partner).whereIn('customer_id', part).delete();
+        return evaluate(stored[0]?.variant ?? taken!.variant, group);
       }
       if (taken && taken.customers.size > 0) await deferCustomers(trx, partner, taken.variant, taken.customers, taken.since);
       const rows: { customer_id: string; variant: Variant }[] = await trx('fraud_deferred').where('partner_id', partner).orderBy('customer_id').limit(SETTLE_CHUNK).select('customer_id', 'variant');
