@@ -133,6 +133,34 @@ const ROWS_A_SLICE = 2_000;
 
 const NO_DAYS: ReadonlySet<string> = new Set();
 
+/**
+ * A stored transaction whose USD amount is worked out when a rule first asks for it: the rules
+ * read the amounts of first deposits, bonuses and the deposits and withdrawals around them, and a
+ * month's settle parsed (and collected) all of its 93,000 amounts.
+ */
+class StoredTx implements Tx {
+  #usd: Money | undefined | null = null;
+
+  constructor(
+    public transaction_id: string, public customer_id: string, public type: string, public subtype: string | null,
+    public status: string, public at: string, public day: string,
+    private readonly amounts: { usd: unknown; amount: unknown; currency: string; rates: RateBook },
+  ) {}
+
+  /** The record's amount_usd, else its amount converted with the day's rate; undefined without a rate. */
+  get usd(): Money | undefined {
+    if (this.#usd === null) {
+      const { usd, amount, currency, rates } = this.amounts;
+      if (usd != null) this.#usd = money(usd);
+      else {
+        const c = rates.convert(money(amount), currency, this.day);
+        this.#usd = 'usd' in c ? c.usd : undefined;
+      }
+    }
+    return this.#usd;
+  }
+}
+
 /** Reads the rows of these customers (one query per table per chunk). */
 export async function loadCustomerData(db: Knex | Knex.Transaction, partner: string, variant: Variant, ids: readonly string[], settings: RuleSettings | undefined, options: { rowsOnly?: boolean } = {}): Promise<Map<string, CustomerData>> {
   const out = new Map<string, CustomerData>();
@@ -149,19 +177,15 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
   const pairs: [string, string][] = [];
   for (const t of txRows) if (t.amount_usd == null) pairs.push([String(t.currency), ts(t.transaction_date).slice(0, 10)]);
   let rates = await RateBook.load(db as Knex, pairs);
+  const txRates = rates;
   await eachInSlices(txRows, ROWS_A_SLICE, (t) => {
     const data = out.get(String(t.customer_id));
     if (!data) return;
     const at = ts(t.transaction_date);
     // `at` is UTC already: its day is its first ten characters.
     const d = at.slice(0, 10);
-    let usd: Money | undefined;
-    if (t.amount_usd != null) usd = money(t.amount_usd);
-    else {
-      const c = rates.convert(money(t.amount_currency), String(t.currency), d);
-      usd = 'usd' in c ? c.usd : undefined;
-    }
-    data.txs.push({ transaction_id: String(t.transaction_id), customer_id: String(t.customer_id), type: String(t.transaction_type), subtype: t.transaction_subtype == null ? null : String(t.transaction_subtype), status: String(t.status), at, day: d, usd });
+    data.txs.push(new StoredTx(String(t.transaction_id), String(t.customer_id), String(t.transaction_type), t.transaction_subtype == null ? null : String(t.transaction_subtype), String(t.status), at, d,
+      { usd: t.amount_usd, amount: t.amount_currency, currency: String(t.currency), rates: txRates }));
   });
   for (const data of out.values()) data.txs.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.transaction_id < b.transaction_id ? -1 : a.transaction_id > b.transaction_id ? 1 : 0));
   if (variant !== 'igaming' || !settings) return out;
@@ -282,9 +306,16 @@ export function windowsOf(data: Pick<CustomerData, 'txs'>, settings: RuleSetting
 
 /** A first deposit at cpa_farming's baseline: within [baseline, baseline × (1 + margin)] USD. */
 function atBaseline(usd: Money, s: RuleSettings['cpa_farming']): boolean {
-  const base = money(s.baseline_usd);
-  return usd.greaterThanOrEqualTo(base) && usd.lessThanOrEqualTo(base.times(money(1).plus(s.margin)));
+  let band = BANDS.get(s);
+  if (!band) {
+    const base = money(s.baseline_usd);
+    BANDS.set(s, (band = [base, base.times(money(1).plus(s.margin))]));
+  }
+  return usd.greaterThanOrEqualTo(band[0]) && usd.lessThanOrEqualTo(band[1]);
 }
+
+/** The baseline band of each settings object (twice a customer otherwise: four decimals each time). */
+const BANDS = new WeakMap<RuleSettings['cpa_farming'], [Money, Money]>();
 
 export const approved = (t: Tx): boolean => t.status.toLowerCase() === 'approved';
 const isChargeback = (t: Tx): boolean => t.type === 'adjustment' && (t.subtype ?? '').toLowerCase() === 'chargeback';

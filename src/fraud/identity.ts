@@ -7,7 +7,7 @@
  * normalized value that tells keys apart (`j*****e@gmail.com#5f1c…`). The key is what
  * fraud_identities, the flag's instance key and its evidence hold.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export type IdentityKind = 'email' | 'name' | 'click';
 
@@ -42,7 +42,7 @@ export function normalizeEmail(email: unknown, gmailDots: boolean): string | und
   return `${local}@${domain}`;
 }
 
-const digest = (kind: string, value: string): string => createHash('sha256').update(`${kind}\u0000${value}`).digest('hex').slice(0, 24);
+const digest = (kind: string, value: string): string => hash('sha256', `${kind}\u0000${value}`, 'hex').slice(0, 24);
 
 /** `johndoe@gmail.com` → `j*****e@gmail.com` (one character each end of the local part kept; a single-character local part is `*`). */
 export function maskEmail(normalized: string): string {
