@@ -13,13 +13,16 @@ export type Converted = { usd: Money; rate: Money | null } | { missing: MissingR
 
 export const missingRate = (currency: string, day: string): MissingRate => `${currency} ${day}`;
 
+/** USD's rate: one instance (decimals are immutable), not one a conversion. */
+const ONE = money(1);
+
 /** The rates a run needs, loaded once. */
 export class RateBook {
   constructor(private readonly rates: ReadonlyMap<string, Money>) {}
 
   /** The rate of (currency, day); USD is 1. */
   rate(currency: string, day: string): Money | undefined {
-    if (currency === 'USD') return money(1);
+    if (currency === 'USD') return ONE;
     return this.rates.get(`${currency} ${day}`);
   }
 
