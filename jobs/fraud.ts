@@ -196,9 +196,10 @@ export interface DeferredDay { variant: string; run_id: string; entity: string; 
  * SETTLE_CHUNK customers, each group in its own transaction under the partner's fraud lock: the
  * group's rows of fraud_deferred are taken in the transaction that writes its flags, so a crash
  * leaves exactly the groups not evaluated yet. Without rules in force, the deferred rows are dropped
- * (a batch without rules evaluates nothing either).
+ * (a batch without rules evaluates nothing either). `chunk`: the customers a group (20,000; a
+ * test's smaller groups take the path a larger run takes).
  */
-export async function settleFraud(store: Store, source: FraudSource, logger: Logger, partner: string, runId: string): Promise<number> {
+export async function settleFraud(store: Store, source: FraudSource, logger: Logger, partner: string, runId: string, chunk = SETTLE_CHUNK): Promise<number> {
   const config = current(source);
   let settled = 0;
   for (;;) {
@@ -218,22 +219,22 @@ export async function settleFraud(store: Store, source: FraudSource, logger: Log
       // The deferred customers and the days' customers make one group at most: evaluated as they
       // are, the days' customers not written to fraud_deferred to be read back and deleted in this
       // transaction (a month's import defers its customers by customer, its activity by day).
-      const stored: { customer_id: string; variant: Variant }[] = await trx('fraud_deferred').where('partner_id', partner).limit(SETTLE_CHUNK + 1).select('customer_id', 'variant');
+      const stored: { customer_id: string; variant: Variant }[] = await trx('fraud_deferred').where('partner_id', partner).limit(chunk + 1).select('customer_id', 'variant');
       const group = new Set([...stored.map((r) => r.customer_id), ...(taken?.customers ?? [])]);
-      if (stored.length <= SETTLE_CHUNK && group.size <= SETTLE_CHUNK) {
+      if (stored.length <= chunk && group.size <= chunk) {
         if (group.size === 0) return 0;
         for (const part of listChunks(trx, stored.map((r) => r.customer_id))) await trx('fraud_deferred').where('partner_id', partner).whereIn('customer_id', part).delete();
         return evaluate(stored[0]?.variant ?? taken!.variant, group);
       }
       if (taken && taken.customers.size > 0) await deferCustomers(trx, partner, taken.variant, taken.customers, taken.since);
-      const rows: { customer_id: string; variant: Variant }[] = await trx('fraud_deferred').where('partner_id', partner).orderBy('customer_id').limit(SETTLE_CHUNK).select('customer_id', 'variant');
+      const rows: { customer_id: string; variant: Variant }[] = await trx('fraud_deferred').where('partner_id', partner).orderBy('customer_id').limit(chunk).select('customer_id', 'variant');
       if (rows.length === 0) return 0;
       const ids = rows.map((r) => r.customer_id);
       for (const part of listChunks(trx, ids)) await trx('fraud_deferred').where('partner_id', partner).whereIn('customer_id', part).delete();
       return evaluate(rows[0]!.variant, new Set(ids));
     });
     settled += done;
-    if (done < SETTLE_CHUNK) return settled;
+    if (done < chunk) return settled;
   }
 }
 

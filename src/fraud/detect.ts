@@ -14,6 +14,7 @@ import type { Variant } from '../types.js';
 import { enabledRules, settingsFor, type FraudConfig, type RuleName } from './config.js';
 import { chunked, deriveFacts, loadCustomerData, readFacts, signatureOf, storedCustomers, writeFacts, type CustomerData, type Facts, type Signature } from './facts.js';
 import { eachInSlices } from '../yield.js';
+import { readAhead } from '../pipeline/read-ahead.js';
 import { lockFraud, markUnsupported, upsertFlag, type Finding, type KnownFlag } from './flags.js';
 import { cpaFarming, chargebackRate, ftdSpike, monthsOfWindow, refundAfterFee } from './rules/affiliate.js';
 import { bonusBustOut, depositCycling, fastFunding } from './rules/customer.js';
@@ -51,28 +52,6 @@ const CUSTOMERS_A_SLICE = 200;
  */
 const CUSTOMERS_A_READ = 2_000;
 
-/**
- * Reads `ids` part by part and hands each part's result to `use`, the next part's read sent before
- * `use` runs (one statement at a time on the transaction's connection all the same: the store
- * reads while the process works). A failure of `use` waits for the read in flight before it is
- * thrown (the transaction rolls back after it).
- */
-async function eachReadAhead<R>(ids: readonly string[], size: number, read: (part: string[]) => Promise<R>, use: (result: R) => Promise<void>): Promise<void> {
-  let next: Promise<R> | undefined = ids.length > 0 ? read(ids.slice(0, size)) : undefined;
-  for (let i = 0; next; i += size) {
-    const result = await next;
-    next = i + size < ids.length ? read(ids.slice(i + size, i + 2 * size)) : undefined;
-    // Handled now (a rejection while `use` runs is no unhandled one); thrown when awaited above.
-    next?.catch(() => undefined);
-    try {
-      await use(result);
-    } catch (error) {
-      await next?.catch(() => undefined);
-      throw error;
-    }
-  }
-}
-
 /** Rules whose instances belong to customers (the first element of the key, or either of a pair). */
 const CUSTOMER_RULES: readonly RuleName[] = ['bonus_bust_out', 'deposit_cycling', 'fast_funding', 'mirrored_pnl', 'copy_trading'];
 
@@ -106,7 +85,12 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
   // The customers' rows, kept once their facts are derived (what the identity rules read); their
   // transactions and wagering are dropped then.
   const data = new Map<string, CustomerData>();
-  await eachReadAhead(ids, CUSTOMERS_A_READ, (part) => loadCustomerData(trx, partner, variant, part, settings), async (read) => {
+  async function* parts(): AsyncGenerator<Map<string, CustomerData>> {
+    for (let i = 0; i < ids.length; i += CUSTOMERS_A_READ) yield await loadCustomerData(trx, partner, variant, ids.slice(i, i + CUSTOMERS_A_READ), settings);
+  }
+  // The next part is read while this one's facts are derived (one statement at a time on the
+  // transaction's connection all the same: the store reads while the process works).
+  for await (const read of readAhead(parts())) {
     // In slices: a bulk settle's group is tens of thousands of customers, and the commissions and
     // report facts evaluated beside the rules wait for this process between their statements.
     await eachInSlices(read.values(), CUSTOMERS_A_SLICE, (d) => {
@@ -115,7 +99,7 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
       if (rules.has('deposit_cycling')) customerFindings.push(...depositCycling(ctx, d));
       data.set(d.row.customer_id, { row: d.row, txs: [], wagering: new Map(), covered: d.covered, ...(d.pending ? { pending: d.pending } : {}) });
     });
-  });
+  }
   // What changed: only the customers whose facts differ from the stored ones are written, and
   // only the instances those facts feed are judged (set-based over what the batch changed).
   const pendingOf = new Map([...data].map(([id, d]) => [id, d.pending]));
