@@ -144,16 +144,15 @@ class StoredTx implements Tx {
   constructor(
     public transaction_id: string, public customer_id: string, public type: string, public subtype: string | null,
     public status: string, public at: string, public day: string,
-    private readonly amounts: { usd: unknown; amount: unknown; currency: string; rates: RateBook },
+    private readonly amountUsd: unknown, private readonly amount: unknown, private readonly currency: string, private readonly rates: RateBook,
   ) {}
 
   /** The record's amount_usd, else its amount converted with the day's rate; undefined without a rate. */
   get usd(): Money | undefined {
     if (this.#usd === null) {
-      const { usd, amount, currency, rates } = this.amounts;
-      if (usd != null) this.#usd = money(usd);
+      if (this.amountUsd != null) this.#usd = money(this.amountUsd);
       else {
-        const c = rates.convert(money(amount), currency, this.day);
+        const c = this.rates.convert(money(this.amount), this.currency, this.day);
         this.#usd = 'usd' in c ? c.usd : undefined;
       }
     }
@@ -185,7 +184,7 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
     // `at` is UTC already: its day is its first ten characters.
     const d = at.slice(0, 10);
     data.txs.push(new StoredTx(String(t.transaction_id), String(t.customer_id), String(t.transaction_type), t.transaction_subtype == null ? null : String(t.transaction_subtype), String(t.status), at, d,
-      { usd: t.amount_usd, amount: t.amount_currency, currency: String(t.currency), rates: txRates }));
+      t.amount_usd, t.amount_currency, String(t.currency), txRates));
   });
   for (const data of out.values()) data.txs.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : a.transaction_id < b.transaction_id ? -1 : a.transaction_id > b.transaction_id ? 1 : 0));
   if (variant !== 'igaming' || !settings) return out;
