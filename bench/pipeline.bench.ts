@@ -11,7 +11,8 @@
  *   BENCH_PHASES=1                                                 (time per hook, from the hooks' own clocks)
  *   BENCH_QUERIES=1                                                (time per statement shape, from knex's query events)
  *   BENCH_FLOOR=1                                                  (PostgreSQL: the jobs' state written once, set-based: the floor under the jobs)
- *   BENCH_TOGETHER=1                                               (the three imports settle once, at the end: what `run` and `backfill` do over a partner's streams)
+ *   BENCH_TOGETHER=1                                               (one import of the three files, settled once at the end: `import --customers F --transactions F --activity F`,
+ *                                                                   as `run` and `backfill` settle a partner's streams; without it, three `import --entity E FILE`)
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,7 @@ import { PassThrough } from 'node:stream';
 import pg from 'pg';
 import { createCommissionHook } from '../jobs/commission.js';
 import { createFraudHook } from '../jobs/fraud.js';
-import { importFile } from '../jobs/import-file.js';
+import { importFile, importFiles, type ImportSummary } from '../jobs/import-file.js';
 import { combineHooks, createLoadHooks, type LoaderHooks } from '../jobs/load-hooks.js';
 import { createPhaseHistoryHook } from '../jobs/phase-history.js';
 import { createPostbackHook } from '../jobs/postbacks.js';
@@ -28,7 +29,7 @@ import { loadPlans } from '../src/commission/load-plans.js';
 import { loadFraudConfig } from '../src/fraud/config.js';
 import { silentLogger } from '../src/log.js';
 import { packageRoot } from '../src/paths.js';
-import { Loader, type SettleGroup } from '../src/pipeline/load.js';
+import { Loader } from '../src/pipeline/load.js';
 import { createReportFactsHook } from '../src/reports/hook.js';
 import { createSandboxData } from '../src/sandbox/data.js';
 import { USD_RATE } from '../src/sandbox/generate-common.js';
@@ -110,18 +111,29 @@ async function main(): Promise<void> {
         let lastEnd = 0;
         const cpuBefore = { process: process.cpuUsage(), postgres: postgresCpuMs() };
         let cpuAtLoadEnd = cpuBefore;
-        const importAll = async (together?: SettleGroup): Promise<void> => {
+        const imported = (summary: ImportSummary, started: number): void => {
+          lastEnd = performance.now();
+          times.push(lastEnd - started);
+          if (summary.counts.rejected > 0) throw new Error(`${summary.entity}: ${summary.counts.rejected} rejected: ${JSON.stringify(summary.rejects.slice(0, 3))}`);
+        };
+        if (TOGETHER) {
+          // BENCH_TOGETHER=1: `partner-sync import --customers F --transactions F --activity F`, settled once at the end.
+          let started = performance.now();
+          await importFiles({ store, loader }, {
+            partner: PARTNER, variant: 'igaming', files: ENTITIES.map((entity) => ({ entity, file: files[entity] })), stdin: new PassThrough(),
+            imported: (summary) => {
+              imported(summary, started);
+              started = performance.now();
+              if (summary.entity === 'activity') cpuAtLoadEnd = { process: process.cpuUsage(), postgres: postgresCpuMs() };
+            },
+          });
+        } else {
+          // Three `partner-sync import --entity E FILE`, each settled at its end.
           for (const entity of ENTITIES) {
             const started = performance.now();
-            const summary = await importFile({ store, loader, together }, { partner: PARTNER, variant: 'igaming', entity, file: files[entity], stdin: new PassThrough() });
-            lastEnd = performance.now();
-            times.push(lastEnd - started);
-            if (summary.counts.rejected > 0) throw new Error(`${entity}: ${summary.counts.rejected} rejected: ${JSON.stringify(summary.rejects.slice(0, 3))}`);
+            imported(await importFile({ store, loader }, { partner: PARTNER, variant: 'igaming', entity, file: files[entity], stdin: new PassThrough() }), started);
           }
-        };
-        // BENCH_TOGETHER=1: the three imports settle once, at the end, as a `run` or `backfill` of the partner's streams does.
-        if (TOGETHER) await loader.settleTogether(async (group) => { await importAll(group); cpuAtLoadEnd = { process: process.cpuUsage(), postgres: postgresCpuMs() }; });
-        else await importAll();
+        }
         const settledAtEnd = TOGETHER ? performance.now() - lastEnd : 0;
         if (TOGETHER) console.log(`  the three imports settled together at the end: ${(settledAtEnd / 1000).toFixed(1)} s (in the total)`);
         console.log(`  CPU s: ${cpuLine(cpuBefore, TOGETHER ? cpuAtLoadEnd : undefined, { process: process.cpuUsage(), postgres: postgresCpuMs() })}`);

@@ -5,13 +5,13 @@
  * harmless (upserts, and a reject seen again is the same reject).
  */
 import type { Readable } from 'node:stream';
-import { openRecordFile } from '../connectors/file/read-records.js';
+import { assertReadable, openRecordFile } from '../connectors/file/read-records.js';
 import { LoadsInTurn, type BatchResult, type Loader, type SettleGroup } from '../src/pipeline/load.js';
 import { addCounts, emptyCounts, finishRun, startRun, type RunCounts } from '../src/store/runs.js';
 import type { Store } from '../src/store/store.js';
 import { batchKey } from '../src/store/rows.js';
 import { entityTable } from '../src/store/tables.js';
-import type { Entity, RawRecord, SpecRecord, Variant } from '../src/types.js';
+import { ENTITIES, type Entity, type RawRecord, type SpecRecord, type Variant } from '../src/types.js';
 
 /**
  * Records a batch (one transaction) of an import. A batch has fixed costs (its lock, the partner's
@@ -38,6 +38,7 @@ export interface ImportRequest {
 
 export interface ImportSummary {
   runId: string;
+  entity: Entity;
   file: string;
   counts: RunCounts;
   rejects: BatchResult['rejects'];
@@ -98,7 +99,39 @@ export async function importFile(deps: { store: Store; loader: Loader; together?
   }
   const durationMs = performance.now() - started;
   await finishRun(store.knex, runId, { status: 'succeeded', counts, durationMs }, store.now());
-  return { runId, file: file.name, counts, rejects, durationMs, distinct: distinct.size() };
+  return { runId, entity: request.entity, file: file.name, counts, rejects, durationMs, distinct: distinct.size() };
+}
+
+export interface ImportFilesRequest {
+  partner: string;
+  variant: Variant;
+  /** At most one file an entity; `-` (stdin) at most once. */
+  files: readonly { entity: Entity; file: string }[];
+  stdin: Readable;
+  /** Told of each file's summary as its import ends, before the jobs are evaluated at the end. */
+  imported?: (summary: ImportSummary) => void;
+}
+
+/**
+ * Imports a partner's files of several entities as one bulk load: customers first, then
+ * transactions, then activity (whatever order they are given in, so that transactions find their
+ * customers), each its own import run, and the after-load jobs settled once, at the end, over all
+ * of them (Loader.settleTogether), as `run` and `backfill` settle a partner's streams. Every file
+ * is checked readable before any loads. A file that fails stops the import there: what loaded
+ * stays loaded and is evaluated, and the error names the file.
+ */
+export async function importFiles(deps: { store: Store; loader: Loader }, request: ImportFilesRequest): Promise<ImportSummary[]> {
+  const ordered = ENTITIES.flatMap((entity) => request.files.filter((f) => f.entity === entity));
+  for (const f of ordered) await assertReadable(f.file);
+  return deps.loader.settleTogether(async (together) => {
+    const summaries: ImportSummary[] = [];
+    for (const f of ordered) {
+      const summary = await importFile({ ...deps, together }, { partner: request.partner, variant: request.variant, entity: f.entity, file: f.file, stdin: request.stdin });
+      summaries.push(summary);
+      request.imported?.(summary);
+    }
+    return summaries;
+  });
 }
 
 /**

@@ -4,6 +4,7 @@
  * The format is told by the first non-whitespace character: `[` starts an array.
  */
 import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
@@ -33,6 +34,25 @@ export class RecordFileError extends Error {
 
 const BOM = '\uFEFF';
 const NON_WHITESPACE = /[^ \t\r\n]/;
+
+/**
+ * Throws the RecordFileError reading `path` would (no such file, permission denied, a directory),
+ * without reading it; `-` (stdin) passes. So a command given several files can refuse before it
+ * loads any of them.
+ */
+export async function assertReadable(path: string): Promise<void> {
+  if (path === '-') return;
+  try {
+    const handle = await open(path, 'r');
+    try {
+      if ((await handle.stat()).isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+    } finally {
+      await handle.close();
+    }
+  } catch (error) {
+    throw new RecordFileError(`cannot read ${path}: ${readErrorText(error)}`, { cause: error });
+  }
+}
 
 /** Opens `path` (`-` reads `stdin`) and tells its format; the records are read as they are iterated. */
 export async function openRecordFile(path: string, stdin: Readable): Promise<RecordFile> {

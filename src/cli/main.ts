@@ -83,14 +83,17 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
 
   program
     .command('import')
-    .description('load a file of spec records for one partner through the validate-and-load path')
+    .description('load files of spec records for one partner through the validate-and-load path: --entity E FILE, or --customers/--transactions/--activity FILE settled together')
     .argument('<partner>', 'partner id')
     .addOption(variant())
-    .addOption(entity())
+    .addOption(new Option('--entity <entity>', 'record entity of FILE').choices(ENTITIES))
+    .option('--customers <file>', 'a file of customers (with --transactions and --activity: one load, its jobs evaluated once at the end)')
+    .option('--transactions <file>', 'a file of transactions')
+    .option('--activity <file>', 'a file of daily activity')
     .option('--json', 'machine-readable output')
-    .argument('<file>', 'NDJSON or JSON array file, or - for stdin')
-    .action((partner: string, file: string, opts: { variant: Variant; entity: Entity }, cmd: Command) =>
-      run(commands.import().then((m) => m.importCommand(globals(cmd), { partner, variant: opts.variant, entity: opts.entity, file }, io))));
+    .argument('[file]', 'with --entity: NDJSON or JSON array file, or - for stdin')
+    .action((partner: string, file: string | undefined, opts: { variant: Variant; entity?: Entity } & Partial<Record<Entity, string>>, cmd: Command) =>
+      run(commands.import().then((m) => m.importCommand(globals(cmd), { partner, variant: opts.variant, entity: opts.entity, file, files: ENTITIES.flatMap((e) => (opts[e] === undefined ? [] : [{ entity: e, file: opts[e]! }])) }, io))));
 
   program
     .command('check')

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
 import { runCli } from '../support/cli.js';
-import { customer, deposit } from '../support/records.js';
+import { customer, deposit, gaming } from '../support/records.js';
 
 describe('partner-sync CLI (subprocess)', () => {
   let dir: string;
@@ -83,6 +83,54 @@ describe('partner-sync CLI (subprocess)', () => {
       const cu = await runCli(['import', 'p1', '--variant', 'igaming', '--entity', 'customers', customers], { env });
       assert.equal(cu.code, 0, cu.stderr);
       assert.match(cu.stdout, /1 records, 1 loaded, 0 rejected, 0 waiting for their customer, 1 earlier waiting records released/);
+    });
+
+    it('import --customers --transactions --activity loads the files in entity order and evaluates the jobs once, at the end', async () => {
+      const c = file('c.ndjson', [customer('c1', { affiliate_id: 'aff-1', country_code: 'DE' })]);
+      const t = file('t.ndjson', [deposit('t1', 'c1', { currency: 'USD', amount_currency: 60 }), deposit('t2', 'c1', { currency: 'usd' })]);
+      const a = file('a.ndjson', [gaming('2026-11-02', 'c1', { currency: 'USD', total_bets: 500, wins: 400 })]);
+      // Given activity first: the transactions still find their customer, loaded before them.
+      const r = await runCli(['import', 'sandbox-casino', '--variant', 'igaming', '--activity', a, '--transactions', t, '--customers', c], { env });
+      assert.equal(r.code, 0, r.stderr);
+      const lines = r.stdout.split('\n').filter((l) => l.startsWith('sandbox-casino'));
+      assert.deepEqual(lines.map((l) => l.split(' ')[1]), ['igaming/customers', 'igaming/transactions', 'igaming/activity']);
+      assert.match(lines[1]!, /2 records, 1 loaded, 1 rejected, 0 waiting for their customer/);
+      assert.match(r.stdout, /2 +currency +pattern/);
+      // The shipped plans: CPA 150 for a German FTD of 60 USD, RevShare 25% of the day's NGR of 100.
+      const ledger = JSON.parse((await runCli(['commissions', '--json'], { env })).stdout);
+      assert.deepEqual(ledger.totals.map((l: { plan_id: string; amount_usd: string }) => [l.plan_id, l.amount_usd]), [['casino-cpa-2026', '150.00'], ['casino-revshare-2026', '25.00']]);
+      assert.deepEqual(JSON.parse((await runCli(['status', '--json'], { env })).stdout).unevaluated, [], 'nothing loaded waits for its evaluation');
+      // --json: one summary a file, in the order loaded.
+      const again = await runCli(['import', 'sandbox-casino', '--variant', 'igaming', '--json', '--transactions', t, '--customers', c], { env });
+      assert.equal(again.code, 0, again.stderr);
+      const out = JSON.parse(again.stdout);
+      assert.deepEqual(out.map((s: { entity: string; total: number; loaded: number; rejected: number }) => [s.entity, s.total, s.loaded, s.rejected]), [['customers', 1, 1, 0], ['transactions', 2, 1, 1]]);
+      assert.deepEqual(out[1].rejects.map((e: { line: number; field: string; rule: string }) => [e.line, e.field, e.rule]), [[2, 'currency', 'pattern']]);
+    });
+
+    it('import of several files refuses before loading any when one cannot be read, and says which', async () => {
+      const c = file('c.ndjson', [customer('c1')]);
+      const r = await runCli(['import', 'p1', '--variant', 'igaming', '--customers', c, '--transactions', join(dir, 'nope.ndjson')], { env });
+      assert.equal(r.code, 1);
+      assert.match(r.stderr, /cannot read .*nope\.ndjson: no such file/);
+      const status = JSON.parse((await runCli(['status', '--json', '--partner', 'p1'], { env })).stdout);
+      assert.deepEqual(status.streams.filter((s: { partner: string }) => s.partner === 'p1'), [], 'no customer of p1 was loaded');
+    });
+
+    it('import says what is wrong with its files, with exit 2', async () => {
+      const c = file('c.ndjson', [customer('c1')]);
+      const cases: [string[], RegExp][] = [
+        [['--entity', 'customers', c, '--activity', c], /either --entity E FILE or --customers, --transactions and\/or --activity FILE, not both/],
+        [['--entity', 'customers'], /--entity customers needs a FILE/],
+        [[c], /FILE .*c\.ndjson needs --entity E/],
+        [[], /give --entity E FILE, or --customers, --transactions and\/or --activity FILE/],
+        [['--customers', '-', '--activity', '-'], /stdin \(-\) can be the file of one entity only/],
+      ];
+      for (const [args, message] of cases) {
+        const r = await runCli(['import', 'p1', '--variant', 'igaming', ...args], { env });
+        assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+        assert.match(r.stderr, message);
+      }
     });
 
     it('refuses a store URL it cannot use, with exit 2', async () => {

@@ -4,8 +4,10 @@
  * (the sandbox's generator, records shuffled, some re-sent, a few customers with a second account)
  * is loaded into two stores of the same
  * kind: one store batch by batch (small batches, every job after each commit, as pushes and
- * incremental runs load), the other by `importFile` as a bulk run whose groups settle every few
- * hundred records, each group's commissions evaluated in passes of a few dozen customers. Later
+ * incremental runs load), the other as bulk runs whose groups settle every few hundred records,
+ * each group's commissions evaluated in passes of a few dozen customers: the month's three files
+ * by one `importFiles` (`import --customers F --transactions F --activity F`), the corrections by
+ * `importFile`. Later
  * versions change records: deposits reversed or moved a day in the same file, and a corrections
  * file after the activity that moves customers to another affiliate and campaign (their whole
  * history changes cell). Then: the same report (every figure; commissions as each affiliate's net), the same
@@ -19,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { recompute } from '../../jobs/commission.js';
-import { importFile } from '../../jobs/import-file.js';
+import { importFile, importFiles } from '../../jobs/import-file.js';
 import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { unevaluated } from '../../jobs/unevaluated.js';
 import { loadPlans } from '../../src/commission/load-plans.js';
@@ -175,14 +177,20 @@ for (const backend of STORES) {
           await loaders[0]!.load({ partner: PARTNER, variant: 'igaming', entity, runId: `batches-${name}-${i}`, records });
           i += size;
         }
-        // In bulk: the same records as one file through `import`.
+        // In bulk: the same records as one file (its commission evaluations in passes of a few dozen customers, evaluationPass).
         const file = join(dir, `${name}.ndjson`);
         writeFileSync(file, `${list.map((r) => JSON.stringify(r)).join('\n')}\n`);
-        // Its commission evaluations in passes of a few dozen customers (src/commission/engine.ts, evaluationPass).
-        process.env.PARTNER_SYNC_EVALUATION_CUSTOMERS = '37';
-        const summary = await importFile({ store: b.store, loader: loaders[1]! }, { partner: PARTNER, variant: 'igaming', entity, file, stdin: new PassThrough() })
-          .finally(() => delete process.env.PARTNER_SYNC_EVALUATION_CUSTOMERS);
-        assert.equal(summary.counts.rejected, 0, JSON.stringify(summary.rejects.slice(0, 3)));
+      }
+      process.env.PARTNER_SYNC_EVALUATION_CUSTOMERS = '37';
+      try {
+        // The month as one `import --customers F --transactions F --activity F` (its groups settle every
+        // 700 records, the rest at its end), then the corrections as one `import --entity customers F`.
+        const month = await importFiles({ store: b.store, loader: loaders[1]! }, { partner: PARTNER, variant: 'igaming', files: ENTITIES.map((entity) => ({ entity, file: join(dir, `${entity}.ndjson`) })).reverse(), stdin: new PassThrough() });
+        assert.deepEqual(month.map((s) => s.entity), ENTITIES, 'loaded in entity order, whatever the order given');
+        const corrections = await importFile({ store: b.store, loader: loaders[1]! }, { partner: PARTNER, variant: 'igaming', entity: 'customers', file: join(dir, 'corrections.ndjson'), stdin: new PassThrough() });
+        for (const summary of [...month, corrections]) assert.equal(summary.counts.rejected, 0, JSON.stringify(summary.rejects.slice(0, 3)));
+      } finally {
+        delete process.env.PARTNER_SYNC_EVALUATION_CUSTOMERS;
       }
       assert.deepEqual(await unevaluated(b.store.knex, new Date()), [], 'the import settled everything it loaded');
 

@@ -1,41 +1,73 @@
-import { importFile } from '../../../jobs/import-file.js';
+import { importFile, importFiles, type ImportSummary } from '../../../jobs/import-file.js';
 import { cliLoader } from '../loader.js';
 import { createLogger } from '../../log.js';
 import type { Entity, Variant } from '../../types.js';
 import { withStore, type GlobalOptions } from '../context.js';
-import { EXIT_OK, type Io } from '../io.js';
+import { CliError, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 import { formatTable } from '../table.js';
 
 const SHOWN_REJECTS = 20;
 
-export async function importCommand(
-  globals: GlobalOptions,
-  args: { partner: string; variant: Variant; entity: Entity; file: string },
-  io: Io,
-): Promise<number> {
+export interface ImportArgs {
+  partner: string;
+  variant: Variant;
+  /** `--entity E FILE`: one file of one entity. */
+  entity?: Entity;
+  file?: string;
+  /** `--customers F --transactions F --activity F`: one file an entity, loaded together. */
+  files?: readonly { entity: Entity; file: string }[];
+}
+
+const TOGETHER_USAGE = '--customers, --transactions and/or --activity FILE';
+
+/**
+ * `import`: one file (`--entity E FILE`), or a file an entity (`--customers F --transactions F
+ * --activity F`) loaded as one bulk load whose after-load jobs are evaluated once, at its end
+ * (importFiles). The second form prints one summary a file (`--json`: an array of them).
+ */
+export async function importCommand(globals: GlobalOptions, args: ImportArgs, io: Io): Promise<number> {
+  const files = args.files ?? [];
+  if (args.entity !== undefined && files.length > 0) throw new CliError(`import: give either --entity E FILE or ${TOGETHER_USAGE}, not both`, EXIT_USAGE);
+  if (args.entity !== undefined && args.file === undefined) throw new CliError(`import: --entity ${args.entity} needs a FILE (or - for stdin)`, EXIT_USAGE);
+  if (args.entity === undefined && args.file !== undefined) throw new CliError(`import: FILE ${args.file} needs --entity E (or give ${TOGETHER_USAGE} instead)`, EXIT_USAGE);
+  if (args.entity === undefined && files.length === 0) throw new CliError(`import: give --entity E FILE, or ${TOGETHER_USAGE}`, EXIT_USAGE);
+  if (files.filter((f) => f.file === '-').length > 1) throw new CliError('import: stdin (-) can be the file of one entity only', EXIT_USAGE);
   return withStore(globals, async (store) => {
     const loader = await cliLoader(globals, io, store, createLogger({ level: process.env.LOG_LEVEL ?? 'warn' }), args);
-    const summary = await importFile({ store, loader }, { ...args, stdin: io.stdin });
-    const c = summary.counts;
-    if (globals.json) {
-      io.out(JSON.stringify({
-        partner: args.partner, variant: args.variant, entity: args.entity, file: summary.file, run_id: summary.runId,
-        total: c.pulled, loaded: c.loaded, rejected: c.rejected, waiting: c.waiting, stale: c.stale, released: c.released, distinct: summary.distinct,
-        rejects: summary.rejects.flatMap((r) => r.errors.map((e) => ({ line: r.position, ...e }))),
-      }));
+    if (args.entity !== undefined) {
+      const summary = await importFile({ store, loader }, { partner: args.partner, variant: args.variant, entity: args.entity, file: args.file!, stdin: io.stdin });
+      if (globals.json) io.out(JSON.stringify(summaryJson(args, summary)));
+      else printSummary(io, args, summary);
       return EXIT_OK;
     }
-    io.out(`${args.partner} ${args.variant}/${args.entity} from ${summary.file}: ${c.pulled} records, ` +
-      `${c.loaded} loaded${repeatedNote(c.valid, summary.distinct)}, ${c.rejected} rejected, ${c.waiting} waiting for their customer` +
-      (c.stale > 0 ? `, ${c.stale} stale (older than the version stored, not applied)` : '') +
-      (c.released > 0 ? `, ${c.released} earlier waiting records released` : '') + ` (run ${summary.runId})`);
-    if (summary.rejects.length > 0) {
-      const rows = summary.rejects.slice(0, SHOWN_REJECTS).flatMap((r) => r.errors.map((e) => [r.position, e.field, e.rule, e.message]));
-      io.out(formatTable(['LINE', 'FIELD', 'RULE', 'MESSAGE'], rows).replace(/^/gm, '  '));
-      if (summary.rejects.length > SHOWN_REJECTS) io.out(`  ... and ${summary.rejects.length - SHOWN_REJECTS} more rejected records (kept in the store's rejects)`);
-    }
+    // The table prints each file's line as its import ends; the jobs' evaluation comes after the last.
+    const imported = globals.json ? undefined : (s: ImportSummary) => printSummary(io, args, s);
+    const summaries = await importFiles({ store, loader }, { partner: args.partner, variant: args.variant, files, stdin: io.stdin, imported });
+    if (globals.json) io.out(JSON.stringify(summaries.map((s) => summaryJson(args, s))));
     return EXIT_OK;
   });
+}
+
+function summaryJson(args: ImportArgs, summary: ImportSummary): Record<string, unknown> {
+  const c = summary.counts;
+  return {
+    partner: args.partner, variant: args.variant, entity: summary.entity, file: summary.file, run_id: summary.runId,
+    total: c.pulled, loaded: c.loaded, rejected: c.rejected, waiting: c.waiting, stale: c.stale, released: c.released, distinct: summary.distinct,
+    rejects: summary.rejects.flatMap((r) => r.errors.map((e) => ({ line: r.position, ...e }))),
+  };
+}
+
+function printSummary(io: Io, args: ImportArgs, summary: ImportSummary): void {
+  const c = summary.counts;
+  io.out(`${args.partner} ${args.variant}/${summary.entity} from ${summary.file}: ${c.pulled} records, ` +
+    `${c.loaded} loaded${repeatedNote(c.valid, summary.distinct)}, ${c.rejected} rejected, ${c.waiting} waiting for their customer` +
+    (c.stale > 0 ? `, ${c.stale} stale (older than the version stored, not applied)` : '') +
+    (c.released > 0 ? `, ${c.released} earlier waiting records released` : '') + ` (run ${summary.runId})`);
+  if (summary.rejects.length > 0) {
+    const rows = summary.rejects.slice(0, SHOWN_REJECTS).flatMap((r) => r.errors.map((e) => [r.position, e.field, e.rule, e.message]));
+    io.out(formatTable(['LINE', 'FIELD', 'RULE', 'MESSAGE'], rows).replace(/^/gm, '  '));
+    if (summary.rejects.length > SHOWN_REJECTS) io.out(`  ... and ${summary.rejects.length - SHOWN_REJECTS} more rejected records (kept in the store's rejects)`);
+  }
 }
 
 /** ` (8 distinct records; 2 repeated in the file: last version kept)` when the file repeats records; else nothing. */
