@@ -16,7 +16,15 @@
  * - Beside COPY too: the customers the PostgreSQL case stored, exported (untimed) and COPYed into
  *   an identical table (timed), the store's own bulk rate for the same rows.
  *
+ * - BENCH_STREAMS=all: every stream of the example definition (customers, transactions, daily
+ *   activity) as `partner-sync backfill` pulls them over the sandbox's 30 days, with every
+ *   after-load job as shipped (config/commissions.yaml, config/fraud.yaml), PostgreSQL only; the
+ *   baseline walks the same pages (activity a day at a time), and the raw COPY takes the same
+ *   records as one jsonb document a row, as the pipeline bench's does. The REST source's own
+ *   ceiling is printed beside it: the spec's limits (1000 requests a minute, 500 records a page).
+ *
  *   node dist/bench/rest-pull.bench.js [customers]      (TEST_PG_URL overrides the PostgreSQL server)
+ *   BENCH_STREAMS=all node dist/bench/rest-pull.bench.js 20000
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -37,12 +45,18 @@ import { createSpecValidator } from '../src/spec/validator.js';
 import { openStore } from '../src/store/store.js';
 import { entityTable } from '../src/store/tables.js';
 import { SANDBOX_SECRET, exampleDefinition } from '../test/support/sandbox.js';
+import { shippedHooks } from './support/shipped-jobs.js';
+import { ENTITIES } from '../src/types.js';
 
 const PG_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PER_PAGE = 500;
 const SEED = 1;
 const CLIENT_ID = 'sandbox-client';
 const CUSTOMERS_PATH = '/api/v1/igaming/customers';
+/** BENCH_STREAMS=all: every stream, a backfill of the sandbox's days, every job on (PostgreSQL). */
+const ALL_STREAMS = process.env.BENCH_STREAMS === 'all';
+/** The spec's ceiling for a REST pull (§8): 1000 requests a minute, 500 records a page. */
+const SPEC_CEILING = (1000 / 60) * 500;
 
 const mb = (kb: number) => Math.round(kb / 1024);
 const peakRssKb = () => process.resourceUsage().maxRSS;
@@ -95,10 +109,27 @@ async function caseChild(storeUrl: string, sandboxUrl: string, start: string, cu
     if (!stream || !('pagination' in stream)) throw new Error('the example definition has no REST customers stream');
     stream.incremental.start = start;
     stream.pagination.per_page = PER_PAGE;
-    const loader = new Loader({ store, validator: createSpecValidator() });
+    const loader = new Loader({ store, validator: createSpecValidator(), ...(ALL_STREAMS ? await shippedHooks(store, def.partner) : {}) });
     const deps = { loader, clock: store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) };
     const rssBeforeKb = peakRssKb();
 
+    if (ALL_STREAMS) {
+      for (const e of ENTITIES) {
+        const s = def.streams[e];
+        if (s && 'pagination' in s) s.pagination.per_page = PER_PAGE;
+      }
+      const [from, to] = [start.slice(0, 10), new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)];
+      const t0 = performance.now();
+      const results = await runPartner(deps, def, { kind: 'backfill', from, to });
+      const ms = performance.now() - t0;
+      const failed = results.filter((r) => r.status !== 'succeeded');
+      if (failed.length > 0) throw new Error(`the backfill did not succeed: ${JSON.stringify(failed)}`);
+      const rows = await Promise.all(ENTITIES.map(async (e) => Number(((await store.knex(entityTable(def.variant, e).name).where('partner_id', def.partner).count({ n: '*' })) as { n: number | string }[])[0]?.n)));
+      const pulled = results.reduce((n, r) => n + r.counts.pulled, 0);
+      console.log(`  backfill ${from}..${to}: ${results.map((r) => `${r.stream} ${r.counts.pulled} pulled, ${r.counts.loaded} loaded`).join('; ')}; store rows ${rows.join(' / ')}`);
+      process.send?.({ records: pulled, ms, rssBeforeKb, peakRssKb: peakRssKb() } satisfies CaseResult);
+      return;
+    }
     const t0 = performance.now();
     const [result] = await runPartner(deps, def, { kind: 'run', scheduledFor: new Date() }, 'customers');
     const ms = performance.now() - t0;
@@ -134,7 +165,10 @@ function httpCall(agent: Agent, base: URL, method: 'GET' | 'POST', path: string,
   });
 }
 
-/** Walks the customers list once: a token, then cursor pages until there is no next cursor. */
+/**
+ * Walks the customers list once: a token, then cursor pages until there is no next cursor. With
+ * BENCH_STREAMS=all, the transactions list too, and the activity of each day.
+ */
 async function baselineWalk(sandboxUrl: string, since: string, until: string): Promise<{ records: number; pages: number; ms: number }> {
   const base = new URL(sandboxUrl);
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
@@ -148,17 +182,24 @@ async function baselineWalk(sandboxUrl: string, since: string, until: string): P
     const t0 = performance.now();
     let records = 0;
     let pages = 0;
-    let cursor: string | undefined;
-    for (;;) {
-      const query = new URLSearchParams({ modified_since: since, modified_until: until, per_page: String(PER_PAGE) });
-      if (cursor !== undefined) query.set('cursor', cursor);
-      const res = await httpCall(agent, base, 'GET', `${CUSTOMERS_PATH}?${query}`, headers);
-      if (res.status !== 200) throw new Error(`baseline: page ${pages + 1} answered ${res.status}: ${res.text.slice(0, 200)}`);
-      const body = JSON.parse(res.text) as { data: unknown[]; meta: { next_cursor?: string } };
-      records += body.data.length;
-      pages += 1;
-      cursor = body.meta.next_cursor;
-      if (cursor === undefined || body.data.length === 0) break;
+    const walk = async (path: string, params: Record<string, string>): Promise<void> => {
+      let cursor: string | undefined;
+      for (;;) {
+        const query = new URLSearchParams({ ...params, per_page: String(PER_PAGE) });
+        if (cursor !== undefined) query.set('cursor', cursor);
+        const res = await httpCall(agent, base, 'GET', `${path}?${query}`, headers);
+        if (res.status !== 200) throw new Error(`baseline: page ${pages + 1} answered ${res.status}: ${res.text.slice(0, 200)}`);
+        const body = JSON.parse(res.text) as { data: unknown[]; meta: { next_cursor?: string } };
+        records += body.data.length;
+        pages += 1;
+        cursor = body.meta.next_cursor;
+        if (cursor === undefined || body.data.length === 0) break;
+      }
+    };
+    await walk(CUSTOMERS_PATH, { modified_since: since, modified_until: until });
+    if (ALL_STREAMS) {
+      await walk('/api/v1/igaming/transactions', { updated_since: since, updated_until: until });
+      for (let day = Date.parse(since.slice(0, 10)); day < Date.parse(until.slice(0, 10)); day += 86_400_000) await walk('/api/v1/igaming/activity', { date: new Date(day).toISOString().slice(0, 10) });
     }
     return { records, pages, ms: performance.now() - t0 };
   } finally {
@@ -180,7 +221,7 @@ async function main(customers: number): Promise<void> {
     // Baseline: one untimed walk (it also warms the sandbox up, as it is for our runs), then the timed one.
     const until = new Date().toISOString();
     const warm = await baselineWalk(ready.url, start, until);
-    if (warm.records !== customers) throw new Error(`baseline: the sandbox served ${warm.records} customers, expected ${customers}`);
+    if (!ALL_STREAMS && warm.records !== customers) throw new Error(`baseline: the sandbox served ${warm.records} customers, expected ${customers}`);
     const baseline = await baselineWalk(ready.url, start, until);
     const baselineRssKb = peakRssKb();
 
@@ -197,7 +238,7 @@ async function main(customers: number): Promise<void> {
     await admin.query(`CREATE SCHEMA ${schema}`);
     const pgUrl = `${PG_URL}${PG_URL.includes('?') ? '&' : '?'}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
 
-    const cases: { name: string; url: string }[] = [
+    const cases: { name: string; url: string }[] = ALL_STREAMS ? [{ name: 'backfill, every job -> PostgreSQL', url: pgUrl }] : [
       { name: 'runPartner -> SQLite (fresh file)', url: `sqlite:${join(dir, 'store.sqlite')}` },
       { name: 'runPartner -> PostgreSQL (fresh schema)', url: pgUrl },
     ];
@@ -209,11 +250,19 @@ async function main(customers: number): Promise<void> {
       await new Promise((resolve) => (run.child.exitCode !== null ? resolve(undefined) : run.child.once('exit', resolve)));
     }
 
-    // The same rows by raw COPY into an identical table: exported untimed, the COPY timed.
+    // The same rows by raw COPY into an identical table: exported untimed, the COPY timed. Every
+    // stream's records: as one jsonb document a row, into one table (the pipeline bench's baseline).
     const table = `${schema}.customers`;
-    await admin.query(`CREATE TABLE ${schema}.copy_baseline (LIKE ${table} INCLUDING ALL)`);
     const exported: Buffer[] = [];
-    await pipeline(admin.query(copyTo(`COPY ${table} TO STDOUT`)), new Writable({ write(chunk: Buffer, _e, done) { exported.push(chunk); done(); } }));
+    const keep = new Writable({ write(chunk: Buffer, _e, done) { exported.push(chunk); done(); } });
+    if (ALL_STREAMS) {
+      await admin.query(`CREATE TABLE ${schema}.copy_baseline (doc jsonb)`);
+      const tables = ENTITIES.map((e) => `${schema}.${entityTable('igaming', e).name}`);
+      await pipeline(admin.query(copyTo(`COPY (${tables.map((t) => `SELECT to_jsonb(x) - 'partner_id' - 'run_id' FROM ${t} x`).join(' UNION ALL ')}) TO STDOUT`)), keep);
+    } else {
+      await admin.query(`CREATE TABLE ${schema}.copy_baseline (LIKE ${table} INCLUDING ALL)`);
+      await pipeline(admin.query(copyTo(`COPY ${table} TO STDOUT`)), keep);
+    }
     const c0 = performance.now();
     await pipeline(Readable.from(exported), admin.query(copyFrom(`COPY ${schema}.copy_baseline FROM STDIN`)));
     const copyMs = performance.now() - c0;
@@ -225,10 +274,11 @@ async function main(customers: number): Promise<void> {
       const rate = records / (ms / 1000);
       return `${name.padEnd(42)} | ${String(Math.round(rate)).padStart(9)} records/s | ${(rate / baseRate).toFixed(2).padStart(5)} x baseline | ${(ms / 1000).toFixed(2).padStart(6)} s | ${String(mb(rssKb)).padStart(4)} MB peak RSS`;
     };
-    console.log(`REST pull benchmark: ${customers} iGaming customers from the sandbox (child process), cursor pages of ${PER_PAGE} (${baseline.pages} pages)`);
-    console.log(row('baseline: sandbox alone, bare HTTP client', baseline.records, baseline.ms, baselineRssKb));
-    for (const r of results) console.log(row(r.name, r.records, r.ms, r.peakRssKb) + ` | ${(r.records / (r.ms / 1000) / copyRate).toFixed(2).padStart(5)} x COPY`);
-    console.log(`raw COPY of the same ${copied} customer rows into an identical PostgreSQL table: ${Math.round(copyRate)} rows/s (${(copyMs / 1000).toFixed(2)} s)`);
+    console.log(`REST pull benchmark: ${customers} iGaming customers from the sandbox (child process)${ALL_STREAMS ? ' with their transactions and activity' : ''}, cursor pages of ${PER_PAGE} (${baseline.pages} pages)`);
+    console.log(row('baseline: sandbox alone, bare HTTP client', baseline.records, baseline.ms, baselineRssKb) + ` | ${(baseRate / copyRate).toFixed(3).padStart(5)} x COPY`);
+    for (const r of results) console.log(row(r.name, r.records, r.ms, r.peakRssKb) + ` | ${(r.records / (r.ms / 1000) / copyRate).toFixed(3).padStart(5)} x COPY`);
+    console.log(`raw COPY of the same ${copied} ${ALL_STREAMS ? 'records, one jsonb document a row,' : 'customer rows'} into ${ALL_STREAMS ? 'one table' : 'an identical PostgreSQL table'}: ${Math.round(copyRate)} rows/s (${(copyMs / 1000).toFixed(2)} s)`);
+    console.log(`the spec's ceiling for a REST source (1000 requests a minute, 500 records a page): ${Math.round(SPEC_CEILING)} records/s = ${(SPEC_CEILING / copyRate).toFixed(3)} x COPY`);
     console.log(`sandbox startup (generating ${customers} customers per variant with their transactions and activity): ${(ready.startupMs / 1000).toFixed(1)} s, untimed; sandbox RSS ${mb(ready.rssKb)} MB`);
     console.log(`peak RSS of each case before its pull (node, modules, store opened and migrated): ${results.map((r) => `${r.name.replace('runPartner -> ', '')} ${mb(r.rssBeforeKb)} MB`).join(', ')}`);
   } finally {
