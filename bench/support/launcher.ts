@@ -17,11 +17,11 @@ export function launcherFlags(): string[] {
 }
 
 /**
- * Runs this process's script again under the launcher's flags when some are missing (exiting with
- * its status); returns when they are all in force.
+ * Runs this process's script again under the launcher's flags (and the benchmark's own `extra`
+ * ones) when some are missing (exiting with its status); returns when they are all in force.
  */
-export function underLauncherFlags(): void {
-  const missing = launcherFlags().filter((f) => !process.execArgv.includes(f));
+export function underLauncherFlags(extra: readonly string[] = []): void {
+  const missing = [...launcherFlags(), ...extra].filter((f) => !process.execArgv.includes(f));
   if (missing.length === 0) return;
   const r = spawnSync(process.execPath, [...missing, ...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit' });
   process.exit(r.status ?? 1);
