@@ -114,5 +114,41 @@ for (const backend of STORES) {
       const recompute = JSON.parse(await cli(config.dir, crashed.url, ['commissions', 'recompute', '--partner', PARTNER, '--json'])) as { agree: boolean; differences: number };
       assert.deepEqual([recompute.agree, recompute.differences], [true, 0]);
     });
+
+    it('an import of the three files killed while its activity loads: the rerun ends as an uninterrupted one', async () => {
+      const [killedStore, wholeStore] = [await backend.create(), await backend.create()];
+      try {
+        const month = ['import', PARTNER, '--variant', 'igaming', ...['customers', 'transactions', 'activity'].flatMap((e) => [`--${e}`, join(config.dir, `${e}.ndjson`)])];
+        for (const t of [killedStore, wholeStore]) await cli(config.dir, t.url, ['fx', 'import', join(config.dir, 'rates.csv')]);
+        await cli(config.dir, wholeStore.url, month);
+        const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'partner-sync.js'), '--config', config.dir, '--store', killedStore.url, ...month], {
+          env: { ...process.env, LOG_LEVEL: 'error', PARTNER_SYNC_IMPORT_BATCH: '500' }, stdio: 'ignore',
+        });
+        const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+        let killed = false;
+        for (let i = 0; i < 2000 && child.exitCode === null; i++) {
+          // The customers' and transactions' evaluation waits for the end of the three files.
+          if ((await count(killedStore.store, 'gaming_activity')) > 0 && (await count(killedStore.store, 'fraud_deferred')) > 0) {
+            child.kill('SIGKILL');
+            killed = true;
+            break;
+          }
+          await sleep(20);
+        }
+        await exited;
+        assert.ok(killed, 'the import was killed while its activity loaded');
+        assert.equal(await count(killedStore.store, 'fraud_flags') + await count(killedStore.store, 'commission_ledger'), 0, 'nothing was evaluated before the kill');
+        const waiting = (JSON.parse(await cli(config.dir, killedStore.url, ['status', '--json'])) as { unevaluated: { partner: string; fraud_customers: number }[] }).unevaluated;
+        assert.equal(waiting.find((u) => u.partner === PARTNER)?.fraud_customers, data.customers('igaming').length, JSON.stringify(waiting));
+        await cli(config.dir, killedStore.url, month);
+        assert.deepEqual((JSON.parse(await cli(config.dir, killedStore.url, ['status', '--json'])) as { unevaluated: unknown[] }).unevaluated, []);
+        const [after, want] = [await outcome(killedStore.store), await outcome(wholeStore.store)];
+        assert.ok((want as { ledger: string[] }).ledger.length > 100 && (want as { flags: string[] }).flags.length > 0, 'the month books commissions and raises flags');
+        assert.deepEqual(after, want);
+      } finally {
+        await killedStore.drop();
+        await wholeStore.drop();
+      }
+    });
   });
 }
