@@ -11,9 +11,12 @@
  *   BENCH_PHASES=1                                                 (time per hook, from the hooks' own clocks)
  *   BENCH_QUERIES=1                                                (time per statement shape, from knex's query events)
  *   BENCH_FLOOR=1                                                  (PostgreSQL: the jobs' state written once, set-based: the floor under the jobs)
+ *   BENCH_CLI=1                                                    (first, PostgreSQL: the month by the `partner-sync import` command itself, process start to exit,
+ *                                                                   as one command of the three files and as three commands)
  *   BENCH_TOGETHER=1                                               (one import of the three files, settled once at the end: `import --customers F --transactions F --activity F`,
  *                                                                   as `run` and `backfill` settle a partner's streams; without it, three `import --entity E FILE`)
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,7 +41,7 @@ import { parseRatesCsv, saveRates } from '../src/store/fx-rates.js';
 import { openStore, type Store } from '../src/store/store.js';
 import type { Entity } from '../src/types.js';
 import { copyLines, dropBenchSchemas, openBenchStore } from './support/pg-bench.js';
-import { underLauncherFlags } from './support/launcher.js';
+import { launcherFlags, underLauncherFlags } from './support/launcher.js';
 import { postgresCpuMs } from './support/proc-cpu.js';
 
 const PG_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -101,6 +104,7 @@ async function main(): Promise<void> {
   const fraud = (await loadFraudConfig(join(packageRoot(), 'config', 'fraud.yaml'))).config;
   const created: { schema: string; store?: Store }[] = [];
   try {
+    if (process.env.BENCH_CLI === '1') await cliRuns(dir, files, counts, copy, created);
     for (const kind of STORES) {
       for (const mode of MODES) {
         let store: Store;
@@ -161,6 +165,36 @@ async function main(): Promise<void> {
   } finally {
     if (!process.env.BENCH_KEEP) await dropBenchSchemas(PG_URL, created);
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * BENCH_CLI=1: the month by `partner-sync import` itself, a process of the launcher as a user
+ * starts it (its flags, the shipped config/, a fresh PostgreSQL schema, the rates imported
+ * first), timed from its start to its exit: one command with the three files, then three
+ * commands of one file each into another fresh schema. What a user gets, startup included.
+ */
+async function cliRuns(dir: string, files: Record<Entity, string>, counts: Record<Entity, number>, copy: number, created: { schema: string; store?: Store }[]): Promise<void> {
+  const rates = join(dir, 'rates.csv');
+  writeFileSync(rates, ratesCsv());
+  const total = ENTITIES.reduce((n, e) => n + counts[e], 0);
+  const forms: [string, string[][]][] = [
+    ['one command: --customers F --transactions F --activity F', [ENTITIES.flatMap((e) => [`--${e}`, files[e]])]],
+    ['three commands: --entity E F', ENTITIES.map((e) => ['--entity', e, files[e]])],
+  ];
+  for (const [i, [name, commands]] of forms.entries()) {
+    const { store, url } = await openBenchStore(PG_URL, `bench_pipeline_cli${i}`, created);
+    await store.close();
+    created[created.length - 1]!.store = undefined;
+    const cli = (args: string[]): void => {
+      const r = spawnSync(process.execPath, [...launcherFlags(), join(packageRoot(), 'bin', 'partner-sync.js'), '--store', url, ...args], { cwd: packageRoot(), env: { ...process.env, LOG_LEVEL: 'error' }, encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`partner-sync ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+    };
+    cli(['fx', 'import', rates]);
+    const started = performance.now();
+    for (const args of commands) cli(['import', PARTNER, '--variant', 'igaming', ...args]);
+    const ms = performance.now() - started;
+    console.log(`CLI import, ${name.padEnd(56)} ${(ms / 1000).toFixed(1).padStart(5)} s ${String(Math.round(total / ms * 1000)).padStart(7)} records/s ${(copy / ms).toFixed(3)} x COPY`);
   }
 }
 
