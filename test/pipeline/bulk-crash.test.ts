@@ -65,24 +65,20 @@ for (const backend of STORES) {
       await reference?.drop();
     });
 
-    const importArgs = (entity: string) => ['import', PARTNER, '--variant', 'igaming', '--entity', entity, join(config.dir, `${entity}.ndjson`)];
-
-    it('says what waits for evaluation, and the rerun ends as an uninterrupted import', async () => {
-      for (const t of [crashed, reference]) {
-        await cli(config.dir, t.url, ['fx', 'import', join(config.dir, 'rates.csv')]);
-        await cli(config.dir, t.url, importArgs('customers'));
-      }
-      // Killed once committed batches wait for the fraud rules and commissions.
-      const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'partner-sync.js'), '--config', config.dir, '--store', crashed.url, ...importArgs('transactions')], {
-        // Batches of 500 (the month's 1,800-odd transactions in four): the kill lands between commits,
-        // while they wait. The reference imports in the default batches: the outcome must not depend on them.
+    /**
+     * Runs `partner-sync` with these arguments on the store and SIGKILLs it as soon as `due` holds;
+     * resolves whether it was killed (not ended first). Batches of 500 (the month's 1,800-odd
+     * transactions in four): the kill lands between commits, while they wait. The references import
+     * in the default batches: the outcome must not depend on them.
+     */
+    async function killedWhen(t: TestStore, args: readonly string[], due: () => Promise<boolean>): Promise<boolean> {
+      const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'partner-sync.js'), '--config', config.dir, '--store', t.url, ...args], {
         env: { ...process.env, LOG_LEVEL: 'error', PARTNER_SYNC_IMPORT_BATCH: '500' }, stdio: 'ignore',
       });
       const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
       let killed = false;
       for (let i = 0; i < 2000 && child.exitCode === null; i++) {
-        // A transactions batch defers the fraud rules by day (fraud_deferred_days), its customers listed at the settle.
-        if ((await count(crashed.store, 'fraud_deferred_days')) > 0 && (await count(crashed.store, 'commission_pending')) > 0 && (await count(crashed.store, 'report_pending')) > 0) {
+        if (await due()) {
           child.kill('SIGKILL');
           killed = true;
           break;
@@ -90,6 +86,20 @@ for (const backend of STORES) {
         await sleep(20);
       }
       await exited;
+      return killed;
+    }
+
+    const importArgs = (entity: string) => ['import', PARTNER, '--variant', 'igaming', '--entity', entity, join(config.dir, `${entity}.ndjson`)];
+
+    it('says what waits for evaluation, and the rerun ends as an uninterrupted import', async () => {
+      for (const t of [crashed, reference]) {
+        await cli(config.dir, t.url, ['fx', 'import', join(config.dir, 'rates.csv')]);
+        await cli(config.dir, t.url, importArgs('customers'));
+      }
+      // Killed once committed batches wait for the fraud rules and commissions. A transactions batch
+      // defers the fraud rules by day (fraud_deferred_days), its customers listed at the settle.
+      const killed = await killedWhen(crashed, importArgs('transactions'),
+        async () => (await count(crashed.store, 'fraud_deferred_days')) > 0 && (await count(crashed.store, 'commission_pending')) > 0 && (await count(crashed.store, 'report_pending')) > 0);
       assert.ok(killed, 'the import was killed while its loads waited for evaluation');
       const loaded = await count(crashed.store, 'transactions');
       assert.ok(loaded > 0, 'some batches committed before the kill');
@@ -121,21 +131,8 @@ for (const backend of STORES) {
         const month = ['import', PARTNER, '--variant', 'igaming', ...['customers', 'transactions', 'activity'].flatMap((e) => [`--${e}`, join(config.dir, `${e}.ndjson`)])];
         for (const t of [killedStore, wholeStore]) await cli(config.dir, t.url, ['fx', 'import', join(config.dir, 'rates.csv')]);
         await cli(config.dir, wholeStore.url, month);
-        const child = spawn(process.execPath, [join(packageRoot(), 'bin', 'partner-sync.js'), '--config', config.dir, '--store', killedStore.url, ...month], {
-          env: { ...process.env, LOG_LEVEL: 'error', PARTNER_SYNC_IMPORT_BATCH: '500' }, stdio: 'ignore',
-        });
-        const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-        let killed = false;
-        for (let i = 0; i < 2000 && child.exitCode === null; i++) {
-          // The customers' and transactions' evaluation waits for the end of the three files.
-          if ((await count(killedStore.store, 'gaming_activity')) > 0 && (await count(killedStore.store, 'fraud_deferred')) > 0) {
-            child.kill('SIGKILL');
-            killed = true;
-            break;
-          }
-          await sleep(20);
-        }
-        await exited;
+        // The customers' and transactions' evaluation waits for the end of the three files.
+        const killed = await killedWhen(killedStore, month, async () => (await count(killedStore.store, 'gaming_activity')) > 0 && (await count(killedStore.store, 'fraud_deferred')) > 0);
         assert.ok(killed, 'the import was killed while its activity loaded');
         assert.equal(await count(killedStore.store, 'fraud_flags') + await count(killedStore.store, 'commission_ledger'), 0, 'nothing was evaluated before the kill');
         const waiting = (JSON.parse(await cli(config.dir, killedStore.url, ['status', '--json'])) as { unevaluated: { partner: string; fraud_customers: number }[] }).unevaluated;
