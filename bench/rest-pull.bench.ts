@@ -268,6 +268,8 @@ async function main(customers: number): Promise<void> {
     const copyMs = performance.now() - c0;
     const copied = Number((await admin.query(`SELECT count(*) AS n FROM ${schema}.copy_baseline`)).rows[0].n);
 
+    // The baseline walked the records the runs pulled, or the rates compare different work.
+    for (const r of results) if (r.records !== baseline.records) throw new Error(`${r.name} pulled ${r.records} records; the baseline walk got ${baseline.records}`);
     const baseRate = baseline.records / (baseline.ms / 1000);
     const copyRate = copied / (copyMs / 1000);
     const row = (name: string, records: number, ms: number, rssKb: number) => {
