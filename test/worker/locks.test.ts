@@ -57,6 +57,50 @@ const postgres = STORES.find((b) => b.name === 'postgres');
     }
   });
 
+  it('a released lock\'s connection takes the next lock; one lost while kept is replaced; close ends them', async () => {
+    const s = await postgres!.create();
+    const locks = advisoryLocks({ connectionString: s.url, logger: silentLogger() });
+    const admin = new pg.Client({ connectionString: s.url });
+    await admin.connect();
+    // The backend of the session named after the lock it holds.
+    const holder = async (name: string): Promise<number | undefined> =>
+      (await admin.query<{ pid: number }>('select pid from pg_stat_activity where application_name = $1', [`partner-sync worker lock ${name}`])).rows[0]?.pid;
+    const alive = async (pids: number[]): Promise<number> =>
+      Number((await admin.query<{ n: string }>('select count(*) as n from pg_stat_activity where pid = any($1::int[])', [pids])).rows[0]?.n);
+    try {
+      const first = await locks.tryAcquire('reuse/customers');
+      const pid = await holder('reuse/customers');
+      assert.ok(first?.held && pid);
+      await first.release();
+      assert.equal(await holder('reuse/customers'), undefined, 'a released lock no longer names the session');
+      const second = await locks.tryAcquire('reuse/transactions');
+      assert.ok(second?.held);
+      assert.equal(await holder('reuse/transactions'), pid, 'the next lock is taken on the kept connection');
+      // Its lock is free again for another worker once released, though the session stays.
+      await second.release();
+      const elsewhere = advisoryLocks({ connectionString: s.url, logger: silentLogger() });
+      const taken = await elsewhere.tryAcquire('reuse/transactions');
+      assert.ok(taken?.held);
+      await elsewhere.close();
+
+      // The kept session ends (a server restart, a cut network): the next lock opens a new one.
+      await admin.query('select pg_terminate_backend($1)', [pid]);
+      for (let i = 0; i < 100 && (await alive([pid])) > 0; i++) await sleep(20);
+      const third = await locks.tryAcquire('reuse/activity');
+      assert.ok(third?.held, 'a lock is still taken after its kept connection was lost');
+      const pid3 = await holder('reuse/activity');
+      assert.ok(pid3 && pid3 !== pid);
+      await third.release();
+      await locks.close();
+      for (let i = 0; i < 100 && (await alive([pid3])) > 0; i++) await sleep(20);
+      assert.equal(await alive([pid3]), 0, 'close ends the kept connections');
+    } finally {
+      await locks.close();
+      await admin.end();
+      await s.drop();
+    }
+  });
+
   it('a SIGKILLed process holding a lock frees it', async () => {
     const s = await postgres!.create();
     const locks = advisoryLocks({ connectionString: s.url, logger: silentLogger() });
