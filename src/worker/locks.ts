@@ -4,10 +4,9 @@
  * - PostgreSQL (`locking: 'advisory'`): `pg_try_advisory_lock` on a connection of its own, held
  *   for the run and unlocked after it (the connection kept for a later lock). A killed worker's
  *   session ends with its TCP connection, and PostgreSQL drops its locks with it: nothing to
- *   expire, nothing to clean up. Keepalives are on,
- *   so a worker whose host vanishes without closing its sockets is noticed too. The lock key
- *   hashes the store's schema with the name, so stores in several schemas of one database (tests)
- *   do not exclude each other.
+ *   expire, nothing to clean up. Keepalives are on, so a worker whose host vanishes without
+ *   closing its sockets is noticed too. The lock key hashes the store's schema with the name, so
+ *   stores in several schemas of one database (tests) do not exclude each other.
  * - SQLite (`locking: 'single-process'`): one worker per store file (instance-lock.ts) makes
  *   in-process exclusion enough.
  *
@@ -172,13 +171,16 @@ export function advisoryLocks(options: AdvisoryLockOptions): StreamLocks {
       }
       const leased = conn;
       leased.name = name;
+      // Its connection may hold a later lease once this one is released: this lease's own end.
+      let released = false;
       return {
         name,
         get held() {
-          return leased.name === name && !leased.ended;
+          return !released && leased.name === name && !leased.ended;
         },
         async release() {
-          if (!open.has(leased)) return;
+          if (released || !open.has(leased)) return;
+          released = true;
           leased.name = undefined;
           try {
             await leased.client.query(UNLOCK_SQL);

@@ -76,6 +76,13 @@ const postgres = STORES.find((b) => b.name === 'postgres');
       const second = await locks.tryAcquire('reuse/transactions');
       assert.ok(second?.held);
       assert.equal(await holder('reuse/transactions'), pid, 'the next lock is taken on the kept connection');
+      // The first lease, released again, neither frees nor disowns the connection's new lock.
+      await first.release();
+      assert.equal(first.held, false);
+      assert.ok(second.held);
+      const meanwhile = advisoryLocks({ connectionString: s.url, logger: silentLogger() });
+      assert.equal(await meanwhile.tryAcquire('reuse/transactions'), undefined);
+      await meanwhile.close();
       // Its lock is free again for another worker once released, though the session stays.
       await second.release();
       const elsewhere = advisoryLocks({ connectionString: s.url, logger: silentLogger() });
