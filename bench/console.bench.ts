@@ -158,7 +158,7 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     await rebuildFacts(store, CASINO, 'igaming');
     await rebuildFacts(store, PROP, 'prop-trading');
-    await seedPhaseHistory(store.knex);
+    await seedPhaseHistory(store.knex, store.clock);
     await client.query('ANALYZE');
     console.log(`  report facts and funnel rows: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const sizes = (await client.query("SELECT relname, reltuples::bigint AS n FROM pg_class WHERE relkind = 'r' AND relnamespace = current_schema()::regnamespace AND relname IN ('gaming_activity', 'transactions', 'customers', 'runs', 'rejects', 'commission_ledger', 'fraud_flags', 'report_cells', 'report_month_cells') ORDER BY n DESC")).rows as { relname: string; n: string }[];

@@ -245,7 +245,7 @@ async function main(): Promise<void> {
 
     const [rebuildMs, cells] = await time(() => rebuildFacts(store!, 'bench', 'igaming'));
     console.log(`facts rebuilt from the raw tables once: ${cells} cells in ${(rebuildMs / 1000).toFixed(1)} s`);
-    const [seedMs] = await time(() => seedPhaseHistory(store!.knex));
+    const [seedMs] = await time(() => seedPhaseHistory(store!.knex, store!.clock));
     console.log(`funnel rows seeded from ${N / 10} prop-trading customers: ${(seedMs / 1000).toFixed(1)} s`);
     await client.query('ANALYZE');
 

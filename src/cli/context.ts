@@ -1,3 +1,4 @@
+import { processClock, type Clock } from '../kernel/clock.js';
 import { openStore, type Store } from '../store/store.js';
 import { CliError, EXIT_USAGE } from './io.js';
 
@@ -6,6 +7,13 @@ export interface GlobalOptions {
   config: string;
   store?: string;
   json?: boolean;
+  /** The process's clock (main takes it once, from processClock); a test in-process passes its own. */
+  clock?: Clock;
+}
+
+/** The clock a command reads the time from: the one it was given, else the process's. */
+export function commandClock(globals: Pick<GlobalOptions, 'clock'>): Clock {
+  return globals.clock ?? processClock();
 }
 
 /** Opens the store named by --store or STORE_URL (default: the embedded SQLite file), runs `work`, closes it. */
@@ -13,7 +21,7 @@ export async function withStore<T>(globals: GlobalOptions, work: (store: Store) 
   const url = globals.store ?? process.env.STORE_URL;
   let store: Store;
   try {
-    store = await openStore({ url, migrate: options.migrate });
+    store = await openStore({ url, migrate: options.migrate, clock: commandClock(globals) });
   } catch (error) {
     throw new CliError((error as Error).message, EXIT_USAGE, { cause: error });
   }

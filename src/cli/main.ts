@@ -10,6 +10,7 @@ import type { AffiliatesReportArgs } from './commands/report.js';
 import type { ReportFunnelArgs } from './commands/report-funnel.js';
 import { registerOnboardingCommands } from './commands/onboarding-commands.js';
 import type { GlobalOptions } from './context.js';
+import { processClock, type Clock } from '../kernel/clock.js';
 import { findUnknownCommand, formatUnknownCommand } from './strict.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, processIo, type Io } from './io.js';
 
@@ -38,7 +39,7 @@ const commands = {
   worker: () => import('./commands/worker.js'),
 };
 
-function buildProgram(io: Io, setExit: (code: number) => void): Command {
+function buildProgram(io: Io, setExit: (code: number) => void, clock: Clock): Command {
   const program = new Command('partner-sync')
     .description('Pull partner data (customers, transactions, activity) into the store; validate, import, report.')
     .option('--config <dir>', 'folder of service settings and partner connector definitions', './config')
@@ -47,7 +48,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
     .exitOverride();
 
-  const globals = (cmd: Command): GlobalOptions => cmd.optsWithGlobals<GlobalOptions>();
+  const globals = (cmd: Command): GlobalOptions => ({ ...cmd.optsWithGlobals<GlobalOptions>(), clock });
   program.option('--json', 'machine-readable output (every reporting command)');
   const variant = () => new Option('--variant <variant>', 'partner variant').choices(VARIANTS).makeOptionMandatory();
   const entity = () => new Option('--entity <entity>', 'record entity').choices(ENTITIES).makeOptionMandatory();
@@ -257,7 +258,7 @@ function buildProgram(io: Io, setExit: (code: number) => void): Command {
     .option('--fraud-patterns <n>', 'add n labelled instances of each fraud rule to the data', integer('--fraud-patterns'))
     .addOption(new Option('--style <style>', "spec (the spec's names) or partner (camelCase names, epoch-ms times, cents, numeric ids, codes)").choices(['spec', 'partner']))
     .action((opts: { port: number; seed?: number; customers?: number; errorRate?: number; latency?: number; throttleEvery?: number; tokenTtl?: number; duplicates?: boolean; fraudPatterns?: number; style?: 'spec' | 'partner' }) =>
-      run(commands.sandbox().then((m) => m.sandboxCommand({ ...opts, latencyMs: opts.latency }, io))));
+      run(commands.sandbox().then((m) => m.sandboxCommand({ ...opts, latencyMs: opts.latency, clock }, io))));
 
   program
     .command('serve')
@@ -338,7 +339,15 @@ const definedOnly = <T extends object>(opts: T): Partial<T> => Object.fromEntrie
 /** Runs the CLI with these arguments; resolves to the exit code. */
 export async function main(argv: readonly string[], io: Io = processIo()): Promise<number> {
   let exitCode = 0;
-  const program = buildProgram(io, (code) => (exitCode = code));
+  // One clock for the whole process, taken once: every command, the worker and serve read it.
+  let clock: Clock;
+  try {
+    clock = processClock();
+  } catch (error) {
+    io.err(`partner-sync: ${(error as Error).message}`);
+    return EXIT_USAGE;
+  }
+  const program = buildProgram(io, (code) => (exitCode = code), clock);
   const unknown = findUnknownCommand(program, argv);
   if (unknown) {
     io.err(formatUnknownCommand(unknown));

@@ -46,7 +46,7 @@ export class Store {
     const source: Knex.MigrationSource<StoreMigration> = {
       getMigrations: async () => [...MIGRATIONS],
       getMigrationName: (m) => m.name,
-      getMigration: async (m) => ({ up: (knex: Knex) => m.up(knex, profile), down: async () => {} }),
+      getMigration: async (m) => ({ up: (knex: Knex) => m.up(knex, profile, this.clock), down: async () => {} }),
     };
     const [, applied] = (await this.knex.migrate.latest({
       migrationSource: source,

@@ -2,6 +2,8 @@
  * Time, as the worker sees it: the current instant and one-shot timers. Passed in (never read deep
  * inside), so that a simulated UTC day of schedules runs in a test without waiting for it.
  */
+import type { Clock } from '../kernel/clock.js';
+
 export type TimerHandle = { readonly id: unknown };
 
 export interface Timers {
@@ -11,16 +13,18 @@ export interface Timers {
   clearTimeout(handle: TimerHandle): void;
 }
 
-/** The machine's clock and Node's timers (a pending timer keeps the process alive: the daemon's loop is one). */
-export const systemTimers: Timers = {
-  now: () => new Date(),
-  setTimeout(fn, ms) {
-    return { id: setTimeout(fn, Math.max(0, Math.min(ms, 2_147_483_647))) };
-  },
-  clearTimeout(handle) {
-    clearTimeout(handle.id as NodeJS.Timeout);
-  },
-};
+/** This clock and Node's timers (a pending timer keeps the process alive: the daemon's loop is one). */
+export function clockTimers(clock: Clock): Timers {
+  return {
+    now: clock,
+    setTimeout(fn, ms) {
+      return { id: setTimeout(fn, Math.max(0, Math.min(ms, 2_147_483_647))) };
+    },
+    clearTimeout(handle) {
+      clearTimeout(handle.id as NodeJS.Timeout);
+    },
+  };
+}
 
 /** Resolves after `ms` on these timers. */
 export function sleep(timers: Timers, ms: number): Promise<void> {

@@ -25,7 +25,7 @@ import { locksFor, type StreamLocks } from './locks.js';
 import { workerMetrics, type WorkerMetrics } from './metrics.js';
 import { Scheduler, type SchedulerPorts, type StopResult } from './scheduler.js';
 import { closeAbandonedRuns, readStates, storePorts } from './store-ports.js';
-import { systemTimers, type Timers } from './timers.js';
+import { clockTimers, type Timers } from './timers.js';
 import { startReconcileSchedule } from './reconcile-schedule.js';
 
 /** What the store's locking capability means for the worker. */
@@ -88,7 +88,8 @@ export interface Worker {
 
 export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const { store, logger, redact } = options;
-  const timers = options.timers ?? systemTimers;
+  // The store's clock unless told otherwise: the process's clock (a test's, in tests) for every schedule.
+  const timers = options.timers ?? clockTimers(store.clock);
   const profile = WORKER_PROFILES[store.profile.locking];
   const metrics = options.metrics ?? workerMetrics();
   let instanceLock: InstanceLock | undefined;

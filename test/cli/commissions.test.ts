@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { emptyScope, writePending } from '../../src/commission/scope.js';
 import { runCli, type CliResult } from '../support/cli.js';
-import { STORES, type TestStore } from '../support/stores.js';
+import { fixedClock, STORES, type TestStore } from '../support/stores.js';
 
 const PLANS = `
 plans:
@@ -49,7 +49,9 @@ for (const backend of STORES.slice(0, 1)) {
     let dir: string;
     let config: string;
     let t: TestStore;
-    const cli = (args: string[]): Promise<CliResult> => runCli(['--config', config, ...args], { env: { STORE_URL: t.url, LOG_LEVEL: 'warn' } });
+    // The commands' day, whatever day the suite runs on (each subprocess starts its clock there).
+    const clock = fixedClock('2026-11-20T10:00:00.000Z');
+    const cli = (args: string[], at = clock): Promise<CliResult> => runCli(['--config', config, ...args], { env: { STORE_URL: t.url, LOG_LEVEL: 'warn' }, clock: at });
     const file = (name: string, records: unknown[]): string => {
       const path = join(dir, name);
       writeFileSync(path, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
@@ -73,7 +75,7 @@ for (const backend of STORES.slice(0, 1)) {
       dir = mkdtempSync(join(tmpdir(), 'partner-sync-commissions-'));
       config = join(dir, 'config');
       mkdirSync(config);
-      t = await backend.create();
+      t = await backend.create(clock);
     });
     afterEach(async () => {
       await t.drop();
@@ -89,8 +91,7 @@ for (const backend of STORES.slice(0, 1)) {
       // a: +100 on t1, −100 once t1 is b's; b (DE): +150.
       assert.deepEqual(cpa.lines.map((l) => [l.customer_id, l.reason, l.amount_usd]), [['a', 'cpa_ftd', '100.00'], ['a', 'cpa_correction', '-100.00'], ['b', 'cpa_ftd', '150.00']]);
       // Both customers are aff-1's: October earned 100 + 150; the correction is booked in the month it is learned.
-      const thisMonth = new Date().toISOString().slice(0, 7);
-      assert.deepEqual(cpa.totals.map((x) => [x.month, x.amount_usd, x.earned, x.clawed_back]), [['2026-10', '250.00', '250.00', '0.00'], [thisMonth, '-100.00', '0.00', '-100.00']]);
+      assert.deepEqual(cpa.totals.map((x) => [x.month, x.amount_usd, x.earned, x.clawed_back]), [['2026-10', '250.00', '250.00', '0.00'], ['2026-11', '-100.00', '0.00', '-100.00']]);
 
       await importOk('p1', 'activity', [{ date: '2026-11-03', customer_id: 'a', game_type: 'slots', currency: 'USD', ggr: 500 }]);
       await importOk('p1', 'transactions', [{ ...deposit('b1', 'a', 100, '2026-11-03T15:00:00Z'), transaction_type: 'bonus' }]);
@@ -102,6 +103,27 @@ for (const backend of STORES.slice(0, 1)) {
       const check = await cli(['commissions', 'recompute']);
       assert.equal(check.code, 0, check.stdout + check.stderr);
       assert.match(check.stdout, /the ledger agrees with a rebuild from history, to the cent/);
+    });
+
+    it('a RevShare month is open until its end plus 6 h by the process clock, then closed; a test clock without its switch is a usage error', async () => {
+      plans();
+      await importOk('p1', 'customers', [customer('a')]);
+      await importOk('p1', 'activity', [{ date: '2026-11-03', customer_id: 'a', game_type: 'slots', currency: 'USD', ggr: 400, ngr: 400 }]);
+      const states = async (at: string) => {
+        const r = await cli(['commissions', '--json', '--plan', 'rs1'], fixedClock(at));
+        assert.equal(r.code, 0, r.stderr);
+        return (JSON.parse(r.stdout) as { totals: { month: string; month_state: string; amount_usd: string }[] }).totals.map((x) => [x.month, x.month_state, x.amount_usd]);
+      };
+      // 400 × 25% = 100.00 whatever the day; the month closes at 2026-12-01T06:00:00Z.
+      assert.deepEqual(await states('2026-12-01T05:59:59.000Z'), [['2026-11', 'open', '100.00']]);
+      assert.deepEqual(await states('2026-12-01T06:00:00.000Z'), [['2026-11', 'closed', '100.00']]);
+      assert.deepEqual(await states('2031-01-01T00:00:00.000Z'), [['2026-11', 'closed', '100.00']]);
+      const unswitched = await runCli(['--config', config, 'commissions'], { env: { STORE_URL: t.url, PARTNER_SYNC_TEST: '', PARTNER_SYNC_TEST_NOW: '2026-12-01T05:00:00Z' } });
+      assert.equal(unswitched.code, 2);
+      assert.equal(unswitched.stderr.trim(), "partner-sync: PARTNER_SYNC_TEST_NOW is set (2026-12-01T05:00:00Z) but PARTNER_SYNC_TEST is not 1: the test clock is for tests only; unset PARTNER_SYNC_TEST_NOW to run on the machine's clock");
+      const zoneless = await runCli(['--config', config, 'commissions'], { env: { STORE_URL: t.url, PARTNER_SYNC_TEST: '1', PARTNER_SYNC_TEST_NOW: '2026-12-01 05:00' } });
+      assert.equal(zoneless.code, 2);
+      assert.equal(zoneless.stderr.trim(), 'partner-sync: PARTNER_SYNC_TEST_NOW must be an RFC 3339 date-time with a zone such as 2026-11-22T10:00:00Z, got "2026-12-01 05:00"');
     });
 
     it('recompute --partner and --month limit what is recomputed and repaired; a month repair leaves the pending scope it did not evaluate', async () => {

@@ -81,7 +81,7 @@ for (const backend of STORES) {
       await h.drop();
       rmSync(dir, { recursive: true, force: true });
     });
-    const globals = (json = true) => ({ config: dir, store: h.t.url, json });
+    const globals = (json = true) => ({ config: dir, store: h.t.url, json, clock: h.clock });
 
     it('the ledger is append-only: the store refuses UPDATE and DELETE', async () => {
       await h.load('customers', [igCustomer('c1')]);

@@ -165,7 +165,7 @@ describe('commission review holds: reports and crashes', () => {
     await h.drop();
     rmSync(dir, { recursive: true, force: true });
   });
-  const globals = (json = true) => ({ config: dir, store: h.t.url, json });
+  const globals = (json = true) => ({ config: dir, store: h.t.url, json, clock: h.clock });
 
   it('an FX hold and a review hold on one customer are shown apart by commissions and status (text and --json)', async () => {
     await h.load('customers', [igCustomer('c1'), igCustomer('c2')]);

@@ -138,7 +138,7 @@ for (const backend of STORES) {
         const loaded = await funnelReport(h.t.store.knex, { by: 'cohort' });
         await h.t.store.knex('phase_history').delete();
         await h.t.store.knex('funnel_customers').delete();
-        await h.t.store.knex.transaction((trx) => seedPhaseHistory(trx));
+        await h.t.store.knex.transaction((trx) => seedPhaseHistory(trx, h.t.store.clock));
         const history = (await h.t.store.knex('phase_history').orderBy([{ column: 'customer_id' }, { column: 'seq' }]).select('customer_id', 'phase', 'observed_at', 'time_source'))
           .map((r: Record<string, unknown>) => [r.customer_id, r.phase, r.observed_at, r.time_source]);
         assert.deepEqual(history, [

@@ -2,8 +2,7 @@ import { join } from 'node:path';
 import { checkPartner, type StreamCheck } from '../../../jobs/check-partner.js';
 import { formatFraudConfigError, loadFraudConfig } from '../../fraud/config.js';
 import { specValidator } from '../../spec/validator.js';
-import { systemClock } from '../../kernel/clock.js';
-import type { GlobalOptions } from '../context.js';
+import { commandClock, type GlobalOptions } from '../context.js';
 import { formatDefinitionError, loadConfig } from '../definitions.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 
@@ -26,7 +25,7 @@ export async function checkCommand(globals: GlobalOptions, args: { partner?: str
   const fraudErrors = fraud.errors.map(formatFraudConfigError);
   const checks: StreamCheck[] = [];
   for (const def of defs) {
-    checks.push(...(await checkPartner({ clock: systemClock, logger: config.logger, redact: config.redact, validator: specValidator() }, def)));
+    checks.push(...(await checkPartner({ clock: commandClock(globals), logger: config.logger, redact: config.redact, validator: specValidator() }, def)));
   }
   if (globals.json) {
     io.out(JSON.stringify({ ok: errors.length === 0 && fraudErrors.length === 0 && checks.every((c) => c.ok), definition_errors: errors, fraud_errors: fraud.errors, streams: checks }));

@@ -14,9 +14,9 @@ import { proposeDefinition } from '../../onboarding/propose.js';
 import { reconcile, reconciliationLines } from '../../onboarding/reconcile.js';
 import { SourceOptionsError, type AuthKind, type SourceOptions } from '../../onboarding/source-options.js';
 import { specValidator } from '../../spec/validator.js';
-import { systemClock } from '../../kernel/clock.js';
+import type { Clock } from '../../kernel/clock.js';
 import { ENTITIES, type Entity, type Variant } from '../../types.js';
-import { withStore, type GlobalOptions } from '../context.js';
+import { commandClock, withStore, type GlobalOptions } from '../context.js';
 import { formatDefinitionError, loadConfig, partnerDefinition } from '../definitions.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 
@@ -56,14 +56,14 @@ export function sourceOptions(flags: SourceFlags): SourceOptions {
   return { kind: flags.db !== undefined ? 'db' : 'warehouse', client: (flags.db ?? flags.warehouse) as 'mysql', urlEnv: flags.urlEnv, schema: flags.schema, tables: named };
 }
 
-async function runDiscover(flags: SourceFlags) {
+async function runDiscover(flags: SourceFlags, clock: Clock) {
   const options = sourceOptions(flags);
   if (flags.sampleDate !== undefined && !(DATE.test(flags.sampleDate) && !Number.isNaN(Date.parse(`${flags.sampleDate}T00:00:00Z`)))) {
     throw new CliError(`--sample-date must be a date YYYY-MM-DD, got ${JSON.stringify(flags.sampleDate)}`, EXIT_USAGE);
   }
   const logger = createLogger({ redact: createRedactor([]), level: process.env.LOG_LEVEL ?? 'warn' });
   try {
-    return { options, found: await discover(options, { clock: systemClock, logger, env: process.env, pages: flags.pages, sample: flags.sample, sampleDate: flags.sampleDate }) };
+    return { options, found: await discover(options, { clock, logger, env: process.env, pages: flags.pages, sample: flags.sample, sampleDate: flags.sampleDate }) };
   } catch (error) {
     if (error instanceof SourceOptionsError) throw new CliError(error.message, EXIT_USAGE);
     throw new CliError(`discover failed: ${(error as Error).message}`, EXIT_FAILURE, { cause: error });
@@ -72,7 +72,7 @@ async function runDiscover(flags: SourceFlags) {
 
 /** `discover --rest URL ... | --db CLIENT --url-env VAR ...`: what the source holds. */
 export async function discoverCommand(globals: GlobalOptions, flags: SourceFlags, io: Io): Promise<number> {
-  const { found } = await runDiscover(flags);
+  const { found } = await runDiscover(flags, commandClock(globals));
   if (globals.json) io.out(JSON.stringify(found));
   else io.out(discoveryLines(found).join('\n'));
   return EXIT_OK;
@@ -84,7 +84,7 @@ export async function initCommand(globals: GlobalOptions, args: SourceFlags & { 
   const dir = join(globals.config, 'partners');
   const file = join(dir, `${args.partner}.yaml`);
   if (existsSync(file) && args.force !== true) throw new CliError(`${file} exists; pass --force to overwrite it`, EXIT_USAGE);
-  const { options, found } = await runDiscover(args);
+  const { options, found } = await runDiscover(args, commandClock(globals));
   const draft = proposeDefinition(args.partner, args.variant, options, found);
   mkdirSync(dir, { recursive: true });
   writeFileSync(file, draft.yaml);
@@ -92,7 +92,7 @@ export async function initCommand(globals: GlobalOptions, args: SourceFlags & { 
   const loaded = await loadDefinition(file, process.env);
   const left = loaded.errors.map(formatDefinitionError);
   const checks = loaded.definition
-    ? await checkPartner({ clock: systemClock, logger: createLogger({ redact: createRedactor(loaded.definition.secrets), level: 'error' }), redact: createRedactor(loaded.definition.secrets), validator: specValidator() }, loaded.definition)
+    ? await checkPartner({ clock: commandClock(globals), logger: createLogger({ redact: createRedactor(loaded.definition.secrets), level: 'error' }), redact: createRedactor(loaded.definition.secrets), validator: specValidator() }, loaded.definition)
     : [];
   const failing = checks.filter((c) => !c.ok).map((c) => `${c.stream}: ${c.detail}`);
   if (globals.json) {

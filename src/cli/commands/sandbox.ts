@@ -8,6 +8,7 @@
 import { startSandbox, type Sandbox, type SandboxFaults } from '../../sandbox/server.js';
 import { defaultClients } from '../../sandbox/oauth.js';
 import { CliError, EXIT_OK, type Io } from '../io.js';
+import type { Clock } from '../../kernel/clock.js';
 
 export interface SandboxCommandOptions {
   port: number;
@@ -21,6 +22,8 @@ export interface SandboxCommandOptions {
   fraudPatterns?: number;
   /** `partner`: records in a partner's own names, units and codes. */
   style?: 'spec' | 'partner';
+  /** The process's clock: the generated months end yesterday by it. */
+  clock?: Clock;
 }
 
 /**
@@ -62,6 +65,7 @@ export async function sandboxCommand(opts: SandboxCommandOptions, io: Io, stop?:
       clients,
       faults,
       style: opts.style,
+      clock: opts.clock,
     });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

@@ -9,6 +9,7 @@
 import { Decimal } from 'decimal.js';
 import type { Knex } from 'knex';
 import { toUtcTimestamp } from '../../kernel/timestamp.js';
+import type { Clock } from '../../kernel/clock.js';
 
 const STAGES = ['phase_1', 'phase_2', 'funded'] as const;
 const PAGE = 500;
@@ -70,8 +71,8 @@ function seedRows(partner: string, c: StoredCustomer, now: string): { history: R
 }
 
 /** Seeds phase_history and funnel_customers from the stored prop-trading customers. */
-export async function seedPhaseHistory008(db: Knex): Promise<void> {
-  const now = new Date().toISOString().replace('Z', '000Z');
+export async function seedPhaseHistory008(db: Knex, clock: Clock): Promise<void> {
+  const now = clock().toISOString().replace('Z', '000Z');
   const partners = (await db('partners').where('variant', 'prop-trading').select('partner_id')) as { partner_id: string }[];
   for (const { partner_id: partner } of partners) {
     let after = '';

@@ -15,7 +15,7 @@ import { seedPhaseHistory008 } from './008-phase-history-seed.js';
  */
 export const phaseHistory: StoreMigration = {
   name: '008-phase-history',
-  async up(knex) {
+  async up(knex, _profile, clock) {
     await knex.schema.createTable('phase_history', (t) => {
       t.text('partner_id').notNullable();
       t.text('customer_id').notNullable();
@@ -55,6 +55,6 @@ export const phaseHistory: StoreMigration = {
       t.index(['partner_id', 'signup_day']);
       t.index(['affiliate_id', 'signup_day']);
     });
-    await seedPhaseHistory008(knex);
+    await seedPhaseHistory008(knex, clock);
   },
 };

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { StoreMigration } from './migration.js';
+import type { Clock } from '../../kernel/clock.js';
 
 /**
  * PostgreSQL: the activity tables become partitioned by month (RANGE on `date`, one partition per
@@ -37,14 +38,14 @@ function nextMonth(month: string): string {
   return m === 12 ? `${y + 1}-01` : `${y}-${String(m + 1).padStart(2, '0')}`;
 }
 
-async function partition(knex: Knex, table: (typeof TABLES)[number]): Promise<void> {
+async function partition(knex: Knex, table: (typeof TABLES)[number], clock: Clock): Promise<void> {
   const old = `${table.name}_unpartitioned`;
   await knex.raw('ALTER TABLE ?? RENAME TO ??', [table.name, old]);
   await knex.raw('CREATE TABLE ?? (LIKE ?? INCLUDING DEFAULTS) PARTITION BY RANGE (date)', [table.name, old]);
   const { rows } = (await knex.raw(`SELECT DISTINCT to_char(date, 'YYYY-MM') AS month FROM ?? ORDER BY 1`, [old])) as { rows: { month: string }[] };
   // The months held, and this one with the next two (the worker keeps creating them ahead).
   const months = new Set(rows.map((r) => r.month));
-  let month = new Date().toISOString().slice(0, 7);
+  let month = clock().toISOString().slice(0, 7);
   for (let i = 0; i < 3; i++, month = nextMonth(month)) months.add(month);
   for (const m of [...months].sort()) {
     if (!/^\d{4}-\d{2}$/.test(m)) throw new Error(`not a month: ${m}`);
@@ -62,8 +63,8 @@ async function partition(knex: Knex, table: (typeof TABLES)[number]): Promise<vo
 
 export const activityPartitions: StoreMigration = {
   name: '013-activity-partitions',
-  async up(knex, profile) {
+  async up(knex, profile, clock) {
     await knex.raw('DROP INDEX IF EXISTS gaming_activity_partner_id_customer_id_index');
-    if (profile.kind === 'postgres') for (const table of TABLES) await partition(knex, table);
+    if (profile.kind === 'postgres') for (const table of TABLES) await partition(knex, table, clock);
   },
 };

@@ -5,8 +5,10 @@
  */
 import type { Knex } from 'knex';
 import type { DialectProfile } from '../dialects.js';
+import type { Clock } from '../../kernel/clock.js';
 
 export interface StoreMigration {
   name: string;
-  up(knex: Knex, profile: DialectProfile): Promise<void>;
+  /** `clock`: the store's, for the few that stamp or size by the date (never the machine's directly). */
+  up(knex: Knex, profile: DialectProfile, clock: Clock): Promise<void>;
 }
