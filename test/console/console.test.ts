@@ -28,6 +28,7 @@ import { packageRoot } from '../../src/paths.js';
 import { saveChecklist, verifyChecklist } from '../../src/onboarding/checklist.js';
 import { quarantine } from '../../src/store/rejects.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { offsetClock, systemClock } from '../../src/kernel/clock.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import type { PartnerDefinition } from '../../src/config/definition.js';
 
@@ -37,6 +38,20 @@ const PASSWORD = 'correct horse battery';
 const root = packageRoot();
 
 const quietIo = (): Io => ({ out: () => undefined, err: () => undefined, stdin: new PassThrough(), isTty: false });
+
+/**
+ * The console's day: in the samples' month (their dates are fixed), whatever day the suite runs on,
+ * and running on from there, so that its charts' windows and default ranges hold the samples.
+ */
+const clock = offsetClock(systemClock, Date.parse('2026-11-25T12:00:00Z') - Date.now());
+
+/**
+ * The browser's environment without libfaketime (when the suite runs under it, scripts/faketime-suite.sh):
+ * Chromium does not load a page under it, and the pages read no time of their own.
+ */
+function machineClockEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && e[0] !== 'LD_PRELOAD' && !e[0].startsWith('FAKETIME')));
+}
 
 describe('web console', function () {
   this.timeout(60_000);
@@ -56,12 +71,13 @@ describe('web console', function () {
     shots = join(dir, 'screenshots');
     mkdirSync(shots);
     const storeUrl = `sqlite:${join(dir, 'store.sqlite')}`;
-    const globals = { config: join(root, 'config'), store: storeUrl };
+    const globals = { config: join(root, 'config'), store: storeUrl, clock };
     // The example definitions read their secrets from the environment (the sandbox's demo credential, stand-in databases).
     process.env.SANDBOX_CLIENT_SECRET ??= 'sandbox-secret';
     // The prop firm's replica, a SQLite stand-in seeded from samples/ (as the demo does): "run now" pulls from it.
     const replica = new Database(join(dir, 'replica.sqlite'));
-    replica.exec(readFileSync(join(root, 'samples', 'replica', 'prop-replica.sql'), 'utf8'));
+    // Its rows are dated relative to 'now' when it is applied: the console's day, not the machine's.
+    replica.exec(readFileSync(join(root, 'samples', 'replica', 'prop-replica.sql'), 'utf8').replaceAll("'now'", `'${clock().toISOString().slice(0, 19).replace('T', ' ')}'`));
     replica.close();
     process.env.REPLICA_PROP_URL = `sqlite:${join(dir, 'replica.sqlite')}`;
     process.env.WAREHOUSE_CASINO_URL ??= `sqlite:${join(dir, 'warehouse.sqlite')}`;
@@ -89,7 +105,7 @@ describe('web console', function () {
     }
     if (logLevel === undefined) delete process.env.LOG_LEVEL;
     else process.env.LOG_LEVEL = logLevel;
-    store = await openStore({ url: storeUrl });
+    store = await openStore({ url: storeUrl, clock });
     await addUser(store, 'olga', 'operator', PASSWORD, TEST_KDF);
     await addUser(store, 'max', 'manager', PASSWORD, TEST_KDF);
     // A record rejected under a rule since fixed: valid now, so a replay loads it.
@@ -103,7 +119,7 @@ describe('web console', function () {
     loaderOf = () => loader;
     // A sandbox partner API answering slowly (120 ms a request), so a backfill's progress can be watched:
     // sandbox-live is sandbox-casino's definition pointed at it.
-    sandbox = await startSandbox({ customers: 40, seed: 5, clients: [{ client_id: 'sandbox-client', client_secret: process.env.SANDBOX_CLIENT_SECRET! }], faults: { latencyMs: 120 } });
+    sandbox = await startSandbox({ clock, customers: 40, seed: 5, clients: [{ client_id: 'sandbox-client', client_secret: process.env.SANDBOX_CLIENT_SECRET! }], faults: { latencyMs: 120 } });
     const casino = config.definitions.find((d) => d.partner === 'sandbox-casino')!;
     live = { ...casino, partner: 'sandbox-live', source: { ...casino.source, base_url: sandbox.url } } as PartnerDefinition;
     app = await buildApi({ store, loader, logger: silentLogger(), config: { dir: globals.config, definitions: [...config.definitions, live], redact: config.redact } }, { env: { PARTNER_SYNC_JWT_SECRET: 'x'.repeat(40) } });
@@ -111,7 +127,7 @@ describe('web console', function () {
     url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     if (existsSync(CHROMIUM)) {
       const { chromium } = await import('playwright-core');
-      browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+      browser = await chromium.launch({ env: machineClockEnv(), executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
     }
     console.log(`      console screenshots: ${shots}`);
   });
@@ -165,7 +181,7 @@ describe('web console', function () {
   describe('access (HTTP)', () => {
     it('sets an HttpOnly, SameSite=Strict session cookie on /console, refuses a wrong password', async () => {
       const cookie = await signIn('olga');
-      assert.match(cookie, /^ps_console=[A-Za-z0-9_-]{43}; Path=\/console; HttpOnly; SameSite=Strict; Expires=/);
+      assert.match(cookie, /^ps_console=[A-Za-z0-9_-]{43}; Path=\/console; HttpOnly; SameSite=Strict; Max-Age=43200; Expires=/);
       assert.doesNotMatch(cookie, /Secure/, 'plain HTTP on loopback: no Secure flag (it would never be sent back)');
       const wrong = await fetch(`${url}/console/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=olga&password=nope' });
       assert.equal(wrong.status, 401);
@@ -180,7 +196,7 @@ describe('web console', function () {
       try {
         const res = await proxied.inject({ method: 'POST', url: '/console/login', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-proto': 'https' }, payload: `name=olga&password=${encodeURIComponent(PASSWORD)}` });
         assert.equal(res.statusCode, 303);
-        assert.match(String(res.headers['set-cookie']), /; HttpOnly; SameSite=Strict; Expires=[^;]+; Secure$/);
+        assert.match(String(res.headers['set-cookie']), /; HttpOnly; SameSite=Strict; Max-Age=43200; Expires=[^;]+; Secure$/);
       } finally {
         await proxied.close();
       }
@@ -319,7 +335,7 @@ describe('web console', function () {
       assert.equal(entry.user_name, 'olga');
       assert.equal(entry.target, 'replica-prop');
       assert.match(String(entry.detail), /^[1-9]\d* discarded: test records of the stand-in$/);
-      assert.ok(Math.abs(Date.parse(String(entry.at instanceof Date ? entry.at.toISOString() : entry.at).replace(/(\.\d{3})\d+Z$/, '$1Z')) - Date.now()) < 60_000, 'when');
+      assert.ok(Math.abs(Date.parse(String(entry.at instanceof Date ? entry.at.toISOString() : entry.at).replace(/(\.\d{3})\d+Z$/, '$1Z')) - clock().getTime()) < 60_000, 'when');
       assert.equal((await post(cookie, '/console/logout', { _csrf: token })).status, 303);
       const manager = (await signIn('max')).split(';')[0]!;
       const activity = await (await fetch(`${url}/console/activity`, { headers: { cookie: manager } })).text();
@@ -395,7 +411,7 @@ describe('web console', function () {
       const page = await context.newPage();
       page.setDefaultTimeout(5000);
       await login(page, 'olga');
-      const day = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString().slice(0, 10);
+      const day = (n: number) => new Date(clock().getTime() - n * 86_400_000).toISOString().slice(0, 10);
       await page.selectOption('#bf-partner', 'sandbox-live');
       await page.fill('#bf-from', day(6));
       await page.fill('#bf-to', day(2));

@@ -27,7 +27,7 @@ import {
 import { FAILED, REFUSED, signInWait, triedName } from '../../console/throttle.js';
 import { Backfills, summaryOf } from '../../console/backfills.js';
 import { ENTITIES } from '../../types.js';
-import { audit, checkPassword, endSession, findSession, startSession, type Role, type Session } from '../../console/users.js';
+import { audit, checkPassword, endSession, findSession, SESSION_HOURS, startSession, type Role, type Session } from '../../console/users.js';
 import { DecisionError } from '../../fraud/flags.js';
 import { postbacksPage } from '../../console/postbacks-page.js';
 import { replay } from '../../postbacks/claims.js';
@@ -143,7 +143,9 @@ async function consoleModule(app: FastifyInstance, deps: ApiDeps): Promise<void>
     const session = await startSession(store, user);
     await audit(store, user.name, 'sign in', request.ip, `role ${user.role}`);
     const secure = request.protocol === 'https' ? '; Secure' : '';
-    reply.header('set-cookie', `${SESSION_COOKIE}=${session.id}; Path=/console; HttpOnly; SameSite=Strict; Expires=${session.expires.toUTCString()}${secure}`);
+    // Max-Age as well as Expires: a browser counts Max-Age from its own clock (RFC 6265 5.3 gives it
+    // precedence), so a client whose clock differs from the server's still gets the whole session.
+    reply.header('set-cookie', `${SESSION_COOKIE}=${session.id}; Path=/console; HttpOnly; SameSite=Strict; Max-Age=${SESSION_HOURS * 3600}; Expires=${session.expires.toUTCString()}${secure}`);
     const next = form.next && form.next.startsWith('/console/') && !form.next.startsWith('/console//') ? form.next : '/console/partners';
     return reply.redirect(next, 303);
   });
