@@ -79,7 +79,10 @@ for (const backend of SERVER_DATABASES) {
   describe(`warehouse source: statement timeout, ${backend.client}`, () => {
     const db = useDatabase(backend);
 
-    it('a view slower than statement_timeout_ms fails with a clear SourceError', async () => {
+    it('a view slower than statement_timeout_ms fails with a clear SourceError', async function () {
+      // A PostgreSQL server under libfaketime (scripts/faketime-suite.sh) never fires statement_timeout:
+      // its SIGALRM handler reads the real time, before the faked deadline, and waits again. Only there.
+      if (backend.client === 'postgres' && process.env.TEST_PG_FAKETIME === '1') this.skip();
       const sleep = backend.client === 'mysql' ? 'SLEEP(2)' : '(SELECT 1 FROM pg_sleep(2))';
       await db().exec(`CREATE TABLE facts (date ${db().sql.date} NOT NULL, customer_id ${db().sql.text})`);
       await db().exec('INSERT INTO facts VALUES (?, ?)', [utcDay(-2), 'c1']);
