@@ -4,7 +4,7 @@
  * split into whole seconds (exact in a double) and the fraction digits, which are carried as
  * written. Zone-less text (MySQL DATETIME, PostgreSQL `timestamp`) is read in the source's zone.
  */
-import { DateTime } from 'luxon';
+import { DateTime, Info } from 'luxon';
 
 /** An instant at microsecond precision: whole seconds since the epoch, and microseconds past them. */
 export interface Instant {
@@ -34,7 +34,7 @@ export function isUtcZone(zone: string): boolean {
 
 /** Whether luxon knows the zone (an IANA name such as Europe/Malta, or UTC). */
 export function isKnownZone(zone: string): boolean {
-  return isUtcZone(zone) || DateTime.now().setZone(zone).isValid;
+  return isUtcZone(zone) || Info.normalizeZone(zone).isValid;
 }
 
 function parseParts(text: string): Parts | undefined {

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Decimal } from 'decimal.js';
-import { DateTime } from 'luxon';
+import { DateTime, Info } from 'luxon';
 import { defaultSchemaDir } from '../spec/validator.js';
 import type { Entity, Variant } from '../types.js';
 
@@ -88,7 +88,7 @@ export function mappingProblems(variant: Variant, entity: Entity, fields: Record
     const datetime = rule.datetime;
     if (isPlainObject(datetime)) {
       const zone = datetime.zone;
-      if (typeof zone === 'string' && !DateTime.local().setZone(zone).isValid) {
+      if (typeof zone === 'string' && !Info.normalizeZone(zone).isValid) {
         problems.push({ field, key: ['datetime', 'zone'], message: `unknown time zone ${JSON.stringify(zone)}: use an IANA name such as Europe/Malta, or UTC` });
       }
       const format = datetime.format;

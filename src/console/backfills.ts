@@ -44,7 +44,7 @@ const KEEP_MAX = 50;
 export class Backfills {
   private readonly jobs = new Map<string, BackfillJob>();
 
-  constructor(private readonly clock: () => Date = () => new Date()) {}
+  constructor(private readonly clock: () => Date) {}
 
   /**
    * Starts `run` (which reports through `progress`) and returns at once; `finished` is called

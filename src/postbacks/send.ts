@@ -51,7 +51,7 @@ export function laneAgents(def: PostbackDefinition): { http: http.Agent; https: 
   return { http: new http.Agent({ keepAlive: true, lookup } as http.AgentOptions), https: new https.Agent({ keepAlive: true, lookup } as https.AgentOptions) };
 }
 
-export function sendEvent(def: PostbackDefinition, secret: string, event: OutgoingEvent, timeoutMs: number, nowSeconds = (): number => Math.floor(Date.now() / 1000), agents?: { http: http.Agent; https: https.Agent }): Promise<AttemptResult> {
+export function sendEvent(def: PostbackDefinition, secret: string, event: OutgoingEvent, timeoutMs: number, nowSeconds: () => number, agents?: { http: http.Agent; https: https.Agent }): Promise<AttemptResult> {
   const started = performance.now();
   const done = (r: Omit<AttemptResult, 'ms'>): AttemptResult => ({ ...r, ms: Math.round(performance.now() - started) });
   let request: { url: URL; body: string; signed: string };

@@ -17,6 +17,7 @@ import { generateIgamingCustomer } from './generate-igaming.js';
 import { generatePropTradingCustomer } from './generate-prop-trading.js';
 import { generateFraudPatterns, type InjectedPattern } from './fraud-patterns.js';
 import { dayOf, formatDay, instantKey, parseDay } from './instant.js';
+import { systemClock } from '../kernel/clock.js';
 
 export const DEFAULT_SEED = 1;
 export const DEFAULT_CUSTOMERS = 200;
@@ -186,7 +187,7 @@ function parseRangeDay(name: string, text: string): number {
 }
 
 export function createSandboxData(options: SandboxDataOptions = {}): SandboxData {
-  const clock = options.clock ?? (() => new Date());
+  const clock = options.clock ?? systemClock;
   const seed = options.seed ?? DEFAULT_SEED;
   const count = options.customers ?? DEFAULT_CUSTOMERS;
   if (!Number.isInteger(seed)) throw new Error(`sandbox data: seed must be an integer, got ${seed}`);

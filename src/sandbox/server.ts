@@ -30,6 +30,7 @@ import { createTokenService, defaultClients, type SandboxClient } from './oauth.
 import { createRateLimiter } from './rate-limit.js';
 import { createStatsCollector, type SandboxStats } from './stats.js';
 import { partnerStyleBody, partnerStyleQuery, type SandboxStyle } from './partner-style.js';
+import { systemClock } from '../kernel/clock.js';
 
 export type { SandboxData } from './data.js';
 export type { SandboxFaults } from './faults.js';
@@ -91,7 +92,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   if (!Number.isInteger(tokenTtl) || tokenTtl < 1) throw new Error(`sandbox: tokenTtlSeconds must be whole seconds ≥ 1, got ${tokenTtl}`);
   if (clients.length === 0) throw new Error('sandbox: at least one client is needed');
 
-  const clock = options.clock ?? (() => new Date());
+  const clock = options.clock ?? systemClock;
   // The partner's clock as its records are stamped: ours plus an offset set through /_sandbox/clock
   // (a partner whose clock runs behind or ahead). Tokens and rate limits keep the real clock.
   let recordClockOffsetMs = 0;

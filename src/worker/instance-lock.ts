@@ -38,7 +38,7 @@ function describeHolder(infoFile: string): string {
 }
 
 /** Takes the store's worker lock, or throws InstanceLockedError naming the worker that has it. */
-export function acquireInstanceLock(storeFile: string, now: Date = new Date()): InstanceLock {
+export function acquireInstanceLock(storeFile: string, now: Date): InstanceLock {
   const file = `${storeFile}.worker-lock`;
   const infoFile = `${file}.json`;
   const db = new Database(file, { timeout: 0 });

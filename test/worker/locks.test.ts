@@ -154,7 +154,7 @@ describe('SQLite: one worker per store file', () => {
       const w2 = await startWorker({ store: second, definitions: [], logger: silentLogger(), redact: noRedaction });
       await w2.stop(1_000);
       await second.close();
-      const lock = acquireInstanceLock(file);
+      const lock = acquireInstanceLock(file, new Date('2026-11-22T10:00:00Z'));
       lock.release();
     } finally {
       await store.close();

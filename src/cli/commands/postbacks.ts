@@ -99,7 +99,7 @@ export async function postbacksTestCommand(globals: GlobalOptions, opts: { id: s
     if (!def || def.removedAt !== null) throw new CliError(`no postback ${opts.id} (partner-sync postbacks list shows them)`, EXIT_USAGE);
     const eventId = randomUUID();
     const data = { affiliate_id: def.affiliateId, campaign_id: def.campaignId, customer_id: 'test-customer', click_id: 'test-click', transaction_id: 'test-transaction', amount: '1.00', currency: 'USD' };
-    const result = await sendEvent(def, deriveSecret(key, def.secretSalt), { eventId, kind: 'test', occurredAt: store.now(), data }, DEFAULT_DELIVERY.timeoutMs);
+    const result = await sendEvent(def, deriveSecret(key, def.secretSalt), { eventId, kind: 'test', occurredAt: store.now(), data }, DEFAULT_DELIVERY.timeoutMs, () => Math.floor(store.clock().getTime() / 1000));
     if (globals.json) io.out(JSON.stringify({ id: def.id, event_id: eventId, delivered: result.delivered, status: result.status, error: result.error, ms: result.ms }));
     else io.out(result.delivered ? `test event ${eventId} delivered: HTTP ${result.status} in ${result.ms} ms` : `test event ${eventId} NOT delivered: ${result.error ?? ''}`);
     return result.delivered ? EXIT_OK : EXIT_FAILURE;
