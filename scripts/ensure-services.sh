@@ -2,7 +2,7 @@
 # Makes sure the PostgreSQL and MariaDB servers the integration tests use are up, starting them
 # when they are down (as root on a machine that has them installed), then waits until they answer.
 # Also installs Debian's chromium when missing (as root): the web console's browser tests drive it
-# (test/console/console.test.ts skips them, saying so, when it is still absent).
+# (test/console/console.test.ts skips them, saying so, when it is still absent); and faketime.
 set -u
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing chromium (the web console's browser tests)"
@@ -12,6 +12,19 @@ if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = "0" ] && command -v apt-get >/de
   else
     tail -n 20 "$apt_log" >&2
     echo "could not install chromium: the browser tests will be skipped" >&2
+  fi
+  rm -f "$apt_log"
+fi
+# And Debian's faketime (libfaketime) when missing: scripts/test.sh runs the suites that judge by the
+# date once more with the clock moved years ahead (scripts/faketime-suite.sh).
+if ! command -v faketime >/dev/null 2>&1 && [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing faketime (the date guard of the suite)"
+  apt_log=$(mktemp)
+  if (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime; }) >"$apt_log" 2>&1; then
+    echo "faketime installed"
+  else
+    tail -n 20 "$apt_log" >&2
+    echo "could not install faketime: the date guard will fail" >&2
   fi
   rm -f "$apt_log"
 fi

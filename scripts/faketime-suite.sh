@@ -87,7 +87,7 @@ export TEST_PG_FAKETIME=1
 echo "faketime-suite: the clock at $("${ft[@]}" date -u +%Y-%m-%dT%H:%M:%SZ) (offset ${sign}${offset} s); PostgreSQL on $pg_port, MariaDB on $maria_port, both on that clock"
 if [ -n "${FAKETIME_ONLY:-}" ]; then
   # shellcheck disable=SC2086
-  "${ft[@]}" npx mocha --no-config --parallel --jobs 3 --timeout 30000 --recursive $FAKETIME_ONLY "$@"
+  "${ft[@]}" npx mocha --no-config --parallel --jobs 3 --timeout 30000 $FAKETIME_ONLY "$@"
 else
   "${ft[@]}" bash scripts/test.sh "$@"
 fi
