@@ -2,10 +2,11 @@
 # The test suite on another day: `scripts/faketime-suite.sh 2031-01-01 [test.sh or mocha arguments]`.
 #
 # Every clock the tests see moves to that day (00:00 UTC) and runs on from there: Node's, through
-# libfaketime (Debian's faketime, installed when missing), and the databases', through a private
-# PostgreSQL and MariaDB started under the same offset on spare loopback ports in a temporary
-# folder (the machine's own servers are not touched). A replica's clock and ours then agree, as
-# they do in life, and a test that still fails reads the wall clock somewhere it should not.
+# libfaketime (Debian's faketime, installed when missing), and the source databases', through a
+# private PostgreSQL and MariaDB started under the same offset on spare loopback ports in a
+# temporary folder (the machine's own servers are not touched; the PostgreSQL store stays on the
+# machine's server, see below). A replica's clock and ours then agree, as they do in life, and a
+# test that still fails reads the wall clock somewhere it should not.
 #
 # The offset is relative (`faketime -f +N`), not `@date`: with `@` every process would start at
 # the same instant, so a subprocess's clock would run behind its parent's.
@@ -80,11 +81,17 @@ for _ in $(seq 1 60); do
 done
 mariadb --protocol=tcp -h 127.0.0.1 -P "$maria_port" -u root -e 'CREATE DATABASE IF NOT EXISTS test' || { cat "$work/maria.log" >&2; exit 1; }
 
-export TEST_PG_URL="postgres://postgres@127.0.0.1:$pg_port/test"
+# The private PostgreSQL serves the sources (replicas, warehouses), whose clocks the tests compare
+# with ours. The store stays on the machine's server: PostgreSQL's timers do not fire under
+# libfaketime (its SIGALRM handler reads the real time), so a store there would never have a
+# deadlock broken (deadlock_timeout) nor a statement cancelled; the store reads no server time.
+export TEST_REPLICA_PG_URL="postgres://postgres@127.0.0.1:$pg_port/test"
 export TEST_MYSQL_URL="mysql://root@127.0.0.1:$maria_port"
-# PostgreSQL's statement_timeout does not fire under libfaketime (test/sql/warehouse.test.ts skips that one check).
+# The sources' statement_timeout does not fire there either (test/sql/warehouse.test.ts skips that one check).
 export TEST_PG_FAKETIME=1
-echo "faketime-suite: the clock at $("${ft[@]}" date -u +%Y-%m-%dT%H:%M:%SZ) (offset ${sign}${offset} s); PostgreSQL on $pg_port, MariaDB on $maria_port, both on that clock"
+# scripts/test.sh leaves its date guard out under this script (the whole run is already moved).
+export PARTNER_SYNC_FAKETIME_DAY=$day
+echo "faketime-suite: the clock at $("${ft[@]}" date -u +%Y-%m-%dT%H:%M:%SZ) (offset ${sign}${offset} s); sources on PostgreSQL $pg_port and MariaDB $maria_port, both on that clock; the PostgreSQL store on the machine's server"
 if [ -n "${FAKETIME_ONLY:-}" ]; then
   # shellcheck disable=SC2086
   "${ft[@]}" npx mocha --no-config --parallel --jobs 3 --timeout 30000 $FAKETIME_ONLY "$@"

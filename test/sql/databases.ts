@@ -2,7 +2,8 @@
  * The source databases the SQL source tests read, for real: a database of its own in the local
  * MariaDB (`ps_src_<pid>_<n>`), a schema of its own in the local PostgreSQL, a SQLite file. Each
  * test creates its database and drops it. TEST_SOURCE_DBS=mysql,postgres,sqlite narrows the list;
- * TEST_MYSQL_URL / TEST_PG_URL point elsewhere.
+ * TEST_MYSQL_URL / TEST_PG_URL point elsewhere (TEST_REPLICA_PG_URL, when set, for PostgreSQL here only:
+ * the sources' server apart from the store's, as scripts/faketime-suite.sh runs them).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,7 @@ import { noRedaction, silentLogger } from '../../src/log.js';
 import type { SqlClient } from '../../connectors/sql/dialects.js';
 
 export const MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
-export const PG_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const PG_URL = process.env.TEST_REPLICA_PG_URL ?? process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** Column types and expressions of one dialect, for the tests' DDL and data. */
 export interface DialectSql {

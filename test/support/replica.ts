@@ -13,7 +13,8 @@ import { loadDefinition } from '../../src/config/load-definitions.js';
 import { packageRoot } from '../../src/paths.js';
 
 const MYSQL_URL = process.env.TEST_MYSQL_URL ?? 'mysql://root@127.0.0.1:3306';
-const PG_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+// A replica's server; TEST_REPLICA_PG_URL sets it apart from the store's (scripts/faketime-suite.sh).
+const PG_URL = process.env.TEST_REPLICA_PG_URL ?? process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 let counter = 0;
 
 export interface Replica {
