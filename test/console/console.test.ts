@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,10 +29,10 @@ import { saveChecklist, verifyChecklist } from '../../src/onboarding/checklist.j
 import { quarantine } from '../../src/store/rejects.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { offsetClock, systemClock } from '../../src/kernel/clock.js';
+import { CHROMIUM, launchChromium } from '../support/browser.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import type { PartnerDefinition } from '../../src/config/definition.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const TEST_KDF: KdfParams = { alg: 'scrypt', N: 1024, r: 8, p: 1, keylen: 32 };
 const PASSWORD = 'correct horse battery';
 const root = packageRoot();
@@ -44,14 +44,6 @@ const quietIo = (): Io => ({ out: () => undefined, err: () => undefined, stdin: 
  * and running on from there, so that its charts' windows and default ranges hold the samples.
  */
 const clock = offsetClock(systemClock, Date.parse('2026-11-25T12:00:00Z') - Date.now());
-
-/**
- * The browser's environment without libfaketime (when the suite runs under it, scripts/faketime-suite.sh):
- * Chromium does not load a page under it, and the pages read no time of their own.
- */
-function machineClockEnv(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined && e[0] !== 'LD_PRELOAD' && !e[0].startsWith('FAKETIME')));
-}
 
 describe('web console', function () {
   this.timeout(60_000);
@@ -125,10 +117,7 @@ describe('web console', function () {
     app = await buildApi({ store, loader, logger: silentLogger(), config: { dir: globals.config, definitions: [...config.definitions, live], redact: config.redact } }, { env: { PARTNER_SYNC_JWT_SECRET: 'x'.repeat(40) } });
     await app.listen({ host: '127.0.0.1', port: 0 });
     url = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-    if (existsSync(CHROMIUM)) {
-      const { chromium } = await import('playwright-core');
-      browser = await chromium.launch({ env: machineClockEnv(), executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
-    }
+    browser = await launchChromium();
     console.log(`      console screenshots: ${shots}`);
   });
 
