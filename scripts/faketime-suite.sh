@@ -2,7 +2,7 @@
 # The test suite on another day: `scripts/faketime-suite.sh 2031-01-01 [test.sh or mocha arguments]`.
 #
 # Every clock the tests see moves to that day (00:00 UTC) and runs on from there: Node's, through
-# libfaketime (Debian's faketime, installed when missing), and the source databases', through a
+# libfaketime (Debian's faketime), and the source databases', through a
 # private PostgreSQL and MariaDB started under the same offset on spare loopback ports in a
 # temporary folder (the machine's own servers are not touched; the PostgreSQL store stays on the
 # machine's server, see below). A replica's clock and ours then agree, as they do in life, and a
@@ -11,8 +11,8 @@
 # The offset is relative (`faketime -f +N`), not `@date`: with `@` every process would start at
 # the same instant, so a subprocess's clock would run behind its parent's.
 #
-#   FAKETIME_ONLY="dist/test/commission dist/test/reports ..."  run these folders or files with
-#   mocha (one process set, the parallel settings) instead of the whole scripts/test.sh.
+#   FAKETIME_ONLY="dist/test/commission/*.test.js ..."  run these test files with mocha (the
+#   parallel settings) instead of the whole scripts/test.sh.
 set -u
 cd "$(dirname "$0")/.."
 day=${1:?usage: scripts/faketime-suite.sh YYYY-MM-DD [arguments]}
@@ -21,13 +21,8 @@ if ! [[ $day =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] || ! date -u -d "${day}T00:00:00
   echo "faketime-suite: the day must be YYYY-MM-DD, got $day" >&2
   exit 2
 fi
-if ! command -v faketime >/dev/null 2>&1; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing faketime (libfaketime)"
-    (apt-get install -y -qq faketime || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq faketime; }) >/dev/null 2>&1
-  fi
-  command -v faketime >/dev/null 2>&1 || { echo "faketime-suite: faketime is not installed (Debian package faketime)" >&2; exit 2; }
-fi
+# scripts/ensure-services.sh (npm test's pretest) installs it as root.
+command -v faketime >/dev/null 2>&1 || { echo "faketime-suite: faketime is not installed (Debian package faketime; scripts/ensure-services.sh installs it as root)" >&2; exit 2; }
 
 offset=$(( $(date -u -d "${day}T00:00:00Z" +%s) - $(date -u +%s) ))
 sign=+
