@@ -7,6 +7,8 @@
  * keywords, so they appear under their `x-` names (`x-maxSignificantDigits`, `x-maxDecimalPlaces`),
  * which OpenAPI allows as specification extensions and every JSON Schema validator ignores. Each
  * field's description states the same rule in words. `toDocumentSchema` is that transformation.
+ * As components the schemas also lose their root `$id` and `$schema` (`asComponent`: the document
+ * is one schema resource in its own dialect, which stock tooling compiles whole).
  *
  * The parts: ./openapi/schemas.ts (record schemas, names, helpers), ./openapi/components.ts
  * (errors, answers, parameters), ./openapi/paths.ts (record and service routes),
@@ -16,7 +18,7 @@ import { ENTITIES, VARIANTS } from '../types.js';
 import { commonSchemas, componentResponses, listParameters } from './openapi/components.js';
 import { recordPaths, servicePaths } from './openapi/paths.js';
 import { reportParameters, reportPaths, reportSchemas } from './openapi/reports.js';
-import { recordSchemaName, toDocumentSchema, type JsonObject, type SchemaSource } from './openapi/schemas.js';
+import { asComponent, recordSchemaName, toDocumentSchema, type JsonObject, type SchemaSource } from './openapi/schemas.js';
 
 export { bulkPath, EXTENSION_PREFIX, exampleRecord, recordSchemaName, recordsPath, toDocumentSchema, type JsonObject, type SchemaSource } from './openapi/schemas.js';
 
@@ -32,7 +34,7 @@ export function buildOpenApiDocument(source: SchemaSource, options: OpenApiOptio
   let paths: JsonObject = servicePaths();
   for (const variant of VARIANTS) {
     for (const entity of ENTITIES) {
-      schemas[recordSchemaName(variant, entity)] = toDocumentSchema(source.schema(variant, entity));
+      schemas[recordSchemaName(variant, entity)] = asComponent(toDocumentSchema(source.schema(variant, entity)));
       paths = { ...paths, ...recordPaths(variant, entity) };
     }
   }
@@ -47,7 +49,9 @@ export function buildOpenApiDocument(source: SchemaSource, options: OpenApiOptio
         'Partners push customers, transactions and daily activity (spec §2), list what they pushed, and read their affiliate and funnel reports (JSON or CSV). ' +
         'Get a token from /oauth/token with your client credentials, then send it as `Authorization: Bearer <token>`. ' +
         'Record schemas are the ones the service validates with; the keywords `x-maxSignificantDigits` and ' +
-        '`x-maxDecimalPlaces` are checked by the service too (spec §8) and are spelled out in each field description.',
+        '`x-maxDecimalPlaces` are checked by the service too (spec §8) and are spelled out in each field description. ' +
+        'One more rule holds for every string of every record (rule noNul): it must not contain U+0000 (NUL), which no store can hold; such a record is refused with 422 like any other invalid one. ' +
+        'Every query parameter is given once: a repeated one is 400 invalid_parameter.',
     },
     servers: [{ url: options.serverUrl ?? '/', description: 'This server' }],
     tags: [

@@ -5,6 +5,10 @@
  * - bodies: JSON only on the API's routes (415 otherwise), at most `bodyLimit` bytes (413; 5 MiB
  *   holds a bulk of 1000 realistic records several times over), malformed JSON 400, nesting
  *   deeper than MAX_JSON_DEPTH 400 before parsing (./json-body.ts);
+ * - query strings: every route's query is checked by one schema before its handler (a route may
+ *   declare its own; the default is ANY_QUERY: each parameter a single string), so a repeated
+ *   parameter (`?campaign=a&campaign=b`) is 400 `invalid_parameter` naming it on every route, and
+ *   no handler ever meets an array it did not declare;
  * - errors are JSON `{error, message}`, never a stack trace; unknown routes 404 JSON;
  * - one access-log line per request (method, route, status, duration, client id); headers are
  *   never logged, so neither bearer tokens nor client secrets reach a log line.
@@ -20,6 +24,25 @@ import { MemoryRateLimiter, RATE_LIMIT_PER_MINUTE, StoreRateLimiter, type RateLi
 import { ROUTE_MODULES } from './routes/index.js';
 import { signingKey } from './tokens.js';
 import type { ApiDeps, RouteModule } from './types.js';
+
+/**
+ * The query schema of a route that declares none: any parameters, each given once. (Fastify's
+ * validator coerces a parameter given once to a string and refuses one given twice.)
+ */
+export const ANY_QUERY = { type: 'object', additionalProperties: { type: 'string' } } as const;
+
+/** The answer to a query that fails its route's schema: 400, the parameters named. */
+function queryErrorBody(error: FastifyError): { error: 'invalid_parameter'; message: string; errors: { field: string; rule: string; message: string }[] } {
+  const errors = (error.validation ?? []).map((v) => {
+    const field = v.instancePath.replace(/^\//, '').split('/')[0] || String((v.params as { missingProperty?: unknown }).missingProperty ?? '(query)');
+    const repeated = v.keyword === 'type' && (v.params as { type?: unknown }).type === 'string';
+    return repeated
+      ? { field, rule: 'repeated', message: `the query parameter ${field} is given more than once; give it once` }
+      : { field, rule: v.keyword, message: `the query parameter ${field} ${v.message ?? 'is invalid'}` };
+  });
+  if (errors.length === 0) errors.push({ field: '(query)', rule: 'schema', message: error.message });
+  return { error: 'invalid_parameter', message: errors.map((e) => e.message).join('; '), errors };
+}
 
 /** Largest request body: a 1000-record bulk of realistic records is about 0.5 MB. */
 export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
@@ -62,6 +85,12 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
     ...(options.https ? { https: options.https } : {}),
   }) as unknown as FastifyInstance;
 
+  // One query schema per route (ANY_QUERY unless the route declares its own).
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...(route.schema ?? {}) };
+    route.schema.querystring ??= ANY_QUERY;
+  });
+
   app.decorate('apiAuth', new Authenticator({ store, key, clock, limiter, revocationCacheMs: options.revocationCacheMs }));
   app.decorateRequest('principal', undefined);
   app.decorateRequest('oauthClientId', undefined);
@@ -99,6 +128,7 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof BodyError) return reply.code(400).send({ error: error.code, message: error.message });
+    if (error.validation && error.validationContext === 'querystring') return reply.code(400).send(queryErrorBody(error));
     switch (error.code) {
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return reply.code(415).send({ error: 'unsupported_media_type', message: `send Content-Type: application/json (got ${request.headers['content-type'] ?? 'none'})` });

@@ -8,7 +8,8 @@
  * request body is refused with 422 `idempotency_key_reused` (the IETF httpapi Idempotency-Key
  * draft's answer for a reused key). A repeat arriving while the first is still in flight waits for
  * it and then gets its answer. An invalid request (422) is not remembered: repeating it gives the
- * same errors again.
+ * same errors again. The key is looked up before the body is validated: a key that committed
+ * another request is `idempotency_key_reused` even when this body is also invalid.
  */
 import { createHash } from 'node:crypto';
 import type { Loader } from '../pipeline/load.js';
@@ -47,6 +48,12 @@ export class PushService {
     const key = input.idempotencyKey;
     if (key !== undefined && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key))) {
       return invalid('invalid_request', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`, [{ index: 0, field: 'Idempotency-Key', rule: 'format', message: 'not 1 to 255 visible ASCII characters' }]);
+    }
+    // A key already used for another request is refused as reused whatever this body is: the
+    // client's mistake is the key, and a 422 validation_failed would hide it.
+    if (key !== undefined) {
+      const stored = await findAnswer(this.loader.store.knex, input.clientId, key, this.loader.store.now());
+      if (stored && stored.requestHash !== hashRequest(input)) return replay(stored, hashRequest(input));
     }
     const payloadErrors = input.bulk ? bulkPayloadErrors(input.body) : [];
     if (payloadErrors.length > 0) return invalid('validation_failed', payloadErrors[0]?.message ?? 'invalid payload', payloadErrors);

@@ -86,7 +86,8 @@ if (backend) {
       assert.deepEqual((JSON.parse(aimed.text) as { records: unknown[] }).records, [], 'casino\'s aff-2 deposits are not other\'s');
       for (const path of reports) {
         const res = await get(other, `${path}&format=${path.includes('explain') ? 'json' : 'csv'}`);
-        assert.ok(res.status === 200 || res.status === 400, `${path}: ${res.status}`);
+        // The funnel is prop-trading's: this iGaming token is refused (wrong_variant).
+        assert.ok(res.status === 200 || res.status === 400 || (path.includes('funnel') && res.status === 403), `${path}: ${res.status}`);
         for (const text of [res.text, all.text, explained.text]) assert.ok(!/casino|\bc1\b|\bc2\b|\bd1\b|70\.00|40\.00/.test(text), `${path}: ${text}`);
       }
 

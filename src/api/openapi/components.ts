@@ -12,7 +12,8 @@ import { json, ref, type JsonObject } from './schemas.js';
 const PER_PAGE_DEFAULT = DEFAULT_PER_PAGE;
 const PER_PAGE_MAX = MAX_PER_PAGE;
 const ERROR_RESPONSES: Record<string, { description: string; schema: string; headers?: JsonObject }> = {
-  BadRequest: { description: 'Malformed JSON, an empty body, or JSON nested too deeply.', schema: 'Error' },
+  BadRequest: { description: 'malformed_json: malformed JSON or an empty body; json_too_deep: JSON nested too deeply; invalid_parameter: a query parameter given more than once (every parameter of every route is given once; errors name it).', schema: 'Error' },
+  RepeatedParameter: { description: 'invalid_parameter: a query parameter given more than once (every parameter of every route is given once); errors name it.', schema: 'ParameterError' },
   Unauthorized: {
     description: 'invalid_token: a missing, malformed, forged, expired or revoked bearer token (spec §5, §7).',
     schema: 'Error',
@@ -33,7 +34,8 @@ const ERROR_RESPONSES: Record<string, { description: string; schema: string; hea
   ValidationFailed: {
     description:
       `validation_failed: the payload fails JSON Schema validation (spec §7, §8), or a bulk request is not an array of 1 to ${BULK_LIMIT} records; every error is listed and nothing of the request is stored. ` +
-      'idempotency_key_reused: the Idempotency-Key was used within 24 hours with another request. invalid_request: a malformed Idempotency-Key.',
+      'Beyond the schemas, rule noNul: no string of any field may contain U+0000 (NUL), which no store can hold. ' +
+      'idempotency_key_reused: the Idempotency-Key was used within 24 hours with another request (checked before the body is validated). invalid_request: a malformed Idempotency-Key.',
     schema: 'ValidationError',
   },
   InvalidQuery: {
@@ -217,7 +219,7 @@ export const SECURED_ERRORS = (write: boolean): JsonObject => ({
   '403': ref('Forbidden', 'responses'),
   ...(write
     ? { '413': ref('PayloadTooLarge', 'responses'), '415': ref('UnsupportedMediaType', 'responses'), '422': ref('ValidationFailed', 'responses') }
-    : { '422': ref('InvalidQuery', 'responses') }),
+    : { '400': ref('RepeatedParameter', 'responses'), '422': ref('InvalidQuery', 'responses') }),
   '429': ref('TooManyRequests', 'responses'),
 });
 

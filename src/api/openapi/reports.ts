@@ -136,10 +136,10 @@ export function reportSchemas(): JsonObject {
 export function reportPaths(): JsonObject {
   const p = (name: string) => ref(name, 'parameters');
   const errors = {
-    '400': { description: 'bad_request: a parameter is malformed (a day not YYYY-MM-DD, from after to, an unknown by, column or format); the message names it.', content: json(ref('Error')) },
+    '400': { description: 'bad_request: a parameter is malformed (a day not YYYY-MM-DD, from after to, an unknown by, column or format); invalid_parameter: a parameter given more than once. The message names it.', content: json(ref('Error')) },
     '401': ref('Unauthorized', 'responses'),
     '403': {
-      description: "insufficient_scope: the token lacks read; forbidden: an affiliate's credential asked for another affiliate.",
+      description: "insufficient_scope: the token lacks read; forbidden: an affiliate's credential asked for another affiliate; wrong_variant: the funnel asked with an iGaming token.",
       content: json(ref('Error')),
     },
     '429': ref('TooManyRequests', 'responses'),
@@ -192,7 +192,7 @@ export function reportPaths(): JsonObject {
         operationId: 'report-funnel',
         tags: ['reports'],
         summary: 'Prop-trading funnel: signups, phases reached, failures, conversion and median days',
-        description: `${auth} Customers who signed up in the period (from, to).`,
+        description: `${auth} Customers who signed up in the period (from, to). Prop-trading partners only: an iGaming token is 403 wrong_variant.`,
         security: security('read'),
         parameters: [
           { name: 'by', in: 'query', description: 'Group rows by this; one total row without it.', schema: { type: 'string', enum: [...FUNNEL_GROUPS] } },

@@ -7,14 +7,16 @@
  *
  *   GET /api/v1/reports/affiliates?from=2026-10-01&to=2026-10-31&by=month|day|campaign[&affiliate=A][&campaign=C][&format=csv]
  *   GET /api/v1/reports/affiliates/explain?column=ftd_count&affiliate=A&month=2026-10 (or day=D, or from=D&to=D)[&campaign=C]
- *   GET /api/v1/reports/funnel?by=affiliate|challenge_type|account_size|cohort[&from=D&to=D][&affiliate=A]
+ *   GET /api/v1/reports/funnel?by=affiliate|challenge_type|account_size|cohort[&from=D&to=D][&affiliate=A]   (prop-trading tokens; iGaming 403 wrong_variant)
+ *
+ * Every parameter is given once (a repeated one is 400 invalid_parameter, ../server.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isDay, isMonth, lastDayOf } from '../../kernel/dates.js';
 import { affiliateReport, reportCsv, type Grain, type ReportFilter } from '../../reports/affiliates.js';
 import { explainCell, isReportColumn, type ExplainCell } from '../../reports/explain.js';
 import { FUNNEL_GROUPS, funnelReport, type FunnelGroup } from '../../reports/funnel.js';
-import { requireToken } from '../auth.js';
+import { requirePartnerAccess, requireToken } from '../auth.js';
 import type { Principal, RouteModule } from '../types.js';
 
 type Query = Record<string, string | undefined>;
@@ -101,7 +103,9 @@ export const reportRoutes: RouteModule = (app, { store }) => {
     return reply.send(await explainCell(store.knex, column, cell));
   }));
 
-  app.get('/api/v1/reports/funnel', { onRequest }, handle(async (request, reply, principal, query) => {
+  // The funnel is prop-trading's (phases of challenge accounts): an iGaming token is refused like
+  // any call into the other variant's paths.
+  app.get('/api/v1/reports/funnel', { onRequest: requirePartnerAccess('read', 'prop-trading') }, handle(async (request, reply, principal, query) => {
     const affiliate = affiliateOf(principal, query, reply);
     if (affiliate === null) return reply;
     const by = query.by as FunnelGroup | undefined;
