@@ -31,6 +31,18 @@ export function toDocumentSchema(schema: unknown): unknown {
   return out;
 }
 
+/**
+ * A record schema as a component of the document: without its root `$id` and `$schema`. A
+ * component with its own `$id` is a separate schema resource inside the document; stock tooling
+ * (Prism's ajv among them) then fails to compile the request bodies that `$ref` it, and checks
+ * nothing. The dialect is the document's `jsonSchemaDialect` (draft 2020-12) and the schemas hold
+ * no reference of their own, so nothing else changes.
+ */
+export function asComponent(schema: unknown): unknown {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return schema;
+  return Object.fromEntries(Object.entries(schema).filter(([k]) => k !== '$id' && k !== '$schema'));
+}
+
 /** The component name of a (variant, entity) record schema: `IgamingCustomer`, `PropTradingActivity`. */
 export function recordSchemaName(variant: Variant, entity: Entity): string {
   const v = variant === 'igaming' ? 'Igaming' : 'PropTrading';
