@@ -1,6 +1,6 @@
 import { processClock, type Clock } from '../kernel/clock.js';
-import { openStore, type Store } from '../store/store.js';
-import { CliError, EXIT_USAGE } from './io.js';
+import { openStore, StoreOpenError, type Store } from '../store/store.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE } from './io.js';
 
 /** Options every command accepts (design.md, Command line). */
 export interface GlobalOptions {
@@ -23,7 +23,9 @@ export async function withStore<T>(globals: GlobalOptions, work: (store: Store) 
   try {
     store = await openStore({ url, migrate: options.migrate, clock: commandClock(globals) });
   } catch (error) {
-    throw new CliError((error as Error).message, EXIT_USAGE, { cause: error });
+    // A store URL that cannot be understood is bad configuration (2); a store named well that
+    // fails to open or migrate is a runtime failure (1), like any other (design.md, exit codes).
+    throw new CliError((error as Error).message, error instanceof StoreOpenError ? EXIT_FAILURE : EXIT_USAGE, { cause: error });
   }
   try {
     return await work(store);

@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { inspect } from 'node:util';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
@@ -17,6 +18,18 @@ const pgTypes = {
     return pg.types.getTypeParser(oid, format);
   },
 };
+
+/** The advisory lock of migration runs: this class, and the schema migrated (stores in other schemas of one database do not wait for each other). */
+const MIGRATION_LOCK = "7305, hashtext('partner-sync migrate ' || coalesce(current_schema(), ''))";
+
+/** How long a SQLite process waits for another's migrations: 100 × 100 ms. */
+const SQLITE_MIGRATION_ATTEMPTS = 100;
+const SQLITE_MIGRATION_WAIT_MS = 100;
+
+/** A store named correctly that cannot be opened (unreachable, refused, a migration failed): a runtime failure, not bad usage. */
+export class StoreOpenError extends Error {
+  override name = 'StoreOpenError';
+}
 
 /** The store: a knex handle and the profile of its backend. Open it with `openStore`. */
 export class Store {
@@ -40,8 +53,40 @@ export class Store {
     return this.knex.transaction(work);
   }
 
-  /** Applies pending migrations; returns the names applied (empty when up to date). */
+  /**
+   * Applies pending migrations; returns the names applied (empty when up to date). On
+   * PostgreSQL, processes take turns: the run holds a session advisory lock on a connection of
+   * its own (knex's lock table alone races on a fresh store: two processes both create it, or
+   * both find it locked and give up). On SQLite the file's write lock serializes the
+   * migrations' transactions, but knex creates its bookkeeping tables and takes its lock row
+   * outside them: a process that loses that race (the table already exists, the lock is held)
+   * waits and tries again, and then finds the migrations applied by the other.
+   */
   async migrate(): Promise<string[]> {
+    if (this.location.kind !== 'postgres') {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.migrateLatest();
+        } catch (error) {
+          const message = (error as Error).message ?? '';
+          if (attempt >= SQLITE_MIGRATION_ATTEMPTS || !/already exists|already locked|SQLITE_BUSY/.test(message)) throw error;
+          await sleep(SQLITE_MIGRATION_WAIT_MS);
+        }
+      }
+    }
+    const lock = new pg.Client({ connectionString: this.location.target });
+    await lock.connect();
+    try {
+      await lock.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
+      return await this.migrateLatest();
+    } finally {
+      // Ending the session releases the lock too, should the unlock itself fail.
+      await lock.query(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`).catch(() => undefined);
+      await lock.end().catch(() => undefined);
+    }
+  }
+
+  private async migrateLatest(): Promise<string[]> {
     const profile = this.profile;
     const source: Knex.MigrationSource<StoreMigration> = {
       getMigrations: async () => [...MIGRATIONS],
@@ -102,7 +147,7 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
     if (options.migrate ?? true) await store.migrate();
   } catch (error) {
     await knex.destroy();
-    throw new Error(`cannot open store ${store.description}: ${(error as Error).message}`, { cause: error });
+    throw new StoreOpenError(`cannot open store ${store.description}: ${(error as Error).message}`, { cause: error });
   }
   return store;
 }
