@@ -44,6 +44,21 @@ function queryErrorBody(error: FastifyError): { error: 'invalid_parameter'; mess
   return { error: 'invalid_parameter', message: errors.map((e) => e.message).join('; '), errors };
 }
 
+/** Largest body read and discarded after a 413 so that the client can read the answer. */
+export const MAX_DRAINED_BYTES = 64 * 1024 * 1024;
+
+function drainBounded(request: FastifyRequest): void {
+  const raw = request.raw;
+  const declared = Number(raw.headers['content-length'] ?? NaN);
+  if (Number.isFinite(declared) && declared > MAX_DRAINED_BYTES) return;
+  let read = 0;
+  raw.on('data', (chunk: Buffer) => {
+    read += chunk.length;
+    if (read > MAX_DRAINED_BYTES) raw.destroy();
+  });
+  raw.resume();
+}
+
 /** Largest request body: a 1000-record bulk of realistic records is about 0.5 MB. */
 export const DEFAULT_BODY_LIMIT = 5 * 1024 * 1024;
 
@@ -133,6 +148,11 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return reply.code(415).send({ error: 'unsupported_media_type', message: `send Content-Type: application/json (got ${request.headers['content-type'] ?? 'none'})` });
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        // The client is still sending: answering at once and closing made Node's fetch meet
+        // EPIPE before it could read the 413. Read and discard the rest (bounded: a declared
+        // length past MAX_DRAINED_BYTES is not waited for), answer, then close the connection.
+        drainBounded(request);
+        reply.header('connection', 'close');
         return reply.code(413).send({ error: 'payload_too_large', message: `the request body is larger than ${bodyLimit} bytes` });
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':
         return reply.code(400).send({ error: 'malformed_json', message: 'the request body is empty; send a JSON document' });

@@ -83,3 +83,24 @@ for (const backend of STORES) {
     });
   });
 }
+
+describe('a body over the limit', () => {
+  it('Node\'s fetch reads the 413 JSON answer, 20 times in a row', async () => {
+    const backend = STORES[0]!;
+    const t = await backend.create();
+    const api = await startApi(t.store);
+    try {
+      const token = await api.token(await api.addClient('casino', 'igaming', ['write']));
+      const body = '[' + Array.from({ length: 90_000 }, () => '{"customer_id":"c-0000000000","signup_date":"2026-11-01T00:00:00Z"}').join(',') + ']';
+      assert.ok(body.length > 5 * 1024 * 1024);
+      for (let i = 0; i < 20; i++) {
+        const res = await fetch(`${api.url}/api/v1/igaming/customers/bulk`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body });
+        assert.equal(res.status, 413, `try ${i + 1}`);
+        assert.equal(((await res.json()) as { error: string }).error, 'payload_too_large');
+      }
+    } finally {
+      await api.close();
+      await t.drop();
+    }
+  });
+});
