@@ -71,6 +71,24 @@ export interface StreamRunResult {
   pageRewalks?: number;
   error?: string;
   durationMs: number;
+  /** Rejected records per `field rule` (their first violation); absent when none were rejected. */
+  rejectedBy?: Record<string, number>;
+}
+
+/** The rejects of the batches tallied, per `field rule` of each record's first violation. */
+export function addRejects(into: Record<string, number>, r: Pick<BatchResult, 'rejects'>): void {
+  for (const reject of r.rejects) {
+    const first = reject.errors[0];
+    const key = first === undefined ? 'record invalid' : `${first.field} ${first.rule}`;
+    into[key] = (into[key] ?? 0) + 1;
+  }
+}
+
+/** "completed with N rejected (field rule: count, ...)" for a run that loaded with rejects, else undefined. */
+export function rejectedLine(r: Pick<StreamRunResult, 'counts' | 'rejectedBy'>): string | undefined {
+  if (r.counts.rejected === 0) return undefined;
+  const by = Object.entries(r.rejectedBy ?? {}).sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).map(([k, n]) => `${k}: ${n}`);
+  return `completed with ${r.counts.rejected} rejected${by.length > 0 ? ` (${by.join(', ')})` : ''}`;
 }
 
 const describe = (w: PullWindow): string => (w.kind === 'days' ? (w.from === w.to ? w.from : `${w.from}..${w.to}`) : `${w.from} .. ${w.to}`);
@@ -128,8 +146,11 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
         ? { position, value: src, source: src, mappingErrors: [mapped.error], ...version }
         : { position, value: mapped.record, source: src, ...version };
     });
-  const tally = (r: BatchResult) =>
+  const rejectedBy: Record<string, number> = {};
+  const tally = (r: BatchResult) => {
+    addRejects(rejectedBy, r);
     addCounts(counts, { pulled: r.received, valid: r.valid, rejected: r.rejected, loaded: r.loaded, waiting: r.waiting, stale: r.stale, released: r.released });
+  };
   const batch = (records: RawRecord[]) => ({ partner: def.partner, variant: def.variant, entity, runId, records });
 
   let status: StreamRunResult['status'] = 'succeeded';
@@ -154,6 +175,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
         // Activity days are replaced only when the source's answer can be trusted (./day-guard.ts).
         const guard = dayGuardFor({ partner: def.partner, variant: def.variant, entity, incremental }, plan, days, dailyState);
         const countedBefore = { ...counts };
+        const rejectedBefore = { ...rejectedBy };
         // The reject-rate guard judges the window as a whole; its rejects are kept even when the
         // window is refused, so the records it rejected are held until the transaction ends.
         const rejectsGuard = rejectGuard(def.max_reject_ratio ?? DEFAULT_MAX_REJECT_RATIO, `${def.partner}/${entity} ${describe(window)}`);
@@ -197,12 +219,16 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
           // Nothing of a refused window was kept: its counts go, its records dated elsewhere stay as rejects.
           if (err instanceof DayRefused) {
             Object.assign(counts, countedBefore);
+            for (const k of Object.keys(rejectedBy)) delete rejectedBy[k];
+            Object.assign(rejectedBy, rejectedBefore);
             if (err.outside.length > 0) tally(await loader.load(batch([...err.outside])));
           }
           // A window stopped by the reject-rate guard: nothing replaced, its rejects kept, the day not
           // recorded as loaded, and the stream marked stopped until a window loads (freshness).
           if (err instanceof RejectRateExceeded) {
             Object.assign(counts, countedBefore);
+            for (const k of Object.keys(rejectedBy)) delete rejectedBy[k];
+            Object.assign(rejectedBy, rejectedBefore);
             if (rejectedRaw.length > 0) tally(await loader.load(batch(rejectedRaw)));
             if (plan.kind === 'run') {
               const halted: DailyState = { ...(dailyState ?? {}), halted: { at: store.now(), detail: (err as Error).message } };
@@ -232,5 +258,5 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   const durationMs = performance.now() - started;
   await finishRun(store.knex, runId, { status, counts, finalCursor: watermark, error, durationMs }, store.now());
   log.info(`${plan.kind} ${status}`, { ...counts, ...(pageRewalks > 0 ? { page_rewalks: pageRewalks } : {}), watermark, duration_ms: Math.round(durationMs) });
-  return { partner: def.partner, stream: entity, runId, kind: plan.kind, status, windows: span, counts, watermark, error, durationMs, ...(pageRewalks > 0 ? { pageRewalks } : {}) };
+  return { partner: def.partner, stream: entity, runId, kind: plan.kind, status, windows: span, counts, watermark, error, durationMs, ...(pageRewalks > 0 ? { pageRewalks } : {}), ...(counts.rejected > 0 ? { rejectedBy } : {}) };
 }

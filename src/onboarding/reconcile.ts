@@ -77,6 +77,8 @@ export interface Reconciliation {
   totals: { entity: Entity; window: string; partner_total: number; distinct: number; read: number; repeated: number; ok: boolean }[];
   /** Database and warehouse streams the source's SQL could not aggregate, and why (compared on the rows read only). */
   source_sql_skipped: { entity: Entity; reason: string }[];
+  /** REST streams whose answer has no `meta.total`: the partner's own count was not checked (a note). */
+  no_total: Entity[];
 }
 
 export interface ReconcileDeps extends SourceDeps {
@@ -134,7 +136,7 @@ const dayOf = (entity: Entity, record: SpecRecord): string | undefined => {
 
 export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, from: string, to: string, only?: Entity): Promise<Reconciliation> {
   const days = daysBetween(from, to);
-  const result: Reconciliation = { partner: def.partner, from, to, ok: true, days: [], unmappable: [], totals: [], source_sql_skipped: [] };
+  const result: Reconciliation = { partner: def.partner, from, to, ok: true, days: [], unmappable: [], totals: [], source_sql_skipped: [], no_total: [] };
   const source = createSource(def, deps);
   try {
     for (const [entity, stream] of Object.entries(def.streams) as [Entity, NonNullable<PartnerDefinition['streams'][Entity]>][]) {
@@ -169,6 +171,7 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
           }
         }
         const total = await partnerTotal(source, stream, window);
+        if (total === undefined && def.source.type === 'rest' && !result.no_total.includes(entity)) result.no_total.push(entity);
         if (total !== undefined) {
           result.totals.push({ entity, window: window.kind === 'days' ? window.from : `changed since ${window.from}`, partner_total: total, distinct: seen.size, read, repeated: read - seen.size, ok: total === seen.size });
         }
@@ -263,6 +266,7 @@ export function reconciliationLines(r: Reconciliation, limit = 10): string[] {
   for (const x of r.totals.filter((y) => y.ok && y.repeated > 0)) {
     lines.push(`note ${x.entity} ${x.window}: its pages gave ${x.read} records for ${x.distinct} keys: ${x.repeated} repeated across pages (a partner writing while its pages are read shifts them), not a difference`);
   }
+  for (const e of r.no_total ?? []) lines.push(`note ${e}: no meta.total: the partner's count was not checked`);
   const checked = r.totals.filter((y) => y.ok).length;
   if (checked > 0) lines.push(`meta.total agrees with the distinct records read for ${checked} quer${checked === 1 ? 'y' : 'ies'}`);
   const parts = [`${r.days.filter((d) => !d.ok).length} day(s) differ`];

@@ -17,6 +17,7 @@
  * format, a non-linear amount rule) has a reason instead, shown by reconcile.
  */
 import { Decimal } from 'decimal.js';
+import { DateTime } from 'luxon';
 import { openSqlConnection } from '../../connectors/sql/connection.js';
 import type { SqlDialect } from '../../connectors/sql/dialects.js';
 import { columnIdentifier, relationIdentifier } from '../../connectors/sql/identifiers.js';
@@ -80,27 +81,80 @@ function dayExpression(entity: Entity, stream: StreamDefinition): DayExpression 
   return entity === 'activity' ? { kind: 'date', column } : { kind: 'datetime', column };
 }
 
+/** The luxon form of the local text a MySQL/MariaDB day expression groups by: hours, or minutes for a zone off the hour. */
+function localFormat(zone: string, from: string, to: string): { sql: string; luxon: string } {
+  const whole = [from, to].every((d) => DateTime.fromISO(d, { zone }).offset % 60 === 0 && DateTime.fromISO(d, { zone }).plus({ months: 6 }).offset % 60 === 0);
+  return whole ? { sql: '%Y-%m-%d %H', luxon: 'yyyy-MM-dd HH' } : { sql: '%Y-%m-%d %H:%i', luxon: 'yyyy-MM-dd HH:mm' };
+}
+
+interface DaySql {
+  expr: string;
+  range: string;
+  params: Record<string, unknown>;
+  toDay: (v: unknown) => string;
+  /** The SQL filters the grouped days itself (`d` between :dlo and :dhi); otherwise toDay's days are filtered in JS. */
+  sqlDays: boolean;
+}
+
 /**
  * The day's SQL (a DATE, or a day number for epochs) and a sargable range on the raw column that
  * holds every row of the days asked (date-times: a day wider each side, whatever the source's zone).
+ * A MySQL/MariaDB date-time is grouped by its local hour's text and each hour turned to its UTC day
+ * here (luxon, the source's `timezone`): the server's time-zone tables are not needed (a replica
+ * usually lacks them). `zone` is the zone the column's text is in (UTC for a TIMESTAMP column read
+ * in a UTC session).
  */
-function daySql(day: DayExpression, dialect: SqlDialect, from: string, to: string): { expr: string; range: string; params: Record<string, unknown>; toDay: (v: unknown) => string } {
+function daySql(day: DayExpression, dialect: SqlDialect, from: string, to: string, zone = 'UTC'): DaySql {
   const col = columnIdentifier(day.column, 'mapping', dialect).sql;
-  const text = (v: unknown) => String(v).slice(0, 10);
+  const text = (v: unknown) => (v instanceof Date ? v.toISOString() : String(v)).slice(0, 10);
   if (day.kind === 'epoch') {
     const perDay = MS_PER_DAY / day.unitMs;
     const expr = dialect.client === 'mysql' ? `FLOOR(${col} / ${perDay})` : dialect.client === 'postgres' ? `floor(${col} / ${perDay}.0)` : `CAST(${col} / ${perDay} AS INTEGER)`;
     const lo = Date.parse(`${from}T00:00:00Z`) / day.unitMs;
     const hi = Date.parse(`${addDays(to, 1)}T00:00:00Z`) / day.unitMs;
-    return { expr, range: `${col} >= :lo AND ${col} < :hi`, params: { lo, hi }, toDay: (v) => new Date(Number(v) * MS_PER_DAY).toISOString().slice(0, 10) };
+    return { expr, range: `${col} >= :lo AND ${col} < :hi`, params: { lo, hi }, toDay: (v) => new Date(Number(v) * MS_PER_DAY).toISOString().slice(0, 10), sqlDays: true };
   }
-  if (day.kind === 'date') return { expr: col, range: `${col} >= :lo AND ${col} <= :hi`, params: { lo: from, hi: to }, toDay: text };
-  // A date-time in the session's zone (the source's `timezone`) → its UTC day.
-  const expr =
-    dialect.client === 'mysql' ? `DATE(CONVERT_TZ(${col}, @@session.time_zone, '+00:00'))`
-    : dialect.client === 'postgres' ? `CAST(CAST(${col} AS timestamptz) AT TIME ZONE 'UTC' AS DATE)`
-    : `date(${col})`;
-  return { expr, range: `${col} >= :lo AND ${col} < :hi`, params: { lo: `${addDays(from, -1)} 00:00:00`, hi: `${addDays(to, 2)} 00:00:00` }, toDay: text };
+  if (day.kind === 'date') return { expr: col, range: `${col} >= :lo AND ${col} <= :hi`, params: { lo: from, hi: to }, toDay: text, sqlDays: true };
+  const range = `${col} >= :lo AND ${col} < :hi`;
+  const params = { lo: `${addDays(from, -1)} 00:00:00`, hi: `${addDays(to, 2)} 00:00:00` };
+  if (dialect.client === 'mysql') {
+    const format = localFormat(zone, from, to);
+    const days = new Map<string, string>();
+    const toDay = (v: unknown): string => {
+      const local = String(v);
+      let d = days.get(local);
+      if (d === undefined) {
+        d = DateTime.fromFormat(local, format.luxon, { zone }).toUTC().toISODate() ?? local.slice(0, 10);
+        days.set(local, d);
+      }
+      return d;
+    };
+    return { expr: `DATE_FORMAT(${col}, '${format.sql}')`, range, params, toDay, sqlDays: false };
+  }
+  // PostgreSQL converts with its own zone data (always present), in the session's zone (the source's `timezone`).
+  const expr = dialect.client === 'postgres' ? `CAST(CAST(${col} AS timestamptz) AT TIME ZONE 'UTC' AS DATE)` : `date(${col})`;
+  return { expr, range, params, toDay: text, sqlDays: true };
+}
+
+/**
+ * The connection reconcile's SQL reads with, and the zone a date-time column's text is in. On
+ * MySQL/MariaDB the session stays in UTC (no `SET time_zone` to a named zone, which needs the
+ * server's zone tables): a DATETIME's text is the source's local time, a TIMESTAMP's is UTC.
+ */
+async function openForAggregates(deps: AggregateDeps, def: PartnerDefinition & { source: { type: 'db' | 'warehouse' } }, relation: string, day: DayExpression): Promise<{ db: ReturnType<typeof openSqlConnection>; zone: string }> {
+  const source = def.source;
+  const mysql = source.client === 'mysql';
+  const db = openSqlConnection({ client: source.client, url: source.url, timezone: mysql ? 'UTC' : source.timezone, statementTimeoutMs: source.statement_timeout_ms, redact: deps.redact, logger: deps.logger, stats: { requests: 0, retries: 0, throttled: 0, waitedMs: 0 } });
+  if (!mysql || day.kind !== 'datetime') return { db, zone: 'UTC' };
+  const session = await db.acquire('reconcile column type');
+  try {
+    const name = relation.includes('.') ? relation.slice(relation.lastIndexOf('.') + 1) : relation;
+    const { rows } = await session.query('SELECT DATA_TYPE AS t FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = :name AND COLUMN_NAME = :column', { name, column: day.column }, 'reconcile column type');
+    const type = String(rows[0]?.t ?? '').toLowerCase();
+    return { db, zone: type === 'timestamp' ? 'UTC' : (source.timezone ?? 'UTC') };
+  } finally {
+    await session.release();
+  }
 }
 
 /** A linear amount rule applied to a SUM (cents → units, thousands → units), in spec units. */
@@ -143,12 +197,11 @@ export async function sourceAggregates(deps: AggregateDeps, def: PartnerDefiniti
   if (typed && (typeRule === undefined || typeColumn === undefined)) return { skipped: 'transaction_type is not mapped from one column of the table' };
   const typeOf = typeRule === undefined ? undefined : createMapper(def.variant, entity, { fields: { transaction_type: typeof typeRule === 'string' ? { from: 'v' } : { ...typeRule, from: 'v' } }, passthrough: false }, def.affiliates);
 
-  const source = def.source;
-  const db = openSqlConnection({ client: source.client, url: source.url, timezone: source.timezone, statementTimeoutMs: source.statement_timeout_ms, redact: deps.redact, logger: deps.logger, stats: { requests: 0, retries: 0, throttled: 0, waitedMs: 0 } });
+  const { db, zone } = await openForAggregates(deps, def as never, relation, day);
   try {
     const dialect = db.dialect;
     const q = (column: string) => columnIdentifier(column, 'mapping', dialect).sql;
-    const { expr, range, params, toDay } = daySql(day, dialect, from, to);
+    const { expr, range, params, toDay, sqlDays } = daySql(day, dialect, from, to, zone);
     // One SUM per distinct amount column; the rows grouped by day (and by the raw type code).
     const columns = [...new Set(amounts.map((a) => a.column))];
     const inner = [`${expr} AS d`, ...(typeColumn !== undefined ? [`${q(typeColumn)} AS t`] : []), ...columns.map((c, i) => `${q(c)} AS a${i}`)];
@@ -156,7 +209,7 @@ export async function sourceAggregates(deps: AggregateDeps, def: PartnerDefiniti
     const [lo, hi] = day.kind === 'epoch' ? [Math.floor((params.lo as number) / (MS_PER_DAY / day.unitMs)), Math.floor((params.hi as number) / (MS_PER_DAY / day.unitMs)) - 1] : [from, to];
     const sql =
       `SELECT ${outer.join(', ')} FROM (SELECT ${inner.join(', ')} FROM ${relationIdentifier(relation, 'table', dialect).sql} WHERE ${range}) x` +
-      ` WHERE d >= :dlo AND d <= :dhi GROUP BY d${typeColumn !== undefined ? ', t' : ''}`;
+      `${sqlDays ? ' WHERE d >= :dlo AND d <= :dhi' : ''} GROUP BY d${typeColumn !== undefined ? ', t' : ''}`;
     const session = await db.acquire('reconcile aggregates');
     try {
       const { rows } = await session.query(sql, { ...params, dlo: lo, dhi: hi }, `reconcile aggregates of ${relation}`);
@@ -164,6 +217,7 @@ export async function sourceAggregates(deps: AggregateDeps, def: PartnerDefiniti
       const raw = new Map<string, { count: number; sums: Map<string, Decimal> }>();
       for (const row of rows) {
         const d = toDay(row.d);
+        if (d < from || d > to) continue;
         const entry = raw.get(d) ?? { count: 0, sums: new Map(amounts.map((a) => [a.name, new Decimal(0)])) };
         raw.set(d, entry);
         entry.count += Number(row.n);
@@ -205,22 +259,21 @@ export async function sourceKeys(deps: AggregateDeps, def: PartnerDefinition, en
   if (columns.some((c) => c === undefined)) return undefined;
   const fields = Object.fromEntries(keyFields.map((f, i) => [f, typeof rules[f] === 'string' ? { from: `k${i}` } : { ...(rules[f] as object), from: `k${i}` }]));
   const map = createMapper(def.variant, entity, { fields, passthrough: false }, def.affiliates);
-  const source = def.source;
-  const db = openSqlConnection({ client: source.client, url: source.url, timezone: source.timezone, statementTimeoutMs: source.statement_timeout_ms, redact: deps.redact, logger: deps.logger, stats: { requests: 0, retries: 0, throttled: 0, waitedMs: 0 } });
+  const { db, zone } = await openForAggregates(deps, def as never, relation, day);
   try {
     const dialect = db.dialect;
     const out = new Map<string, Set<string>>();
     const session = await db.acquire('reconcile keys');
     try {
       for (const d of days) {
-        const { expr, range, params, toDay } = daySql(day, dialect, d, d);
+        const { expr, range, params, toDay } = daySql(day, dialect, d, d, zone);
         const select = columns.map((c, i) => `${columnIdentifier(c as string, 'mapping', dialect).sql} AS k${i}`);
         const dayValue = day.kind === 'epoch' ? Math.floor((params.lo as number) / (MS_PER_DAY / day.unitMs)) : d;
         const sql = `SELECT ${select.join(', ')}, ${expr} AS d FROM ${relationIdentifier(relation, 'table', dialect).sql} WHERE ${range}`;
         const { rows } = await session.query(sql, params, `reconcile keys of ${relation} on ${d}`);
         const keys = new Set<string>();
         for (const row of rows) {
-          if (toDay(row.d) !== toDay(dayValue)) continue;
+          if (toDay(row.d) !== (day.kind === 'epoch' ? toDay(dayValue) : d)) continue;
           const mapped = map(row);
           keys.add('record' in mapped ? keyOf(mapped.record) : keyFields.map((_f, i) => String(row[`k${i}`])).join('|'));
         }

@@ -283,6 +283,7 @@ describe('pull commands as a user runs them (CLI subprocess against the sandbox 
       const bad = sandbox.data.upsertCustomer('igaming', { customer_id: 'bad-1', signup_date: '2026-13-01T00:00:00Z', affiliate_id: 'aff-101' }, new Date(Date.now() - 60_000));
       const run = await cliJson<RunJson>(['run', PARTNER, '--stream', 'customers'], 0);
       assert.deepEqual([run.streams[0]?.counts.pulled, run.streams[0]?.counts.loaded, run.streams[0]?.counts.rejected], [31, 30, 1]);
+      assert.deepEqual((run.streams[0] as { rejectedBy?: Record<string, number> }).rejectedBy, { 'signup_date format': 1 });
 
       const listed = await cliJson<{ partner: string; rejects: RejectJson[] }>(['rejects', PARTNER], 0);
       assert.equal(listed.rejects.length, 1);

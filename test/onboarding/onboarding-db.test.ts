@@ -6,7 +6,7 @@
  * by day and key.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSandboxData } from '../../src/sandbox/data.js';
@@ -51,6 +51,18 @@ for (const backend of SERVER_DATABASES) {
       const file = join(dir, 'partners', 'acme-replica.yaml');
       const draft = readFileSync(file, 'utf8');
       assert.match(draft, /table: players\n {4}cursor_column: lastUpdate {4}# keyset index players_lastUpdate\n {4}tiebreak_column: playerId/);
+      // A status map missing one of the source's codes: check maps its sample and fails, naming the field and rule.
+      const partial = readFileSync(file, 'utf8');
+      applyEdits(file, [PARTNER_STYLE_EDITS[0] as [RegExp, string], [/^( +)status: statusCode$/m, '$1status: { from: statusCode, map: { "1": pending, "3": declined, "4": reversed } }']]);
+      const wrongMap = await cli([...config, 'check', '--partner', 'acme-replica', '--json']);
+      assert.equal(wrongMap.code, 1, wrongMap.out + wrongMap.err);
+      const checked = JSON.parse(wrongMap.out) as { streams: { stream: string; ok: boolean; sampled: string[]; rejects: { field: string; rule: string; count: number; examples: string[] }[] }[] };
+      const txCheck = checked.streams.find((c) => c.stream === 'transactions');
+      assert.equal(txCheck?.ok, false);
+      assert.equal(txCheck?.sampled.length, 3);
+      assert.equal(txCheck?.rejects[0]?.field, 'status');
+      assert.ok((txCheck?.rejects[0]?.count ?? 0) > 0 && (txCheck?.rejects[0]?.examples.length ?? 0) > 0);
+      writeFileSync(file, partial);
       applyEdits(file, PARTNER_STYLE_EDITS);
       const check = await cli([...config, 'check', '--partner', 'acme-replica']);
       assert.equal(check.code, 0, check.out + check.err);

@@ -1,6 +1,6 @@
 import { runPartner } from '../../../jobs/run-partner.js';
 import { withExclusiveStreams } from '../../worker/exclusive.js';
-import type { StreamRunResult } from '../../../jobs/sync-stream.js';
+import { rejectedLine, type StreamRunResult } from '../../../jobs/sync-stream.js';
 import { cliLoader } from '../loader.js';
 import type { Entity } from '../../types.js';
 import { withStore, type GlobalOptions } from '../context.js';
@@ -12,9 +12,14 @@ import { formatTable } from '../table.js';
 export function printStreamResults(io: Io, results: readonly StreamRunResult[]): void {
   io.out(formatTable(
     ['STREAM', 'STATUS', 'PULLED', 'LOADED', 'REJECTED', 'WAITING', 'STALE', 'RELEASED', 'RETRIES', '429s', 'WATERMARK', 'WINDOW'],
-    results.map((r) => [r.stream, r.status, r.counts.pulled, r.counts.loaded, r.counts.rejected, r.counts.waiting, r.counts.stale, r.counts.released, r.counts.retries, r.counts.throttled, r.watermark ?? '-', r.windows]),
+    results.map((r) => [r.stream, r.status === 'succeeded' && r.counts.rejected > 0 ? 'completed, rejects' : r.status, r.counts.pulled, r.counts.loaded, r.counts.rejected, r.counts.waiting, r.counts.stale, r.counts.released, r.counts.retries, r.counts.throttled, r.watermark ?? '-', r.windows]),
   ));
   for (const r of results) if (r.error) io.out(`${r.stream}: ${r.status}: ${r.error}`);
+  // A load with rejects is not a success: it says how many and by which rule (`rejects list` shows them).
+  for (const r of results) {
+    const line = r.status === 'succeeded' ? rejectedLine(r) : undefined;
+    if (line !== undefined) io.out(`${r.stream}: ${line}; see partner-sync rejects ${r.partner}`);
+  }
 }
 
 
