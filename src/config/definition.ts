@@ -24,11 +24,13 @@ export type FieldRule =
       minor_units?: number;
       /** Multiply by this exact decimal factor (1000 for an account size kept in thousands); number or decimal text. */
       multiply?: number | string;
-      /** Source value → spec value (status, transaction types); unmapped values pass unchanged. */
+      /** Source value → spec value (status, transaction types); a value not listed takes `default`, else is rejected. */
       map?: Record<string, unknown>;
+      /** Upper- or lower-case a text value (after map). */
+      case?: 'upper' | 'lower';
       /** Convert numeric strings to numbers ("12.50" → 12.5). */
       number?: boolean;
-      /** Value when the source field is absent or null. */
+      /** Value when the source field is absent or null (and, with a map, for a value the map does not list). */
       default?: unknown;
     };
 

@@ -70,11 +70,14 @@ export function mappingProblems(variant: Variant, entity: Entity, fields: Record
     if (!isPlainObject(rule)) continue;
     const has = (key: string): boolean => Object.hasOwn(rule, key);
     if (has('const')) {
-      const others = ['from', 'map', 'number', 'minor_units', 'multiply', 'datetime'].filter(has);
+      const others = ['from', 'map', 'case', 'number', 'minor_units', 'multiply', 'datetime'].filter(has);
       if (others.length > 0) problems.push({ field, key: ['const'], message: `const is a fixed value: it cannot be combined with ${others.join(', ')}` });
     }
     if (has('datetime') && kind !== 'date-time' && kind !== 'date') {
       problems.push({ field, key: ['datetime'], message: `datetime applies to date-time and date fields; ${field} is a ${kind} field` });
+    }
+    if (has('case') && kind !== 'string' && kind !== 'other') {
+      problems.push({ field, key: ['case'], message: `case applies to text fields; ${field} is a ${kind} field` });
     }
     for (const key of ['minor_units', 'multiply', 'number']) {
       if (has(key) && kind !== 'number' && kind !== 'integer') {

@@ -70,7 +70,8 @@ function chooseField(variant: Variant, entity: Entity, field: string, kind: Spec
       };
     }
     if (Object.keys(map).length === 0) return { rule: yamlString(from), source: from };
-    const entries = Object.entries(map).map(([k, v]) => `${yamlString(k)}: ${v}`).join(', ');
+    // Every value seen is listed (a spec value as itself): a value outside the map is a reject.
+    const entries = f.distinct.map((v) => `${yamlString(String(v))}: ${map[String(v)] ?? String(v)}`).join(', ');
     return { rule: `{ ${ref}, map: { ${entries} } }`, source: from };
   }
   if (values !== undefined && f.format !== 'text' && f.format !== undefined) {

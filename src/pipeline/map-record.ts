@@ -5,8 +5,9 @@
  * non-numeric amount, an unmapped affiliate code under `unmapped: reject`), and never throws on
  * partner data.
  *
- * Rule order for one field: `from` (or `const`), `default` when absent or null, `map`, `number`,
- * `minor_units`, `multiply`, `datetime`.
+ * Rule order for one field: `from` (or `const`), `default` when absent or null, `map` (a value it
+ * does not list takes `default`, else is a violation), `case`, `number`, `minor_units`, `multiply`,
+ * `datetime`.
  *
  * Ids meet real schemas: an integer (a BIGINT or INT column, a numeric JSON id) for a string spec
  * field becomes its decimal text. Only when that text is the value the source holds: MySQL and
@@ -149,7 +150,13 @@ function compileRule(field: string, rule: FieldRule, kind: SpecFieldKind): (sour
     if (map !== undefined && (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) {
       const key = String(value);
       if (Object.hasOwn(map, key)) value = map[key];
+      else if (hasDefault) value = rule.default;
+      else return fail(field, `${show(value)} is not in the map of ${field} (${mapKeys(map)}), and the rule has no default: add it to map, or give a default`);
       if (value === undefined || value === null) return { value };
+    }
+    if (rule.case !== undefined) {
+      if (typeof value !== 'string') return fail(field, `case: ${rule.case} applies to text, got ${show(value)}`);
+      value = rule.case === 'upper' ? value.toUpperCase() : value.toLowerCase();
     }
     if (rule.number === true) {
       if (typeof value === 'string' && NUMERIC.test(value)) value = Number(value);
@@ -172,6 +179,13 @@ function compileRule(field: string, rule: FieldRule, kind: SpecFieldKind): (sour
     }
     return { value };
   };
+}
+
+/** A map's keys for a message, at most ten. */
+function mapKeys(map: Record<string, unknown>): string {
+  const keys = Object.keys(map);
+  const shown = keys.slice(0, 10).map((k) => JSON.stringify(k)).join(', ');
+  return keys.length === 0 ? 'an empty map' : `keys ${shown}${keys.length > 10 ? `, … ${keys.length} in all` : ''}`;
 }
 
 /** The value at a dot path; own properties only (a path like `__proto__.x` finds nothing). */

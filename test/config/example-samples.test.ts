@@ -97,8 +97,8 @@ describe('example db and warehouse partners: their SQLite sample data', () => {
         assert.deepEqual(
           bad,
           partner === 'replica-prop'
-            ? { customers: ['phase enum'], transactions: ['transaction_type enum'], activity: ['lots_traded minimum'] }
-            : { customers: ['email format'], transactions: ['transaction_type enum'], activity: ['wins minimum'] },
+            ? { customers: ['phase mapping'], transactions: ['transaction_type mapping'], activity: ['lots_traded minimum'] }
+            : { customers: ['email format'], transactions: ['transaction_type mapping'], activity: ['wins minimum'] },
         );
       });
 

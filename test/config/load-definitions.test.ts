@@ -439,7 +439,7 @@ streams:
         'streams.customers.mapping.fields.email.minor_units (line 18): minor_units applies to number fields; email is a string field',
         'streams.customers.mapping.fields.affiliate_id.number (line 19): number applies to number fields; affiliate_id is a string field',
         'streams.customers.mapping.fields.customer_id.const (line 20): const is a fixed value: it cannot be combined with from',
-        'streams.customers.mapping.fields.last_modified_date.extra (line 21): unknown key "extra"; allowed keys: from, const, default, map, number, minor_units, multiply, datetime',
+        'streams.customers.mapping.fields.last_modified_date.extra (line 21): unknown key "extra"; allowed keys: from, const, default, map, case, number, minor_units, multiply, datetime',
         'streams.customers.mapping.fields.country_code (line 22): must be a string or a mapping (key: value), got 7',
         'streams.customers.mapping.fields.phase (line 23): "phase" is not a spec field of igaming customers; spec fields: customer_id, signup_date, affiliate_id, last_modified_date, campaign_id, click_id, lang_id, country_code, kyc_status_id, sales_status_id, first_name, last_name, email',
       ],
@@ -488,6 +488,25 @@ streams:
         'streams.customers.mapping.fields.affiliate_id.multiply (line 19): multiply applies to number fields; affiliate_id is a string field',
         'streams.transactions.mapping.fields.amount_currency.multiply (line 25): the factor must be a non-zero decimal number such as 1000 or 0.01, got "thousand"',
         'streams.transactions.mapping.fields.amount_usd.multiply (line 26): the factor must be a non-zero decimal number such as 1000 or 0.01 within 1e-15 and 1e15, got 100000000000000000000',
+      ],
+    },
+    {
+      name: 'mapping: case',
+      text: minimalDefinition('acme', {
+        streams: `  customers:
+    path: /c
+    incremental: { cursor_field: x, from_param: y }
+    mapping:
+      fields:
+        country_code: { from: country, case: upper }
+        lang_id: { from: lang, case: title }
+        signup_date: { from: created, case: lower }
+        customer_id: { const: X, case: lower }`,
+      }),
+      expected: [
+        'streams.customers.mapping.fields.lang_id.case (line 17): must be one of upper, lower, got "title"',
+        'streams.customers.mapping.fields.signup_date.case (line 18): case applies to text fields; signup_date is a date-time field',
+        'streams.customers.mapping.fields.customer_id.const (line 19): const is a fixed value: it cannot be combined with case',
       ],
     },
     {

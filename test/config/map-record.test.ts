@@ -69,12 +69,43 @@ describe('field mapping: rules', () => {
     assert.deepEqual(record(map({ currency: 'USD' })), { currency: 'EUR', transaction_type: 'deposit' });
   });
 
-  it('map: listed values are replaced, others pass unchanged', () => {
+  it('map: listed values are replaced; a value not listed, without a default, is a reject naming the field and the rule', () => {
     const map = mapper({ status: { from: 'st', map: { '1': 'approved', '2': 'declined', R: 'reversed' } } }, { entity: 'transactions', passthrough: false });
     assert.deepEqual(record(map({ st: 1 })), { status: 'approved' });
     assert.deepEqual(record(map({ st: 'R' })), { status: 'reversed' });
-    assert.deepEqual(record(map({ st: 'pending' })), { status: 'pending' });
-    assert.deepEqual(record(map({ st: 'toString' })), { status: 'toString' });
+    assert.deepEqual(map({ st: 'pending' }), {
+      error: { field: 'status', rule: 'mapping', message: 'status: "pending" is not in the map of status (keys "1", "2", "R"), and the rule has no default: add it to map, or give a default' },
+    });
+    assert.equal('error' in map({ st: 'toString' }), true);
+  });
+
+  it('map with a default: a value not listed takes the default (as does an absent one)', () => {
+    const map = mapper({ transaction_type: { from: 'kind', map: { DEP: 'deposit', WDR: 'withdrawal' }, default: 'adjustment' } }, { entity: 'transactions', passthrough: false });
+    assert.deepEqual(record(map({ kind: 'DEP' })), { transaction_type: 'deposit' });
+    assert.deepEqual(record(map({ kind: 'CORR' })), { transaction_type: 'adjustment' });
+    assert.deepEqual(record(map({})), { transaction_type: 'adjustment' });
+  });
+
+  it('case: upper or lower, after the map; a value that is not text is a mapping error', () => {
+    const map = mapper({ country_code: { from: 'country', case: 'upper' }, lang_id: { from: 'lang', map: { English: 'EN' }, default: 'xx', case: 'lower' } }, { passthrough: false });
+    assert.deepEqual(record(map({ country: 'de', lang: 'English' })), { country_code: 'DE', lang_id: 'en' });
+    assert.deepEqual(record(map({ country: 'Mt', lang: 'Maltese' })), { country_code: 'MT', lang_id: 'xx' });
+    assert.deepEqual(map({ country: 49 }), { error: { field: 'country_code', rule: 'mapping', message: 'country_code: case: upper applies to text, got 49' } });
+  });
+
+  it('the common forms: decimal strings, epoch seconds and milliseconds, minor units, constants', () => {
+    const map = mapper(
+      {
+        amount_currency: { from: 'amt', number: true },
+        amount_usd: { from: 'usd_cents', minor_units: 2 },
+        transaction_date: { from: 'ts', datetime: { format: 'unix_seconds' } },
+        currency: { const: 'EUR' },
+      },
+      { entity: 'transactions', passthrough: false },
+    );
+    assert.deepEqual(record(map({ amt: '12.50', usd_cents: 1999, ts: 1790000000 })), { amount_currency: 12.5, amount_usd: 19.99, transaction_date: '2026-09-21T14:13:20Z', currency: 'EUR' });
+    const customers = mapper({ last_modified_date: { from: 'upd', datetime: { format: 'unix_millis' } } }, { passthrough: false });
+    assert.deepEqual(record(customers({ upd: 1790000000123 })), { last_modified_date: '2026-09-21T14:13:20.123Z' });
   });
 
   it('number: numeric strings become numbers; anything else is a mapping error', () => {

@@ -64,7 +64,7 @@ describe('init: the proposed draft', () => {
     assert.deepEqual(t.mapping.fields, {
       transaction_id: 'paymentId',
       customer_id: 'user_id',
-      transaction_type: { from: 'kind', map: { withdraw: 'withdrawal' } },
+      transaction_type: { from: 'kind', map: { deposit: 'deposit', withdraw: 'withdrawal' } },
       amount_currency: { from: 'amount', minor_units: 2 },
       currency: 'ccy',
       transaction_date: { from: 'paid', datetime: { format: 'dd/MM/yyyy HH:mm', zone: 'UTC' } },

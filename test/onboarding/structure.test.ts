@@ -66,7 +66,7 @@ for (const backend of mariadb) {
       assert.match(draft, /account_size: \{ from: size_k, multiply: 1000 \}/);
       assert.match(draft, /table: fees\n/);
       assert.match(draft, /# transaction_type: fees is a fee or purchase table of a prop-trading partner and has no type field: its rows are challenge fees\n {8}# TODO: transactions\.transaction_type: every row of fees taken as a challenge fee; map its type field if it also holds reset fees or refunds\n {8}transaction_type: \{ const: challenge_fee \}\n/);
-      assert.match(draft, /status: \{ from: status, map: \{ failed: declined, paid: approved \} \}/);
+      assert.match(draft, /status: \{ from: status, map: \{ failed: declined, paid: approved, pending: pending \} \}/);
       assert.match(draft, new RegExp(`# customer_id ← trader: trader → traders\\.id \\(all ${traders} distinct values of the sample found in traders\\.id\\)\\n {8}customer_id: trader\\n`));
       assert.match(draft, /# instrument ← sym: sym is the usual short form of symbol \(the instrument\)\n {8}instrument: sym\n/);
       assert.match(draft, /# currency ← ccy: ccy is the usual short form of currency\n {8}currency: ccy\n/);
