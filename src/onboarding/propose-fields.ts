@@ -96,6 +96,14 @@ function chooseField(variant: Variant, entity: Entity, field: string, kind: Spec
   return { rule: yamlString(from), source: from };
 }
 
+/** Words too common in field names to say two fields hold the same thing. */
+const COMMON_WORDS = new Set(['id', 'date', 'code', 'type', 'name', 'status', 'value', 'amount', 'count', 'total', 'first', 'last', 'time', 'at', 'ts', 'is', 'no', 'num', 'flag', 'max', 'min']);
+
+/** The significant words of a field name (snake, kebab, dot and camel case split, lower-cased). */
+function nameWords(name: string): string[] {
+  return name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length >= 3 && !COMMON_WORDS.has(w));
+}
+
 /** `upper` or `lower` when every value, so cased, has the form `pattern` (text values only). */
 function caseFitting(values: readonly unknown[], pattern: RegExp): 'upper' | 'lower' | undefined {
   if (values.length === 0 || !values.every((v) => typeof v === 'string')) return undefined;
@@ -248,7 +256,10 @@ export function mappingLines(variant: Variant, entity: Entity, fields: readonly 
       continue;
     }
     if (misfit !== undefined && !required.has(field)) {
-      notes.push(`        # ${field}: ${m.field.name} not mapped: its values (${JSON.stringify(misfit)}) are not of the form ${pattern}`);
+      const todo = `${entity}.${field}: ${m.field.name} not mapped: its values (${JSON.stringify(misfit)}) are not of the form ${pattern}: add a map to that form, or confirm the partner has no ${field}`;
+      todos.push(todo);
+      notes.push(`        # TODO: ${todo}`);
+      used.add(m.field.name);
       continue;
     }
     pick(field, misfit === undefined ? m : { ...m, doubt: [m.doubt, `values such as ${JSON.stringify(misfit)} are not of the form ${pattern}: add a map`].filter(Boolean).join('; ') });
@@ -280,6 +291,18 @@ export function mappingLines(variant: Variant, entity: Entity, fields: readonly 
     if (fits.length !== 1) continue;
     const f = fits[0] as FieldProfile;
     pick(field, { field: f, doubt: `${f.name} chosen by its format (${f.format}), the only such field; check it is the right one` });
+  }
+  // An optional spec field left unmapped while a source field's name shares a word with it
+  // (kyc_flag and kyc_status_id, COUNTRY and country_code): a TODO, never silence.
+  for (const field of spec.keys()) {
+    if (chosen.has(field) || required.has(field)) continue;
+    const words = nameWords(field);
+    const near = free().filter((f) => nameWords(f.name.split('.').pop() ?? f.name).some((w) => words.some((v) => w === v || (Math.min(w.length, v.length) >= 4 && (w.startsWith(v) || v.startsWith(w))))));
+    if (near.length === 0) continue;
+    const shown = near.map((f) => `${f.name}${f.distinct ? ` (values ${f.distinct.slice(0, 6).map((v) => JSON.stringify(v)).join(', ')})` : f.examples.length > 0 ? ` (e.g. ${f.examples.slice(0, 2).map((v) => JSON.stringify(v)).join(', ')})` : ''}`).join(', ');
+    const todo = `${entity}.${field}: not mapped, but ${shown} may hold it: map it, or confirm the partner has no ${field}`;
+    todos.push(todo);
+    notes.push(`        # TODO: ${todo}`);
   }
   for (const field of spec.keys()) {
     let choice = chosen.get(field);

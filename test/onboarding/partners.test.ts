@@ -33,10 +33,6 @@ export const KNOWN_FAILING: Record<string, string> = {
   'onboard:prop-tokens': 'backfill fails "the same page twice" (page numbers assumed; next_page_token/page_token not seen), and the guessed window parameter from collides with the required from (issue 50 point 3)',
   'onboard:warehouse-ny': 'check fails: a warehouse table without a DATE column is refused (date_column must be a DATE), with no way from the docs to read it by day',
   'onboard:offset-rest': 'backfill fails "the same page twice": offset paging not found by discovery (issue 50 point 3)',
-  // check and reconcile pass on the raw draft while stored values are wrong (issue 50 points 4, 5):
-  'trust:sportsbook-bo': 'kyc_flag silently unmapped: kyc_status_id NULL',
-  'trust:mt4-prop': 'country names and MT4 groups unmapped (country_code, phase NULL); VOLUME hundredths stored as lots',
-  'trust:warehouse-local': 'Malta local times read as UTC: signup_date and transaction_date an hour off',
 };
 
 const SOURCES = { mysql: 'MariaDB', postgres: 'PostgreSQL' } as const;
