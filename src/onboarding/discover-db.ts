@@ -12,7 +12,7 @@ import { rowConverter } from '../../connectors/sql/rows.js';
 import type { SqlSession } from '../../connectors/sql/session.js';
 import { createRedactor } from '../config/redact.js';
 import type { Logger } from '../log.js';
-import type { IndexSeen, KeysetCandidate, ReferenceSeen, TableDiscovery } from './discovery.js';
+import type { IndexSeen, KeysetCandidate, ReferenceSeen, SourceClock, TableDiscovery } from './discovery.js';
 import { profileRecords } from './profile.js';
 import { secretFromEnv, type SqlOptions } from './source-options.js';
 import { CHANGE, tableNamePattern } from './vocabulary.js';
@@ -86,7 +86,27 @@ const KEY_KINDS = new Set(['integer', 'string', 'untyped']);
 /** At most this many containment probes per discovery (a wide schema is probed on its likeliest pairs only). */
 const MAX_PROBES = 200;
 
-export async function discoverDb(options: SqlOptions, run: DbDiscoverOptions): Promise<TableDiscovery[]> {
+/** The source's clock in UTC (and, on MySQL/MariaDB, its server's zone setting). */
+const CLOCK: Record<SqlOptions['client'], string> = {
+  mysql: "SELECT DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%dT%H:%i:%sZ') AS utc, @@global.time_zone AS tz, @@system_time_zone AS sys",
+  postgres: "SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') AS utc",
+  sqlite: "SELECT strftime('%Y-%m-%dT%H:%M:%SZ', 'now') AS utc",
+};
+
+async function readClock(session: SqlSession, client: SqlOptions['client']): Promise<SourceClock | undefined> {
+  try {
+    const row = (await session.query(CLOCK[client], {}, 'reading the source clock')).rows[0];
+    if (row === undefined) return undefined;
+    const tz = row.tz ?? row.TZ;
+    const sys = row.sys ?? row.SYS;
+    const zone = tz === 'SYSTEM' ? sys : tz;
+    return { utc: String(row.utc ?? row.UTC), ...(zone !== undefined && zone !== null ? { server_zone: String(zone) } : {}) };
+  } catch {
+    return undefined;
+  }
+}
+
+export async function discoverDb(options: SqlOptions, run: DbDiscoverOptions): Promise<{ tables: TableDiscovery[]; clock?: SourceClock }> {
   const url = secretFromEnv(options.urlEnv, run.env);
   const redact = createRedactor([url]);
   const db = openSqlConnection({ client: options.client, url, timezone: 'UTC', statementTimeoutMs: 60_000, redact, logger: run.logger, stats: { requests: 0, retries: 0, throttled: 0, waitedMs: 0 } });
@@ -104,7 +124,8 @@ export async function discoverDb(options: SqlOptions, run: DbDiscoverOptions): P
       samples.set(name, records);
     }
     await measureContainment(session, options, out, samples);
-    return out;
+    const clock = await readClock(session, options.client);
+    return { tables: out, ...(clock ? { clock } : {}) };
   } finally {
     await session.release();
     await db.close();
@@ -164,7 +185,30 @@ async function discoverTable(session: SqlSession, options: SqlOptions, name: str
     fields: profileRecords(records, types),
   };
   await fullValueSets(session, qualified, table, records.length);
+  await newestZoneless(session, qualified, table, read.columns);
   return { table, records };
+}
+
+/**
+ * The table's zone-less date-time columns (a MySQL DATETIME, a PostgreSQL timestamp without time
+ * zone; a MySQL TIMESTAMP is stored in UTC, a timestamptz carries its offset) and, for those an
+ * index starts with or named like a change column, the newest value read as if UTC.
+ */
+async function newestZoneless(session: SqlSession, qualified: string, table: TableDiscovery, columns: readonly { name: string; type: string; typeName: string }[]): Promise<void> {
+  const zoneless = columns.filter((c) => c.type === 'timestamp' && !/^TIMESTAMP$/i.test(c.typeName));
+  if (zoneless.length === 0) return;
+  const leading = new Set(table.indexes.map((i) => i.columns[0]));
+  table.zoneless = [];
+  for (const c of zoneless) {
+    if (!leading.has(c.name) && !CHANGE.test(c.name)) {
+      table.zoneless.push({ column: c.name });
+      continue;
+    }
+    const read = await session.query(`SELECT MAX(${quoteIdentifier(c.name, session.dialect)}) AS newest FROM ${qualified}`, {}, `the newest ${table.name}.${c.name}`);
+    const row = rowConverter(read.columns, 'UTC')(read.rows[0] ?? {});
+    const newest = row.newest ?? row.NEWEST;
+    table.zoneless.push({ column: c.name, ...(typeof newest === 'string' ? { newest } : {}) });
+  }
 }
 
 /** A code list longer than this is not a code list: the draft maps none of it. */

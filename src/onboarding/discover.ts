@@ -29,8 +29,8 @@ export async function discover(options: SourceOptions, deps: DiscoverDeps): Prom
     const entities = await discoverRest(options, { pages: deps.pages ?? 3, perPage: 100, clock: deps.clock, logger: deps.logger, env: deps.env, activityDays: deps.lookbackDays ?? 90, sampleDate: deps.sampleDate });
     return { kind: 'rest', base_url: options.baseUrl, entities };
   }
-  const tables = await discoverDb(options, { sample: deps.sample ?? 500, logger: deps.logger, env: deps.env });
-  return { kind: options.kind, client: options.client, tables };
+  const { tables, clock } = await discoverDb(options, { sample: deps.sample ?? 500, logger: deps.logger, env: deps.env });
+  return { kind: options.kind, client: options.client, tables, ...(clock ? { clock } : {}) };
 }
 
 

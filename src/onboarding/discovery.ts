@@ -75,11 +75,23 @@ export interface TableDiscovery {
   keyset: KeysetCandidate[];
   date_columns: string[];
   fields: FieldProfile[];
+  /**
+   * Zone-less date-time columns (DATETIME, timestamp without time zone) and the newest value of
+   * each that is cheap to read (an index starts with it, or it is named like a change column),
+   * read as if UTC: the evidence for the source's `timezone`.
+   */
+  zoneless?: { column: string; newest?: string }[];
+}
+
+/** The source's own clock at discovery, in UTC, and the zone its server is set to (MySQL, MariaDB). */
+export interface SourceClock {
+  utc: string;
+  server_zone?: string;
 }
 
 export type Discovery =
   | { kind: 'rest'; base_url: string; entities: EntityDiscovery[] }
-  | { kind: 'db' | 'warehouse'; client: string; tables: TableDiscovery[] };
+  | { kind: 'db' | 'warehouse'; client: string; tables: TableDiscovery[]; clock?: SourceClock };
 
 /** A reference and its evidence, as the report and the draft's comments say it. */
 export function referenceText(r: ReferenceSeen): string {

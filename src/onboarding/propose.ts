@@ -5,7 +5,7 @@
  * a line of `todos`, but the draft is always a whole definition: it loads, so `check` can run on it.
  */
 import type { Entity, Variant } from '../types.js';
-import type { Discovery, EntityDiscovery, TableDiscovery } from './discovery.js';
+import type { Discovery, EntityDiscovery, SourceClock, TableDiscovery } from './discovery.js';
 import type { FieldProfile } from './profile.js';
 import { mappingLines, usedAsCursor, type Structure } from './propose-fields.js';
 import type { SourceOptions } from './source-options.js';
@@ -171,6 +171,33 @@ function sqlStreamLines(variant: Variant, entity: Entity, picked: Picked, kind: 
   return { lines, mapping: draft.mapping, sources: draft.sources };
 }
 
+/**
+ * What proves or disproves the source's `timezone: UTC`: its zone-less date-time columns (a
+ * DATETIME, a timestamp without time zone) against its own clock. None: nothing is read in a local
+ * zone, UTC is proven. A newest value ahead of the source's UTC clock: the times are local, east
+ * of UTC, by about that many hours. Otherwise UTC is assumed, not proven (a zone west of UTC, or
+ * data that is not fresh, looks the same), and the TODO says what was seen.
+ */
+export function timezoneEvidence(tables: readonly TableDiscovery[], clock: SourceClock | undefined): { todo?: string; evidence?: string } {
+  const zoneless = tables.flatMap((t) => (t.zoneless ?? []).map((z) => ({ ...z, where: `${t.name}.${z.column}` })));
+  const local = tables.flatMap((t) => t.columns.filter((c) => /local/i.test(c.name) && (c.kind === 'timestamp' || c.kind === 'untyped')).map((c) => `${t.name}.${c.name}`));
+  if (zoneless.length === 0 && local.length === 0) return { evidence: "every date-time column of the streams' tables carries its offset or is stored in UTC (timestamptz, MySQL TIMESTAMP, epoch numbers): none is read in a local zone" };
+  const named = local.length > 0 ? `; ${local.join(', ')} ${local.length === 1 ? 'is' : 'are'} named as local time${local.length === 1 ? '' : 's'}` : '';
+  const newest = zoneless.filter((z) => z.newest !== undefined).sort((a, b) => Date.parse(b.newest as string) - Date.parse(a.newest as string))[0];
+  const utc = clock === undefined ? Number.NaN : Date.parse(clock.utc);
+  const server = clock?.server_zone !== undefined ? `, the server's zone is ${clock.server_zone}` : '';
+  const columns = zoneless.map((z) => z.where).join(', ') || local.join(', ');
+  if (newest !== undefined && Number.isFinite(utc)) {
+    const ahead = (Date.parse(newest.newest as string) - utc) / 3_600_000;
+    if (ahead >= 0.25) {
+      const hours = Math.round(ahead * 4) / 4;
+      return { todo: `source.timezone: ${newest.where}'s newest value ${(newest.newest as string).slice(0, 19)} read as UTC is ${hours} h ahead of the source's clock (${clock?.utc})${server}${named}: its times are local, about UTC+${hours}: set timezone to the partner's zone (an IANA name such as Europe/Malta)` };
+    }
+    return { todo: `source.timezone: UTC assumed, not proven: ${columns} hold no zone; the newest (${newest.where} ${(newest.newest as string).slice(0, 19)}) is not ahead of the source's clock (${clock?.utc})${server}${named}: confirm that the partner writes them in UTC, or set timezone to its zone` };
+  }
+  return { todo: `source.timezone: UTC assumed, not proven: ${columns} hold no zone${server}${named}: confirm that the partner writes them in UTC, or set timezone to its zone` };
+}
+
 /** The draft definition of `partner` from a discovery. */
 export function proposeDefinition(partner: string, variant: Variant, options: SourceOptions, found: Discovery): Draft {
   const todos: string[] = [];
@@ -207,13 +234,9 @@ export function proposeDefinition(partner: string, variant: Variant, options: So
     head.push(`  type: ${options.kind}`, `  client: ${options.client}`, `  url: \${${options.urlEnv}}`, '  timezone: UTC', '  statement_timeout: PT5M', '  run_budget: PT15M');
     if (options.kind === 'db') head.push('  page_size: 5000', '  safety_lag: PT5S');
     const picked = pickTables(variant, found.tables, options.tables);
-    // Date-time columns named as local times: the source's timezone is the partner's, not UTC.
-    const local = Object.values(picked).flatMap((p) => p.table.columns.filter((c) => /local/i.test(c.name) && (c.kind === 'timestamp' || c.kind === 'untyped')).map((c) => `${p.table.name}.${c.name}`));
-    if (local.length > 0) {
-      const todo = `source.timezone: ${local.join(', ')} are named as local times; UTC assumed: set timezone to the partner's zone (e.g. Europe/Malta)`;
-      todos.push(todo);
-      head.splice(head.indexOf('  timezone: UTC'), 0, `  # TODO: ${todo}`);
-    }
+    const zone = timezoneEvidence(Object.values(picked).map((p) => p.table), found.clock);
+    if (zone.todo !== undefined) todos.push(zone.todo);
+    head.splice(head.indexOf('  timezone: UTC'), 0, zone.todo !== undefined ? `  # TODO: ${zone.todo}` : `  # timezone: ${zone.evidence}`);
     let customersKey: { table: string; key: string } | undefined;
     for (const entity of ['customers', 'transactions', 'activity'] as Entity[]) {
       const table = picked[entity];

@@ -71,6 +71,7 @@ for (const backend of SERVER_DATABASES) {
       assert.match(draft, /# country_code ← country: its values \("de"\.\.\.\) are of the form \^\[A-Z\]\{2\}\$ once upper-cased/);
       assert.match(draft, /# TODO: customers\.kyc_status_id: not mapped, but kyc_flag \(values "A", "P", "R"\) may hold it: map it, or confirm the partner has no kyc_status_id/);
       assert.match(draft, /^ +currency: \{ const: EUR \}$/m, 'the amount column named amount_eur says the currency');
+      assert.match(draft, /# TODO: source\.timezone: UTC assumed, not proven: players\.signup_at, players\.updated_at, payments\.created_at, payments\.updated_at hold no zone; the newest \(payments\.updated_at 2026-10-01T13:20:00\) is not ahead of the source's clock \(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\)[^\n]*: confirm that the partner writes them in UTC, or set timezone to its zone\n {2}timezone: UTC\n/);
 
       // check: the map lacks REFUND (the whole table read, not the sample), and TODOs are left.
       const first = await cli([...config, 'check', '--partner', 'codes', '--json']);
@@ -91,6 +92,24 @@ for (const backend of SERVER_DATABASES) {
       assert.ok(confirmTodos(file) >= 2);
       const second = await cli([...config, 'check', '--partner', 'codes']);
       assert.equal(second.code, 0, second.out + second.err + readFileSync(file, 'utf8'));
+    });
+
+    it("the source's clock as evidence: a change stamp ahead of the source's UTC clock says its times are local; zoned columns prove UTC", async () => {
+      // A change written a moment ago in UTC+2 wall time, by the source's own clock.
+      const ahead = backend.client === 'mysql' ? 'UTC_TIMESTAMP() + INTERVAL 2 HOUR' : "(now() AT TIME ZONE 'UTC') + interval '2 hours'";
+      await db().exec(`UPDATE players SET updated_at = ${ahead} WHERE id = 7`);
+      const config = ['--config', dir, '--store', `sqlite:${join(dir, 'store.sqlite')}`];
+      const init = await cli([...config, 'init', 'local', '--variant', 'igaming', '--db', backend.client, '--url-env', 'CODES_URL', '--json']);
+      assert.equal(init.code, 0, init.out + init.err);
+      const todos = (JSON.parse(init.out) as { todos: string[] }).todos;
+      assert.ok(todos.some((t) => /^source\.timezone: players\.updated_at's newest value \S+ read as UTC is 2 h ahead of the source's clock \(\S+\)[^:]*: its times are local, about UTC\+2: set timezone to the partner's zone/.test(t)), todos.join('\n'));
+      if (backend.client !== 'postgres') return;
+      // Every date-time carries its offset (timestamptz): nothing to convert, UTC is proven.
+      for (const t of ['players', 'payments']) for (const c of ['updated_at', 'created_at', 'signup_at']) await db().exec(`ALTER TABLE ${t} ALTER COLUMN ${c} TYPE timestamptz USING ${c} AT TIME ZONE 'UTC'`).catch(() => undefined);
+      const zoned = await cli([...config, 'init', 'zoned', '--variant', 'igaming', '--db', backend.client, '--url-env', 'CODES_URL', '--json']);
+      assert.equal(zoned.code, 0, zoned.out + zoned.err);
+      assert.ok(!(JSON.parse(zoned.out) as { todos: string[] }).todos.some((t) => t.startsWith('source.timezone')));
+      assert.match(readFileSync(join(dir, 'partners', 'zoned.yaml'), 'utf8'), /# timezone: every date-time column of the streams' tables carries its offset or is stored in UTC[^\n]*\n {2}timezone: UTC\n/);
     });
   });
 }

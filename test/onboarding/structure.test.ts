@@ -72,8 +72,9 @@ for (const backend of mariadb) {
       assert.match(draft, /# currency ← ccy: ccy is the usual short form of currency\n {8}currency: ccy\n/);
       assert.match(draft, /pnl: \{ from: pnl_cents, minor_units: 2 \}/);
       // The TODOs left are the guesses that could be wrong, none about which field is which key, affiliate or instrument.
-      assert.deepEqual(report.todos.map((t) => t.replace(/:.*/, '')), ['transactions.transaction_type', 'transactions']);
-      assert.match(report.todos[1] ?? '', /created is not named like a change column/);
+      assert.deepEqual(report.todos.map((t) => t.replace(/:.*/, '')), ['source.timezone', 'transactions.transaction_type', 'transactions']);
+      assert.match(report.todos[0] ?? '', /^source\.timezone: UTC assumed, not proven: /);
+      assert.match(report.todos[2] ?? '', /created is not named like a change column/);
       const def = parse(draft) as { streams: Record<string, { mapping: { fields: Record<string, unknown> } }> };
       assert.deepEqual(Object.keys(def.streams.activity?.mapping.fields ?? {}), ['date', 'customer_id', 'instrument', 'lots_traded', 'pnl', 'currency']);
     });
