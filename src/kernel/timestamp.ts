@@ -76,7 +76,7 @@ export function daysInMonth(year: number, month: number): number {
  */
 function scan(text: string): number | string {
   const n = text.length;
-  if (n < 20) return `too short for ${DATE_TIME_FORM}`;
+  if (n < 19) return `too short for ${DATE_TIME_FORM}`;
   const y1 = two(text, 0);
   const y2 = two(text, 2);
   if (y1 < 0 || y2 < 0 || text.charCodeAt(4) !== DASH || text.charCodeAt(7) !== DASH) return `the date must be YYYY-MM-DD`;
