@@ -22,12 +22,19 @@ import { isIPv4, isIPv6 } from 'node:net';
 
 const ATEXT_SYMBOLS = "!#$%&'*+-/=?^_`{|}~";
 
+// Lookup tables by character code (ASCII): 1 = a letter or digit, 2 = another atext character.
+const ATEXT = new Uint8Array(128);
+for (let c = 48; c <= 57; c += 1) ATEXT[c] = 1;
+for (let c = 65; c <= 90; c += 1) ATEXT[c] = 1;
+for (let c = 97; c <= 122; c += 1) ATEXT[c] = 1;
+for (const symbol of ATEXT_SYMBOLS) ATEXT[symbol.charCodeAt(0)] = 2;
+
 function isAlnum(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+  return c < 128 && ATEXT[c] === 1;
 }
 
 function isAtext(c: number): boolean {
-  return isAlnum(c) || (c < 128 && ATEXT_SYMBOLS.includes(String.fromCharCode(c)));
+  return c < 128 && ATEXT[c] !== 0;
 }
 
 /** The index of the `@` after a valid local part starting at 0, or -1. */
@@ -65,10 +72,11 @@ function localPartEnd(text: string): number {
   return i;
 }
 
-function isDomainName(domain: string): boolean {
+/** The domain `text.slice(from)` is a domain name of two labels or more. */
+function isDomainName(domain: string, from: number): boolean {
   let labels = 0;
-  let start = 0;
-  for (let i = 0; i <= domain.length; i += 1) {
+  let start = from;
+  for (let i = from; i <= domain.length; i += 1) {
     const c = i < domain.length ? domain.charCodeAt(i) : 46;
     if (c === 46) {
       const length = i - start;
@@ -93,7 +101,6 @@ function isAddressLiteral(domain: string): boolean {
 export function isEmail(text: string): boolean {
   const at = localPartEnd(text);
   if (at < 1) return false;
-  const domain = text.slice(at + 1);
-  if (domain.length === 0) return false;
-  return domain.charCodeAt(0) === 91 ? isAddressLiteral(domain) : isDomainName(domain);
+  if (at + 1 >= text.length) return false;
+  return text.charCodeAt(at + 1) === 91 ? isAddressLiteral(text.slice(at + 1)) : isDomainName(text, at + 1);
 }
