@@ -8,8 +8,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { AnySchemaObject, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
-import ajvFormats from 'ajv-formats';
+import { isDateTime, isLeapSecond } from '../kernel/timestamp.js';
 import { packageRoot } from '../paths.js';
+import { isFullDate } from '../spec/date-format.js';
 import { secretFieldNames } from './secrets.js';
 import type { SchemaNode } from './secrets.js';
 
@@ -22,9 +23,6 @@ export interface DefinitionSchema {
   schema: AnySchemaObject & SchemaNode;
   validate: ValidateFunction;
 }
-
-// ajv-formats is CommonJS: under NodeNext its default import is the module object.
-const addFormats = ajvFormats.default;
 
 /** Annotation keywords of this service (see the schema's $comment). */
 const ANNOTATIONS = ['x-secret', 'x-spec', 'x-error'];
@@ -39,7 +37,9 @@ export function definitionSchema(): DefinitionSchema {
   // verbose: errors carry their schema node (x-error, x-spec, allowed keys) and the offending value.
   // validateSchema off: the shipped schema is checked against the meta-schema by test/spec/meta-schemas.test.ts, not at every start.
   const ajv = new Ajv2020({ allErrors: true, strict: true, verbose: true, discriminator: true, allowUnionTypes: true, validateSchema: false });
-  addFormats(ajv, { mode: 'full', formats: ['date', 'date-time'], keywords: false });
+  // The rules of every date-time the service reads (../kernel/timestamp.ts); a leap second cannot be a window bound any more than a stored value.
+  ajv.addFormat('date-time', { type: 'string', validate: (text: string) => isDateTime(text) && !isLeapSecond(text) });
+  ajv.addFormat('date', { type: 'string', validate: isFullDate });
   for (const keyword of ANNOTATIONS) ajv.addKeyword({ keyword });
   let validate: ValidateFunction;
   try {

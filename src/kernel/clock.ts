@@ -8,7 +8,7 @@
  * that loads data at an injected time can then run a command as a subprocess on the same day, and
  * no test depends on the day it runs.
  */
-import { isDay } from './dates.js';
+import { isDateTime, isLeapSecond } from './timestamp.js';
 
 export type Clock = () => Date;
 export const systemClock: Clock = () => new Date();
@@ -17,8 +17,6 @@ export const systemClock: Clock = () => new Date();
 export const TEST_CLOCK_SWITCH = 'PARTNER_SYNC_TEST';
 /** An RFC 3339 instant with a zone (`2026-11-22T10:00:00Z`): the process's clock starts there and runs. */
 export const TEST_CLOCK_NOW = 'PARTNER_SYNC_TEST_NOW';
-
-const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
 
 export class ClockSettingError extends Error {}
 
@@ -33,8 +31,8 @@ export function processClock(env: NodeJS.ProcessEnv = process.env, base: Clock =
   if (env[TEST_CLOCK_SWITCH] !== '1') {
     throw new ClockSettingError(`${TEST_CLOCK_NOW} is set (${at}) but ${TEST_CLOCK_SWITCH} is not 1: the test clock is for tests only; unset ${TEST_CLOCK_NOW} to run on the machine's clock`);
   }
-  // A real calendar day too: Date.parse takes 2031-02-30 as 2 March.
-  const start = INSTANT.test(at) && isDay(at.slice(0, 10)) ? Date.parse(at) : Number.NaN;
+  // The rules of every date-time the service reads (./timestamp.ts): Date.parse alone takes 2031-02-30 as 2 March.
+  const start = isDateTime(at) && !isLeapSecond(at) && !at.startsWith('0000') ? Date.parse(at) : Number.NaN;
   if (Number.isNaN(start)) throw new ClockSettingError(`${TEST_CLOCK_NOW} must be an RFC 3339 date-time with a zone such as 2026-11-22T10:00:00Z, got ${JSON.stringify(at)}`);
   return offsetClock(base, start - base().getTime());
 }

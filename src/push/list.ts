@@ -12,7 +12,8 @@
  *   so records inserted before it (or an activity day replaced with fewer rows) while a client walks
  *   pages shift later pages and a page walk can skip a record or see it twice. The cursor cannot.
  *   next_cursor is null on the last page.
- * - modified_since (an ISO 8601 date-time with zone): customers whose last_modified_date is at or
+ * - modified_since (an RFC 3339 date-time with zone, read by the same rules as a record's
+ *   date-times: ../kernel/timestamp.ts; anything else, a leap second included, is a 422): customers whose last_modified_date is at or
  *   after it; transactions and activity (no change stamp in the spec) stored or last replaced at
  *   or after it (the time this service loaded them).
  * - meta.total: the records matching modified_since, whatever the page.
@@ -20,7 +21,7 @@
 import type { Knex } from 'knex';
 import { entityTable, type EntityTable } from '../store/tables.js';
 import { storedToRecord } from '../store/rows.js';
-import { toUtcTimestamp } from '../kernel/timestamp.js';
+import { DateTimeError, parseDateTime } from '../kernel/timestamp.js';
 import type { Entity, SpecRecord, Variant } from '../types.js';
 
 export const DEFAULT_PER_PAGE = 50;
@@ -82,9 +83,12 @@ export function parseListQuery(query: Record<string, unknown>, table: EntityTabl
   const sinceText = single('modified_since');
   if (sinceText !== undefined) {
     try {
-      modifiedSince = toUtcTimestamp(sinceText);
-    } catch {
-      errors.push({ field: 'modified_since', rule: 'format', message: 'modified_since must be an ISO 8601 date-time with a time zone, e.g. 2026-11-23T10:00:00Z' });
+      modifiedSince = parseDateTime(sinceText);
+    } catch (error) {
+      // `+01:00` sent unencoded in a URL arrives as ` 01:00`.
+      const plus = / \d{2}:\d{2}$/.test(sinceText) ? '; a + in a query string must be sent as %2B' : '';
+      const why = error instanceof DateTimeError ? `: ${error.reason}${plus}` : '';
+      errors.push({ field: 'modified_since', rule: 'format', message: `modified_since must be an RFC 3339 date-time with a time zone, e.g. 2026-11-23T10:00:00Z${why} (got ${JSON.stringify(sinceText.slice(0, 40))})` });
     }
   }
   for (const name of Object.keys(query)) {

@@ -4,8 +4,8 @@
  * ISO 8601 date-time into a sortable key (the UTC second, then the fraction without trailing
  * zeros) that compares correctly as a plain string at any precision.
  */
+import { parseDateTime } from '../kernel/timestamp.js';
 
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 const MS_PER_DAY = 86_400_000;
@@ -17,22 +17,16 @@ export const MICROS_PER_DAY = 86_400_000_000;
  * and string order is time order: `2026-11-02T10:00:00.` + `123` < `...` + `123456`.
  */
 export function instantKey(text: string): string | undefined {
-  const m = DATE_TIME.exec(text);
-  if (m === null) return undefined;
-  const [, y, mo, d, h, mi, s, fraction = '', zulu, sign, oh, om] = m;
-  const epochMs = utcMs(Number(y), Number(mo), Number(d), Number(h), Number(mi), Number(s));
-  if (epochMs === undefined) return undefined;
-  let shifted = epochMs;
-  if (zulu === undefined) {
-    const offsetHours = Number(oh);
-    const offsetMinutes = Number(om);
-    if (offsetHours > 23 || offsetMinutes > 59) return undefined;
-    shifted -= (sign === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  // The service's own rules for a date-time (../kernel/timestamp.ts): a leap second is not an instant here either.
+  let utc: string;
+  try {
+    utc = parseDateTime(text);
+  } catch {
+    return undefined;
   }
-  const utc = new Date(shifted);
-  const year = utc.getUTCFullYear();
-  if (year < 0 || year > 9999) return undefined;
-  return `${utc.toISOString().slice(0, 19)}.${fraction.replace(/0+$/, '')}`;
+  const zone = (text.charCodeAt(text.length - 1) | 32) === 122 ? text.length - 1 : text.length - 6;
+  const fraction = zone > 20 ? text.slice(20, zone) : '';
+  return `${utc.slice(0, 19)}.${fraction.replace(/0+$/, '')}`;
 }
 
 /**

@@ -1,12 +1,14 @@
 /**
  * The `date` format (RFC 3339 full-date, YYYY-MM-DD, a real calendar day), the same rule as
  * ajv-formats' but checked character by character: it runs for every activity record, and the
- * regular expression's match arrays were a good share of the garbage of a bulk load.
+ * regular expression's match arrays were a good share of the garbage of a bulk load. The
+ * calendar is the date-times' own (../kernel/timestamp.ts).
  */
+import { daysInMonth } from '../kernel/timestamp.js';
+
 const ZERO = 48;
 const NINE = 57;
 const DASH = 45;
-const DAYS_IN_MONTH = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 function digit(text: string, at: number): number {
   const c = text.charCodeAt(at);
@@ -29,6 +31,5 @@ export function isFullDate(text: string): boolean {
   const month = m1 * 10 + m2;
   const day = d1 * 10 + d2;
   if (month < 1 || month > 12 || day < 1) return false;
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  return day <= (month === 2 && leap ? 29 : (DAYS_IN_MONTH[month] as number));
+  return day <= daysInMonth(year, month);
 }

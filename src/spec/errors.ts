@@ -4,6 +4,7 @@
  * show it).
  */
 import type { ErrorObject } from 'ajv/dist/2020.js';
+import { dateTimeProblem } from '../kernel/timestamp.js';
 import type { Violation } from '../types.js';
 
 /** What the messages need to know about the schema a record was checked against. */
@@ -98,9 +99,12 @@ function toViolation(error: ErrorObject, record: unknown, facts: SchemaFacts): V
         shown === undefined || typeof shown === 'object' ? '' : ' ' + show(shown)
       })`;
       break;
-    case 'format':
-      text = (FORMAT_RULES[String(params.format)] ?? `must be in format ${String(params.format)}`) + got;
+    case 'format': {
+      // A date-time says why (month 13, an offset without minutes...): the form alone does not show it.
+      const why = params.format === 'date-time' && typeof value === 'string' ? dateTimeProblem(value) : undefined;
+      text = (FORMAT_RULES[String(params.format)] ?? `must be in format ${String(params.format)}`) + (why === undefined ? '' : `; ${why}`) + got;
       break;
+    }
     case 'pattern':
       text = (PATTERN_RULES[String(params.pattern)] ?? `must match the pattern ${String(params.pattern)}`) + got;
       break;

@@ -10,10 +10,15 @@
  *   (`0000-01-01T00:00:00Z`; `9999-12-31T23:00:00-05:00` is year 10000 in UTC): PostgreSQL refuses
  *   year 0 and years past 9999, and SQLite's fixed-width text would no longer sort by time. Rule
  *   `yearRange`.
+ * - A leap second (`23:59:60Z`, `15:59:60.123-08:00`): RFC 3339 allows it, but PostgreSQL's
+ *   timestamptz has no second 60 and SQLite would keep the text, so the stores would disagree on
+ *   the instant, and any stand-in (`23:59:59.999999`) changes it. Rule `leapSecond`
+ *   (../kernel/timestamp.ts refuses it in the same way for every date-time the service reads).
  *
  * These checks run for every record, so the common case is a few character tests per field.
  */
 import type { Violation } from '../types.js';
+import { isDateTime, isLeapSecond, utcYear } from '../kernel/timestamp.js';
 import { PERSONAL_DATA_FIELDS } from './errors.js';
 
 /** The fields of a schema that hold strings, and those of them that are dates or date-times. */
@@ -23,25 +28,6 @@ export interface StorableFacts {
   dates: readonly string[];
   /** True for every record holding a value these rules refuse (and for few others). */
   suspect: (record: Record<string, unknown>) => boolean;
-}
-
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?([Zz]|[+-]\d{2}(?::?\d{2})?)$/;
-
-/** The UTC year of an RFC 3339 date-time, or undefined when it is not one (the format rule reports that). */
-export function utcYear(value: string): number | undefined {
-  const m = DATE_TIME.exec(value);
-  if (!m) return undefined;
-  const [, y, mo, d, h, mi, , zone = 'Z'] = m;
-  let offsetMinutes = 0;
-  if (zone !== 'Z' && zone !== 'z') {
-    const digits = zone.slice(1).replace(':', '');
-    offsetMinutes = (zone.startsWith('-') ? -1 : 1) * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || '0'));
-  }
-  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0–99 as 1900–1999.
-  const at = new Date(0);
-  at.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
-  at.setUTCHours(Number(h), Number(mi) - offsetMinutes, 0, 0);
-  return at.getUTCFullYear();
 }
 
 /** Only years 0000, 0001, 9999 can leave the range after an offset of less than a day. */
@@ -65,7 +51,8 @@ function compileSuspect(facts: Omit<StorableFacts, 'suspect'>): (record: Record<
   const tests: string[] = [];
   for (const name of facts.strings) {
     const key = JSON.stringify(name);
-    const edge = facts.dateTimes.includes(name) ? '(v.charCodeAt(0) === 48 || v.charCodeAt(0) === 57) || ' : facts.dates.includes(name) ? 'v.charCodeAt(0) === 48 || ' : '';
+    // A date-time: year 0000/9999 (yearRange) or second 60 (leapSecond).
+    const edge = facts.dateTimes.includes(name) ? '(v.charCodeAt(0) === 48 || v.charCodeAt(0) === 57 || (v.charCodeAt(17) === 54 && v.charCodeAt(18) === 48)) || ' : facts.dates.includes(name) ? 'v.charCodeAt(0) === 48 || ' : '';
     tests.push(`v = r[${key}]; if (typeof v === 'string' && (${edge}v.indexOf('\\u0000') >= 0)) return true;`);
   }
   // The body is built from the schema's own property names, each a JSON string literal.
@@ -87,7 +74,12 @@ export function storableViolations(record: unknown, facts: StorableFacts): Viola
   }
   for (const field of facts.dateTimes) {
     const value = fields[field];
-    if (typeof value !== 'string' || !nearTheEdge(value)) continue;
+    if (typeof value !== 'string') continue;
+    if (isLeapSecond(value) && isDateTime(value)) {
+      (out ??= []).push({ field, rule: 'leapSecond', message: `${field}: a leap second (second 60) cannot be stored: no store counts leap seconds${show(field, value)}` });
+      continue;
+    }
+    if (!nearTheEdge(value)) continue;
     const year = utcYear(value);
     if (year !== undefined && (year < 1 || year > 9999)) {
       (out ??= []).push({ field, rule: 'yearRange', message: `${field}: must fall within the years 0001–9999 in UTC (year ${year} in UTC)${show(field, value)}` });

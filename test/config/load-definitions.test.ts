@@ -387,6 +387,21 @@ streams:
       ],
     },
     {
+      name: 'a start that is ISO 8601 but not RFC 3339, or a leap second, is refused as a record field would be',
+      text: minimalDefinition('acme', {
+        streams: `  customers:
+    path: /c
+    incremental: { cursor_field: updated_at, from_param: since, start: '2026-01-01T00:00:00+01' }
+  transactions:
+    path: /t
+    incremental: { cursor_field: updated_at, from_param: since, start: '2016-12-31T23:59:60Z' }`,
+      }),
+      expected: [
+        'streams.customers.incremental.start (line 13): must be an ISO 8601 date-time with a zone (2024-05-01T00:00:00Z) or a date (2024-05-01, midnight UTC), got "2026-01-01T00:00:00+01"',
+        'streams.transactions.incremental.start (line 16): must be an ISO 8601 date-time with a zone (2024-05-01T00:00:00Z) or a date (2024-05-01, midnight UTC), got "2016-12-31T23:59:60Z"',
+      ],
+    },
+    {
       name: 'unknown stream, path form, empty streams of one kind',
       text: minimalDefinition('acme', { streams: '  players:\n    path: /p\n  customers:\n    path: api/customers\n    incremental: { cursor_field: x, from_param: y }' }),
       expected: [

@@ -191,6 +191,63 @@ for (const backend of STORES) {
       assert.deepEqual([since.status, (since.body.errors as { field: string }[])[0]?.field], [422, 'modified_since']);
     });
 
+    it('modified_since: RFC 3339 date-times filter (fractions cut to microseconds, never rounded up); every other value, a leap second too, is 422 naming it and why', async () => {
+      const stamps = { 'c-early': '2026-11-01T00:00:00Z', 'c-mid': '2026-11-01T09:59:59.999999Z', 'c-late': '2026-11-01T10:00:00Z' };
+      const bulk = await call('POST', '/api/v1/igaming/customers/bulk', Object.entries(stamps).map(([id, at]) => customer(id, { last_modified_date: at })));
+      assert.equal(bulk.status, 200);
+      const since = (value: string) => call('GET', `/api/v1/igaming/customers?modified_since=${encodeURIComponent(value)}`);
+      const ids = (answer: Answer) => (answer.body.data as { customer_id: string }[]).map((r) => r.customer_id);
+      const valid: [string, string[]][] = [
+        ['2026-11-01T10:00:00Z', ['c-late']],
+        ['2026-11-01T11:00:00+01:00', ['c-late']],
+        ['2026-11-01t09:59:59.9999999z', ['c-late', 'c-mid']],
+        // fifteen nines: cut to .999999, so c-mid (at .999999) is at or after it; rounding up would have dropped it
+        ['2026-11-01T09:59:59.999999999999999Z', ['c-late', 'c-mid']],
+        ['2026-11-01T05:29:59.999999999999999-04:30', ['c-late', 'c-mid']],
+        ['2026-10-31T23:59:59-00:00', ['c-early', 'c-late', 'c-mid']],
+      ];
+      for (const [value, expected] of valid) {
+        const answer = await since(value);
+        assert.equal(answer.status, 200, `${value}: ${JSON.stringify(answer.body)}`);
+        assert.deepEqual(ids(answer).sort(), expected, value);
+      }
+      const invalid: [string, string][] = [
+        ['1998-12-31T23:59:61Z', 'second 61 does not exist'],
+        ['1998-12-31T23:58:60Z', 'second 60 (a leap second) exists only at 23:59 UTC'],
+        ['1998-12-31T23:59:60Z', 'a leap second (second 60) cannot be stored'],
+        ['1998-12-31T15:59:60.123-08:00', 'a leap second (second 60) cannot be stored'],
+        ['1990-02-31T15:59:59.123-08:00', 'day 31 is not in 1990-02'],
+        ['1990-02-31', 'too short'],
+        ['1990-12-31T10:00:00+10:60', 'offset +10:60 does not exist'],
+        ['1990-12-31T15:59:59-24:00', 'offset -24:00 does not exist'],
+        ['2026-13-01T00:00:00Z', 'month 13 does not exist'],
+        ['1990-12-31T24:00:00Z', 'hour 24 does not exist'],
+        ['1990-12-31T15:60:00Z', 'minute 60 does not exist'],
+        ['1985-04-12T23:20:50+01', 'an offset must be ±HH:MM'],
+        ['1985-04-12T23:20:50+0100', 'an offset must be ±HH:MM'],
+        ['2026-01-01 10:00:00Z', 'separated by T, not a space'],
+        // the store's own text is not an input form
+        ['2026-01-01 10:00:00.000000+00', 'separated by T, not a space'],
+        ['2026-01-01T10:00:00', 'a time zone is required'],
+        ['1963-06-19T08:30:06.28123+01:00Z', 'an offset must be ±HH:MM'],
+        ['1985-04-12T23:20:50Z\n', 'nothing may follow the zone Z'],
+        ['2026-01-01T10:00:00.Z', 'a decimal point must be followed by digits'],
+        ['0000-01-01T00:00:00Z', 'outside the years 0001–9999 in UTC'],
+      ];
+      for (const [value, why] of invalid) {
+        const answer = await since(value);
+        assert.equal(answer.status, 422, `${JSON.stringify(value)}: ${answer.status} ${JSON.stringify(answer.body)}`);
+        const errors = answer.body.errors as { field: string; rule: string; message: string }[];
+        assert.deepEqual(errors.map((e) => [e.field, e.rule]), [['modified_since', 'format']], value);
+        assert.ok(errors[0]?.message.startsWith('modified_since must be an RFC 3339 date-time with a time zone, e.g. 2026-11-23T10:00:00Z: '), errors[0]?.message);
+        assert.ok(errors[0]?.message.includes(why), `${value}: ${errors[0]?.message}`);
+      }
+      // an unencoded + arrives as a space: the answer says so
+      const unencoded = await call('GET', '/api/v1/igaming/customers?modified_since=2026-11-01T11:00:00+01:00');
+      assert.equal(unencoded.status, 422);
+      assert.match((unencoded.body.errors as { message: string }[])[0]?.message ?? '', /a \+ in a query string must be sent as %2B/);
+    });
+
     it('a token of partner A can neither read nor write partner B\'s records, on every record route; the other variant is 403', async () => {
       const otherPartner = `other-${n}`;
       const other = await api.token(await api.addClient(otherPartner, 'igaming'));

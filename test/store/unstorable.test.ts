@@ -78,16 +78,21 @@ for (const backend of STORES) {
       assert.equal(record.note, 'n\\u0000');
     });
 
-    it('years 0–99 with an offset and leap seconds are stored the same way in both stores', async () => {
-      await load('customers', raw([
+    it('years 0–99 with an offset and fifteen nines of fraction are stored the same way in both stores; a leap second is a reject', async () => {
+      const result = await load('customers', raw([
         customer('c1', { signup_date: '0050-06-01T10:00:00+02:00' }),
-        customer('c2', { signup_date: '2016-12-31T23:59:60Z', last_modified_date: '2016-12-31T18:59:60.25-05:00' }),
+        customer('c2', { signup_date: '2016-12-31T23:59:60Z', last_modified_date: '2016-12-31T15:59:60.123-08:00' }),
+        // cut to the store's microseconds, never rounded up into the next second (or a second 60)
+        customer('c3', { signup_date: '1985-04-12T23:59:59.999999999999999Z', last_modified_date: '1985-04-12T15:59:59.999999999999999-08:00' }),
       ]));
+      assert.equal(result.rejected, 1);
       const rows = await stored(t.store, 'p1', 'igaming', 'customers');
       assert.deepEqual(rows.map((r) => [r.customer_id, r.signup_date, r.last_modified_date]), [
         ['c1', '0050-06-01T08:00:00.000000Z', undefined],
-        ['c2', '2016-12-31T23:59:59.999999Z', '2016-12-31T23:59:59.999999Z'],
+        ['c3', '1985-04-12T23:59:59.999999Z', '1985-04-12T23:59:59.999999Z'],
       ]);
+      const rejects = await listRejects(t.store.knex, { partner: 'p1' });
+      assert.deepEqual(rejects.map((r) => r.errors.map((e) => `${e.field} ${e.rule}`)), [['signup_date leapSecond', 'last_modified_date leapSecond']]);
     });
   });
 

@@ -4,7 +4,8 @@ import { cliLoader } from '../loader.js';
 import { discardRejects } from '../../store/reject-lifecycle.js';
 import { listRejects, type StoredReject } from '../../store/rejects.js';
 import { fromStoreTimestamp } from '../../store/values.js';
-import { toUtcTimestamp } from '../../kernel/timestamp.js';
+import { DateTimeError, parseDateTime } from '../../kernel/timestamp.js';
+import { isFullDate } from '../../spec/date-format.js';
 import type { Entity } from '../../types.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { loadConfig } from '../definitions.js';
@@ -31,18 +32,15 @@ function parsedPayload(text: string): unknown {
   }
 }
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
-/** `--before`: a calendar date (its UTC midnight) or an ISO 8601 date-time with offset, as store time. */
+/** `--before`: a calendar date (its UTC midnight) or an RFC 3339 date-time with offset (the rules of every date-time the service reads), as store time. */
 function beforeInstant(value: string): string {
-  const text = DATE.test(value) ? `${value}T00:00:00Z` : value;
+  const text = isFullDate(value) ? `${value}T00:00:00Z` : value;
   try {
-    const utc = toUtcTimestamp(text);
-    if (!Number.isNaN(Date.parse(utc)) && new Date(Date.parse(utc)).toISOString().slice(0, 10) === utc.slice(0, 10)) return utc;
-  } catch {
-    // reported below
+    return parseDateTime(text);
+  } catch (error) {
+    const why = error instanceof DateTimeError ? ` (${error.reason})` : '';
+    throw new CliError(`--before must be a date YYYY-MM-DD or an RFC 3339 date-time with offset such as 2026-11-23T10:00:00Z, got ${JSON.stringify(value)}${why}`);
   }
-  throw new CliError(`--before must be a date YYYY-MM-DD or an ISO 8601 date-time with offset, got ${JSON.stringify(value)}`);
 }
 
 /** Who runs the command, for the audit fields of a discard. */
