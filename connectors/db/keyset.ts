@@ -185,7 +185,7 @@ export function unreachableStatement(source: KeysetSource): { sql: string; bindi
   if (source.kind === 'self-paged') return undefined;
   const { cursor: c, tiebreak: id } = source;
   return {
-    sql: `SELECT ${c} AS ps_c, ${id} AS ps_id FROM ${source.from} WHERE ${c} IS NULL OR ${c} < :min OR ${c} >= :max LIMIT 3`,
+    sql: `SELECT ${c} AS ps_c, ${id} AS ps_id FROM ${source.from} WHERE ${c} IS NULL OR ${c} < :min OR ${c} >= :max ORDER BY ${id} LIMIT 3`,
     // A wrapped query's own :from and :to admit every row it can give.
     bindings: { min: REACHABLE_FROM, max: REACHABLE_TO, from: REACHABLE_FROM, to: REACHABLE_TO },
   };
