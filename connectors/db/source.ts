@@ -201,7 +201,9 @@ export function createDbSource(source: DbSource, deps: DbSourceDeps): Source {
 
   async function* cursorPages(plan: StreamPlan, keyset: KeysetSource, window: CursorWindow, resumeAt?: string): AsyncGenerator<PositionedPage> {
     const what = plan.what;
-    if (compareInstants(parseInstant(window.from) ?? { seconds: 0, micros: 0 }, parseInstant(window.open ? OPEN_END : window.to) ?? { seconds: 0, micros: 0 }) >= 0) return;
+    // The instants first (a window that is not one fails here, an empty one reads nothing); their text comes with the cursor's zone.
+    const asked = keysetWindow(window.from, window.open ? OPEN_END : window.to, 'UTC', what);
+    if (compareInstants(asked.from, asked.to) >= 0) return;
     const pageSize = source.page_size;
     const resumed = resumeAt === undefined ? undefined : parseKeysetPosition(resumeAt, what);
     let newest: { at: Instant; zone: string } | undefined;
