@@ -27,7 +27,8 @@
  *       :cursor, :id    continue strictly after this (cursor, tie-breaker); on the first page
  *                       :cursor is one microsecond before :from and :id is NULL, so the predicate
  *                       below admits the whole window with no special case
- *       :limit          the page size
+ *       :limit          page_size + 1: the row past the page is read again first on the next
+ *                       page, and shows a tie-breaker that is not unique
  *
  *       SELECT ... FROM ... WHERE updated_at >= :from AND updated_at < :to
  *         AND updated_at >= :cursor AND (updated_at > :cursor OR (updated_at = :cursor AND id > :id))
@@ -42,6 +43,14 @@
  *   or losing rows.
  *
  * Using some but not all of :cursor, :id, :limit is refused (stream.ts).
+ *
+ * Rows the keyset cannot reach are found, never skipped: a page is read with one row more than
+ * it keeps (`:limit` is page_size + 1), so two rows sharing (cursor, tie-breaker), which a page
+ * boundary would split and lose, are adjacent in what is read and fail the read naming them
+ * (`duplicateKeyset`); rows whose cursor is NULL, MariaDB's zero date or outside the years any
+ * window reaches are looked for before the first page (`unreachableStatement`) and fail it too.
+ * The window's bounds are written in the zone of the cursor column's text: the source's zone for
+ * a zone-less local column, UTC for an instant (MySQL TIMESTAMP, timestamptz) in the UTC session.
  */
 import { SourceError } from '../source.js';
 import { addMicros, compareInstants, instantToSourceText, parseInstant, type Instant } from '../sql/datetime.js';
@@ -106,12 +115,13 @@ export function keysetStatement(
 ): { sql: string; bindings: Bindings } {
   if (source.kind === 'self-paged') {
     const cursor = after === undefined ? instantToSourceText(addMicros(window.from, -1), timezone) : after.cursor;
-    return { sql: source.query, bindings: { from: window.fromText, to: window.toText, cursor, id: after === undefined ? null : after.id, limit: pageSize } };
+    return { sql: source.query, bindings: { from: window.fromText, to: window.toText, cursor, id: after === undefined ? null : after.id, limit: pageSize + 1 } };
   }
   const c = source.cursor;
   const id = source.tiebreak;
   const where = [`${c} >= :from`, `${c} < :to`];
-  const bindings: Record<string, unknown> = { from: window.fromText, to: window.toText, limit: pageSize };
+  // One row past the page: a tie with the page's last row shows there (duplicateKeyset).
+  const bindings: Record<string, unknown> = { from: window.fromText, to: window.toText, limit: pageSize + 1 };
   if (after !== undefined) {
     where.push(afterPredicate(dialect.keyset, c, id));
     bindings.cursor = after.cursor;
@@ -159,5 +169,66 @@ export function checkQueryPage(rows: readonly Row[], source: { cursorKey: string
       }
     }
     last = { at, id: row[source.tiebreakKey] };
+  }
+}
+
+/** The earliest and latest cursor text a window can reach: a row outside them is never read. */
+export const REACHABLE_FROM = '0001-01-01 00:00:00';
+export const REACHABLE_TO = '9999-12-30 00:00:00';
+
+/**
+ * Up to three rows no window reaches: their cursor is NULL, zero (`0000-00-00 00:00:00`) or
+ * outside REACHABLE_FROM..REACHABLE_TO. Columns `ps_c` (the cursor) and `ps_id` (the tie-breaker).
+ * A self-paging query selects its rows itself: undefined.
+ */
+export function unreachableStatement(source: KeysetSource): { sql: string; bindings: Bindings } | undefined {
+  if (source.kind === 'self-paged') return undefined;
+  const { cursor: c, tiebreak: id } = source;
+  return {
+    sql: `SELECT ${c} AS ps_c, ${id} AS ps_id FROM ${source.from} WHERE ${c} IS NULL OR ${c} < :min OR ${c} >= :max ORDER BY ${id} LIMIT 3`,
+    // A wrapped query's own :from and :to admit every row it can give.
+    bindings: { min: REACHABLE_FROM, max: REACHABLE_TO, from: REACHABLE_FROM, to: REACHABLE_TO },
+  };
+}
+
+/** What `unreachableStatement` found, as an error message (undefined when nothing). */
+export function unreachableMessage(rows: readonly Row[], source: KeysetSource, what: string): string | undefined {
+  if (rows.length === 0) return undefined;
+  const examples = rows.map((r) => `${source.tiebreakKey} ${String(r.ps_id)}: ${r.ps_c === null || r.ps_c === undefined ? 'NULL' : String(r.ps_c)}`).join(', ');
+  return `${what}: cursor column ${source.cursorKey} is NULL, zero or outside the years 0001..9999 in rows no cursor window reaches (${examples}${rows.length >= 3 ? ', ...' : ''}): they would never be read; give them a date-time on the source, or read the stream with a query whose cursor has one (COALESCE)`;
+}
+
+/**
+ * Up to three (cursor, tie-breaker) pairs held by more than one of the newest `probe` rows: a
+ * tie-breaker that is not unique among rows of one cursor value loses rows at page boundaries.
+ * Columns `ps_c`, `ps_id`, `n`. Undefined for a self-paging query (its reads find them).
+ */
+export function duplicateStatement(source: KeysetSource, probe: number): { sql: string; bindings: Bindings } | undefined {
+  if (source.kind === 'self-paged') return undefined;
+  const { cursor: c, tiebreak: id } = source;
+  return {
+    sql: `SELECT ps_c, ps_id, COUNT(*) AS n FROM (SELECT ${c} AS ps_c, ${id} AS ps_id FROM ${source.from} WHERE ${c} >= :from AND ${c} < :to ORDER BY ${c} DESC, ${id} DESC LIMIT ${Math.floor(probe)}) ps_newest GROUP BY ps_c, ps_id HAVING COUNT(*) > 1 LIMIT 3`,
+    bindings: { from: REACHABLE_FROM, to: REACHABLE_TO },
+  };
+}
+
+/** The message of pairs found by `duplicateStatement`. */
+export function duplicateMessage(rows: readonly Row[], source: KeysetSource, what: string, probe: number): string | undefined {
+  if (rows.length === 0) return undefined;
+  const examples = rows.map((r) => `(${source.cursorKey} ${String(r.ps_c)}, ${source.tiebreakKey} ${String(r.ps_id)}) ${String(r.n)} times`).join(', ');
+  return `${what}: tie-breaker ${source.tiebreakKey} is not unique among rows with one ${source.cursorKey} (of the newest ${probe} rows: ${examples}): keyset pages would skip rows; set tiebreak_column to a unique column (the primary key)`;
+}
+
+/**
+ * Rows read in (cursor, tie-breaker) order, one past the page: two adjacent rows with the same
+ * raw pair mean the tie-breaker is not unique, and a page boundary between them would lose one.
+ */
+export function duplicateKeyset(rows: readonly Row[], source: { cursorKey: string; tiebreakKey: string }, what: string): void {
+  for (let i = 1; i < rows.length; i++) {
+    const a = rows[i - 1] as Row;
+    const b = rows[i] as Row;
+    if (String(a[source.cursorKey]) === String(b[source.cursorKey]) && String(a[source.tiebreakKey]) === String(b[source.tiebreakKey])) {
+      throw new SourceError(`${what}: rows ${i} and ${i + 1} share (${source.cursorKey} ${String(a[source.cursorKey])}, ${source.tiebreakKey} ${String(a[source.tiebreakKey])}): tie-breaker ${source.tiebreakKey} is not unique among rows with one ${source.cursorKey}, so keyset pages would skip rows; set tiebreak_column to a unique column (the primary key)`);
+    }
   }
 }

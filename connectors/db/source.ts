@@ -20,8 +20,8 @@ import type { DbSource, DbStream, StreamDefinition } from '../../src/config/defi
 import type { Logger, Redact } from '../../src/log.js';
 import type { Variant } from '../../src/types.js';
 import { PositionRefused, SourceError, type CursorWindow, type PositionedPage, type PullWindow, type Source } from '../source.js';
-import { sourceNow } from '../sql/clock.js';
-import { addMicros, compareInstants, instantToIso, parseInstant } from '../sql/datetime.js';
+import { AHEAD_TOLERANCE_S, MAX_OFFSET_S, sourceNow, zoneEvidence } from '../sql/clock.js';
+import { addMicros, compareInstants, instantToIso, instantToSourceText, parseInstant, type Instant } from '../sql/datetime.js';
 import { checkDaysWindow, readDays, relationDays, wrappedDays, type DaySource } from '../sql/days.js';
 import type { SqlDialect } from '../sql/dialects.js';
 import { sqlSourceBase } from '../sql/source-base.js';
@@ -30,7 +30,11 @@ import { codeMapProblems, columnProblems, mappingNeeds, relationExists, resultCo
 import { rowConverter } from '../sql/rows.js';
 import { inSnapshot } from '../sql/snapshot.js';
 import type { ResultColumn } from '../sql/column-types.js';
-import { checkQueryPage, keysetStatement, keysetWindow, lastPosition, queryKeyset, SELF_PAGING_PARAMS, tableKeyset, type KeysetPosition, type KeysetSource } from './keyset.js';
+import type { SqlSession } from '../sql/session.js';
+import {
+  checkQueryPage, duplicateKeyset, duplicateMessage, duplicateStatement, keysetStatement, keysetWindow, lastPosition, queryKeyset, SELF_PAGING_PARAMS,
+  REACHABLE_FROM, tableKeyset, unreachableMessage, unreachableStatement, type KeysetPosition, type KeysetSource,
+} from './keyset.js';
 
 export interface DbSourceDeps {
   clock: () => Date;
@@ -69,6 +73,9 @@ interface StreamPlan {
 export const DAY_PAGE_MAX = 1000;
 
 const CURSOR_PARAMS = ['from', 'to', ...SELF_PAGING_PARAMS] as const;
+
+/** `check` tests the tie-breaker's uniqueness over this many of the newest rows (a bounded read). */
+export const DUPLICATE_PROBE = 100_000;
 const DAILY_PARAMS = ['date_from', 'date_to'] as const;
 
 // String literals, quoted identifiers and comments: knex replaces `:name` even there.
@@ -175,31 +182,109 @@ export function createDbSource(source: DbSource, deps: DbSourceDeps): Source {
   if (!Number.isInteger(source.page_size) || source.page_size < 1) throw new SourceError(`source.page_size: ${source.page_size} is not a positive integer`);
   if (!Number.isFinite(source.safety_lag_ms) || source.safety_lag_ms < 0) throw new SourceError(`source.safety_lag_ms: ${source.safety_lag_ms} is not a duration in milliseconds`);
 
+  /**
+   * The zone the cursor column's text is in, from its type in a read of no rows: UTC for an
+   * instant (MySQL TIMESTAMP, timestamptz: the session is in UTC), else the source's zone.
+   */
+  const cursorZones = new WeakMap<StreamPlan, string>();
+  async function cursorZone(session: SqlSession, plan: StreamPlan, keyset: KeysetSource, what: string): Promise<string> {
+    let zone = cursorZones.get(plan);
+    if (zone === undefined) {
+      const probe = keysetWindow('2000-01-01T00:00:00Z', '2000-01-01T00:00:00Z', 'UTC', what);
+      const { sql, bindings } = keysetStatement(keyset, dialect, probe, 1, 'UTC', undefined);
+      const columns = await resultColumns(session, sql, bindings, `${what}: reading the cursor column's type`);
+      zone = columns.find((c) => c.name === keyset.cursorKey)?.type === 'timestamptz' ? 'UTC' : timezone;
+      cursorZones.set(plan, zone);
+    }
+    return zone;
+  }
+
   async function* cursorPages(plan: StreamPlan, keyset: KeysetSource, window: CursorWindow, resumeAt?: string): AsyncGenerator<PositionedPage> {
     const what = plan.what;
-    // An open window reads every row from `from` on: a row stamped in the future loads now, while
-    // the stream's start stays capped by `to` (the source clock minus the safety lag, `bound`).
-    const bounds = keysetWindow(window.from, window.open ? OPEN_END : window.to, timezone, what);
-    if (compareInstants(bounds.from, bounds.to) >= 0) return;
+    // The instants first (a window that is not one fails here, an empty one reads nothing); their text comes with the cursor's zone.
+    const asked = keysetWindow(window.from, window.open ? OPEN_END : window.to, 'UTC', what);
+    if (compareInstants(asked.from, asked.to) >= 0) return;
     const pageSize = source.page_size;
     const resumed = resumeAt === undefined ? undefined : parseKeysetPosition(resumeAt, what);
+    let newest: { at: Instant; zone: string } | undefined;
     yield* inSnapshot(connection(), what, async function* (session) {
+      const zone = await cursorZone(session, plan, keyset, what);
+      // An open window reads every row from `from` on: a row stamped in the future loads now, while
+      // the stream's start stays capped by `to` (the source clock minus the safety lag, `bound`).
+      const bounds = keysetWindow(window.from, window.open ? OPEN_END : window.to, zone, what);
+      const unreachable = unreachableStatement(keyset);
+      if (unreachable !== undefined && resumed === undefined) {
+        const { rows } = await session.query(unreachable.sql, unreachable.bindings, `${what}: looking for rows no cursor window reaches`);
+        const message = unreachableMessage(rows, keyset, what);
+        if (message !== undefined) throw new SourceError(message);
+      }
       let after: KeysetPosition | undefined = resumed;
       for (let page = 1; ; page += 1) {
         budget(what);
-        const { sql, bindings } = keysetStatement(keyset, dialect, bounds, pageSize, timezone, after);
+        const { sql, bindings } = keysetStatement(keyset, dialect, bounds, pageSize, zone, after);
         const result = await session.query(sql, bindings, `${what}, page ${page}`);
-        if (keyset.kind === 'self-paged') checkQueryPage(result.rows, keyset, bounds, pageSize, timezone, after, `${what}, page ${page}`);
+        duplicateKeyset(result.rows, keyset, `${what}, page ${page}`);
+        if (keyset.kind === 'self-paged') checkQueryPage(result.rows, keyset, bounds, pageSize + 1, zone, after, `${what}, page ${page}`);
         if (result.rows.length === 0) return;
-        const next = lastPosition(result.rows, keyset, `${what}, page ${page}`);
+        // The row past the page was read only to compare with the page's last: the next page starts with it.
+        const rows = result.rows.slice(0, pageSize);
+        const next = lastPosition(rows, keyset, `${what}, page ${page}`);
         const toRecord = rowConverter(result.columns, timezone);
-        // In one snapshot a short page is the last: nothing can appear behind it.
-        const last = result.rows.length < pageSize;
-        yield last ? { records: result.rows.map(toRecord) } : { records: result.rows.map(toRecord), next: JSON.stringify([next.cursor, next.id]) };
+        // In one snapshot a page without a row past it is the last: nothing can appear behind it.
+        const last = result.rows.length <= pageSize;
+        const at = last && typeof next.cursor === 'string' ? parseInstant(next.cursor, zone) : undefined;
+        if (at !== undefined) newest = { at, zone };
+        yield last ? { records: rows.map(toRecord) } : { records: rows.map(toRecord), next: JSON.stringify([next.cursor, next.id]) };
         if (last) return;
         after = next;
       }
     });
+    if (newest !== undefined && newest.at.seconds * 1000 > deps.clock().getTime() + AHEAD_TOLERANCE_S * 1000) await warnAhead(plan, newest.at, newest.zone);
+  }
+
+  /**
+   * What `check` finds in a cursor stream's rows that its reads would fail on or get wrong: rows
+   * no window reaches (NULL or zero cursor), a tie-breaker that is not unique over the newest
+   * DUPLICATE_PROBE rows, and a newest stamp ahead of the source's clock (a zone other than declared).
+   */
+  async function keysetProblems(session: SqlSession, plan: StreamPlan, keyset: KeysetSource, what: string): Promise<string[]> {
+    const problems: string[] = [];
+    const unreachable = unreachableStatement(keyset);
+    if (unreachable !== undefined) {
+      const { rows } = await session.query(unreachable.sql, unreachable.bindings, `${what}: looking for rows no cursor window reaches`);
+      const message = unreachableMessage(rows, keyset, plan.path);
+      if (message !== undefined) problems.push(message);
+    }
+    const duplicates = duplicateStatement(keyset, DUPLICATE_PROBE);
+    if (duplicates !== undefined) {
+      const { rows } = await session.query(duplicates.sql, duplicates.bindings, `${what}: testing that the tie-breaker is unique`);
+      const message = duplicateMessage(rows, keyset, plan.path, DUPLICATE_PROBE);
+      if (message !== undefined) problems.push(message);
+    }
+    if (keyset.kind === 'paged') {
+      const zone = await cursorZone(session, plan, keyset, what);
+      const now = await sourceNow(session, what);
+      // The newest stamp a zone could explain (a bogus one far in the future is not evidence).
+      const to = instantToSourceText(addMicros(now, (MAX_OFFSET_S + AHEAD_TOLERANCE_S) * 1_000_000), zone);
+      const { rows } = await session.query(`SELECT ${keyset.cursor} AS ps_c FROM ${keyset.from} WHERE ${keyset.cursor} >= :from AND ${keyset.cursor} < :to ORDER BY ${keyset.cursor} DESC LIMIT 1`, { from: REACHABLE_FROM, to }, `${what}: reading the newest ${keyset.cursorKey}`);
+      const raw = rows[0]?.ps_c;
+      const newest = typeof raw === 'string' ? parseInstant(raw, zone) : undefined;
+      const evidence = newest === undefined ? undefined : zoneEvidence(newest, now, zone);
+      if (evidence !== undefined) problems.push(`${plan.path}: cursor column ${keyset.cursorKey}: ${evidence}`);
+    }
+    return problems;
+  }
+
+  /** A newest stamp ahead of our clock: compared with the source's, and a warning when it is ahead of that too (a zone other than declared). */
+  async function warnAhead(plan: StreamPlan, newest: Instant, zone: string): Promise<void> {
+    const session = await connection().acquire(plan.what);
+    try {
+      const now = await sourceNow(session, plan.what);
+      const evidence = zoneEvidence(newest, now, zone);
+      if (evidence !== undefined) deps.logger.warn(`${plan.what}: cursor column ${plan.cursor?.name ?? ''}: ${evidence}`);
+    } finally {
+      await session.release();
+    }
   }
 
   return {
@@ -255,22 +340,26 @@ export function createDbSource(source: DbSource, deps: DbSourceDeps): Source {
       if (plan.date && !(plan.days && 'query' in plan.days)) needs.push({ column: plan.date.name, origin: 'date_column', required: true, check: dateAccepts });
       const session = await connection().acquire(what);
       try {
+        let problems: string[];
         if (plan.relation) {
           if (!(await relationExists(session, plan.relation, what))) return [`${plan.path}.table: table or view ${plan.relation.text} does not exist (or this user cannot read it)`];
           const columns = await resultColumns(session, `SELECT * FROM ${plan.relation.sql}`, {}, what);
-          const problems = columnProblems(columns, needs, `${plan.path}.table ${plan.relation.text}`);
-          return problems.length > 0 ? problems : codeMapProblems(session, stream, plan.relation, `${plan.path}.table ${plan.relation.text}`, what);
+          problems = columnProblems(columns, needs, `${plan.path}.table ${plan.relation.text}`);
+          if (problems.length === 0) problems = await codeMapProblems(session, stream, plan.relation, `${plan.path}.table ${plan.relation.text}`, what);
+        } else {
+          const bindings = stream.incremental.mode === 'cursor'
+            ? { from: '2000-01-01 00:00:00', to: '2000-01-01 00:00:00', cursor: '1999-12-31 23:59:59.999999', id: null, limit: 0 }
+            : { date_from: '2000-01-01', date_to: '2000-01-01' };
+          let columns: ResultColumn[];
+          try {
+            columns = await resultColumns(session, plan.query as string, bindings, what);
+          } catch (error) {
+            return [`${plan.path}.query: ${(error as Error).message}`];
+          }
+          problems = columnProblems(columns, needs, `${plan.path}.query`);
         }
-        const bindings = stream.incremental.mode === 'cursor'
-          ? { from: '2000-01-01 00:00:00', to: '2000-01-01 00:00:00', cursor: '1999-12-31 23:59:59.999999', id: null, limit: 0 }
-          : { date_from: '2000-01-01', date_to: '2000-01-01' };
-        let columns: ResultColumn[];
-        try {
-          columns = await resultColumns(session, plan.query as string, bindings, what);
-        } catch (error) {
-          return [`${plan.path}.query: ${(error as Error).message}`];
-        }
-        return columnProblems(columns, needs, `${plan.path}.query`);
+        if (problems.length > 0 || plan.keyset === undefined) return problems;
+        return await keysetProblems(session, plan, plan.keyset, what);
       } finally {
         await session.release();
       }

@@ -7,9 +7,12 @@ import type { FieldRule } from '../../src/config/definition.js';
 import type { SpecFieldKind } from '../../src/config/mapping-rules.js';
 
 export type ColumnType =
-  /** A zone-less date-time (MySQL DATETIME and TIMESTAMP as shown in the session zone, PostgreSQL timestamp). */
+  /** A zone-less local date-time, read in the source's zone (MySQL DATETIME, PostgreSQL timestamp). */
   | 'timestamp'
-  /** A date-time written with its offset (PostgreSQL timestamptz). */
+  /**
+   * An instant: PostgreSQL timestamptz (written with its offset) and MySQL TIMESTAMP (stored in
+   * UTC and written in the session's zone, which is UTC).
+   */
   | 'timestamptz'
   | 'date'
   | 'integer'
@@ -39,7 +42,7 @@ const MYSQL_TYPES: Record<number, [ColumnType, string]> = {
   0x03: ['integer', 'INT'],
   0x04: ['float', 'FLOAT'],
   0x05: ['float', 'DOUBLE'],
-  0x07: ['timestamp', 'TIMESTAMP'],
+  0x07: ['timestamptz', 'TIMESTAMP'],
   0x08: ['integer', 'BIGINT'],
   0x09: ['integer', 'MEDIUMINT'],
   0x0a: ['date', 'DATE'],
@@ -49,7 +52,7 @@ const MYSQL_TYPES: Record<number, [ColumnType, string]> = {
   0x0e: ['date', 'DATE'],
   0x0f: ['string', 'VARCHAR'],
   0x10: ['other', 'BIT'],
-  0x11: ['timestamp', 'TIMESTAMP'],
+  0x11: ['timestamptz', 'TIMESTAMP'],
   0x12: ['timestamp', 'DATETIME'],
   0xf5: ['json', 'JSON'],
   0xf6: ['decimal', 'DECIMAL'],

@@ -3,11 +3,15 @@
  * set up so that values keep the source's precision, and sessions set up read-only:
  *
  * - `mysql` (mysql2): date-times and dates as text (`dateStrings`), DECIMAL and BIGINT as text
- *   (`supportBigNumbers` + `bigNumberStrings`); the session time zone is the source's zone, the
- *   statement timeout `max_statement_time` (MariaDB, seconds) or `max_execution_time` (MySQL, ms),
+ *   (`supportBigNumbers` + `bigNumberStrings`); the session time zone `+00:00`, the statement timeout `max_statement_time` (MariaDB, seconds) or `max_execution_time` (MySQL, ms),
  *   transactions read-only.
  * - `postgres` (pg): date, timestamp, timestamptz, numeric and int8 as text (type parsers);
- *   `TimeZone`, `statement_timeout` and `default_transaction_read_only` set per session.
+ *   `TimeZone` (UTC), `statement_timeout` and `default_transaction_read_only` set per session.
+ *
+ * Sessions run in UTC whatever the source's zone: the database never converts a zone (a named
+ * zone needs the server's time-zone tables, which a partner's replica usually lacks). Zone-less
+ * local values (DATETIME, `timestamp`) come as the text stored and are read in the source's zone
+ * by us (datetime.ts); MySQL TIMESTAMP and PostgreSQL timestamptz are instants and come in UTC.
  * - `sqlite` (better-sqlite3): the file opened read-only, `query_only` on; stands in for a
  *   replica in the demo through the same path. No statement timeout.
  *
@@ -21,7 +25,7 @@ import pg from 'pg';
 import type { Logger, Redact } from '../../src/log.js';
 import { SourceError, type SourceStats } from '../source.js';
 import { PG_TEXT_OIDS } from './column-types.js';
-import { isKnownZone, isUtcZone } from './datetime.js';
+import { isKnownZone } from './datetime.js';
 import { SQL_DIALECTS, type SqlClient, type SqlDialect } from './dialects.js';
 import { scrub, sqlError } from './errors.js';
 import { createSession, type SqlSession } from './session.js';
@@ -29,7 +33,7 @@ import { createSession, type SqlSession } from './session.js';
 export interface SqlConnectionOptions {
   client: SqlClient;
   url: string;
-  /** IANA zone of the source's zone-less date-times; sessions run in it. */
+  /** IANA zone of the source's zone-less date-times (validated here; sessions run in UTC). */
   timezone: string;
   /** 0: none. */
   statementTimeoutMs: number;
@@ -109,7 +113,7 @@ function mysqlOptions(url: string): Record<string, unknown> {
 }
 
 function knexConfig(options: SqlConnectionOptions, dialect: SqlDialect): Knex.Config {
-  const { url, timezone, statementTimeoutMs } = options;
+  const { url, statementTimeoutMs } = options;
   const pool = { min: 0, max: options.poolMax ?? 2 };
   const log = {
     warn: (message: unknown) => options.logger.debug(scrub(`knex: ${String(message)}`, options.redact)),
@@ -121,7 +125,6 @@ function knexConfig(options: SqlConnectionOptions, dialect: SqlDialect): Knex.Co
 
   if (dialect.client === 'mysql') {
     if (!/^(mysql|mariadb):\/\//i.test(url)) throw new Error('a mysql source needs a mysql://user:password@host:port/database URL');
-    const zone = isUtcZone(timezone) ? '+00:00' : timezone;
     return {
       ...common,
       connection: {
@@ -140,11 +143,8 @@ function knexConfig(options: SqlConnectionOptions, dialect: SqlDialect): Knex.Co
           async (conn) => {
             const [version] = (await mysqlQuery(conn, 'SELECT VERSION() AS version')) as { version: string }[];
             const mariadb = /mariadb/i.test(version?.version ?? '');
-            try {
-              await mysqlQuery(conn, 'SET time_zone = ?', [zone]);
-            } catch (error) {
-              throw new Error(`source.timezone ${JSON.stringify(timezone)}: ${(error as Error).message} (load the server's time zone tables, mariadb-tzinfo-to-sql, or keep the source in UTC)`, { cause: error });
-            }
+            // An offset, not a name: it needs no time-zone tables.
+            await mysqlQuery(conn, "SET time_zone = '+00:00'");
             if (mariadb) await mysqlQuery(conn, 'SET SESSION max_statement_time = ?', [statementTimeoutMs / 1000]);
             else await mysqlQuery(conn, 'SET SESSION max_execution_time = ?', [statementTimeoutMs]);
             await mysqlQuery(conn, 'SET SESSION TRANSACTION READ ONLY');
@@ -166,7 +166,7 @@ function knexConfig(options: SqlConnectionOptions, dialect: SqlDialect): Knex.Co
           async (conn) => {
             await conn.query({
               text: `SELECT set_config('TimeZone', $1, false), set_config('statement_timeout', $2, false), set_config('default_transaction_read_only', 'on', false)`,
-              values: [isUtcZone(timezone) ? 'UTC' : timezone, String(statementTimeoutMs)],
+              values: ['UTC', String(statementTimeoutMs)],
             });
           },
           (conn) => void conn.end().catch(() => undefined),

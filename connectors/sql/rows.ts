@@ -1,7 +1,7 @@
 /**
  * A driver row → a partner record, the raw record the field mapping reads: date-times as ISO 8601
- * UTC with every fraction digit the source wrote, at least six (zone-less values read in the
- * source's zone),
+ * UTC with every fraction digit the source wrote, at least six (zone-less local values read in
+ * the source's zone, instants in UTC: the session's zone),
  * dates as YYYY-MM-DD, exact decimals and big integers (read as text by the drivers) as numbers.
  * Everything else passes as the driver gives it. The row itself is kept by the caller for the
  * keyset: its cursor value is bound back exactly as read, never through the converted value.
@@ -21,8 +21,10 @@ function converter(type: ColumnType, zone: string): Convert {
   const dateTime: Convert = (value) => (typeof value === 'string' ? (sourceDateTimeToIso(value, zone) ?? value) : value);
   switch (type) {
     case 'timestamp':
-    case 'timestamptz':
       return dateTime;
+    case 'timestamptz':
+      // An instant in a UTC session: an offset when written, UTC when not (MySQL TIMESTAMP).
+      return (value) => (typeof value === 'string' ? (sourceDateTimeToIso(value, 'UTC') ?? value) : value);
     case 'date':
       // The day as written (a driver that hands a Date would have shifted it: ours are set to text).
       return (value) => (typeof value === 'string' && value.length > 10 && SQL_DATE.test(value.slice(0, 10)) && /^[ T]00:00:00(\.0+)?$/.test(value.slice(10)) ? value.slice(0, 10) : value);

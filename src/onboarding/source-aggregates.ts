@@ -18,6 +18,8 @@
  */
 import { Decimal } from 'decimal.js';
 import { DateTime } from 'luxon';
+import { parseInstant } from '../../connectors/sql/datetime.js';
+import { resultColumns } from '../../connectors/sql/inspect.js';
 import { openSqlConnection } from '../../connectors/sql/connection.js';
 import type { SqlDialect } from '../../connectors/sql/dialects.js';
 import { columnIdentifier, relationIdentifier } from '../../connectors/sql/identifiers.js';
@@ -81,10 +83,13 @@ function dayExpression(entity: Entity, stream: StreamDefinition): DayExpression 
   return entity === 'activity' ? { kind: 'date', column } : { kind: 'datetime', column };
 }
 
-/** The luxon form of the local text a MySQL/MariaDB day expression groups by: hours, or minutes for a zone off the hour. */
-function localFormat(zone: string, from: string, to: string): { sql: string; luxon: string } {
+/** The local text a date-time day expression groups by, per dialect, and its luxon form: hours, or minutes for a zone off the hour. */
+function localFormat(zone: string, from: string, to: string, dialect: SqlDialect): { sql: (col: string) => string; luxon: string } {
   const whole = [from, to].every((d) => DateTime.fromISO(d, { zone }).offset % 60 === 0 && DateTime.fromISO(d, { zone }).plus({ months: 6 }).offset % 60 === 0);
-  return whole ? { sql: '%Y-%m-%d %H', luxon: 'yyyy-MM-dd HH' } : { sql: '%Y-%m-%d %H:%i', luxon: 'yyyy-MM-dd HH:mm' };
+  const luxon = whole ? 'yyyy-MM-dd HH' : 'yyyy-MM-dd HH:mm';
+  if (dialect.client === 'mysql') return { sql: (col) => `DATE_FORMAT(${col}, '${whole ? '%Y-%m-%d %H' : '%Y-%m-%d %H:%i'}')`, luxon };
+  if (dialect.client === 'postgres') return { sql: (col) => `to_char(${col}, '${whole ? 'YYYY-MM-DD HH24' : 'YYYY-MM-DD HH24:MI'}')`, luxon };
+  return { sql: (col) => `strftime('${whole ? '%Y-%m-%d %H' : '%Y-%m-%d %H:%M'}', ${col})`, luxon };
 }
 
 interface DaySql {
@@ -99,10 +104,13 @@ interface DaySql {
 /**
  * The day's SQL (a DATE, or a day number for epochs) and a sargable range on the raw column that
  * holds every row of the days asked (date-times: a day wider each side, whatever the source's zone).
- * A MySQL/MariaDB date-time is grouped by its local hour's text and each hour turned to its UTC day
- * here (luxon, the source's `timezone`): the server's time-zone tables are not needed (a replica
- * usually lacks them). `zone` is the zone the column's text is in (UTC for a TIMESTAMP column read
- * in a UTC session).
+ * A date-time is grouped by its local hour's text and each hour turned to its UTC day here (luxon,
+ * the source's `timezone`), on every database: the session is in UTC and never asked to convert a
+ * zone (MariaDB without the server's time-zone tables cannot; a replica usually lacks them).
+ * `zone` is the zone the column's text is in: UTC for an instant (MySQL TIMESTAMP, PostgreSQL
+ * timestamptz) read in the UTC session, the source's zone for a local one (DATETIME, timestamp).
+ * A local hour that occurs twice (clocks going back) is read as its later occurrence, as the
+ * replica source reads it (connectors/sql/datetime.ts).
  */
 function daySql(day: DayExpression, dialect: SqlDialect, from: string, to: string, zone = 'UTC'): DaySql {
   const col = columnIdentifier(day.column, 'mapping', dialect).sql;
@@ -117,43 +125,41 @@ function daySql(day: DayExpression, dialect: SqlDialect, from: string, to: strin
   if (day.kind === 'date') return { expr: col, range: `${col} >= :lo AND ${col} <= :hi`, params: { lo: from, hi: to }, toDay: text, sqlDays: true };
   const range = `${col} >= :lo AND ${col} < :hi`;
   const params = { lo: `${addDays(from, -1)} 00:00:00`, hi: `${addDays(to, 2)} 00:00:00` };
-  if (dialect.client === 'mysql') {
-    const format = localFormat(zone, from, to);
-    const days = new Map<string, string>();
-    const toDay = (v: unknown): string => {
-      const local = String(v);
-      let d = days.get(local);
-      if (d === undefined) {
-        d = DateTime.fromFormat(local, format.luxon, { zone }).toUTC().toISODate() ?? local.slice(0, 10);
-        days.set(local, d);
-      }
-      return d;
-    };
-    return { expr: `DATE_FORMAT(${col}, '${format.sql}')`, range, params, toDay, sqlDays: false };
-  }
-  // PostgreSQL converts with its own zone data (always present), in the session's zone (the source's `timezone`).
-  const expr = dialect.client === 'postgres' ? `CAST(CAST(${col} AS timestamptz) AT TIME ZONE 'UTC' AS DATE)` : `date(${col})`;
-  return { expr, range, params, toDay: text, sqlDays: true };
+  const format = localFormat(zone, from, to, dialect);
+  const days = new Map<string, string>();
+  const toDay = (v: unknown): string => {
+    const local = String(v);
+    let d = days.get(local);
+    if (d === undefined) {
+      const seconds = parseInstant(`${local}${format.luxon.endsWith('mm') ? '' : ':00'}:00`, zone)?.seconds;
+      d = seconds === undefined ? local.slice(0, 10) : new Date(seconds * 1000).toISOString().slice(0, 10);
+      days.set(local, d);
+    }
+    return d;
+  };
+  return { expr: format.sql(col), range, params, toDay, sqlDays: false };
 }
 
 /**
- * The connection reconcile's SQL reads with, and the zone a date-time column's text is in. On
- * MySQL/MariaDB the session stays in UTC (no `SET time_zone` to a named zone, which needs the
- * server's zone tables): a DATETIME's text is the source's local time, a TIMESTAMP's is UTC.
+ * The connection reconcile's SQL reads with (in UTC, as every source session), and the zone a
+ * date-time column's text is in, from the column's type in a read of no rows.
  */
 async function openForAggregates(deps: AggregateDeps, def: PartnerDefinition & { source: { type: 'db' | 'warehouse' } }, relation: string, day: DayExpression): Promise<{ db: ReturnType<typeof openSqlConnection>; zone: string }> {
   const source = def.source;
-  const mysql = source.client === 'mysql';
-  const db = openSqlConnection({ client: source.client, url: source.url, timezone: mysql ? 'UTC' : source.timezone, statementTimeoutMs: source.statement_timeout_ms, redact: deps.redact, logger: deps.logger, stats: { requests: 0, retries: 0, throttled: 0, waitedMs: 0 } });
-  if (!mysql || day.kind !== 'datetime') return { db, zone: 'UTC' };
-  const session = await db.acquire('reconcile column type');
+  const db = openSqlConnection({ client: source.client, url: source.url, timezone: source.timezone ?? 'UTC', statementTimeoutMs: source.statement_timeout_ms, redact: deps.redact, logger: deps.logger, stats: { requests: 0, retries: 0, throttled: 0, waitedMs: 0 } });
+  if (day.kind !== 'datetime') return { db, zone: 'UTC' };
   try {
-    const name = relation.includes('.') ? relation.slice(relation.lastIndexOf('.') + 1) : relation;
-    const { rows } = await session.query('SELECT DATA_TYPE AS t FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = :name AND COLUMN_NAME = :column', { name, column: day.column }, 'reconcile column type');
-    const type = String(rows[0]?.t ?? '').toLowerCase();
-    return { db, zone: type === 'timestamp' ? 'UTC' : (source.timezone ?? 'UTC') };
-  } finally {
-    await session.release();
+    const session = await db.acquire('reconcile column type');
+    try {
+      const dialect = db.dialect;
+      const columns = await resultColumns(session, `SELECT ${columnIdentifier(day.column, 'mapping', dialect).sql} FROM ${relationIdentifier(relation, 'table', dialect).sql}`, {}, 'reconcile column type');
+      return { db, zone: columns[0]?.type === 'timestamptz' ? 'UTC' : (source.timezone ?? 'UTC') };
+    } finally {
+      await session.release();
+    }
+  } catch (error) {
+    await db.close();
+    throw error;
   }
 }
 

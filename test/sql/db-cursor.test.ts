@@ -210,7 +210,6 @@ for (const backend of DATABASES) {
 
 describe('db source, cursor streams: zone-less date-times in source.timezone', () => {
   const postgres = DATABASES.find((b) => b.client === 'postgres');
-  const mariadb = DATABASES.find((b) => b.client === 'mysql');
   let db: TestDatabase | undefined;
   afterEach(async () => {
     await db?.drop();
@@ -230,22 +229,6 @@ describe('db source, cursor streams: zone-less date-times in source.timezone', (
         { id: 2, updated_at: '2024-05-01T00:00:00.000001Z' },
         { id: 3, updated_at: '2024-05-01T08:00:00.250000Z' },
       ]);
-    } finally {
-      await source.close?.();
-    }
-  });
-
-  it('MariaDB without time zone tables: a clear error naming source.timezone', async function () {
-    if (!mariadb) this.skip();
-    db = await mariadb.create();
-    const [row] = await db.rows<{ known: number }>("SELECT COUNT(*) AS known FROM mysql.time_zone_name WHERE Name = 'Europe/Malta'");
-    if (Number(row?.known) > 0) this.skip();
-    await accounts(db);
-    const source = createDbSource(dbSource(db, { timezone: 'Europe/Malta' }), deps());
-    try {
-      const error = await rejection(readAll(source.pages(cursorStream(), WINDOW)));
-      assert.ok(error instanceof SourceError);
-      assert.match(error.message, /source\.timezone "Europe\/Malta": Unknown or incorrect time zone/);
     } finally {
       await source.close?.();
     }

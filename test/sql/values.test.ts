@@ -31,6 +31,34 @@ describe('sql values: date-times at the source precision', () => {
   });
 });
 
+describe('sql values: local wall times around a DST change (Europe/Malta)', () => {
+  const z = 'Europe/Malta';
+  const bound = (iso: string) => instantToSourceText(parseInstant(iso) as NonNullable<ReturnType<typeof parseInstant>>, z);
+
+  it('a repeated wall time is its later occurrence, a skipped one the instant of the change: readings keep the order of the text', () => {
+    // Autumn: 03:00 CEST → 02:00 CET at 01:00Z, so 02:00..02:59 occur twice.
+    assert.equal(sourceDateTimeToIso('2026-10-25 01:59:59.5', z), '2026-10-24T23:59:59.500000Z');
+    assert.equal(sourceDateTimeToIso('2026-10-25 02:30:00.25', z), '2026-10-25T01:30:00.250000Z');
+    assert.equal(sourceDateTimeToIso('2026-10-25 03:00:00', z), '2026-10-25T02:00:00.000000Z');
+    // Spring: 02:00 CET → 03:00 CEST at 01:00Z, so 02:00..02:59 do not exist.
+    assert.equal(sourceDateTimeToIso('2026-03-29 01:59:59.999999', z), '2026-03-29T00:59:59.999999Z');
+    assert.equal(sourceDateTimeToIso('2026-03-29 02:30:00.7', z), '2026-03-29T01:00:00.000000Z');
+    assert.equal(sourceDateTimeToIso('2026-03-29 03:00:00', z), '2026-03-29T01:00:00.000000Z');
+    assert.equal(sourceDateTimeToIso('2026-11-01 01:30:00', 'America/New_York'), '2026-11-01T06:30:00.000000Z');
+  });
+
+  it('a bound is the smallest wall time whose reading is at or after it', () => {
+    assert.equal(bound('2026-10-24T23:59:59Z'), '2026-10-25 01:59:59');
+    // In the first pass of the repeated hour: its start, whose reading (the second pass) comes after.
+    assert.equal(bound('2026-10-25T00:00:00Z'), '2026-10-25 02:00:00');
+    assert.equal(bound('2026-10-25T00:30:00.25Z'), '2026-10-25 02:00:00');
+    assert.equal(bound('2026-10-25T01:30:00.5Z'), '2026-10-25 02:30:00.5');
+    // At the spring change the skipped wall times (read as that instant) come first.
+    assert.equal(bound('2026-03-29T01:00:00Z'), '2026-03-29 02:00:00');
+    assert.equal(bound('2026-03-29T01:00:00.1Z'), '2026-03-29 03:00:00.1');
+  });
+});
+
 describe('sql values: driver rows to partner records', () => {
   const columns = (list: [string, ResultColumn['type']][]): ResultColumn[] => list.map(([name, type]) => ({ name, type, typeName: type }));
 

@@ -105,3 +105,28 @@ for (const backend of SERVER_DATABASES) {
     });
   });
 }
+
+for (const backend of SERVER_DATABASES) {
+  describe(`warehouse source in local time (Europe/Malta): ${backend.client}`, () => {
+    const db = useDatabase(backend);
+
+    it('a local DATETIME/timestamp is read in the declared zone by us (the session stays in UTC), an instant column as the instant', async () => {
+      const local = backend.client === 'mysql' ? 'DATETIME(6)' : 'timestamp(6)';
+      const instant = backend.client === 'mysql' ? 'TIMESTAMP(6) NULL' : 'timestamptz';
+      await db().exec(`CREATE TABLE tx_facts (modified_day DATE NOT NULL, transaction_id VARCHAR(20) NOT NULL, made ${local} NOT NULL, booked ${instant})`);
+      await db().exec('CREATE VIEW tx_v AS SELECT modified_day, transaction_id, made, booked FROM tx_facts');
+      // The repeated hour of 2026-10-25: 02:30 local is read as its later pass (CET), 01:30Z; booked is written in UTC.
+      await db().exec('INSERT INTO tx_facts VALUES (?, ?, ?, ?), (?, ?, ?, ?)', ['2026-10-25', 't1', '2026-10-25 02:30:00.5', '2026-10-25 01:30:00.5', '2026-10-25', 't2', '2026-10-25 12:00:00', '2026-10-25 11:00:00']);
+      const source = createWarehouseSource(warehouseSource(db(), { timezone: 'Europe/Malta' }), deps());
+      try {
+        const records = (await readAll(source.pages(viewStream({ entity: 'transactions', view: 'tx_v', date_column: 'modified_day' }), { kind: 'days', from: '2026-10-25', to: '2026-10-25' }))).flat();
+        assert.deepEqual(records.sort((a, b) => String(a.transaction_id).localeCompare(String(b.transaction_id))), [
+          { modified_day: '2026-10-25', transaction_id: 't1', made: '2026-10-25T01:30:00.500000Z', booked: '2026-10-25T01:30:00.500000Z' },
+          { modified_day: '2026-10-25', transaction_id: 't2', made: '2026-10-25T11:00:00.000000Z', booked: '2026-10-25T11:00:00.000000Z' },
+        ]);
+      } finally {
+        await source.close?.();
+      }
+    });
+  });
+}
