@@ -103,8 +103,9 @@ function refused(error: unknown, entity: Entity, given: string, params: Record<s
   if (name === undefined) return error;
   const flag = `--${entity}`;
   const example = `${given}${given.includes('?') ? '&' : '?'}${name}=...`;
-  const how = name in params
-    ? `the partner refuses the query parameter ${name}=${params[name] ?? ''}: give the value it expects in the list path (${flag} "${given.replace(new RegExp(`([?&]${name}=)[^&]*`), '$1...')}")`
+  const sent = params[name] ?? splitPath(given).params[name];
+  const how = sent !== undefined
+    ? `the partner refuses the query parameter ${name}=${sent}: give the value it expects in the list path (${flag} "${given.replace(new RegExp(`([?&]${name}=)[^&]*`), '$1...')}")`
     : `the partner requires the query parameter ${name}: give it in the list path, ${flag} "${example}"${entity === 'activity' ? `, or --date-param ${name} if it is the day (${options.dateParam} now)` : ''}; it is sent on every page and written to the draft's params`;
   return new SourceError(`${error.message}: ${how}`, { status: error.status, cause: error, body: error.body });
 }

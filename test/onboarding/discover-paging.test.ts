@@ -2,8 +2,8 @@
  * REST discovery that finds the paging: partners in the shapes of real platforms, each a real
  * local HTTP server that caps its pages at 7 records and ignores parameters it does not know: a
  * next-page token `next_page_token` taken back as `page_token`, `offset`/`limit` pages without a
- * total, and page numbers on a list that requires a `from` date on every page (a 400 naming it
- * when missing). discover says which parameter advances, init writes it into the draft
+ * total, and token pages on a list that requires a `from` date on every page, the token pages
+ * too (a 400 naming it when missing). discover says which parameter advances, init writes it into the draft
  * (`cursor_param`, `per_page_param`, `offset_param`, `limit_param`, `page_param`) with the user's
  * query as `params`, and a backfill from the draft, without an edit, loads every record: every
  * field of every stored row equal to the partner's.
@@ -138,8 +138,8 @@ for (const backend of STORES) {
       for (const entity of ['customers', 'transactions'] as const) assert.deepEqual(streams[entity].pagination, { type: 'offset', per_page: 500, offset_param: 'offset', limit_param: 'limit' }, entity);
     });
 
-    it('a required from: without it discover names it; given in the list path it is sent on every page and written as params, and the window is not sent as from', async () => {
-      const fixture = partner('required-from', 'spec', 43, true);
+    it('a required from: without it discover names it; given in the list path it is sent on every page, token pages too, and written as params; the window is not sent as from', async () => {
+      const fixture = partner('required-from', 'page_token', 43, true);
       const missing = await discoverText(fixture, '/api/v1/igaming/transactions');
       assert.equal(missing.code, 1);
       assert.match(
@@ -148,13 +148,13 @@ for (const backend of STORES) {
       );
       const text = await discoverText(fixture);
       assert.equal(text.code, 0, text.err);
-      assert.match(text.out, new RegExp(`\ntransactions \\(/api/v1/igaming/transactions with from=${fixture.data.from} on every page\\): 21 records in 3 page\\(s\\); records at data; pagination: page numbers \\(page_param page, per_page_param per_page\\); meta.total 48\n {2}paging: page=2 brings the next records; per_page sets the page size\n`));
+      assert.match(text.out, new RegExp(`\ntransactions \\(/api/v1/igaming/transactions with from=${fixture.data.from} on every page\\): 21 records in 3 page\\(s\\); records at data; pagination: cursor \\(cursor_param page_token, cursor_path next_page_token, per_page_param per_page\\)\n`));
       store = await backend.create();
       const done = await onboard(fixture, store.url);
       const t = streamsOf(done.draft).transactions;
       assert.equal(t.path, '/api/v1/igaming/transactions');
       assert.deepEqual(t.params, { from: fixture.data.from });
-      assert.deepEqual(t.pagination, { type: 'page', per_page: 500, page_param: 'page', per_page_param: 'per_page' });
+      assert.deepEqual(t.pagination, { type: 'cursor', per_page: 500, per_page_param: 'per_page', cursor_param: 'page_token', cursor_path: 'next_page_token' });
       assert.deepEqual([t.incremental.from_param, t.incremental.to_param], ['updated_since', 'updated_until']);
       assert.match(done.draft, /from is a constant parameter of the list path \(kept on every request\), so the window is sent as updated_since, updated_until/);
     });
