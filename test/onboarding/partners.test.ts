@@ -30,7 +30,7 @@ export const NEW_FIXTURES: (() => Fixture)[] = [maltaBackOffice, propTokens, war
 export const KNOWN_FAILING: Record<string, string> = {
   // Issue 50's shapes on today's code:
   'onboard:malta-bo': 'no case rule: lower-case country codes cannot be mapped (issue 50 point 6)',
-  'onboard:prop-tokens': 'backfill fails "the same page twice" (page numbers assumed; next_page_token/page_token not seen), and the guessed window parameter from collides with the required from (issue 50 point 3)',
+  'onboard:prop-tokens': 'ref_click is not mapped to click_id: every customer\'s click_id NULL (its paging, page_token and the required from, is found since issue 50 point 3)',
   'onboard:warehouse-ny': 'check fails: a warehouse table without a DATE column is refused (date_column must be a DATE), with no way from the docs to read it by day',
   'onboard:offset-rest': 'no case rule: lower-case currency codes cannot be mapped (issue 50 point 6)',
   // check and reconcile pass on the raw draft while stored values are wrong (issue 50 points 4, 5):
