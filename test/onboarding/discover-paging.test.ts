@@ -9,6 +9,9 @@
  * field of every stored row equal to the partner's.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parse } from 'yaml';
 import { parameterNamed } from '../../src/onboarding/discover-paging.js';
 import { STORES, type TestStore } from '../support/stores.js';
@@ -91,6 +94,22 @@ async function discoverText(fixture: Fixture, transactions?: string): Promise<{ 
   }
 }
 
+/** init's text output for a fixture's partner, in a folder of its own. */
+async function initText(fixture: Fixture, storeUrl: string): Promise<{ code: number; out: string; err: string }> {
+  const source = fixture.source;
+  assert.ok(source.kind === 'rest');
+  const server = await source.start();
+  const dir = mkdtempSync(join(tmpdir(), 'partner-sync-paging-'));
+  process.env.PAGING_SECRET = source.secret;
+  try {
+    return await cli(['--config', dir, '--store', storeUrl, 'init', fixture.id, '--variant', fixture.variant, ...source.flags(server.url, 'PAGING_SECRET')]);
+  } finally {
+    delete process.env.PAGING_SECRET;
+    rmSync(dir, { recursive: true, force: true });
+    await server.close();
+  }
+}
+
 describe('discover: the parameter a refused request names', () => {
   it('reads it from the JSON bodies and messages partners send', () => {
     assert.equal(parameterNamed('{"error":"missing required parameter from"}'), 'from');
@@ -133,6 +152,9 @@ for (const backend of STORES) {
       assert.equal(text.code, 0, text.err);
       assert.match(text.out, /\ncustomers \(\/api\/v1\/igaming\/customers\): 12 records in 3 page\(s\); records at data; pagination: offset \(offset_param offset, limit_param limit\)\n {2}paging: offset=1 brings the next records; limit sets the page size\n/);
       store = await backend.create();
+      const init = await initText(fixture, store.url);
+      assert.equal(init.code, 0, init.err);
+      assert.match(init.out, /\npaging transactions: offset \(offset_param offset, limit_param limit\): offset=1 brings the next records; limit sets the page size\n/);
       const done = await onboard(fixture, store.url);
       const streams = streamsOf(done.draft);
       for (const entity of ['customers', 'transactions'] as const) assert.deepEqual(streams[entity].pagination, { type: 'offset', per_page: 500, offset_param: 'offset', limit_param: 'limit' }, entity);
