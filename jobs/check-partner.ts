@@ -7,6 +7,7 @@
 import { createSource, type SourceDeps } from '../connectors/index.js';
 import type { Source } from '../connectors/source.js';
 import type { PartnerDefinition, StreamDefinition } from '../src/config/definition.js';
+import { definitionTodos, todosOf, type DefinitionTodo } from '../src/config/definition-todos.js';
 import { createMapper } from '../src/pipeline/map-record.js';
 import { entityTable } from '../src/store/tables.js';
 import type { Entity, RecordValidator, Violation } from '../src/types.js';
@@ -22,11 +23,25 @@ export interface StreamCheck {
   /** The windows sampled (the first page of each), and what the sample would reject, per field and rule. */
   sampled?: string[];
   rejects?: SampleRejects[];
+  /** `# TODO:` comments left in the definition for this stream (its block, and the source's): check fails until they are resolved. */
+  todos?: DefinitionTodo[];
 }
 
 const CHECK_BUDGET_MS = 60_000;
 
-type CheckDeps = SourceDeps & { validator: RecordValidator; source?: typeof createSource };
+type CheckDeps = SourceDeps & {
+  validator: RecordValidator;
+  source?: typeof createSource;
+  /** Whether TODOs left in the definition file fail the check (default true; `init` lists them itself). */
+  todos?: boolean;
+};
+
+/** A stream's check, failed when TODOs of the draft are left for it. */
+function withTodos(check: StreamCheck, todos: readonly DefinitionTodo[], file: string): StreamCheck {
+  if (todos.length === 0) return check;
+  const list = todos.map((t) => `line ${t.line}: ${t.text}`).join('; ');
+  return { ...check, ok: false, todos: [...todos], detail: `${check.detail}; ${todos.length} TODO(s) of the draft left in ${file} (${list}): confirm or fix each, then delete its line` };
+}
 
 async function checkStream(deps: CheckDeps, source: Source, def: PartnerDefinition, entity: Entity, stream: StreamDefinition, now: Date): Promise<StreamCheck> {
   const result = (ok: boolean, detail: string, records = 0, invalid = 0): StreamCheck => ({ partner: def.partner, stream: entity, ok, records, invalid, detail });
@@ -120,12 +135,13 @@ export async function checkPartner(deps: CheckDeps, def: PartnerDefinition): Pro
   const now = deps.clock();
   const source = (deps.source ?? createSource)(def, { ...deps, deadline: now.getTime() + CHECK_BUDGET_MS });
   const checks: StreamCheck[] = [];
+  const todos = deps.todos === false ? [] : definitionTodos(def.file);
   try {
     for (const entity of ['customers', 'transactions', 'activity'] as const) {
       const stream = def.streams[entity];
       if (!stream) continue;
       try {
-        checks.push(await checkStream(deps, source, def, entity, stream, now));
+        checks.push(withTodos(await checkStream(deps, source, def, entity, stream, now), todosOf(todos, entity), def.file));
       } catch (error) {
         checks.push({ partner: def.partner, stream: entity, ok: false, records: 0, invalid: 0, detail: deps.redact((error as Error).message) });
       }

@@ -26,7 +26,7 @@ import { checkDaysWindow, readDays, relationDays, wrappedDays, type DaySource } 
 import type { SqlDialect } from '../sql/dialects.js';
 import { sqlSourceBase } from '../sql/source-base.js';
 import { columnIdentifier, relationIdentifier, type Identifier } from '../sql/identifiers.js';
-import { columnProblems, mappingNeeds, relationExists, resultColumns, type ColumnNeed } from '../sql/inspect.js';
+import { codeMapProblems, columnProblems, mappingNeeds, relationExists, resultColumns, type ColumnNeed } from '../sql/inspect.js';
 import { rowConverter } from '../sql/rows.js';
 import { inSnapshot } from '../sql/snapshot.js';
 import type { ResultColumn } from '../sql/column-types.js';
@@ -258,7 +258,8 @@ export function createDbSource(source: DbSource, deps: DbSourceDeps): Source {
         if (plan.relation) {
           if (!(await relationExists(session, plan.relation, what))) return [`${plan.path}.table: table or view ${plan.relation.text} does not exist (or this user cannot read it)`];
           const columns = await resultColumns(session, `SELECT * FROM ${plan.relation.sql}`, {}, what);
-          return columnProblems(columns, needs, `${plan.path}.table ${plan.relation.text}`);
+          const problems = columnProblems(columns, needs, `${plan.path}.table ${plan.relation.text}`);
+          return problems.length > 0 ? problems : codeMapProblems(session, stream, plan.relation, `${plan.path}.table ${plan.relation.text}`, what);
         }
         const bindings = stream.incremental.mode === 'cursor'
           ? { from: '2000-01-01 00:00:00', to: '2000-01-01 00:00:00', cursor: '1999-12-31 23:59:59.999999', id: null, limit: 0 }

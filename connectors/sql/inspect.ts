@@ -15,7 +15,7 @@ import { specFields, type SpecFieldKind } from '../../src/config/mapping-rules.j
 import { defaultSchemaDir } from '../../src/spec/validator.js';
 import type { Variant } from '../../src/types.js';
 import { incompatibility, type ResultColumn } from './column-types.js';
-import type { Identifier } from './identifiers.js';
+import { quoteIdentifier, type Identifier } from './identifiers.js';
 import type { Bindings, SqlSession } from './session.js';
 
 export interface ColumnNeed {
@@ -113,6 +113,32 @@ export function columnProblems(columns: readonly ResultColumn[], needs: readonly
     }
     const why = need.check?.(column);
     if (why !== undefined) problems.push(`${where}: column ${need.column} (${need.origin}) has type ${column.typeName}: ${why}`);
+  }
+  return problems;
+}
+
+/** At most this many values of a column are read to hold against its map. */
+const MAP_VALUES_READ = 1000;
+
+/**
+ * The values of a table or view that a code `map` does not list (and the rule has no `default`):
+ * one SELECT DISTINCT per mapped column over the whole relation, so a code used only in older
+ * rows (a refund, a reset) fails `check` before a backfill rejects it. Values are compared as the
+ * mapper compares them: as text, before any `case` rule.
+ */
+export async function codeMapProblems(session: SqlSession, stream: StreamBase, relation: Identifier, where: string, what: string): Promise<string[]> {
+  const problems: string[] = [];
+  for (const [field, rule] of Object.entries(stream.mapping.fields)) {
+    if (typeof rule !== 'object' || rule === null || rule.map === undefined || Object.hasOwn(rule, 'default')) continue;
+    const path = rule.from ?? field;
+    if (path.includes('.')) continue;
+    const column = quoteIdentifier(path, session.dialect);
+    const { rows } = await session.query(`SELECT DISTINCT ${column} AS v FROM ${relation.sql} WHERE ${column} IS NOT NULL LIMIT ${MAP_VALUES_READ + 1}`, {}, what);
+    const map = rule.map;
+    const outside = rows.map((r) => r.v ?? r.V).map((v) => (v instanceof Date ? v.toISOString() : Buffer.isBuffer(v) ? v.toString('utf8') : String(v))).filter((v) => !Object.hasOwn(map, v));
+    if (outside.length === 0) continue;
+    const shown = outside.slice(0, 10).map((v) => JSON.stringify(v)).join(', ');
+    problems.push(`${where}: mapping.fields.${field}.map: ${path} holds ${outside.length > MAP_VALUES_READ ? `more than ${MAP_VALUES_READ}` : outside.length} value(s) the map does not list (every value of the ${what.includes('view') ? 'view' : 'table'} read by SELECT DISTINCT): ${shown}${outside.length > 10 ? ', ...' : ''}; records holding them would be rejected: add them to the map, or give the rule a default`);
   }
   return problems;
 }

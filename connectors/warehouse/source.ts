@@ -22,7 +22,7 @@ import { checkDaysWindow, readDays, relationDays } from '../sql/days.js';
 import type { SqlDialect } from '../sql/dialects.js';
 import { sqlSourceBase } from '../sql/source-base.js';
 import { columnIdentifier, quoteIdentifier, relationIdentifier, type Identifier } from '../sql/identifiers.js';
-import { columnProblems, mappingNeeds, relationExists, resultColumns } from '../sql/inspect.js';
+import { codeMapProblems, columnProblems, mappingNeeds, relationExists, resultColumns } from '../sql/inspect.js';
 
 export interface WarehouseSourceDeps {
   clock: () => Date;
@@ -105,7 +105,8 @@ export function createWarehouseSource(source: WarehouseSource, deps: WarehouseSo
       try {
         if (!(await relationExists(session, plan.view, what))) return [`${plan.path}.view: view ${plan.view.text} does not exist (or this user cannot read it)`];
         const columns = await resultColumns(session, `SELECT * FROM ${plan.view.sql}`, {}, what);
-        return columnProblems(columns, needs, `${plan.path}.view ${plan.view.text}`);
+        const problems = columnProblems(columns, needs, `${plan.path}.view ${plan.view.text}`);
+        return problems.length > 0 ? problems : codeMapProblems(session, definition, plan.view, `${plan.path}.view ${plan.view.text}`, what);
       } finally {
         await session.release();
       }

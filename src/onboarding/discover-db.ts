@@ -163,7 +163,45 @@ async function discoverTable(session: SqlSession, options: SqlOptions, name: str
     date_columns: read.columns.filter((c) => c.type === 'date').map((c) => c.name),
     fields: profileRecords(records, types),
   };
+  await fullValueSets(session, qualified, table, records.length);
   return { table, records };
+}
+
+/** A code list longer than this is not a code list: the draft maps none of it. */
+export const CODE_LIST_LIMIT = 50;
+const CODE_KINDS = new Set(['integer', 'string', 'untyped', 'boolean']);
+
+/**
+ * The full set of values of every column whose sample holds few (codes: statuses, types, KYC
+ * states), by SELECT DISTINCT over the whole table, so that a code map is built from every value
+ * the partner has, not from the first rows (whose transactions may all be deposits). A column
+ * with more than CODE_LIST_LIMIT values keeps no list. When the table is no larger than the sample,
+ * the sample is the table.
+ */
+async function fullValueSets(session: SqlSession, qualified: string, table: TableDiscovery, sampled: number): Promise<void> {
+  const kinds = new Map(table.columns.map((c) => [c.name, c.kind]));
+  for (const field of table.fields) {
+    if (field.distinct === undefined || !CODE_KINDS.has(kinds.get(field.name) ?? '')) continue;
+    if (table.rows <= sampled) {
+      field.distinct_from = 'table';
+      continue;
+    }
+    const column = quoteIdentifier(field.name, session.dialect);
+    const read = await session.query(`SELECT DISTINCT ${column} AS v FROM ${qualified} WHERE ${column} IS NOT NULL LIMIT ${CODE_LIST_LIMIT + 1}`, {}, `values of ${table.name}.${field.name}`);
+    const convert = rowConverter(read.columns, 'UTC');
+    const values = read.rows.map((r) => {
+      const row = convert(r);
+      const v = row.v ?? row.V;
+      return typeof v === 'bigint' ? v.toString() : v;
+    });
+    field.distinct_count = values.length;
+    if (values.length > CODE_LIST_LIMIT) {
+      delete field.distinct;
+      continue;
+    }
+    field.distinct = values.sort((a, b) => (typeof a === 'number' && typeof b === 'number' ? a - b : String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0));
+    field.distinct_from = 'table';
+  }
 }
 
 /**

@@ -37,6 +37,11 @@ export interface FieldProfile {
   minor_units?: { guess: true; reason: string };
   /** Distinct values (as JSON values) when there are at most DISTINCT_LIMIT of them over at least two records. */
   distinct?: unknown[];
+  /**
+   * Where `distinct` comes from: `table` when a database's SELECT DISTINCT over the whole table
+   * gave it (the full set of values), else the sample (records read, a REST API's pages).
+   */
+  distinct_from?: 'table' | 'sample';
   /** How many distinct non-null values the sample holds. */
   distinct_count: number;
   /** Every record holds a value and no two are equal (over at least two records): a key candidate. */

@@ -13,7 +13,7 @@ import type { Entity, Variant } from '../types.js';
 import { referenceText } from './discovery.js';
 import { type ReferenceSeen } from './discovery.js';
 import type { FieldProfile } from './profile.js';
-import { ABBREVIATIONS, CHANGE, CUSTOMER_NAME, norm, obviousMap, specSchema, specValues, stripThousands, stripUnits, SYNONYMS, THOUSANDS_NAME, yamlString } from './vocabulary.js';
+import { ABBREVIATIONS, CHANGE, CUSTOMER_NAME, norm, obviousMap, partialMap, specSchema, specValues, stripThousands, stripUnits, SYNONYMS, THOUSANDS_NAME, yamlString } from './vocabulary.js';
 
 /** What the relation's structure says, beside its fields' names and values. */
 export interface Structure {
@@ -62,22 +62,55 @@ function chooseField(variant: Variant, entity: Entity, field: string, kind: Spec
   const values = specValues(variant, entity, field);
   if (values !== undefined && f.distinct !== undefined) {
     const map = obviousMap(f.distinct, values);
-    if (map === undefined) {
+    const partial = map === undefined ? partialMap(f.distinct, values) : undefined;
+    if (partial !== undefined && Object.keys(partial.map).length > 0) {
+      // The codes that say their value are mapped; the others are named, and stay out of the map
+      // (a value outside a map fails check), so nothing is guessed.
+      const entries = Object.entries(partial.map).map(([code, value]) => `${yamlString(code)}: ${value}`).join(', ');
       return {
-        rule: yamlString(from),
-        todo: `${entity}.${field}: the codes of ${from} are not obvious: ${f.distinct.map((v) => JSON.stringify(v)).join(', ')}; add map: { <code>: <${values.join(' | ')}> }`,
+        rule: `{ ${ref}, map: { ${entries} } }`,
+        todo: `${entity}.${field}: ${partial.unknown.map((v) => JSON.stringify(v)).join(', ')} of ${from} ${partial.unknown.length === 1 ? 'has' : 'have'} no obvious spec value: add ${partial.unknown.length === 1 ? 'it' : 'them'} to the map (${values.join(' | ')}); until then check fails on ${partial.unknown.length === 1 ? 'it' : 'them'}${f.distinct_from === 'table' ? '' : ' (the codes of a sample)'}`,
         source: from,
       };
     }
-    if (Object.keys(map).length === 0) return { rule: yamlString(from), source: from };
+    if (map === undefined) {
+      return {
+        rule: yamlString(from),
+        todo: `${entity}.${field}: the codes of ${from} are not obvious: ${f.distinct.map((v) => JSON.stringify(v)).join(', ')}${f.distinct_from === 'table' ? ' (every value of the table)' : ' (the values of a sample)'}; add map: { <code>: <${values.join(' | ')}> }`,
+        source: from,
+      };
+    }
+    const seen = f.distinct.map((v) => JSON.stringify(v)).join(', ');
+    // The full set of values (a database's SELECT DISTINCT) proves the map; a sample does not.
+    const proof = f.distinct_from === 'table'
+      ? { evidence: `every value ${from} holds in ${database ? 'the table' : 'the source'} (SELECT DISTINCT: ${seen})` }
+      : { todo: `${entity}.${field}: the values of ${from} come from a sample (${seen}); a value the sample did not hold is a reject: confirm the partner's full list of codes` };
+    if (Object.keys(map).length === 0) return { rule: yamlString(from), source: from, ...proof };
     // Every value seen is listed (a spec value as itself): a value outside the map is a reject.
     const entries = f.distinct.map((v) => `${yamlString(String(v))}: ${map[String(v)] ?? String(v)}`).join(', ');
-    return { rule: `{ ${ref}, map: { ${entries} } }`, source: from };
+    return { rule: `{ ${ref}, map: { ${entries} } }`, source: from, ...proof };
   }
   if (values !== undefined && f.format !== 'text' && f.format !== undefined) {
     return { rule: yamlString(from), todo: `${entity}.${field}: ${from} holds codes (${f.examples.map((v) => JSON.stringify(v)).join(', ')}...) too many to list; add a map to spec values (${values.join(', ')})`, source: from };
   }
   return { rule: yamlString(from), source: from };
+}
+
+/** Words too common in field names to say two fields hold the same thing. */
+const COMMON_WORDS = new Set(['id', 'date', 'code', 'type', 'name', 'status', 'value', 'amount', 'count', 'total', 'first', 'last', 'time', 'at', 'ts', 'is', 'no', 'num', 'flag', 'max', 'min']);
+
+/** The significant words of a field name (snake, kebab, dot and camel case split, lower-cased). */
+function nameWords(name: string): string[] {
+  return name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length >= 3 && !COMMON_WORDS.has(w));
+}
+
+/** `upper` or `lower` when every value, so cased, has the form `pattern` (text values only). */
+function caseFitting(values: readonly unknown[], pattern: RegExp): 'upper' | 'lower' | undefined {
+  if (values.length === 0 || !values.every((v) => typeof v === 'string')) return undefined;
+  const texts = values as string[];
+  if (texts.every((v) => pattern.test(v.toUpperCase()))) return 'upper';
+  if (texts.every((v) => pattern.test(v.toLowerCase()))) return 'lower';
+  return undefined;
 }
 
 /** A currency code at the end of a name (stake_eur, amountGBP). */
@@ -203,7 +236,7 @@ export function mappingLines(variant: Variant, entity: Entity, fields: readonly 
     used.add(m.field.name);
     const choice = chooseField(variant, entity, field, spec.get(field) ?? 'other', m.field, database);
     const doubt = m.doubt ? `${entity}.${field}: ${m.doubt}` : undefined;
-    chosen.set(field, { ...choice, ...(m.evidence ? { evidence: m.evidence } : {}), ...(doubt || choice.todo ? { todo: [doubt, choice.todo].filter(Boolean).join('; ') } : {}) });
+    chosen.set(field, { ...choice, ...(m.evidence || choice.evidence ? { evidence: [m.evidence, choice.evidence].filter(Boolean).join('; ') } : {}), ...(doubt || choice.todo ? { todo: [doubt, choice.todo].filter(Boolean).join('; ') } : {}) });
   };
   const free = () => fields.filter((f) => !used.has(f.name) && f.present > 0);
   const patterns = specSchema(variant, entity).properties;
@@ -214,8 +247,19 @@ export function mappingLines(variant: Variant, entity: Entity, fields: readonly 
     // A field whose spec values have a form (country ISO codes, currency codes): the sample's values must have it.
     const pattern = patterns[field]?.pattern;
     const misfit = pattern === undefined ? undefined : [...(m.field.distinct ?? []), ...m.field.examples].find((v) => typeof v !== 'string' || !new RegExp(pattern).test(v));
+    // Values of the form once upper- or lower-cased (country `de`, currency `eur`): a case rule.
+    const cased = misfit === undefined || pattern === undefined ? undefined : caseFitting([...(m.field.distinct ?? []), ...m.field.examples], new RegExp(pattern));
+    if (cased !== undefined) {
+      pick(field, { ...m, evidence: [m.evidence, `its values (${JSON.stringify(misfit)}...) are of the form ${pattern} once ${cased}-cased`].filter(Boolean).join('; ') });
+      const choice = chosen.get(field);
+      if (choice !== undefined) choice.rule = `{ from: ${yamlString(m.field.name)}, case: ${cased} }`;
+      continue;
+    }
     if (misfit !== undefined && !required.has(field)) {
-      notes.push(`        # ${field}: ${m.field.name} not mapped: its values (${JSON.stringify(misfit)}) are not of the form ${pattern}`);
+      const todo = `${entity}.${field}: ${m.field.name} not mapped: its values (${JSON.stringify(misfit)}) are not of the form ${pattern}: add a map to that form, or confirm the partner has no ${field}`;
+      todos.push(todo);
+      notes.push(`        # TODO: ${todo}`);
+      used.add(m.field.name);
       continue;
     }
     pick(field, misfit === undefined ? m : { ...m, doubt: [m.doubt, `values such as ${JSON.stringify(misfit)} are not of the form ${pattern}: add a map`].filter(Boolean).join('; ') });
@@ -224,7 +268,13 @@ export function mappingLines(variant: Variant, entity: Entity, fields: readonly 
   for (const field of order) {
     const values = required.has(field) && !chosen.has(field) ? specValues(variant, entity, field) : undefined;
     if (values === undefined) continue;
-    const fits = free().filter((f) => f.distinct !== undefined && Object.keys(obviousMap(f.distinct, values) ?? {}).length > 0);
+    // Most of its codes (at least half) say their value; the rest are named by a TODO.
+    const fits = free().filter((f) => {
+      if (f.distinct === undefined) return false;
+      const partial = partialMap(f.distinct, values);
+      const known = Object.keys(partial?.map ?? {}).length;
+      return known > 0 && known * 2 >= f.distinct.length;
+    });
     if (fits.length === 1) pick(field, { field: fits[0] as FieldProfile, evidence: `its values (${(fits[0]?.distinct ?? []).map((v) => JSON.stringify(v)).join(', ')}) are ${field} codes` });
   }
   // Keys without a name: the primary key, or a field unique in the sample.
@@ -241,6 +291,18 @@ export function mappingLines(variant: Variant, entity: Entity, fields: readonly 
     if (fits.length !== 1) continue;
     const f = fits[0] as FieldProfile;
     pick(field, { field: f, doubt: `${f.name} chosen by its format (${f.format}), the only such field; check it is the right one` });
+  }
+  // An optional spec field left unmapped while a source field's name shares a word with it
+  // (kyc_flag and kyc_status_id, COUNTRY and country_code): a TODO, never silence.
+  for (const field of spec.keys()) {
+    if (chosen.has(field) || required.has(field)) continue;
+    const words = nameWords(field);
+    const near = free().filter((f) => nameWords(f.name.split('.').pop() ?? f.name).some((w) => words.some((v) => w === v || (Math.min(w.length, v.length) >= 4 && (w.startsWith(v) || v.startsWith(w))))));
+    if (near.length === 0) continue;
+    const shown = near.map((f) => `${f.name}${f.distinct ? ` (values ${f.distinct.slice(0, 6).map((v) => JSON.stringify(v)).join(', ')})` : f.examples.length > 0 ? ` (e.g. ${f.examples.slice(0, 2).map((v) => JSON.stringify(v)).join(', ')})` : ''}`).join(', ');
+    const todo = `${entity}.${field}: not mapped, but ${shown} may hold it: map it, or confirm the partner has no ${field}`;
+    todos.push(todo);
+    notes.push(`        # TODO: ${todo}`);
   }
   for (const field of spec.keys()) {
     let choice = chosen.get(field);

@@ -146,6 +146,22 @@ export function obviousMap(codes: readonly unknown[], values: readonly string[])
   return map;
 }
 
+/**
+ * The codes that have an obvious spec value and those that have none; undefined when a code is not
+ * text. A spec value stands for itself (mapped to itself).
+ */
+export function partialMap(codes: readonly unknown[], values: readonly string[]): { map: Record<string, string>; unknown: string[] } | undefined {
+  const map: Record<string, string> = {};
+  const unknown: string[] = [];
+  for (const code of codes) {
+    if (typeof code !== 'string') return undefined;
+    const hit = obviousMap([code], values);
+    if (hit === undefined) unknown.push(code);
+    else map[code] = hit[code] ?? code;
+  }
+  return { map, unknown };
+}
+
 /** Table and view names that hold each entity; prop-trading transactions are often a fee or purchase table. */
 export function tableNamePattern(entity: Entity, variant: Variant): RegExp {
   if (entity === 'customers') return /(player|customer|account|user|client|member|trader|contact)s?$/i;

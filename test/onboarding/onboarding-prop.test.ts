@@ -19,7 +19,7 @@ import { readState } from '../../src/store/sync-state.js';
 import { openStore } from '../../src/store/store.js';
 import { SANDBOX_SECRET } from '../support/sandbox.js';
 import { SERVER_DATABASES, useDatabase } from '../sql/databases.js';
-import { applyEdits, cli, PARTNER_STYLE_EDITS, unaided } from './support.js';
+import { applyEdits, confirmTodos, cli, PARTNER_STYLE_EDITS, unaided } from './support.js';
 
 interface Reconciled {
   ok: boolean;
@@ -69,6 +69,7 @@ describe('onboarding a partner-style prop-trading REST partner', function () {
     assert.match(draft, /lots_traded: \{ from: lotsX100, minor_units: 2 \}/);
 
     applyEdits(file, PARTNER_STYLE_EDITS);
+    confirmTodos(file);
     const check = await cli([...config, 'check', '--partner', 'propco']);
     assert.equal(check.code, 0, check.out + check.err);
     const { from, to } = sandbox.data;
@@ -133,6 +134,7 @@ for (const backend of SERVER_DATABASES) {
       assert.match(draft, /table: trader_payments\n/);
       assert.match(draft, /table: daily_trading\n/);
       applyEdits(file, PARTNER_STYLE_EDITS);
+      confirmTodos(file);
       const check = await cli([...config, 'check', '--partner', 'propco-replica']);
       assert.equal(check.code, 0, check.out + check.err);
       const backfill = await cli([...config, 'backfill', 'propco-replica', '--from', data.from, '--to', data.to]);

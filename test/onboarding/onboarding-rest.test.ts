@@ -21,7 +21,7 @@ import { captureLogger } from '../worker/support/log-capture.js';
 import { emptyCounts, finishRun, startRun } from '../../src/store/runs.js';
 import { openStore } from '../../src/store/store.js';
 import { SANDBOX_SECRET } from '../support/sandbox.js';
-import { applyEdits, cli, PARTNER_STYLE_EDITS, unaided } from './support.js';
+import { applyEdits, confirmTodos, cli, PARTNER_STYLE_EDITS, unaided } from './support.js';
 
 describe('onboarding a partner-style REST partner', function () {
   this.timeout(60_000);
@@ -82,6 +82,17 @@ describe('onboarding a partner-style REST partner', function () {
     assert.equal((await cli([...config, 'init', 'acme', '--variant', 'igaming', ...source()])).code, 2, 'an existing definition is not overwritten');
 
     applyEdits(file, PARTNER_STYLE_EDITS);
+    // The draft's TODOs are guesses to confirm: check fails, naming each with its line, until they are deleted.
+    const unreviewed = await cli([...config, 'check', '--partner', 'acme', '--json']);
+    assert.equal(unreviewed.code, 1, unreviewed.out + unreviewed.err);
+    const pending = JSON.parse(unreviewed.out) as { streams: { stream: string; ok: boolean; detail: string; todos?: { line: number; text: string }[] }[] };
+    const draftLines = readFileSync(file, 'utf8').split('\n');
+    for (const s of pending.streams.filter((c) => c.todos !== undefined)) {
+      assert.equal(s.ok, false);
+      for (const t of s.todos ?? []) assert.match(draftLines[t.line - 1] ?? '', /# TODO: /, `${s.stream}: line ${t.line} holds the TODO`);
+    }
+    assert.ok(pending.streams.some((c) => /TODO\(s\) of the draft left in .*acme\.yaml \(line \d+: /.test(c.detail)), unreviewed.out);
+    assert.ok(confirmTodos(file) > 0);
     const check = await cli([...config, 'check', '--partner', 'acme']);
     assert.equal(check.code, 0, check.out + check.err);
     const { from, to } = sandbox.data;

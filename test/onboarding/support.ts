@@ -40,6 +40,18 @@ export function applyEdits(file: string, edits: readonly [RegExp, string][]): vo
   writeFileSync(file, text);
 }
 
+/**
+ * A user's review of the draft: every `# TODO:` line read and deleted (`check` fails while one is
+ * left). Returns how many there were. A TODO is confirmed, not an edit: what a confirmation
+ * changes is a fixture's edit, counted apart.
+ */
+export function confirmTodos(file: string): number {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const kept = lines.filter((l) => !/^\s*#\s*TODO:/.test(l));
+  writeFileSync(file, kept.join('\n'));
+  return lines.length - kept.length;
+}
+
 /** The mapping lines (`<spec field>: <rule>`) of a definition's text, per stream. */
 export function mappingLines(text: string): Map<string, string> {
   const lines = new Map<string, string>();

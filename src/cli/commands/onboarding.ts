@@ -92,7 +92,7 @@ export async function initCommand(globals: GlobalOptions, args: SourceFlags & { 
   const loaded = await loadDefinition(file, process.env);
   const left = loaded.errors.map(formatDefinitionError);
   const checks = loaded.definition
-    ? await checkPartner({ clock: commandClock(globals), logger: createLogger({ redact: createRedactor(loaded.definition.secrets), level: 'error' }), redact: createRedactor(loaded.definition.secrets), validator: specValidator() }, loaded.definition)
+    ? await checkPartner({ clock: commandClock(globals), logger: createLogger({ redact: createRedactor(loaded.definition.secrets), level: 'error' }), redact: createRedactor(loaded.definition.secrets), validator: specValidator(), todos: false }, loaded.definition)
     : [];
   const failing = checks.filter((c) => !c.ok).map((c) => `${c.stream}: ${c.detail}`);
   if (globals.json) {
