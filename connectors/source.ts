@@ -77,12 +77,15 @@ export interface Source {
 
 /** A partner-side failure, its message already scrubbed (method, URL without secrets, status, body excerpt). */
 export class SourceError extends Error {
-  constructor(message: string, options?: { cause?: unknown; status?: number }) {
+  constructor(message: string, options?: { cause?: unknown; status?: number; body?: string }) {
     super(message, options);
     this.name = 'SourceError';
     this.status = options?.status;
+    this.body = options?.body;
   }
   readonly status?: number;
+  /** A refused HTTP request: the body's scrubbed excerpt, for callers that read what the partner says is wrong. */
+  readonly body?: string;
 }
 
 /** The partner refused a stored read position (an expired or unknown page token): the window must start over. */

@@ -182,8 +182,7 @@ async function* walk(stream: RestStream, params: Record<string, string>, fetchPa
     if (fingerprint === previousPage) {
       // The same page again because records moved forward by a page: a shift, not endless paging.
       if (watch?.totalChanged) return;
-      const param = pagination.type === 'page' ? pagination.page_param : pagination.type === 'offset' ? pagination.offset_param : pagination.cursor_param;
-      throw new SourceError(`${what}: the partner returned the same page twice (identical ${records.length} records): endless pagination (is the ${param} parameter ignored?)`);
+      throw new SourceError(`${what}: the partner returned the same page twice (identical ${records.length} records): endless pagination. ${ignoredParameter(stream)}`);
     }
     previousPage = fingerprint;
 
@@ -207,6 +206,21 @@ async function* walk(stream: RestStream, params: Record<string, string>, fetchPa
       offset += records.length;
     }
   }
+}
+
+/**
+ * What to set when the partner answers the same page again: it ignores the next-page parameter
+ * sent, so the definition must name the partner's own (the definition key, with its path).
+ */
+function ignoredParameter(stream: RestStream): string {
+  const p = stream.pagination;
+  const at = `streams.${stream.entity}.pagination`;
+  const sent = p.type === 'page' ? `${at}.page_param (${p.page_param})` : p.type === 'offset' ? `${at}.offset_param (${p.offset_param})` : `${at}.cursor_param (${p.cursor_param})`;
+  return (
+    `The partner ignores the next-page parameter sent, ${sent}: set it to the partner's own parameter, ` +
+    `or for a partner that sends a next-page token set ${at}.type: cursor with cursor_param (the parameter taking the token, e.g. page_token) and cursor_path (where the body holds it, e.g. next_page_token); ` +
+    '`partner-sync discover` tries the common names and says which one advances'
+  );
 }
 
 /** The error for an empty page that still carries a next cursor, or undefined. */

@@ -22,7 +22,7 @@ import type { RestSource } from '../../src/config/definition.js';
 import type { Logger } from '../../src/log.js';
 import { SourceError, type SourceStats } from '../source.js';
 import type { Budget } from './budget.js';
-import { describeResponse, safeUrl, TransportError, type HttpResponse, type Scrubber } from './http.js';
+import { bodyExcerpt, describeResponse, safeUrl, TransportError, type HttpResponse, type Scrubber } from './http.js';
 
 export type RetryPolicy = RestSource['retries'];
 
@@ -82,7 +82,7 @@ export function checkStatus(response: HttpResponse, scrub: Scrubber, clock: () =
   const { status } = response;
   if (status >= 200 && status < 300) return;
   const retryAfter = parseRetryAfter(response.headers['retry-after'], clock());
-  const error = new SourceError(describeResponse(response, scrub), { status });
+  const error = new SourceError(describeResponse(response, scrub), { status, body: bodyExcerpt(response.body, scrub) });
   if (status === 429) throw new ThrottledFailure(error, retryAfter);
   if (status === 408 || status >= 500) throw new RetryableFailure(error, retryAfter);
   if (status >= 300 && status < 400) {

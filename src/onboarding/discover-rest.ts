@@ -1,14 +1,17 @@
 /**
  * Discovery of a partner REST API: the first pages of each list endpoint, read with the
  * connector's own client (auth, rate limit, retries), and what they hold: where the records are,
- * how the endpoint pages (meta.next_cursor, page numbers), its total when given, the value
+ * how the endpoint pages (the parameters that advance, discover-paging.ts), its total when given, the value
  * profile of every field, and the fields whose values are the customers' keys. Activity is read
- * for the day asked (`--sample-date`), else the latest day with rows up to 90 days back.
+ * for the day asked (`--sample-date`), else the latest day with rows up to 90 days back. The
+ * query of a list path (`/v2/transactions?from=2024-01-01`) is sent with every request.
  */
 import { createRestSource } from '../../connectors/rest/source.js';
 import { addDays, utcDay } from '../../jobs/windows.js';
 import type { Logger } from '../log.js';
 import type { Entity } from '../types.js';
+import { SourceError } from '../../connectors/source.js';
+import { at, findPaging, parameterNamed, recordsOf } from './discover-paging.js';
 import type { EntityDiscovery, PaginationSeen, ReferenceSeen } from './discovery.js';
 import { leaves, profileRecords } from './profile.js';
 import { restSource, type RestOptions } from './source-options.js';
@@ -26,36 +29,6 @@ export interface RestDiscoverOptions {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function at(value: unknown, path: string): unknown {
-  let current = value;
-  for (const key of path.split('.')) {
-    if (!isObject(current)) return undefined;
-    current = current[key];
-  }
-  return current;
-}
-
-/** Where the records of a list body are: `data` (the spec's envelope), another array key, or the body itself. */
-function recordsOf(body: unknown): { path: string; records: unknown[] } | undefined {
-  if (Array.isArray(body)) return { path: '', records: body };
-  if (!isObject(body)) return undefined;
-  if (Array.isArray(body.data)) return { path: 'data', records: body.data };
-  for (const [key, value] of Object.entries(body)) if (Array.isArray(value)) return { path: key, records: value };
-  return undefined;
-}
-
-const CURSOR_PATHS = ['meta.next_cursor', 'meta.nextCursor', 'next_cursor', 'nextCursor', 'meta.cursor', 'links.next', 'paging.next'];
-
-function paginationOf(body: unknown): PaginationSeen {
-  for (const path of CURSOR_PATHS) {
-    const value = at(body, path);
-    if (typeof value === 'string' && value !== '') return { type: 'cursor', cursor_path: path };
-  }
-  const page = at(body, 'meta.page') ?? at(body, 'page');
-  if (typeof page === 'number') return { type: 'page' };
-  return { type: 'none' };
-}
 
 function totalOf(body: unknown): number | undefined {
   const total = at(body, 'meta.total') ?? at(body, 'total');
@@ -116,15 +89,45 @@ function containment(records: readonly unknown[], customers: EntityDiscovery, sa
   return out;
 }
 
+/** A list path as given (`/v2/transactions?from=2024-01-01`): the path and its query parameters. */
+export function splitPath(given: string): { path: string; params: Record<string, string> } {
+  const q = given.indexOf('?');
+  if (q < 0) return { path: given, params: {} };
+  return { path: given.slice(0, q), params: Object.fromEntries(new URLSearchParams(given.slice(q + 1))) };
+}
+
+/** A refused first page: the error, naming the parameter the partner's body says is required or wrong. */
+function refused(error: unknown, entity: Entity, given: string, params: Record<string, string>, options: RestOptions): unknown {
+  if (!(error instanceof SourceError) || (error.status !== 400 && error.status !== 422)) return error;
+  const name = parameterNamed(error.body);
+  if (name === undefined) return error;
+  const flag = `--${entity}`;
+  const example = `${given}${given.includes('?') ? '&' : '?'}${name}=...`;
+  const sent = params[name] ?? splitPath(given).params[name];
+  const how = sent !== undefined
+    ? `the partner refuses the query parameter ${name}=${sent}: give the value it expects in the list path (${flag} "${given.replace(new RegExp(`([?&]${name}=)[^&]*`), '$1...')}")`
+    : `the partner requires the query parameter ${name}: give it in the list path, ${flag} "${example}"${entity === 'activity' ? `, or --date-param ${name} if it is the day (${options.dateParam} now)` : ''}; it is sent on every page and written to the draft's params`;
+  return new SourceError(`${error.message}: ${how}`, { status: error.status, cause: error, body: error.body });
+}
+
 async function discoverEndpoint(
   getJson: (path: string, params: Record<string, string>) => Promise<unknown>,
   entity: Entity,
-  path: string,
+  given: string,
   options: RestOptions,
   run: RestDiscoverOptions,
 ): Promise<{ found: EntityDiscovery; records: unknown[]; complete: boolean }> {
+  const { path, params: userParams } = splitPath(given);
   const notes: string[] = [];
-  const base: Record<string, string> = { per_page: String(run.perPage) };
+  // Every request of the endpoint carries these: the user's query and, for activity, the day.
+  const base: Record<string, string> = { ...userParams };
+  const get = async (params: Record<string, string>): Promise<unknown> => {
+    try {
+      return await getJson(path, params);
+    } catch (error) {
+      throw refused(error, entity, given, params, options);
+    }
+  };
   let first: unknown;
   if (entity === 'activity') {
     // A day's rows: the day asked for, else yesterday, else the days before it, until a day has rows.
@@ -132,69 +135,31 @@ async function discoverEndpoint(
     const days = run.sampleDate !== undefined ? [run.sampleDate] : Array.from({ length: run.activityDays ?? 90 }, (_, back) => addDays(yesterday, -back));
     for (const day of days) {
       base[options.dateParam] = day;
-      first = await getJson(path, base);
+      first = await get(base);
       if ((recordsOf(first)?.records.length ?? 0) > 0) break;
     }
     const none = (recordsOf(first)?.records.length ?? 0) === 0;
     notes.push(none && days.length > 1 ? `no activity on any day from ${days[0]} back to ${days[days.length - 1]}` : `activity read for ${options.dateParam}=${base[options.dateParam]}`);
   } else {
-    first = await getJson(path, base);
+    first = await get(base);
   }
+  const where = { where: path, ...(Object.keys(userParams).length > 0 ? { params: userParams } : {}) };
   const found = recordsOf(first);
   if (found === undefined) {
-    return { found: { entity, where: path, records: 0, pages: 1, records_path: undefined, pagination: { type: 'none' }, fields: [], references: [], notes: [`the answer holds no array of records: ${JSON.stringify(first).slice(0, 200)}`] }, records: [], complete: true };
+    return { found: { entity, ...where, records: 0, pages: 1, records_path: undefined, pagination: { type: 'none' }, fields: [], references: [], notes: [`the answer holds no array of records: ${JSON.stringify(first).slice(0, 200)}`] }, records: [], complete: true };
   }
-  let pagination = paginationOf(first);
-  if (pagination.type === 'none' && found.records.length >= 2) {
-    // Everything fit on one page: ask for pages of one record to see how the partner pages.
-    const small = await getJson(path, { ...base, per_page: '1' });
-    const seen = paginationOf(small);
-    if (seen.type !== 'none') {
-      pagination = seen;
-      notes.push(`pagination seen by asking for pages of 1 record (${found.records.length} records fit on the first page)`);
-    }
-  }
+  const paging = await findPaging(get, base, first);
+  const pagination = paging.pagination;
+  notes.push(...paging.notes);
   const total = totalOf(first);
-  const records = [...found.records];
-  let body = first;
-  let pages = 1;
-  let page = 1;
-  let complete = false;
-  while (pages < run.pages) {
-    let params: Record<string, string>;
-    if (pagination.type === 'cursor') {
-      const next = at(body, pagination.cursor_path as string);
-      if (typeof next !== 'string' || next === '') {
-        complete = true;
-        break;
-      }
-      params = { per_page: String(run.perPage), cursor: next };
-    } else if (pagination.type === 'page') {
-      if (total !== undefined && page * run.perPage >= total) {
-        complete = true;
-        break;
-      }
-      page += 1;
-      params = { ...base, page: String(page) };
-    } else {
-      complete = records.length < run.perPage;
-      break;
-    }
-    body = await getJson(path, params);
-    const more = recordsOf(body)?.records ?? [];
-    pages += 1;
-    if (more.length === 0) {
-      complete = true;
-      break;
-    }
-    records.push(...more);
-  }
-  if (total !== undefined && records.length >= total) complete = true;
+  const walked = await walkSample(get, base, first, pagination, run);
+  const records = walked.records;
+  const complete = walked.complete || (total !== undefined && records.length >= total);
   const discovery: EntityDiscovery = {
     entity,
-    where: path,
+    ...where,
     records: records.length,
-    pages,
+    pages: walked.pages,
     records_path: found.path,
     pagination,
     ...(total !== undefined ? { total } : {}),
@@ -203,4 +168,38 @@ async function discoverEndpoint(
     notes,
   };
   return { found: discovery, records, complete };
+}
+
+/** The first `run.pages` pages by the paging found (the first page alone when none was), every one with `base`. */
+async function walkSample(get: (params: Record<string, string>) => Promise<unknown>, base: Record<string, string>, first: unknown, pagination: PaginationSeen, run: RestDiscoverOptions): Promise<{ records: unknown[]; pages: number; complete: boolean }> {
+  const firstRecords = recordsOf(first)?.records ?? [];
+  if (pagination.type === 'none') return { records: [...firstRecords], pages: 1, complete: true };
+  const size = pagination.per_page_param ?? pagination.limit_param;
+  const sized = size === undefined ? base : { ...base, [size]: String(run.perPage) };
+  const records: unknown[] = [];
+  let pages = 0;
+  let body: unknown;
+  let previous: string | undefined;
+  let offset = 0;
+  for (let index = 0; pages < run.pages; index += 1) {
+    let params: Record<string, string> = sized;
+    if (pagination.type === 'cursor' && index > 0) {
+      const next = at(body, pagination.cursor_path as string);
+      if ((typeof next !== 'string' && typeof next !== 'number') || next === '') return { records, pages, complete: true };
+      params = { ...sized, [pagination.cursor_param as string]: String(next) };
+    } else if (pagination.type === 'page') {
+      params = { ...sized, [pagination.page_param as string]: String((pagination.first_page ?? 1) + index) };
+    } else if (pagination.type === 'offset') {
+      params = { ...sized, [pagination.offset_param as string]: String(offset) };
+    }
+    body = await get(params);
+    pages += 1;
+    const more = recordsOf(body)?.records ?? [];
+    const fingerprint = JSON.stringify(more);
+    if (more.length === 0 || fingerprint === previous) return { records, pages, complete: more.length === 0 };
+    previous = fingerprint;
+    records.push(...more);
+    offset += more.length;
+  }
+  return { records, pages, complete: false };
 }

@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import { discoverDb } from './discover-db.js';
 import { discoverRest } from './discover-rest.js';
 import type { SourceOptions } from './source-options.js';
-import { referenceText, type Discovery } from './discovery.js';
+import { referenceText, type Discovery, type PaginationSeen } from './discovery.js';
 import type { FieldProfile } from './profile.js';
 
 export interface DiscoverDeps {
@@ -47,14 +47,32 @@ function describeField(f: FieldProfile): string {
   return parts.join('; ');
 }
 
+/** The paging found, in the definition's words. */
+export function pagingText(p: PaginationSeen): string {
+  const size = p.per_page_param ?? p.limit_param;
+  const sized = size === undefined ? '' : `, page size ${size}`;
+  switch (p.type) {
+    case 'cursor':
+      return `cursor (cursor_param ${p.cursor_param ?? 'cursor'}, cursor_path ${p.cursor_path ?? 'meta.next_cursor'}${size === undefined ? '' : `, per_page_param ${size}`})`;
+    case 'page':
+      return `page numbers (page_param ${p.page_param ?? 'page'}${p.first_page === 0 ? ', first_page 0' : ''}${size === undefined ? '' : `, per_page_param ${size}`})`;
+    case 'offset':
+      return `offset (offset_param ${p.offset_param ?? 'offset'}${size === undefined ? '' : `, limit_param ${size}`})`;
+    default:
+      return `none seen${sized}`;
+  }
+}
+
 /** The report as text lines. */
 export function discoveryLines(d: Discovery): string[] {
   const lines: string[] = [];
   if (d.kind === 'rest') {
     lines.push(`REST ${d.base_url}`);
     for (const e of d.entities) {
-      const paging = e.pagination.type === 'cursor' ? `cursor at ${e.pagination.cursor_path}` : e.pagination.type === 'page' ? 'page numbers' : 'none seen';
-      lines.push('', `${e.entity} (${e.where}): ${e.records} records in ${e.pages} page(s); records at ${e.records_path === '' ? '(the body)' : (e.records_path ?? '(none)')}; pagination: ${paging}${e.total !== undefined ? `; meta.total ${e.total}` : ''}`);
+      const query = e.params === undefined ? '' : ` with ${new URLSearchParams(e.params).toString()} on every page`;
+      lines.push('', `${e.entity} (${e.where}${query}): ${e.records} records in ${e.pages} page(s); records at ${e.records_path === '' ? '(the body)' : (e.records_path ?? '(none)')}; pagination: ${pagingText(e.pagination)}${e.total !== undefined ? `; meta.total ${e.total}` : ''}`);
+      if (e.pagination.evidence !== undefined) lines.push(`  paging: ${e.pagination.evidence}`);
+      for (const t of e.pagination.tried ?? []) lines.push(`  paging tried: ${t}`);
       for (const note of e.notes) lines.push(`  note: ${note}`);
       for (const f of e.fields) lines.push(`  ${describeField(f)}`);
       for (const r of e.references) lines.push(`  reference: ${referenceText(r)}`);

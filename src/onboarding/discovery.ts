@@ -6,10 +6,24 @@
 import type { Entity } from '../types.js';
 import type { FieldProfile } from './profile.js';
 
+/** How an endpoint pages, with the definition's names for its parameters (only those found). */
 export interface PaginationSeen {
-  type: 'cursor' | 'page' | 'none';
+  type: 'cursor' | 'page' | 'offset' | 'none';
   /** Where the next cursor is in the body (cursor pagination). */
   cursor_path?: string;
+  /** The query parameter that takes the next cursor. */
+  cursor_param?: string;
+  /** The page size's parameter (cursor and page pagination). */
+  per_page_param?: string;
+  page_param?: string;
+  first_page?: number;
+  offset_param?: string;
+  /** The page size's parameter (offset pagination). */
+  limit_param?: string;
+  /** Which request showed it: the parameter that advanced. */
+  evidence?: string;
+  /** type none: what was tried without advancing. */
+  tried?: string[];
 }
 
 /**
@@ -29,8 +43,10 @@ export interface ReferenceSeen {
 
 export interface EntityDiscovery {
   entity: Entity;
-  /** The list path. */
+  /** The list path, without its query. */
   where: string;
+  /** The query parameters given with the list path: sent on every page. */
+  params?: Record<string, string>;
   records: number;
   pages: number;
   /** Where the records are in the body ('' for a bare array); undefined when none were found. */

@@ -24,6 +24,34 @@ const CHANGE_FORMATS = ['iso-datetime-offset', 'iso-datetime-local', 'epoch-mill
 
 const SCHEDULE = { customers: '"*/4 * * * *"', transactions: '"*/4 * * * *"', activity: '"15 0 * * *"' } as const;
 
+/** The pagination block: the parameters discover saw advance, with its evidence; page numbers with a TODO when none did. */
+function paginationLines(e: EntityDiscovery, todos: string[]): string[] {
+  const p = e.pagination;
+  const evidence = p.evidence === undefined ? [] : [`      # discover: ${p.evidence}`];
+  if (p.type === 'cursor') {
+    return ['    pagination:', ...evidence, '      type: cursor', '      per_page: 500', ...(p.per_page_param ? [`      per_page_param: ${yamlString(p.per_page_param)}`] : []), `      cursor_param: ${yamlString(p.cursor_param ?? 'cursor')}`, `      cursor_path: ${yamlString(p.cursor_path ?? 'meta.next_cursor')}`];
+  }
+  if (p.type === 'page') {
+    return ['    pagination:', ...evidence, '      type: page', '      per_page: 500', `      page_param: ${yamlString(p.page_param ?? 'page')}`, ...(p.per_page_param ? [`      per_page_param: ${yamlString(p.per_page_param)}`] : []), ...(p.first_page === 0 ? ['      first_page: 0'] : [])];
+  }
+  if (p.type === 'offset') {
+    return ['    pagination:', ...evidence, '      type: offset', '      per_page: 500', `      offset_param: ${yamlString(p.offset_param ?? 'offset')}`, ...(p.limit_param ? [`      limit_param: ${yamlString(p.limit_param)}`] : [])];
+  }
+  if (e.records === 0) return ['    pagination:', '      type: page', '      per_page: 500'];
+  const tried = p.tried && p.tried.length > 0 ? ` (${p.tried.join('; ')})` : '';
+  const todo = `${e.entity}: no next-page parameter seen to advance in ${e.pages} page(s) of ${e.records} records${tried}; page numbers assumed: if the partner pages, set pagination (type cursor with cursor_param and cursor_path, type page with page_param, or type offset with offset_param)`;
+  todos.push(todo);
+  return [`    # TODO: ${todo}`, '    pagination:', '      type: page', '      per_page: 500'];
+}
+
+/** Window parameters that are not already constant parameters of the stream (the user's own `from`). */
+function windowNames(guess: [string, string], constants: Record<string, string>, entity: Entity): { names: [string, string]; note?: string } {
+  if (!(guess[0] in constants) && !(guess[1] in constants)) return { names: guess };
+  const names: [string, string] = entity === 'customers' ? ['modified_since', 'modified_until'] : ['updated_since', 'updated_until'];
+  const taken = guess.filter((n) => n in constants);
+  return { names, note: `${taken.join(', ')} ${taken.length === 1 ? 'is a constant parameter' : 'are constant parameters'} of the list path (kept on every request), so the window is sent as ${names.join(', ')}` };
+}
+
 function restStreamLines(variant: Variant, e: EntityDiscovery, todos: string[], dateParam: string): { lines: string[]; mapping: Record<string, string> } {
   const lines: string[] = [`  ${e.entity}:`, `    path: ${yamlString(e.where)}`];
   if (e.records_path !== undefined && e.records_path !== 'data') {
@@ -33,17 +61,12 @@ function restStreamLines(variant: Variant, e: EntityDiscovery, todos: string[], 
       lines.push(`    # TODO: ${todo}`);
     } else lines.push(`    records_path: ${yamlString(e.records_path)}`);
   }
-  if (e.pagination.type === 'cursor') {
-    lines.push('    pagination:', '      type: cursor', '      per_page: 500', `      cursor_path: ${e.pagination.cursor_path}`);
-  } else if (e.pagination.type === 'page') {
-    lines.push('    pagination:', '      type: page', '      per_page: 500');
-  } else if (e.records === 0) {
-    lines.push('    pagination:', '      type: page', '      per_page: 500');
-  } else {
-    const todo = `${e.entity}: no pagination seen in ${e.pages} page(s) of ${e.records} records; page numbers assumed`;
-    todos.push(todo);
-    lines.push(`    # TODO: ${todo}`, '    pagination:', '      type: page', '      per_page: 500');
+  const constants = e.params ?? {};
+  if (Object.keys(constants).length > 0) {
+    lines.push('    # the query of the list path given to init: sent with every request of the stream', '    params:');
+    for (const [name, value] of Object.entries(constants)) lines.push(`      ${yamlString(name)}: ${yamlString(value)}`);
   }
+  lines.push(...paginationLines(e, todos));
   const structure: Structure = { where: e.where, customerRefs: e.references.filter((r) => r.table === 'customers'), sampled: e.records };
   const draft = mappingLines(variant, e.entity, e.fields, false, todos, structure);
   if (e.entity === 'activity') {
@@ -70,9 +93,10 @@ function restStreamLines(variant: Variant, e: EntityDiscovery, todos: string[], 
       const dateSource = draft.sources.transaction_date ?? draft.sources.signup_date ?? (e.entity === 'customers' ? 'signup_date' : 'transaction_date');
       const format = e.fields.find((f) => f.name === dateSource)?.format;
       const epoch = format === 'epoch-millis' ? 'unix_millis' : format === 'epoch-seconds' ? 'unix_seconds' : undefined;
-      const todo = `${e.entity}: no change field held as a date-time (updated_at, lastUpdate...); cursor on ${dateSource} with lookback P3D, and its from/to parameters are guesses`;
+      const window = windowNames(['from', 'to'], constants, e.entity);
+      const todo = `${e.entity}: no change field held as a date-time (updated_at, lastUpdate...); cursor on ${dateSource} with lookback P3D, and its ${window.names.join('/')} parameters are guesses${window.note ? ` (${window.note})` : ''}`;
       todos.push(todo);
-      lines.push(`    # TODO: ${todo}`, '    incremental:', '      mode: cursor', `      cursor_field: ${yamlString(dateSource)}`, ...(epoch ? [`      cursor_format: ${epoch}`] : []), '      from_param: from', '      to_param: to', '      lookback: P3D');
+      lines.push(`    # TODO: ${todo}`, '    incremental:', '      mode: cursor', `      cursor_field: ${yamlString(dateSource)}`, ...(epoch ? [`      cursor_format: ${epoch}`] : []), `      from_param: ${window.names[0]}`, `      to_param: ${window.names[1]}`, '      lookback: P3D');
     }
   }
   const cursorField = /^ {6}cursor_field: (.*)$/m.exec(lines.join('\n'))?.[1];

@@ -46,7 +46,7 @@ describe('init: the proposed draft', () => {
   const discovery = (records: Record<string, unknown>[]): Discovery => ({
     kind: 'rest',
     base_url: options.baseUrl,
-    entities: [{ entity: 'transactions', where: '/v2/payments', records: records.length, pages: 1, records_path: 'items', pagination: { type: 'cursor', cursor_path: 'paging.next' }, fields: profileRecords(records), references: [], notes: [] }],
+    entities: [{ entity: 'transactions', where: '/v2/payments', records: records.length, pages: 1, records_path: 'items', pagination: { type: 'cursor', cursor_path: 'paging.next', cursor_param: 'after', per_page_param: 'limit' }, fields: profileRecords(records), references: [], notes: [] }],
   });
 
   it('maps by name, format and obvious codes, and leaves a TODO with the values where a code is not obvious', () => {
@@ -59,7 +59,7 @@ describe('init: the proposed draft', () => {
     assert.deepEqual(def.source.auth, { type: 'bearer', token: '${PARTNER_TOKEN}' });
     const t = def.streams.transactions;
     assert.equal(t.records_path, 'items');
-    assert.deepEqual(t.pagination, { type: 'cursor', per_page: 500, cursor_path: 'paging.next' });
+    assert.deepEqual(t.pagination, { type: 'cursor', per_page: 500, per_page_param: 'limit', cursor_param: 'after', cursor_path: 'paging.next' });
     assert.equal(t.incremental.cursor_field, 'changed_at');
     assert.deepEqual(t.mapping.fields, {
       transaction_id: 'paymentId',

@@ -188,12 +188,20 @@ describe('rest source: pagination', () => {
     assert.deepEqual(pages, [records('a'), records('b')]);
   });
 
-  it('aborts on a page identical to the previous one (a partner ignoring the page parameter)', async () => {
+  it('aborts on a page identical to the previous one (a partner ignoring the page parameter), naming the definition keys to set', async () => {
     nock(BASE).get(PATH).query(true).times(2).reply(200, { data: records('a', 'b') });
     const source = createRestSource(restSource(), testDeps(fakeTime()));
     const error = await rejection(collect(source, restStream(pagePaging())));
     assert.ok(error instanceof SourceError);
-    assert.match(error.message, /page=2.*the partner returned the same page twice \(identical 2 records\): endless pagination \(is the page parameter ignored\?\)/);
+    assert.match(error.message, /page=2.*: the partner returned the same page twice \(identical 2 records\): endless pagination\. /);
+    assert.ok(
+      error.message.endsWith(
+        'The partner ignores the next-page parameter sent, streams.customers.pagination.page_param (page): set it to the partner\'s own parameter, ' +
+          'or for a partner that sends a next-page token set streams.customers.pagination.type: cursor with cursor_param (the parameter taking the token, e.g. page_token) ' +
+          'and cursor_path (where the body holds it, e.g. next_page_token); `partner-sync discover` tries the common names and says which one advances',
+      ),
+      error.message,
+    );
   });
 
   it('a body without an array at records_path is a SourceError naming the path and the fields found', async () => {

@@ -9,7 +9,7 @@ import { loadDefinition } from '../../config/load-definitions.js';
 import { createRedactor } from '../../config/redact.js';
 import { createLogger } from '../../log.js';
 import { saveChecklist, verifyChecklist } from '../../onboarding/checklist.js';
-import { discover, discoveryLines } from '../../onboarding/discover.js';
+import { discover, discoveryLines, pagingText } from '../../onboarding/discover.js';
 import { proposeDefinition } from '../../onboarding/propose.js';
 import { reconcile, reconciliationLines } from '../../onboarding/reconcile.js';
 import { SourceOptionsError, type AuthKind, type SourceOptions } from '../../onboarding/source-options.js';
@@ -96,9 +96,10 @@ export async function initCommand(globals: GlobalOptions, args: SourceFlags & { 
     : [];
   const failing = checks.filter((c) => !c.ok).map((c) => `${c.stream}: ${c.detail}`);
   if (globals.json) {
-    io.out(JSON.stringify({ file, todos: draft.todos, mapping: draft.mapping, definition_errors: left, check: checks }));
+    io.out(JSON.stringify({ file, todos: draft.todos, mapping: draft.mapping, ...(found.kind === 'rest' ? { paging: Object.fromEntries(found.entities.map((e) => [e.entity, e.pagination])) } : {}), definition_errors: left, check: checks }));
   } else {
     io.out(`wrote ${file}`);
+    if (found.kind === 'rest') for (const e of found.entities) io.out(`paging ${e.entity}: ${pagingText(e.pagination)}${e.pagination.evidence ? `: ${e.pagination.evidence}` : ''}`);
     for (const todo of draft.todos) io.out(`TODO ${todo}`);
     for (const e of left) io.out(`FAIL ${e}`);
     for (const c of checks) io.out(`${c.ok ? 'ok  ' : 'FAIL'} check ${c.stream}: ${c.detail}`);
