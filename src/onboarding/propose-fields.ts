@@ -297,8 +297,19 @@ export function mappingLines(variant: Variant, entity: Entity, fields: readonly 
   for (const field of spec.keys()) {
     if (chosen.has(field) || required.has(field)) continue;
     const words = nameWords(field);
-    const near = free().filter((f) => nameWords(f.name.split('.').pop() ?? f.name).some((w) => words.some((v) => w === v || (Math.min(w.length, v.length) >= 4 && (w.startsWith(v) || v.startsWith(w))))));
+    const kind = spec.get(field);
+    const fitsKind = (f: FieldProfile) => {
+      const formats = kind === 'date-time' ? ['iso-datetime-offset', 'iso-datetime-local', 'sql-datetime', 'dd/MM/yyyy HH:mm', 'epoch-millis', 'epoch-seconds'] : kind === 'date' ? ['date'] : kind === 'number' || kind === 'integer' ? ['integer', 'decimal', 'integer-string', 'decimal-string'] : undefined;
+      return formats === undefined || (f.format !== undefined && f.format !== 'mixed' && formats.includes(f.format));
+    };
+    const near = free().filter(fitsKind).filter((f) => nameWords(f.name.split('.').pop() ?? f.name).some((w) => words.some((v) => w === v || (Math.min(w.length, v.length) >= 4 && (w.startsWith(v) || v.startsWith(w))))));
     if (near.length === 0) continue;
+    if (near.length === 1) {
+      // One source field shares a word with it: mapped, with the doubt to confirm.
+      const f = near[0] as FieldProfile;
+      pick(field, { field: f, doubt: `${f.name} mapped to ${field} only because their names share a word: confirm it holds the ${field}, or delete the line` });
+      continue;
+    }
     const shown = near.map((f) => `${f.name}${f.distinct ? ` (values ${f.distinct.slice(0, 6).map((v) => JSON.stringify(v)).join(', ')})` : f.examples.length > 0 ? ` (e.g. ${f.examples.slice(0, 2).map((v) => JSON.stringify(v)).join(', ')})` : ''}`).join(', ');
     const todo = `${entity}.${field}: not mapped, but ${shown} may hold it: map it, or confirm the partner has no ${field}`;
     todos.push(todo);

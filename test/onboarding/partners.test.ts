@@ -29,10 +29,7 @@ export const NEW_FIXTURES: (() => Fixture)[] = [maltaBackOffice, propTokens, war
 /** `onboard:<id>` (edits, check, reconcile, every field) or `trust:<id>` (the no-edit trust test) known to fail today, with why. */
 export const KNOWN_FAILING: Record<string, string> = {
   // Issue 50's shapes on today's code:
-  'onboard:malta-bo': 'check fails: source.timezone Europe/Malta needs the MariaDB server\'s time zone tables (issue 50 point 2)',
-  'onboard:prop-tokens': 'ref_click is not mapped to click_id: every customer\'s click_id NULL (its paging, page_token and the required from, is found since issue 50 point 3)',
   'onboard:warehouse-ny': 'check fails: a warehouse table without a DATE column is refused (date_column must be a DATE), with no way from the docs to read it by day',
-  'onboard:offset-rest': 'btag_click is not mapped to click_id: every customer\'s click_id NULL (its offset/limit paging is found since issue 50 point 3)',
 };
 
 const SOURCES = { mysql: 'MariaDB', postgres: 'PostgreSQL' } as const;
