@@ -35,8 +35,8 @@ export const KNOWN_FAILING: Record<string, string> = {
   'onboard:offset-rest': 'no case rule: lower-case currency codes cannot be mapped (issue 50 point 6)',
   // check and reconcile pass on the raw draft while stored values are wrong (issue 50 points 4, 5):
   'trust:sportsbook-bo': 'kyc_flag silently unmapped: kyc_status_id NULL',
-  'trust:mt4-prop': 'country names and MT4 groups unmapped (country_code, phase NULL); VOLUME hundredths stored as lots',
-  'trust:warehouse-local': 'Malta local times read as UTC: signup_date and transaction_date an hour off',
+  'trust:mt4-prop': 'country names and MT4 groups unmapped (country_code, phase NULL); VOLUME hundredths stored as lots (nothing in the name VOLUME says hundredths: reconcile judges units by name only)',
+  'trust:warehouse-local': "Malta local times read as UTC: signup_date and transaction_date an hour off (zone-less timestamps, a UTC server, no change in the last hour: nothing in the source says the zone, so reconcile's clock check cannot see it)",
 };
 
 const SOURCES = { mysql: 'MariaDB', postgres: 'PostgreSQL' } as const;
