@@ -413,6 +413,10 @@ export async function streamValues(deps: AggregateDeps, def: PartnerDefinition, 
   const by = grouping(def.variant, entity, DAY_FIELD[entity]);
   const notes = [...r.found.notes];
   const fields = compareSample(def, entity, r.sample.items, (k) => r.stored.get(k), r.found.readings);
+  // Grouped by day alone, with no amount read apart from the definition, the groups are the day comparison again.
+  if (by.parts.length === 1 && !r.found.readings.some((x) => by.amounts.includes(x.field))) {
+    return { entity, sampled: r.sample.items.length, read: r.mapped, fields, ...aheadOf(def, entity, stream, aheadMs, r), notes };
+  }
   const storeGroups = new Groups(by);
   for (const record of r.stored.values()) storeGroups.add(record);
   let source: Groups = r.pageGroups;
@@ -426,6 +430,11 @@ export async function streamValues(deps: AggregateDeps, def: PartnerDefinition, 
     }
   }
   const groups = { by: by.parts.join(', '), computed, ...compareGroups(entity, source, storeGroups) };
+  return { entity, sampled: r.sample.items.length, read: r.mapped, fields, groups, ...aheadOf(def, entity, stream, aheadMs, r), notes };
+}
+
+/** The newest date-time ahead of the source's clock by more than `aheadMs`, the most ahead of the fields. */
+function aheadOf(def: PartnerDefinition, entity: Entity, stream: StreamDefinition, aheadMs: number, r: StreamReadings): { ahead?: AheadOfClock } {
   let ahead: AheadOfClock | undefined;
   if (r.clock !== undefined) {
     for (const [field, n] of r.newest) {
@@ -436,7 +445,7 @@ export async function streamValues(deps: AggregateDeps, def: PartnerDefinition, 
       ahead = { entity, field, key: n.key, value: n.value, clock: new Date(r.clock).toISOString(), minutes: Math.round((ms - r.clock) / 60_000), zone };
     }
   }
-  return { entity, sampled: r.sample.items.length, read: r.mapped, fields, groups, ...(ahead ? { ahead } : {}), notes };
+  return ahead ? { ahead } : {};
 }
 
 /** The report's lines of the values: a line per field that differs, group that differs, date-time ahead of the clock; notes; a summary per stream. */
@@ -457,7 +466,7 @@ export function valueLines(v: ValueReconciliation, limit = 10): string[] {
     for (const n of s.notes) lines.push(`note ${s.entity}: ${n}`);
     const judged = s.fields.map((f) => f.field);
     const ok = s.fields.every((f) => f.differing === 0) && groups.length === 0 && !s.ahead;
-    lines.push(`${ok ? 'ok  ' : 'DIFF'} ${s.entity} values: ${s.sampled} of ${s.read} record(s) sampled (seed ${v.seed})${judged.length ? `, read apart from the definition: ${judged.join(', ')}` : ', no field read apart from the definition'}; ${s.groups?.compared ?? 0} group(s) by ${s.groups?.by ?? '-'} ${s.groups?.computed === 'sql' ? 'by SQL on the source' : 'over the records read'}${groups.length ? `, ${groups.length} differ` : ''}`);
+    lines.push(`${ok ? 'ok  ' : 'DIFF'} ${s.entity} values: ${s.sampled} of ${s.read} record(s) sampled (seed ${v.seed})${judged.length ? `, read apart from the definition: ${judged.join(', ')}` : ', no field read apart from the definition'}; ${s.groups ? `${s.groups.compared} group(s) by ${s.groups.by} ${s.groups.computed === 'sql' ? 'by SQL on the source' : 'over the records read'}${groups.length ? `, ${groups.length} differ` : ''}` : 'counted per day above'}`);
   }
   return lines;
 }

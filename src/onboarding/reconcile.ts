@@ -321,7 +321,8 @@ export function reconciliationLines(r: Reconciliation, limit = 10): string[] {
   const parts = [`${r.days.filter((d) => !d.ok).length} day(s) differ`];
   const fields = r.values.streams.flatMap((v) => v.fields.filter((f) => f.differing > 0).map((f) => `${v.entity}.${f.field}`));
   if (fields.length > 0) parts.push(`values differ in ${fields.join(', ')}`);
-  const groups = r.values.streams.reduce((n, v) => n + (v.groups?.differing.length ?? 0), 0);
+  // Groups of an entity whose days differ repeat those days' difference: counted where the days agree.
+  const groups = r.values.streams.filter((v) => r.days.every((d) => d.entity !== v.entity || d.ok)).reduce((n, v) => n + (v.groups?.differing.length ?? 0), 0);
   if (groups > 0) parts.push(`${groups} group(s) by currency, status or type differ`);
   const ahead = r.values.streams.filter((v) => v.ahead).map((v) => `${v.entity}.${v.ahead?.field}`);
   if (ahead.length > 0) parts.push(`date-times ahead of the source's clock in ${ahead.join(', ')}`);
