@@ -66,7 +66,7 @@ const DECIMAL_TEXT = /^-?\d+\.\d+$/;
 const EPOCH_SECONDS = [1e9, 1e10] as const;
 const EPOCH_MILLIS = [1e12, 1e13] as const;
 
-const MINOR_NAME = /(_cents|_minor|cents|minor|_pence|incents|x100)$/i;
+export const MINOR_NAME = /(_cents|_minor|cents|minor|_pence|incents|x100)$/i;
 const AMOUNT_NAME = /(amount|bet|win|ggr|ngr|pnl|profit|balance|deposit|withdraw|fee|stake|payout|total)/i;
 
 /** The format of one non-null value. */

@@ -114,7 +114,7 @@ function caseFitting(values: readonly unknown[], pattern: RegExp): 'upper' | 'lo
 }
 
 /** A currency code at the end of a name (stake_eur, amountGBP). */
-const CURRENCY_CODE = /(?:^|[_.-]|[a-z](?=[A-Z]))(usd|eur|gbp|cad|aud|sek|nok|dkk|chf|jpy|brl|inr|zar|nzd|pln|czk|try)$/i;
+export const CURRENCY_CODE = /(?:^|[_.-]|[a-z](?=[A-Z]))(usd|eur|gbp|cad|aud|sek|nok|dkk|chf|jpy|brl|inr|zar|nzd|pln|czk|try)$/i;
 
 /** A field's names to match: its whole path, then its last segment (money.amount → amount). */
 const namesOf = (f: FieldProfile): string[] => {

@@ -26,7 +26,8 @@ import type { Store } from '../store/store.js';
 import { entityTable } from '../store/tables.js';
 import { toUtcTimestamp } from '../kernel/timestamp.js';
 import type { Entity, SpecRecord, Variant } from '../types.js';
-import { DAY_FIELD, SUMS, sourceAggregates, sourceKeys } from './source-aggregates.js';
+import { DAY_FIELD, SUMS, sourceAggregates, sourceClock, sourceKeys } from './source-aggregates.js';
+import { DEFAULT_SAMPLE, Groups, Sample, grouping, independentValues, readings, streamValues, valueLines, type Reading, type ValueReconciliation } from './reconcile-values.js';
 
 export interface DaySide {
   count: number;
@@ -79,7 +80,23 @@ export interface Reconciliation {
   source_sql_skipped: { entity: Entity; reason: string }[];
   /** REST streams whose answer has no `meta.total`: the partner's own count was not checked (a note). */
   no_total: Entity[];
+  /**
+   * The values read apart from the definition (reconcile-values.ts): a seeded sample compared field
+   * by field with the store, the counts and sums per day, currency, status and type, and the newest
+   * date-time against the source's clock.
+   */
+  values: ValueReconciliation;
 }
+
+export interface ReconcileOptions {
+  /** Records sampled per stream for the field-by-field check (default 200). */
+  sample?: number;
+  /** The sample's seed: the same seed draws the same records (default: drawn, and reported). */
+  seed?: number;
+}
+
+/** A newest date-time this far past the source's clock means the definition reads the source's times in the wrong zone. */
+const AHEAD_MS = 5 * 60_000;
 
 export interface ReconcileDeps extends SourceDeps {
   store: Store;
@@ -134,26 +151,38 @@ const dayOf = (entity: Entity, record: SpecRecord): string | undefined => {
   return typeof value === 'string' ? value.slice(0, 10) : undefined;
 };
 
-export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, from: string, to: string, only?: Entity): Promise<Reconciliation> {
+export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, from: string, to: string, only?: Entity, options: ReconcileOptions = {}): Promise<Reconciliation> {
   const days = daysBetween(from, to);
-  const result: Reconciliation = { partner: def.partner, from, to, ok: true, days: [], unmappable: [], totals: [], source_sql_skipped: [], no_total: [] };
+  const size = options.sample ?? DEFAULT_SAMPLE;
+  const seed = options.seed ?? Math.floor(Math.random() * 1_000_000);
+  const result: Reconciliation = { partner: def.partner, from, to, ok: true, days: [], unmappable: [], totals: [], source_sql_skipped: [], no_total: [], values: { sample: size, seed, streams: [] } };
+  let clock: number | undefined;
   const source = createSource(def, deps);
   try {
     for (const [entity, stream] of Object.entries(def.streams) as [Entity, NonNullable<PartnerDefinition['streams'][Entity]>][]) {
       if (only !== undefined && entity !== only) continue;
       const map = createMapper(def.variant, entity, stream.mapping, def.affiliates);
       const bySource = new Map<string, Map<string, SpecRecord>>(days.map((d) => [d, new Map()]));
+      // The values apart from the definition: readings built from the first record's columns, a seeded sample, the groups over the pages, the newest date-times.
+      const by = grouping(def.variant, entity, DAY_FIELD[entity]);
+      const sample = new Sample<{ key: string; raw: unknown }>(size, seed, entity);
+      const pageGroups = new Groups(by);
+      const pageValues = new Map<string, Record<string, unknown>>();
+      const newest = new Map<string, { value: string; key: string }>();
+      const stamps = entityTable(def.variant, entity).columns.filter((c) => c.kind === 'timestamp').map((c) => c.name);
+      let read: { readings: Reading[]; notes: string[] } | undefined;
+      let mappedCount = 0;
       const windows: PullWindow[] =
         stream.incremental.mode === 'daily'
           ? days.map((d) => ({ kind: 'days', from: d, to: d }))
           : [{ kind: 'cursor', from: `${from}T00:00:00Z`, to: deps.clock().toISOString(), open: true }];
       for (const asked of windows) {
         const window = source.bound ? await source.bound(stream, asked) : asked;
-        let read = 0;
+        let pagesRead = 0;
         // The keys the pages gave (a record that cannot be mapped: its raw form), each counted once against meta.total.
         const seen = new Set<string>();
         for await (const page of source.pages(stream, window)) {
-          read += page.length;
+          pagesRead += page.length;
           for (const raw of page) {
             const mapped = map(raw);
             if ('error' in mapped) {
@@ -167,13 +196,25 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
             seen.add(`key:${key}`);
             const day = dayOf(entity, record);
             const bucket = day === undefined ? undefined : bySource.get(day);
+            const first = bucket !== undefined && !bucket.has(key);
             bucket?.set(key, record);
+            read ??= readings(def, entity, stream, typeof raw === 'object' && raw !== null ? Object.keys(raw) : [], def.source.type === 'rest');
+            for (const f of stamps) {
+              const v = record[f];
+              if (typeof v === 'string' && (newest.get(f)?.value ?? '') < v) newest.set(f, { value: v, key });
+            }
+            if (bucket === undefined) continue;
+            // A record a page repeats counts once (the last read, as in the comparison by day).
+            pageValues.set(key, independentValues(raw, record, read.readings, by));
+            if (!first) continue;
+            mappedCount += 1;
+            sample.offer({ key, raw });
           }
         }
         const total = await partnerTotal(source, stream, window);
         if (total === undefined && def.source.type === 'rest' && !result.no_total.includes(entity)) result.no_total.push(entity);
         if (total !== undefined) {
-          result.totals.push({ entity, window: window.kind === 'days' ? window.from : `changed since ${window.from}`, partner_total: total, distinct: seen.size, read, repeated: read - seen.size, ok: total === seen.size });
+          result.totals.push({ entity, window: window.kind === 'days' ? window.from : `changed since ${window.from}`, partner_total: total, distinct: seen.size, read: pagesRead, repeated: pagesRead - seen.size, ok: total === seen.size });
         }
       }
       const table = entityTable(def.variant, entity);
@@ -222,6 +263,13 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
         if (!ok) result.ok = false;
         result.days.push({ entity, day, source: s, store: t, ok, missing_in_store: missingInStore, missing_at_source: missingAtSource, differing, ...(sql ? { source_sql: sql } : {}), ...(unread.length > 0 ? { not_read: unread } : {}) });
       }
+      for (const v of pageValues.values()) pageGroups.add(v);
+      const stored = new Map<string, SpecRecord>();
+      for (const m of byStore.values()) for (const [k, r] of m) stored.set(k, r);
+      clock ??= def.source.type === 'rest' ? deps.clock().getTime() : await sourceClock(deps, def).catch(() => undefined);
+      const values = await streamValues(deps, def, entity, stream, from, to, AHEAD_MS, { found: read ?? { readings: [], notes: [] }, sample, mapped: mappedCount, pageGroups, stored, newest, clock });
+      result.values.streams.push(values);
+      if (values.fields.some((f) => f.differing > 0) || (values.groups?.differing.length ?? 0) > 0 || values.ahead !== undefined) result.ok = false;
     }
   } finally {
     await source.close?.();
@@ -269,7 +317,15 @@ export function reconciliationLines(r: Reconciliation, limit = 10): string[] {
   for (const e of r.no_total ?? []) lines.push(`note ${e}: no meta.total: the partner's count was not checked`);
   const checked = r.totals.filter((y) => y.ok).length;
   if (checked > 0) lines.push(`meta.total agrees with the distinct records read for ${checked} quer${checked === 1 ? 'y' : 'ies'}`);
+  lines.push(...valueLines(r.values, limit));
   const parts = [`${r.days.filter((d) => !d.ok).length} day(s) differ`];
+  const fields = r.values.streams.flatMap((v) => v.fields.filter((f) => f.differing > 0).map((f) => `${v.entity}.${f.field}`));
+  if (fields.length > 0) parts.push(`values differ in ${fields.join(', ')}`);
+  // Groups of an entity whose days differ repeat those days' difference: counted where the days agree.
+  const groups = r.values.streams.filter((v) => r.days.every((d) => d.entity !== v.entity || d.ok)).reduce((n, v) => n + (v.groups?.differing.length ?? 0), 0);
+  if (groups > 0) parts.push(`${groups} group(s) by currency, status or type differ`);
+  const ahead = r.values.streams.filter((v) => v.ahead).map((v) => `${v.entity}.${v.ahead?.field}`);
+  if (ahead.length > 0) parts.push(`date-times ahead of the source's clock in ${ahead.join(', ')}`);
   const totals = r.totals.filter((x) => !x.ok).length;
   if (totals > 0) parts.push(`${totals} meta.total disagree${totals === 1 ? 's' : ''}`);
   if (r.unmappable.length > 0) parts.push(`${r.unmappable.length} source record(s) unmappable`);

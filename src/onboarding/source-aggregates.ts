@@ -293,3 +293,73 @@ export async function sourceKeys(deps: AggregateDeps, def: PartnerDefinition, en
     await db.close();
   }
 }
+
+/** One group of the source's rows as its SQL computed it: the UTC day, the raw values grouped by, the count and the raw sums. */
+export interface RawGroup {
+  day: string;
+  values: Record<string, unknown>;
+  count: number;
+  sums: Record<string, unknown>;
+}
+
+/**
+ * The source's counts and raw sums per UTC day and per raw value of some columns (its currency,
+ * status and type columns), one GROUP BY on the stream's table or view: reconcile reads the
+ * groups' values and sums by what the source says of them, apart from the definition's rules.
+ * `group` and `sums` name, per spec field, the top-level column read.
+ */
+export async function sourceGroups(deps: AggregateDeps, def: PartnerDefinition, entity: Entity, stream: StreamDefinition, from: string, to: string, group: Record<string, string>, sums: Record<string, string>): Promise<{ groups: RawGroup[] } | { skipped: string } | undefined> {
+  if (def.source.type === 'rest') return undefined;
+  const relation = 'view' in stream && stream.view ? stream.view : 'table' in stream && stream.table ? stream.table : undefined;
+  if (relation === undefined) return { skipped: 'the stream is read by a query' };
+  const day = dayExpression(entity, stream);
+  if (typeof day === 'string') return { skipped: day };
+  const { db, zone } = await openForAggregates(deps, def as never, relation, day);
+  try {
+    const dialect = db.dialect;
+    const q = (column: string) => columnIdentifier(column, 'mapping', dialect).sql;
+    const { expr, range, params, toDay, sqlDays } = daySql(day, dialect, from, to, zone);
+    const parts = Object.entries(group);
+    const amounts = Object.entries(sums);
+    const inner = [`${expr} AS d`, ...parts.map(([, c], i) => `${q(c)} AS g${i}`), ...amounts.map(([, c], i) => `${q(c)} AS a${i}`)];
+    const keys = ['d', ...parts.map((_p, i) => `g${i}`)];
+    const outer = [...keys, 'COUNT(*) AS n', ...amounts.map((_a, i) => `SUM(a${i}) AS s${i}`)];
+    const [lo, hi] = day.kind === 'epoch' ? [Math.floor((params.lo as number) / (MS_PER_DAY / day.unitMs)), Math.floor((params.hi as number) / (MS_PER_DAY / day.unitMs)) - 1] : [from, to];
+    const sql = `SELECT ${outer.join(', ')} FROM (SELECT ${inner.join(', ')} FROM ${relationIdentifier(relation, 'table', dialect).sql} WHERE ${range}) x${sqlDays ? ' WHERE d >= :dlo AND d <= :dhi' : ''} GROUP BY ${keys.join(', ')}`;
+    const session = await db.acquire('reconcile groups');
+    try {
+      const { rows } = await session.query(sql, { ...params, dlo: lo, dhi: hi }, `reconcile groups of ${relation}`);
+      const groups: RawGroup[] = [];
+      for (const row of rows) {
+        const d = toDay(row.d);
+        if (d < from || d > to) continue;
+        groups.push({ day: d, values: Object.fromEntries(parts.map(([f], i) => [f, row[`g${i}`]])), count: Number(row.n), sums: Object.fromEntries(amounts.map(([f], i) => [f, row[`s${i}`]])) });
+      }
+      return { groups };
+    } finally {
+      await session.release();
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+/** The source database's own clock (epoch milliseconds), for the newest change read in the definition's zone; undefined for REST. */
+export async function sourceClock(deps: AggregateDeps, def: PartnerDefinition): Promise<number | undefined> {
+  const source = def.source;
+  if (source.type === 'rest') return undefined;
+  const db = openSqlConnection({ client: source.client, url: source.url, timezone: 'UTC', statementTimeoutMs: source.statement_timeout_ms, redact: deps.redact, logger: deps.logger, stats: { requests: 0, retries: 0, throttled: 0, waitedMs: 0 } });
+  try {
+    const session = await db.acquire('reconcile clock');
+    try {
+      const sql = source.client === 'mysql' ? 'SELECT UNIX_TIMESTAMP(NOW(6)) * 1000 AS ms' : source.client === 'postgres' ? 'SELECT extract(epoch FROM clock_timestamp()) * 1000 AS ms' : "SELECT (julianday('now') - 2440587.5) * 86400000 AS ms";
+      const { rows } = await session.query(sql, {}, 'reconcile clock');
+      const ms = Number(rows[0]?.ms);
+      return Number.isFinite(ms) ? ms : undefined;
+    } finally {
+      await session.release();
+    }
+  } finally {
+    await db.close();
+  }
+}

@@ -22,7 +22,7 @@ export const CHANGE = /(updated|modified|changed|last_?update|modify_?time|mtime
 export const CUSTOMER_NAME = /(player|customer|cust|user|account|client|member|trader|contact|login)/i;
 
 const CUSTOMER_IDS = ['customerid', 'playerid', 'userid', 'accountid', 'clientid', 'memberid', 'traderid', 'custid', 'playerno', 'customerno', 'login', 'contactid'];
-const CURRENCY = ['currency', 'currencycode', 'ccy', 'cur', 'curr', 'currencyiso', 'ccycode'];
+export const CURRENCY_NAMES = ['currency', 'currencycode', 'ccy', 'cur', 'curr', 'currencyiso', 'ccycode'];
 
 /** Partner names for each spec field, normalized (lower case, letters and digits), most likely first. */
 export const SYNONYMS: Record<Entity, Record<string, string[]>> = {
@@ -49,7 +49,7 @@ export const SYNONYMS: Record<Entity, Record<string, string[]>> = {
     customer_id: CUSTOMER_IDS,
     transaction_type: ['transactiontype', 'type', 'typecode', 'txtype', 'transtype', 'trantype', 'kind', 'paymenttype', 'entrytype', 'entrykind', 'action', 'direction'],
     amount_currency: ['amountcurrency', 'amount', 'amt', 'value', 'price', 'fee'],
-    currency: CURRENCY,
+    currency: CURRENCY_NAMES,
     transaction_date: ['transactiondate', 'createdat', 'paidat', 'purchasedat', 'chargedat', 'occurredat', 'bookedat', 'transdate', 'transts', 'transtime', 'date', 'timestamp', 'ts', 'time', 'created', 'createdon'],
     status: ['status', 'statuscode', 'state', 'paymentstatus', 'result'],
     amount_usd: ['amountusd', 'usdamount', 'amountinusd'],
@@ -61,7 +61,7 @@ export const SYNONYMS: Record<Entity, Record<string, string[]>> = {
     customer_id: CUSTOMER_IDS,
     game_type: ['gametype', 'gamecategory', 'category', 'game', 'product', 'vertical'],
     instrument: ['instrument', 'symbol', 'sym', 'ticker', 'pair'],
-    currency: CURRENCY,
+    currency: CURRENCY_NAMES,
     bets_count: ['betscount', 'betcount', 'numbets', 'rounds', 'betsnumber'],
     total_bets: ['totalbets', 'bets', 'betsamount', 'stake', 'stakes', 'turnover', 'handle', 'wagered'],
     wins: ['wins', 'win', 'totalwins', 'winsamount', 'payouts', 'returns', 'winnings'],
@@ -173,3 +173,18 @@ export function tableNamePattern(entity: Entity, variant: Variant): RegExp {
 export const FEE_TABLE = /(fee|charge|purchase|order)s?$/i;
 
 export const yamlString = (s: string): string => (/^[A-Za-z_][A-Za-z0-9_.\-/]*$/.test(s) && !['true', 'false', 'null', 'yes', 'no', 'on', 'off'].includes(s.toLowerCase()) ? s : JSON.stringify(s));
+
+/**
+ * The spec value a partner's code names word for word (`SETTLED` → approved, `D` → deposit,
+ * `Approved` → approved), or undefined: a code that only starts like a word, a number, or a word
+ * naming two values says nothing on its own. Reconcile reads the source's codes by it, apart from
+ * the definition's map.
+ */
+export function wordValue(code: unknown, values: readonly string[]): string | undefined {
+  if (typeof code !== 'string' || code.trim() === '') return undefined;
+  const n = norm(code);
+  const exact = values.filter((v) => norm(v) === n);
+  if (exact.length === 1) return exact[0];
+  const hits = values.filter((v) => (CODE_WORDS[v] ?? []).includes(n));
+  return hits.length === 1 ? hits[0] : undefined;
+}

@@ -50,8 +50,10 @@ export function registerOnboardingCommands(program: Command, io: Io, run: (work:
     .option('--from <date>', 'first day (default: 7 days before --to)')
     .option('--to <date>', 'last day (default: yesterday, UTC)')
     .addOption(new Option('--stream <stream>', 'only this stream').choices(ENTITIES))
+    .option('--sample <n>', 'records per stream compared field by field with values read apart from the definition (default 200)', (v) => Number(v))
+    .option('--seed <n>', 'the sample\'s seed: the same seed draws the same records (default: drawn, and printed)', (v) => Number(v))
     .option('--json', 'machine-readable output')
-    .action((partner: string, opts: { from?: string; to?: string; stream?: Entity }, cmd: Command) => run(commands().then((m) => m.reconcileCommand(globals(cmd), { partner, ...opts }, io))));
+    .action((partner: string, opts: { from?: string; to?: string; stream?: Entity; sample?: number; seed?: number }, cmd: Command) => run(commands().then((m) => m.reconcileCommand(globals(cmd), { partner, ...opts }, io))));
   program
     .command('onboard')
     .description("verify a partner's go-live checklist (credentials, check, samples, backfill, reconcile, schedules, 24 h freshness); exit 1 until live")

@@ -108,8 +108,8 @@ export async function initCommand(globals: GlobalOptions, args: SourceFlags & { 
   return EXIT_OK;
 }
 
-/** `reconcile <partner> [--from D --to D] [--stream S]`: exit 1 on any difference. */
-export async function reconcileCommand(globals: GlobalOptions, args: { partner: string; from?: string; to?: string; stream?: Entity }, io: Io): Promise<number> {
+/** `reconcile <partner> [--from D --to D] [--stream S] [--sample N] [--seed S]`: exit 1 on any difference. */
+export async function reconcileCommand(globals: GlobalOptions, args: { partner: string; from?: string; to?: string; stream?: Entity; sample?: number; seed?: number }, io: Io): Promise<number> {
   const config = await loadConfig(globals);
   const def = partnerDefinition(config, args.partner);
   return withStore(globals, async (store) => {
@@ -118,9 +118,12 @@ export async function reconcileCommand(globals: GlobalOptions, args: { partner: 
     const from = args.from ?? new Date(Date.parse(`${to}T00:00:00Z`) - 6 * 86_400_000).toISOString().slice(0, 10);
     for (const [flag, value] of [['--from', from], ['--to', to]] as const) if (!DATE.test(value)) throw new CliError(`${flag} must be a date YYYY-MM-DD, got ${JSON.stringify(value)}`, EXIT_USAGE);
     if (from > to) throw new CliError(`--from ${from} is after --to ${to}`, EXIT_USAGE);
+    for (const [flag, value] of [['--sample', args.sample], ['--seed', args.seed]] as const) {
+      if (value !== undefined && (!Number.isSafeInteger(value) || value < 0)) throw new CliError(`${flag} must be a whole number ≥ 0, got ${JSON.stringify(String(value))}`, EXIT_USAGE);
+    }
     let result;
     try {
-      result = await reconcile({ store, clock: store.clock, logger: config.logger, redact: config.redact }, def, from, to, args.stream);
+      result = await reconcile({ store, clock: store.clock, logger: config.logger, redact: config.redact }, def, from, to, args.stream, { ...(args.sample !== undefined ? { sample: args.sample } : {}), ...(args.seed !== undefined ? { seed: args.seed } : {}) });
     } catch (error) {
       throw new CliError(`reconcile failed: ${config.redact((error as Error).message)}`, EXIT_FAILURE, { cause: error });
     }
