@@ -21,6 +21,7 @@ import { Authenticator, requireAnyToken } from './auth.js';
 import { BodyError, MAX_JSON_DEPTH, parseJsonBody } from './json-body.js';
 import { oauthRoutes } from './oauth.js';
 import { MemoryRateLimiter, RATE_LIMIT_PER_MINUTE, StoreRateLimiter, type RateLimiter } from './rate-limit.js';
+import { queryErrorBody } from './query-errors.js';
 import { ROUTE_MODULES } from './routes/index.js';
 import { signingKey } from './tokens.js';
 import type { ApiDeps, RouteModule } from './types.js';
@@ -30,19 +31,6 @@ import type { ApiDeps, RouteModule } from './types.js';
  * validator coerces a parameter given once to a string and refuses one given twice.)
  */
 export const ANY_QUERY = { type: 'object', additionalProperties: { type: 'string' } } as const;
-
-/** The answer to a query that fails its route's schema: 400, the parameters named. */
-function queryErrorBody(error: FastifyError): { error: 'invalid_parameter'; message: string; errors: { field: string; rule: string; message: string }[] } {
-  const errors = (error.validation ?? []).map((v) => {
-    const field = v.instancePath.replace(/^\//, '').split('/')[0] || String((v.params as { missingProperty?: unknown }).missingProperty ?? '(query)');
-    const repeated = v.keyword === 'type' && (v.params as { type?: unknown }).type === 'string';
-    return repeated
-      ? { field, rule: 'repeated', message: `the query parameter ${field} is given more than once; give it once` }
-      : { field, rule: v.keyword, message: `the query parameter ${field} ${v.message ?? 'is invalid'}` };
-  });
-  if (errors.length === 0) errors.push({ field: '(query)', rule: 'schema', message: error.message });
-  return { error: 'invalid_parameter', message: errors.map((e) => e.message).join('; '), errors };
-}
 
 /** Largest body read and discarded after a 413 so that the client can read the answer. */
 export const MAX_DRAINED_BYTES = 64 * 1024 * 1024;
