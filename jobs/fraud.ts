@@ -126,7 +126,8 @@ export function createFraudHook(store: Store, source: FraudSource, logger: Logge
       }
       if (customers.size === 0) return;
       const r = await detect(trx, store, config, { partner: change.partner, variant: change.variant, customers });
-      logDetection(logger, r, change.runId, started);
+      // Flags exist once the batch commits: a transaction that fails at its COMMIT (a full disk) opened none.
+      trx.executionPromise.then(() => logDetection(logger, r, change.runId, started), () => undefined);
     },
     async settle(change) {
       await settleFraud(store, source, logger, change.partner, change.runId);
@@ -203,6 +204,8 @@ export async function settleFraud(store: Store, source: FraudSource, logger: Log
   const config = current(source);
   let settled = 0;
   for (;;) {
+    // Logged once the group's flags are committed, never for a transaction that failed (at its COMMIT too).
+    let detection: { r: Detection; started: number } | undefined;
     const done = await store.transaction(async (trx) => {
       // Not the load lock: loads go on meanwhile (a push is answered at its commit); those of the same
       // customers wait for this group's commit, then wait in fraud_deferred for the next one.
@@ -210,8 +213,7 @@ export async function settleFraud(store: Store, source: FraudSource, logger: Log
       const evaluate = async (variant: Variant, customers: Set<string>): Promise<number> => {
         if (config) {
           const started = performance.now();
-          const r = await detect(trx, store, config, { partner, variant, customers });
-          logDetection(logger, r, runId, started);
+          detection = { r: await detect(trx, store, config, { partner, variant, customers }), started };
         }
         return customers.size;
       };
@@ -233,6 +235,7 @@ export async function settleFraud(store: Store, source: FraudSource, logger: Log
       for (const part of listChunks(trx, ids)) await trx('fraud_deferred').where('partner_id', partner).whereIn('customer_id', part).delete();
       return evaluate(rows[0]!.variant, new Set(ids));
     });
+    if (detection) logDetection(logger, detection.r, runId, detection.started);
     settled += done;
     if (done < chunk) return settled;
   }

@@ -94,7 +94,9 @@ export async function importFile(deps: { store: Store; loader: Loader; together?
     await batches.stop();
     // What loaded stays loaded: it is evaluated now, or, if that fails too, by the next loading command.
     await loader.endDeferred(runId, deps.together).catch(() => undefined);
-    await finishRun(store.knex, runId, { status: 'failed', counts, error: (error as Error).message, durationMs: performance.now() - started }, store.now());
+    // The error to report is the run's own: a store that failed under it (a full disk) may fail this
+    // close too, and the next run of the stream then closes the run as abandoned (src/store/runs.ts).
+    await finishRun(store.knex, runId, { status: 'failed', counts, error: (error as Error).message, durationMs: performance.now() - started }, store.now()).catch(() => undefined);
     throw error;
   }
   const durationMs = performance.now() - started;

@@ -256,7 +256,12 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   counts.throttled = source.stats.throttled - statsBefore.throttled;
   const pageRewalks = (source.stats.pageRewalks ?? 0) - (statsBefore.pageRewalks ?? 0);
   const durationMs = performance.now() - started;
-  await finishRun(store.knex, runId, { status, counts, finalCursor: watermark, error, durationMs }, store.now());
+  await finishRun(store.knex, runId, { status, counts, finalCursor: watermark, error, durationMs }, store.now()).catch((closeError: unknown) => {
+    // A run that failed keeps its own error: the store that failed under it (a full disk) may fail
+    // this close too, and the next run of the stream closes the run as abandoned (src/store/runs.ts).
+    if (status === 'succeeded') throw closeError;
+    log.error(`closing the run failed, the next run of the stream closes it: ${deps.redact((closeError as Error).message)}`);
+  });
   log.info(`${plan.kind} ${status}`, { ...counts, ...(pageRewalks > 0 ? { page_rewalks: pageRewalks } : {}), watermark, duration_ms: Math.round(durationMs) });
   return { partner: def.partner, stream: entity, runId, kind: plan.kind, status, windows: span, counts, watermark, error, durationMs, ...(pageRewalks > 0 ? { pageRewalks } : {}), ...(counts.rejected > 0 ? { rejectedBy } : {}) };
 }

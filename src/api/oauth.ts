@@ -6,6 +6,7 @@
  */
 import formbody from '@fastify/formbody';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { queryErrorBody } from './query-errors.js';
 import type { Store } from '../store/store.js';
 import type { Clock } from '../kernel/clock.js';
 import { authenticateClient, parseScopes } from './clients.js';
@@ -76,6 +77,8 @@ export async function oauthRoutes(app: FastifyInstance, options: OAuthRouteOptio
         return oauthError(reply, 400, 'invalid_request', 'the request must be application/x-www-form-urlencoded (RFC 6749 §4.4.2)');
       }
       if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return oauthError(reply, 413, 'invalid_request', 'the request body is too large');
+      // A query string too is checked by the route's schema: named in the API's words, not ajv's (`querystring/x must be string`).
+      if (error.validation && error.validationContext === 'querystring') return oauthError(reply, 400, 'invalid_request', queryErrorBody(error).message);
       if ((error.statusCode ?? 500) < 500) return oauthError(reply, 400, 'invalid_request', error.message);
       throw error;
     });

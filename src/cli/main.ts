@@ -12,6 +12,7 @@ import { registerOnboardingCommands } from './commands/onboarding-commands.js';
 import type { GlobalOptions } from './context.js';
 import { processClock, type Clock } from '../kernel/clock.js';
 import { findUnknownCommand, formatUnknownCommand } from './strict.js';
+import type { StatementError } from '../store/store-errors.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, processIo, type Io } from './io.js';
 
 const ALLOW_SHRINK = 'replace activity days even when they lose more than max_day_shrink of their rows or become empty, and record empty days as loaded (a real shrink at the partner)';
@@ -366,7 +367,14 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       return error.exitCode;
     }
     io.err(`partner-sync: ${(error as Error).message ?? String(error)}`);
-    if (process.env.DEBUG) io.err(String((error as Error).stack));
+    if (process.env.DEBUG) {
+      io.err(String((error as Error).stack));
+      // A failed store statement's text (placeholders, no values: src/store/store-errors.ts), and the causes behind the error.
+      for (let e: unknown = error; e instanceof Error; e = e.cause) {
+        const statement = (e as StatementError).statement;
+        if (statement !== undefined) io.err(`statement: ${statement}`);
+      }
+    }
     return EXIT_FAILURE;
   }
 }

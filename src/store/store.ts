@@ -5,6 +5,7 @@ import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { DIALECTS, type DialectProfile } from './dialects.js';
 import { MIGRATIONS, type StoreMigration } from './migrations/index.js';
+import { scrubStatementErrors } from './store-errors.js';
 import { describeStore, parseStoreUrl, sqliteDirectory, type StoreLocation } from './store-url.js';
 import { systemClock, type Clock } from '../kernel/clock.js';
 
@@ -49,8 +50,25 @@ export class Store {
     return this.clock().toISOString().replace('Z', '000Z');
   }
 
-  transaction<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-    return this.knex.transaction(work);
+  /**
+   * A transaction that fails reports its work's error, not its ROLLBACK's: SQLite rolls a
+   * transaction back by itself on some errors (a full disk: SQLITE_FULL), and the ROLLBACK that
+   * follows then fails with "no transaction is active", which knex would report instead.
+   */
+  async transaction<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    let failed: { error: unknown } | undefined;
+    try {
+      return await this.knex.transaction(async (trx) => {
+        try {
+          return await work(trx);
+        } catch (error) {
+          failed = { error };
+          throw error;
+        }
+      });
+    } catch (error) {
+      throw failed !== undefined ? failed.error : error;
+    }
   }
 
   /**
@@ -141,7 +159,9 @@ export async function openStore(options: OpenStoreOptions = {}): Promise<Store> 
   const profile = DIALECTS[location.kind];
   const dir = sqliteDirectory(location);
   if (dir) mkdirSync(dir, { recursive: true });
-  const knex = knexFactory({ ...knexConfig(location, profile), log: driverLog(options.log ?? debugDriverLog) });
+  // The values of a failed statement never enter its error (./store-errors.ts).
+  const knex = knexFactory({ ...knexConfig(location, profile), compileSqlOnError: false, log: driverLog(options.log ?? debugDriverLog) });
+  scrubStatementErrors(knex);
   const store = new Store(knex, profile, location, options.clock ?? systemClock);
   try {
     if (options.migrate ?? true) await store.migrate();

@@ -26,6 +26,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type pg from 'pg';
 import type { BulkWriteStrategy } from './dialects.js';
 import type { Store } from './store.js';
+import { rewordDriverError } from './store-errors.js';
 import type { SpecRecord } from '../types.js';
 import { CopyTextWriter, recycleCopyBuffer, writeCopyRows } from './copy-text.js';
 import { recordToRow, rowColumns } from './rows.js';
@@ -280,7 +281,12 @@ export async function prepareUpsert(store: Store, table: EntityTable, batch: Ups
 /** Writes a prepared upsert inside the caller's transaction; resolves with the keys left unwritten as older than the stored row. */
 export async function writeUpsert(store: Store, trx: Knex.Transaction, prepared: PreparedUpsert, storedMayChange: () => Promise<void> = async () => {}): Promise<StaleKeys> {
   if (prepared.batch.records.length === 0) return new Set();
-  return WRITERS[store.profile.bulkWrite](trx, prepared, storedMayChange);
+  try {
+    return await WRITERS[store.profile.bulkWrite](trx, prepared, storedMayChange);
+  } catch (error) {
+    // The writers run their statements on the driver's connection: their errors get the store's words too.
+    throw rewordDriverError(error, `INSERT INTO ${quote(prepared.table.name)}`);
+  }
 }
 
 /** Upserts validated records (no key twice) into an entity table inside the caller's transaction. */

@@ -7,6 +7,9 @@ import type { Entity, Variant } from '../../types.js';
 import { SECURED_ERRORS, security } from './components.js';
 import { bulkPath, json, recordSchemaName, recordsPath, ref, type JsonObject } from './schemas.js';
 
+/** Every route's query string is checked (src/api/server.ts): a parameter given twice is a 400 on the service routes too. */
+const REPEATED = { '400': ref('RepeatedParameter', 'responses') };
+
 const ENTITY_WORD: Record<Entity, string> = { customers: 'customer', transactions: 'transaction', activity: 'daily activity' };
 const VARIANT_WORD: Record<Variant, string> = { igaming: 'iGaming', 'prop-trading': 'prop-trading' };
 export function recordPaths(variant: Variant, entity: Entity): JsonObject {
@@ -94,6 +97,7 @@ export function servicePaths(): JsonObject {
         summary: 'Liveness: the process serves (it does not look at the store)',
         security: [],
         responses: {
+          ...REPEATED,
           '200': { description: 'Alive.', content: json({ type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } } }) },
           '503': { description: 'Stopping.', content: json({ type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['stopping'] } } }) },
         },
@@ -106,6 +110,7 @@ export function servicePaths(): JsonObject {
         summary: 'Readiness: the store answers within 2 s and its migrations are current',
         security: [],
         responses: {
+          ...REPEATED,
           '200': { description: 'Ready: every check passed.', content: json(ref('Readiness')) },
           '503': { description: 'Not ready: the failing checks say why (the store unreachable or slow, migrations pending, stopping).', content: json(ref('Readiness')) },
         },
@@ -117,7 +122,7 @@ export function servicePaths(): JsonObject {
         tags: ['operations'],
         summary: 'Prometheus metrics (text exposition format)',
         security: [],
-        responses: { '200': text('Requests by route and status, latency histogram, records pushed, process metrics.', 'text/plain') },
+        responses: { ...REPEATED, '200': text('Requests by route and status, latency histogram, records pushed, process metrics.', 'text/plain') },
       },
     },
     '/openapi.json': {
@@ -126,7 +131,7 @@ export function servicePaths(): JsonObject {
         tags: ['operations'],
         summary: 'This document',
         security: [],
-        responses: { '200': { description: 'OpenAPI 3.1 document.', content: json({ type: 'object' }) } },
+        responses: { ...REPEATED, '200': { description: 'OpenAPI 3.1 document.', content: json({ type: 'object' }) } },
       },
     },
     '/docs': {
@@ -135,7 +140,7 @@ export function servicePaths(): JsonObject {
         tags: ['operations'],
         summary: 'This document as a web page',
         security: [],
-        responses: { '200': text('Self-contained HTML page.', 'text/html') },
+        responses: { ...REPEATED, '200': text('Self-contained HTML page.', 'text/html') },
       },
     },
   };

@@ -1,0 +1,153 @@
+/**
+ * Requests generated and mutated from the served document (fast-check, fixed seed): every
+ * operation, with or without a token of either variant, query parameters of the operation and
+ * unknown ones with odd values, repeated; bodies from the operation's schema, mutated (extra
+ * fields, NULs, duplicated, over the bulk limit) or malformed text; odd content types and
+ * Idempotency-Keys. Whatever comes in: no 5xx, every 4xx is JSON, the server keeps answering.
+ * SQLite: the same server runs on both stores; the stores' own paths have their own tests.
+ */
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { startApi, type StartedApi } from '../support/api.js';
+import { STORES, type TestStore } from '../support/stores.js';
+
+type Schema = Record<string, unknown>;
+interface Operation { path: string; method: string; query: { name: string; schema: Schema }[]; body?: Schema; bodyType?: string }
+
+const REQUESTS = 400;
+const sqlite = STORES.find((b) => b.name === 'sqlite');
+
+(sqlite ? describe : describe.skip)('fuzzed requests from the document (fast-check)', function () {
+  this.timeout(60_000);
+  let t: TestStore;
+  let api: StartedApi;
+  let doc: Schema;
+  let tokens: Record<string, string>;
+  before(async () => {
+    t = await sqlite!.create();
+    api = await startApi(t.store);
+    tokens = {
+      igaming: await api.token(await api.addClient('casino', 'igaming', ['read', 'write'])),
+      'prop-trading': await api.token(await api.addClient('firm', 'prop-trading', ['read', 'write'])),
+    };
+    doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as Schema;
+  });
+  after(async () => {
+    await api.close();
+    await t.drop();
+  });
+
+  const resolve = (s: unknown): Schema => {
+    let out = (s ?? {}) as Schema;
+    while (typeof out.$ref === 'string') out = (out.$ref as string).split('/').slice(1).reduce<Schema>((a, k) => a[k] as Schema, doc);
+    return out;
+  };
+
+  /** Values of a schema, near valid: what a client following the document sends. */
+  function valueOf(raw: unknown, depth = 0): fc.Arbitrary<unknown> {
+    const s = resolve(raw);
+    if (s.const !== undefined) return fc.constant(s.const);
+    if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum as unknown[]));
+    const choices = (s.oneOf ?? s.anyOf) as unknown[] | undefined;
+    if (choices) return fc.oneof(...choices.map((c) => valueOf(c, depth + 1)));
+    const type = Array.isArray(s.type) ? (s.type as string[]).find((x) => x !== 'null') : (s.type as string | undefined);
+    if (s.format === 'date-time') return fc.date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date('2027-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString());
+    if (s.format === 'date') return fc.date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date('2027-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
+    if (s.format === 'email') return fc.emailAddress();
+    if (type === 'string') return fc.string({ minLength: Number(s.minLength ?? 1), maxLength: Math.min(Number(s.maxLength ?? 16), 16) });
+    if (type === 'integer') return fc.integer({ min: Number(s.minimum ?? 0), max: Math.min(Number(s.maximum ?? 100_000), 100_000) });
+    if (type === 'number') return fc.integer({ min: 0, max: 1_000_000 }).map((n) => n / 100);
+    if (type === 'boolean') return fc.boolean();
+    if (type === 'array') return depth > 3 ? fc.constant([]) : fc.array(valueOf(s.items, depth + 1), { minLength: Number(s.minItems ?? 0), maxLength: 3 });
+    if (type === 'object' || s.properties) {
+      if (depth > 3) return fc.constant({});
+      const props = Object.fromEntries(Object.entries((s.properties ?? {}) as Record<string, unknown>).map(([k, v]) => [k, valueOf(v, depth + 1)]));
+      return fc.record(props, { requiredKeys: ((s.required ?? []) as string[]).filter((k) => k in props) });
+    }
+    return fc.oneof(fc.string(), fc.integer(), fc.constant(null));
+  }
+
+  const ODD = fc.oneof(
+    fc.constantFrom('', '0', '-1', '1e309', '99999999999999999999999', 'NaN', 'null', '[]', '2026-02-30', '2026-11-01T24:00:00Z', 'x'.repeat(5000), '%00', '%ff%fe'),
+    fc.string({ maxLength: 30 }),
+    fc.integer().map(String),
+  );
+  const MALFORMED = fc.constantFrom('{"a":', '', '['.repeat(200), '{"customer_id":"a","customer_id":"b"}', '{"amount_currency":1.00000000000000001}', '1e999999', 'null');
+
+  function operations(): Operation[] {
+    const out: Operation[] = [];
+    for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, Schema>>)) {
+      for (const [method, op] of Object.entries(methods)) {
+        const params = ((op.parameters ?? []) as unknown[]).map(resolve);
+        const content = (op.requestBody as Schema | undefined)?.content as Record<string, { schema: unknown }> | undefined;
+        const [bodyType, media] = Object.entries(content ?? {})[0] ?? [];
+        out.push({
+          path, method: method.toUpperCase(),
+          query: params.filter((p) => p.in === 'query').map((p) => ({ name: String(p.name), schema: resolve(p.schema) })),
+          ...(media ? { body: resolve(media.schema), bodyType } : {}),
+        });
+      }
+    }
+    return out;
+  }
+
+  it(`${REQUESTS} requests: no 5xx, every 4xx JSON, the server keeps answering`, async () => {
+    const ops = operations();
+    assert.ok(ops.length >= 20, `operations read from the document: ${ops.length}`);
+    const request = fc.constantFrom(...ops).chain((op) => fc.record({
+      op: fc.constant(op),
+      token: fc.constantFrom('igaming', 'prop-trading', 'igaming', 'prop-trading', 'none', 'forged'),
+      query: fc.array(fc.tuple(
+        fc.oneof(fc.constantFrom('x', ...op.query.map((q) => q.name)), fc.string({ maxLength: 6 })),
+        fc.oneof(ODD, ...op.query.map((q) => valueOf(q.schema).map(String))),
+      ), { maxLength: 4 }),
+      repeat: fc.boolean(),
+      body: op.body
+        ? fc.oneof(
+          { weight: 3, arbitrary: valueOf(op.body).chain((b) => fc.oneof(
+            fc.constant(b),
+            fc.jsonValue({ maxDepth: 2 }),
+            fc.tuple(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 1 })).map(([k, v]) => (b !== null && typeof b === 'object' && !Array.isArray(b) ? { ...b, [k]: v } : b)),
+            fc.constant(Array.isArray(b) ? Array.from({ length: 1001 }, () => b[0] ?? {}) : [b, b]),
+            fc.constant(b !== null && typeof b === 'object' && !Array.isArray(b) ? Object.fromEntries(Object.keys(b).map((k) => [k, '\u0000'])) : b),
+          )).map((b) => JSON.stringify(b)) },
+          { weight: 1, arbitrary: MALFORMED },
+        )
+        : fc.constant(undefined),
+      contentType: fc.constantFrom(op.bodyType ?? 'application/json', op.bodyType ?? 'application/json', 'text/plain', 'application/json; charset=latin1', undefined),
+      idempotencyKey: fc.oneof(fc.constant(undefined), fc.uuid(), fc.constant('k'.repeat(300)), fc.constant('same-key')),
+    }));
+
+    const fivexx: string[] = [];
+    const notJson: string[] = [];
+    const samples = fc.sample(request, { numRuns: REQUESTS, seed: 51 });
+    for (const r of samples) {
+      const query = r.query.map(([k, v]) => `${encodeURIComponent(k)}=${v.startsWith('%') ? v : encodeURIComponent(v)}`);
+      if (r.repeat && query.length > 0) query.push(query[0] as string);
+      const url = `${api.url}${r.op.path}${query.length > 0 ? `?${query.join('&')}` : ''}`;
+      const headers: Record<string, string> = {};
+      if (r.token === 'forged') headers.authorization = `Bearer ${'x'.repeat(30)}`;
+      else if (r.token !== 'none') headers.authorization = `Bearer ${tokens[r.token]}`;
+      if (r.contentType) headers['content-type'] = r.contentType;
+      if (r.idempotencyKey) headers['idempotency-key'] = r.idempotencyKey;
+      const body = r.op.method === 'POST' ? r.body : undefined;
+      const res = await fetch(url, { method: r.op.method, headers, body });
+      const text = await res.text();
+      const seen = `${r.op.method} ${url.slice(api.url.length, 160)} -> ${res.status} ${text.slice(0, 120)}`;
+      // /readyz answers 503 by design when the store is not ready; nothing else may.
+      if (res.status >= 500 && r.op.path !== '/readyz') fivexx.push(seen);
+      if (res.status >= 400 && res.status < 500) {
+        let json = /^application\/json/.test(res.headers.get('content-type') ?? '');
+        try {
+          JSON.parse(text);
+        } catch {
+          json = false;
+        }
+        if (!json) notJson.push(seen);
+      }
+    }
+    assert.deepEqual(fivexx, [], 'no 5xx');
+    assert.deepEqual(notJson, [], 'every 4xx is JSON');
+    assert.equal((await fetch(`${api.url}/healthz`)).status, 200, 'the server still answers');
+  });
+});
