@@ -11,7 +11,7 @@
  *   a number that passes is stored as exactly the decimal that was sent.
  *
  * - `encoding`: a string holding bytes that are not UTF-8 (given the offsets of the characters
- *   that stand for them, see ./utf8.ts); the text reads U+FFFD there, which is not what was sent.
+ *   that stand for them, see ./utf8.ts): what was meant is not known.
  *
  * Keys named `__proto__` stay plain own properties, as JSON.parse makes them.
  *
@@ -37,8 +37,8 @@ export interface JsonIssue {
 
 export interface ParseOptions {
   /**
-   * Ascending offsets of the characters of `text` that stand for bytes that were not UTF-8 (each a
-   * U+FFFD put in by the decoding, ./utf8.ts): a string holding one gets an `encoding` issue.
+   * Ascending offsets of the characters of `text` that stand for bytes that were not UTF-8 (put in
+   * by the decoding, ./utf8.ts): a string holding one gets an `encoding` issue.
    */
   undecodable?: readonly number[];
 }
@@ -199,7 +199,7 @@ class Parser {
     let k = this.nextUndecodable;
     while (k < offsets.length && (offsets[k] as number) < start) k++;
     if (k < offsets.length && (offsets[k] as number) < end) {
-      this.issue('encoding', 'not valid UTF-8: holds bytes that are no character (read as U+FFFD); send the text as UTF-8');
+      this.issue('encoding', 'not valid UTF-8: holds bytes that are no character; send the text as UTF-8');
       while (k < offsets.length && (offsets[k] as number) < end) k++;
     }
     this.nextUndecodable = k;

@@ -1,10 +1,12 @@
 /**
  * Decoding partner bytes as UTF-8 without losing track of bytes that are not UTF-8. Node's
  * decoders put U+FFFD in their place silently, so `id-\xff` and `id-\xfe` would both read
- * `id-\uFFFD`, one customer. Here the text is decoded the same way (each maximal ill-formed
- * subsequence becomes one U+FFFD, as the WHATWG decoder and Node do), and the offsets of those
- * characters are returned too, so the JSON parser can tell which strings hold them
- * (./strict-json.ts, rule `encoding`) and the record be rejected instead of merged.
+ * `id-\uFFFD`, one customer. Here each byte that is not part of a UTF-8 character becomes the lone
+ * surrogate U+DC00 + byte (U+DCFF for 0xFF; the "surrogateescape" of other languages), and the
+ * offsets of those characters are returned, so the JSON parser can tell which strings hold them
+ * (./strict-json.ts, rule `encoding`) and the record be rejected instead of merged. The two records
+ * stay two (their rejects' payloads differ, `"id-\udcff"` and `"id-\udcfe"` in JSON) and say which
+ * bytes were sent; written out as UTF-8, a lone surrogate becomes U+FFFD.
  *
  * Valid UTF-8, the usual case, costs one `isUtf8` check (native, vectorized) and the plain decode.
  */
@@ -12,7 +14,7 @@ import { isUtf8 } from 'node:buffer';
 
 export interface DecodedText {
   text: string;
-  /** Ascending offsets in `text` of the U+FFFD characters that stand for undecodable bytes; absent when none. */
+  /** Ascending offsets in `text` of the characters (U+DC80..U+DCFF) that stand for undecodable bytes; absent when none. */
   undecodable?: number[];
 }
 
@@ -35,9 +37,11 @@ export function decodeUtf8(bytes: Buffer): DecodedText {
       parts.push(run);
       length += run.length;
     }
-    undecodable.push(length);
-    parts.push('\uFFFD');
-    length += 1;
+    for (let k = 0; k < -size; k++) {
+      undecodable.push(length);
+      parts.push(String.fromCharCode(0xdc00 + (bytes[i + k] as number)));
+      length += 1;
+    }
     i += -size;
     runStart = i;
   }
@@ -49,7 +53,7 @@ const inRange = (b: number | undefined, low: number, high: number): boolean => b
 
 /**
  * The length of the well-formed sequence at `i` (Unicode 15, table 3-7), or minus the length of
- * the maximal ill-formed subpart there (the bytes one U+FFFD replaces).
+ * the maximal ill-formed subpart there (the bytes that are no character).
  */
 function sequenceSize(b: Buffer, i: number): number {
   const b0 = b[i] as number;

@@ -59,7 +59,7 @@ describe('parseStrictJson', () => {
   it('reports a string holding undecodable bytes, given their offsets', () => {
     const { text, undecodable } = decodeUtf8(Buffer.from([...Buffer.from('{"customer_id":"id-'), 0xff, ...Buffer.from('","email":"a@b.de","n":{"k":"x'), 0xc3, ...Buffer.from('"}}')]));
     const { value, issues } = parseStrictJson(text, { undecodable });
-    assert.deepEqual(value, { customer_id: 'id-\uFFFD', email: 'a@b.de', n: { k: 'x\uFFFD' } });
+    assert.deepEqual(value, { customer_id: 'id-\udcff', email: 'a@b.de', n: { k: 'x\udcc3' } });
     assert.deepEqual(brief(issues), [['encoding', 'customer_id'], ['encoding', 'n.k']]);
     // A real U+FFFD sent as UTF-8 is no issue.
     assert.deepEqual(parseStrictJson('{"a":"\uFFFD"}', { undecodable: [] }).issues, []);
@@ -120,29 +120,27 @@ describe('decodeUtf8', () => {
     assert.deepEqual(decodeUtf8(bytes), { text: 'Zoë € 😀 \uFFFD' });
   });
 
-  it('replaces each ill-formed subsequence with one U+FFFD, as Node does, and gives its offsets', () => {
-    const cases: number[][] = [
-      [0x61, 0xff, 0x62],
-      [0x61, 0xfe, 0xff],
-      [0xc3],
-      [0xe2, 0x82],
-      [0xe2, 0x82, 0x61],
-      [0xf0, 0x9f, 0x98],
-      [0xed, 0xa0, 0x80], // a surrogate encoded: three
-      [0xc0, 0xaf], // overlong
-      [0xf4, 0x90, 0x80, 0x80], // past U+10FFFF
-      [0x80, 0x80, 0x61, 0xf0, 0x9f, 0x98, 0x80],
+  it('turns each byte that is no character into U+DC00 + byte (distinct, as sent), and gives their offsets', () => {
+    const cases: [number[], string][] = [
+      [[0x61, 0xff, 0x62], 'a\udcffb'],
+      [[0x61, 0xfe, 0xff], 'a\udcfe\udcff'],
+      [[0xc3], '\udcc3'],
+      [[0xe2, 0x82], '\udce2\udc82'],
+      [[0xe2, 0x82, 0x61], '\udce2\udc82a'],
+      [[0xed, 0xa0, 0x80], '\udced\udca0\udc80'], // an encoded surrogate
+      [[0xc0, 0xaf], '\udcc0\udcaf'], // overlong
+      [[0xf4, 0x90, 0x80, 0x80], '\udcf4\udc90\udc80\udc80'], // past U+10FFFF
+      [[0x80, 0x61, 0xf0, 0x9f, 0x98, 0x80, 0xe2, 0x82, 0xac, 0xff], '\udc80a😀€\udcff'],
     ];
-    for (const bytes of cases) {
-      const buffer = Buffer.from(bytes);
-      const { text, undecodable = [] } = decodeUtf8(buffer);
-      assert.equal(text, buffer.toString('utf8'), bytes.map((b) => b.toString(16)).join(' '));
-      const replaced = [...text].map((c, i) => (c === '\uFFFD' ? i : -1)).filter((i) => i >= 0);
-      // [...text] counts code points; the offsets count UTF-16 units: equal while no astral character precedes.
-      if (!text.includes('😀')) assert.deepEqual(undecodable, replaced, bytes.join(' '));
-      assert.ok(undecodable.length > 0);
+    for (const [bytes, expected] of cases) {
+      const { text, undecodable } = decodeUtf8(Buffer.from(bytes));
+      assert.equal(text, expected, bytes.map((b) => b.toString(16)).join(' '));
+      const escaped = [...text.split('').entries()].filter(([, c]) => c.charCodeAt(0) >= 0xdc80 && c.charCodeAt(0) <= 0xdcff).map(([i]) => i);
+      assert.deepEqual(undecodable, escaped, expected);
     }
-    assert.deepEqual(decodeUtf8(Buffer.from([0x61, 0xff, 0x62])), { text: 'a\uFFFDb', undecodable: [1] });
-    assert.deepEqual(decodeUtf8(Buffer.from([0xf0, 0x9f, 0x98, 0x80, 0xfe])), { text: '😀\uFFFD', undecodable: [2] });
+    assert.deepEqual(decodeUtf8(Buffer.from([0xf0, 0x9f, 0x98, 0x80, 0xfe])), { text: '😀\udcfe', undecodable: [2] });
+    // Two ids that a decoder would make one stay two, and their records' JSON says which bytes were sent.
+    assert.notEqual(decodeUtf8(Buffer.from([0x69, 0xff])).text, decodeUtf8(Buffer.from([0x69, 0xfe])).text);
+    assert.equal(JSON.stringify(decodeUtf8(Buffer.from([0x69, 0xff])).text), '"i\\udcff"');
   });
 });
