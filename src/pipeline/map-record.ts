@@ -62,6 +62,7 @@ export function createMapper(variant: Variant, entity: Entity, mapping: StreamMa
     return { field, apply: kind === 'string' && !fixed ? textOfIntegers(field, apply) : apply };
   });
   const passthroughText = new Set(passthrough.filter((field) => spec.get(field) === 'string'));
+  const numericKinds: ReadonlySet<SpecFieldKind> = new Set<SpecFieldKind>(['number', 'integer']);
   // The source paths each spec field is read from, for the JSON issues of a source record.
   const reads: { field: string; path: string[] }[] = [
     ...passthrough.map((field) => ({ field, path: [field] })),
@@ -69,7 +70,8 @@ export function createMapper(variant: Variant, entity: Entity, mapping: StreamMa
   ];
   const issueOfRead = (issue: JsonIssue): { error: Violation } | undefined => {
     const path = issue.path.map(String);
-    const read = reads.find((r) => r.path.every((key, i) => i >= path.length || path[i] === key));
+    // A long number for a text field is the mapping's own case (integerText says what was lost).
+    const read = reads.find((r) => r.path.every((key, i) => i >= path.length || path[i] === key) && (issue.rule !== 'exact_number' || numericKinds.has(spec.get(r.field) ?? 'other')));
     if (read === undefined) return undefined;
     const [violation] = issueViolations(issue, read.field, undefined, `source field ${issueField(issue.path)}`);
     return violation === undefined ? undefined : { error: violation };
