@@ -5,14 +5,17 @@
  */
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
+import { parsePartnerJson } from '../../src/kernel/strict-json.js';
+import { decodeUtf8 } from '../../src/kernel/utf8.js';
 import type { RawRecord } from '../../src/types.js';
 
 /**
  * A record of the file: `position` is 1-based (blank NDJSON lines are not counted); `value` is the
  * parsed JSON, or the raw line text with `parseError` set when the line is not JSON (kept for rejects).
+ * What the text hid from the value (a duplicate key, a number parsed to another value, bytes that
+ * are not UTF-8) travels with the value (src/kernel/strict-json.ts `jsonIssuesOf`) and makes the
+ * record a reject at validation.
  */
 export type FileRecord = RawRecord;
 
@@ -32,8 +35,9 @@ export class RecordFileError extends Error {
   }
 }
 
-const BOM = '\uFEFF';
-const NON_WHITESPACE = /[^ \t\r\n]/;
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+const LF = 0x0a;
+const CR = 0x0d;
 
 /**
  * Throws the RecordFileError reading `path` would (no such file, permission denied, a directory),
@@ -54,93 +58,149 @@ export async function assertReadable(path: string): Promise<void> {
   }
 }
 
-/** Opens `path` (`-` reads `stdin`) and tells its format; the records are read as they are iterated. */
+/**
+ * Opens `path` (`-` reads `stdin`) and tells its format; the records are read as they are iterated.
+ * The file is read as bytes and decoded here, not by the stream: a decoder would put U+FFFD in
+ * place of bytes that are not UTF-8 without a word (./../../src/kernel/utf8.ts).
+ */
 export async function openRecordFile(path: string, stdin: Readable): Promise<RecordFile> {
   const name = path === '-' ? 'stdin' : path;
   const source = path === '-' ? stdin : createReadStream(path);
-  const chunks = decodedChunks(source, name)[Symbol.asyncIterator]();
+  const chunks = byteChunks(source, name)[Symbol.asyncIterator]();
 
-  // Read just far enough to see the first character that is not whitespace (or a leading BOM).
-  const head: string[] = [];
-  let first: string | undefined;
+  // Read just far enough to see the first byte that is not whitespace (after a leading BOM).
+  const head: Buffer[] = [];
+  let read: Buffer = Buffer.alloc(0);
+  let scanned = 0;
+  let first: number | undefined;
   while (first === undefined) {
     const next = await chunks.next();
     if (next.done) break;
-    const text = head.length === 0 && next.value.startsWith(BOM) ? next.value.slice(1) : next.value;
-    head.push(text);
-    first = NON_WHITESPACE.exec(text)?.[0];
+    head.push(next.value);
+    read = head.length === 1 ? next.value : Buffer.concat([read, next.value]);
+    // A BOM may come split across chunks: wait for its three bytes before looking past it.
+    if (read.length < BOM.length && BOM.subarray(0, read.length).equals(read)) continue;
+    if (scanned === 0 && read.subarray(0, BOM.length).equals(BOM)) scanned = BOM.length;
+    for (; scanned < read.length && first === undefined; scanned++) {
+      const b = read[scanned] as number;
+      if (b !== 0x20 && b !== 0x09 && b !== CR && b !== LF) first = b;
+    }
   }
-  async function* text(): AsyncGenerator<string> {
+  const headParts = read.subarray(0, BOM.length).equals(BOM) ? [...dropBytes(head, BOM.length)] : head;
+  async function* bytes(): AsyncGenerator<Buffer> {
     try {
-      yield* head;
+      yield* headParts;
       for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
     } finally {
       await chunks.return?.(undefined);
     }
   }
 
-  if (first === '[') {
-    let whole = '';
-    for await (const part of text()) whole += part;
+  if (first === 0x5b) {
+    const parts: Buffer[] = [];
+    for await (const part of bytes()) parts.push(part);
+    const { text, undecodable } = decodeUtf8(Buffer.concat(parts));
     let parsed: unknown;
     try {
-      parsed = JSON.parse(whole);
+      parsed = parsePartnerJson(text, { undecodable }).value;
     } catch (error) {
-      throw new RecordFileError(`cannot parse ${name} as a JSON array: ${jsonErrorText(error)}`, { cause: error });
+      throw new RecordFileError(`cannot parse ${name} as a JSON array: ${jsonErrorText(error)}${undecodable ? ' (the file is not valid UTF-8)' : ''}`, { cause: error });
     }
     return { name, format: 'json-array', records: arrayRecords(parsed as unknown[]) };
   }
-  return { name, format: 'ndjson', records: ndjsonRecords(Readable.from(text(), { objectMode: false }), name) };
+  return { name, format: 'ndjson', records: ndjsonRecords(bytes(), source) };
 }
 
-/** The source as text; read errors become RecordFileErrors naming the file. */
-async function* decodedChunks(source: Readable, name: string): AsyncGenerator<string> {
-  const decoder = new StringDecoder('utf8');
+function* dropBytes(parts: readonly Buffer[], count: number): Generator<Buffer> {
+  let left = count;
+  for (const part of parts) {
+    if (left >= part.length) {
+      left -= part.length;
+      continue;
+    }
+    yield left > 0 ? part.subarray(left) : part;
+    left = 0;
+  }
+}
+
+/** The source as bytes; read errors become RecordFileErrors naming the file. */
+async function* byteChunks(source: Readable, name: string): AsyncGenerator<Buffer> {
   try {
     for await (const chunk of source as AsyncIterable<Buffer | string>) {
-      const text = typeof chunk === 'string' ? chunk : decoder.write(chunk);
-      if (text !== '') yield text;
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+      if (bytes.length > 0) yield bytes;
     }
   } catch (error) {
-    throw new RecordFileError(`cannot read ${name}: ${readErrorText(error)}`, { cause: error });
+    throw failure(error, name);
+  } finally {
+    source.destroy();
   }
-  const rest = decoder.end();
-  if (rest !== '') yield rest;
+}
+
+function failure(error: unknown, name: string): RecordFileError {
+  return error instanceof RecordFileError ? error : new RecordFileError(`cannot read ${name}: ${readErrorText(error)}`, { cause: error });
 }
 
 async function* arrayRecords(values: readonly unknown[]): AsyncGenerator<FileRecord> {
   for (let i = 0; i < values.length; i++) yield { position: i + 1, value: values[i] };
 }
 
-async function* ndjsonRecords(input: Readable, name: string): AsyncGenerator<FileRecord> {
-  const lines = createInterface({ input, crlfDelay: Infinity });
-  // readline does not pass on errors of its input; keep the first one and end the lines with it.
-  let failure: unknown;
-  input.once('error', (error) => {
-    failure = error;
-    lines.close();
-  });
+/**
+ * The lines of NDJSON bytes. CR and LF never occur inside a multi-byte UTF-8 character, so the
+ * bytes are cut there; CR LF, a lone CR and a lone LF all end a line (the blank line between CR
+ * and LF is skipped like any blank line). A run of whole lines that is valid UTF-8 is decoded at
+ * once; otherwise each line is decoded alone, so that only its own bad bytes are reported.
+ */
+async function* ndjsonRecords(input: AsyncIterable<Buffer>, source: Readable): AsyncGenerator<FileRecord> {
   let position = 0;
-  try {
-    for await (const line of lines) {
-      if (line.trim() === '') continue;
-      position++;
-      yield parseLine(line, position);
+  let pending: Buffer[] = [];
+  const record = (text: string, undecodable?: number[]): FileRecord | undefined => {
+    if (text.trim() === '') return undefined;
+    position++;
+    return parseLine(text, position, undecodable);
+  };
+  function* linesOf(block: Buffer): Generator<FileRecord> {
+    const decoded = decodeUtf8(block);
+    if (decoded.undecodable === undefined) {
+      const text = decoded.text;
+      const lines = text.includes('\r') ? text.split(/\r\n?|\n/) : text.split('\n');
+      for (const line of lines) {
+        const r = record(line);
+        if (r) yield r;
+      }
+      return;
     }
-  } finally {
-    lines.close();
-    input.destroy();
+    let start = 0;
+    for (let i = 0; i <= block.length; i++) {
+      if (i < block.length && block[i] !== LF && block[i] !== CR) continue;
+      const line = decodeUtf8(block.subarray(start, i));
+      const r = record(line.text, line.undecodable);
+      if (r) yield r;
+      start = i + 1;
+    }
   }
-  if (failure !== undefined) {
-    throw failure instanceof RecordFileError ? failure : new RecordFileError(`cannot read ${name}: ${readErrorText(failure)}`, { cause: failure });
+  try {
+    for await (const chunk of input) {
+      const cut = Math.max(chunk.lastIndexOf(LF), chunk.lastIndexOf(CR));
+      if (cut < 0) {
+        pending.push(chunk);
+        continue;
+      }
+      const block = pending.length === 0 ? chunk.subarray(0, cut) : Buffer.concat([...pending, chunk.subarray(0, cut)]);
+      pending = cut + 1 < chunk.length ? [chunk.subarray(cut + 1)] : [];
+      yield* linesOf(block);
+    }
+    if (pending.length > 0) yield* linesOf(Buffer.concat(pending));
+  } finally {
+    source.destroy();
   }
 }
 
-function parseLine(line: string, position: number): FileRecord {
+function parseLine(line: string, position: number, undecodable: number[] | undefined): FileRecord {
   try {
-    return { position, value: JSON.parse(line) as unknown };
+    return { position, value: parsePartnerJson(line, { undecodable }).value };
   } catch (error) {
-    return { position, value: line, parseError: jsonErrorText(error) };
+    return { position, value: line, parseError: jsonErrorText(error) + (undecodable ? ' (the line is not valid UTF-8)' : '') };
   }
 }
 

@@ -4,6 +4,7 @@
  * limiter's slot, then the request, so the limiter's log holds send times, not queueing times.
  */
 import type { Logger } from '../../src/log.js';
+import { parsePartnerJson } from '../../src/kernel/strict-json.js';
 import { SourceError } from '../source.js';
 import type { Authorizer, Credentials } from './auth.js';
 import { bodyExcerpt, describeResponse, type HttpClient, type HttpResponse } from './http.js';
@@ -71,10 +72,15 @@ export function createApiClient(deps: ApiClientDeps): ApiClient {
   };
 }
 
-/** A 2xx body that is not JSON is a partner fault (a proxy's HTML page, a truncated body): retried, then reported. */
+/**
+ * A 2xx body that is not JSON is a partner fault (a proxy's HTML page, a truncated body): retried,
+ * then reported. The strict parser's issues (a field given twice, a number a double cannot keep,
+ * bytes not UTF-8) travel with the records (src/kernel/strict-json.ts): the mapping rejects a
+ * record whose mapped fields have one, and the walk refuses an envelope that has one (./paginate.ts).
+ */
 function parseJson(response: HttpResponse, http: HttpClient): unknown {
   try {
-    return JSON.parse(response.body);
+    return parsePartnerJson(response.body, { undecodable: response.undecodable }).value;
   } catch (error) {
     const reason = http.scrub(error instanceof Error ? error.message : String(error));
     const excerpt = bodyExcerpt(response.body, http.scrub) || '(empty body)';

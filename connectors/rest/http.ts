@@ -5,6 +5,7 @@
  * method, the URL without secret-looking query values, the status and a short body excerpt: never
  * headers, never tokens.
  */
+import { decodeUtf8 } from '../../src/kernel/utf8.js';
 import axios, { AxiosError, type AxiosInstance } from 'axios';
 import type { RestSource } from '../../src/config/definition.js';
 import { insecureUrlReason } from '../../src/config/secure-url.js';
@@ -61,7 +62,10 @@ export interface HttpResponse {
   statusText: string;
   /** Response headers, lower-case names. */
   headers: Record<string, string | undefined>;
+  /** The body decoded as UTF-8; bytes that are not UTF-8 are kept as characters of their own (src/kernel/utf8.ts). */
   body: string;
+  /** Offsets in `body` of the characters that stand for bytes that are not UTF-8; absent when none. */
+  undecodable?: number[];
   /** `METHOD url` for messages: secret-looking query values removed. */
   what: string;
 }
@@ -139,7 +143,8 @@ export function createHttpClient(source: RestSource, deps: HttpDeps): HttpClient
     allowAbsoluteUrls: false,
     timeout: source.timeout_ms,
     validateStatus: () => true,
-    responseType: 'text',
+    // Bytes, decoded here: axios' text decoding puts U+FFFD for bytes that are not UTF-8, silently.
+    responseType: 'arraybuffer',
     transformResponse: [(data: unknown) => data],
     // A redirect could move the Authorization header to another host or to plain http.
     maxRedirects: 0,
@@ -168,7 +173,7 @@ export function createHttpClient(source: RestSource, deps: HttpDeps): HttpClient
     // axios' `timeout` is a socket idle timer; this bounds the whole exchange, a body that trickles in included.
     const signal = AbortSignal.timeout(source.timeout_ms);
     try {
-      const response = await instance.request<string>({
+      const response = await instance.request<Buffer | string>({
         method: request.method,
         url: request.url,
         allowAbsoluteUrls: request.absolute === true,
@@ -183,11 +188,14 @@ export function createHttpClient(source: RestSource, deps: HttpDeps): HttpClient
       for (const [name, value] of Object.entries(response.headers as Record<string, unknown>)) {
         headers[name.toLowerCase()] = Array.isArray(value) ? value.map(String).join(', ') : value == null ? undefined : String(value);
       }
+      const data = response.data;
+      const decoded = Buffer.isBuffer(data) ? decodeUtf8(data) : { text: typeof data === 'string' ? data : data == null ? '' : String(data) };
       return {
         status: response.status,
         statusText: response.statusText ?? '',
         headers,
-        body: typeof response.data === 'string' ? response.data : response.data == null ? '' : String(response.data),
+        body: decoded.text,
+        ...(decoded.undecodable ? { undecodable: decoded.undecodable } : {}),
         what,
       };
     } catch (error) {

@@ -18,6 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { RestStream } from '../../src/config/definition.js';
+import { jsonIssuesOf } from '../../src/kernel/strict-json.js';
 import type { Logger } from '../../src/log.js';
 import { PageWalkUnstable, PositionRefused, SourceError, type PositionedPage, type SourceStats } from '../source.js';
 import type { AcceptBody, ApiResponse } from './client.js';
@@ -167,6 +168,7 @@ async function* walk(stream: RestStream, params: Record<string, string>, fetchPa
       if (problem) throw new RetryableFailure(problem);
     });
     const records = recordsAt(body, recordsPath, what);
+    refuseEnvelopeIssues(body, recordsPath, cursorPath, what);
     const next = cursorPath === undefined ? undefined : cursorAt(body, cursorPath, what);
     const fingerprint = createHash('sha256').update(JSON.stringify(records)).digest('base64');
     const label = pagination.type === 'page' ? `page ${pagination.first_page + index}` : `offset ${offset}`;
@@ -221,6 +223,28 @@ function ignoredParameter(stream: RestStream): string {
     `or for a partner that sends a next-page token set ${at}.type: cursor with cursor_param (the parameter taking the token, e.g. page_token) and cursor_path (where the body holds it, e.g. next_page_token); ` +
     '`partner-sync discover` tries the common names and says which one advances'
   );
+}
+
+/**
+ * What the body's text hid outside its records (src/kernel/strict-json.ts). A record's own issues
+ * travel with it to the mapping, which rejects that record alone; but a field given twice or bytes
+ * that are not UTF-8 in the envelope (`data` or `next_cursor` twice) leave unknown which records or
+ * which position the partner meant, and a next cursor that is a number of more than 15 digits is
+ * not the one sent: the page fails.
+ */
+function refuseEnvelopeIssues(body: unknown, recordsPath: string, cursorPath: string | undefined, what: string): void {
+  const issues = jsonIssuesOf(body);
+  if (issues === undefined) return;
+  const records = recordsPath === '' ? [] : recordsPath.split('.');
+  const cursor = cursorPath?.split('.');
+  for (const issue of issues) {
+    const path = issue.path.map(String);
+    const inRecord = path.length > records.length && records.every((key, i) => path[i] === key);
+    if (inRecord) continue;
+    const atCursor = cursor !== undefined && path.length === cursor.length && cursor.every((key, i) => path[i] === key);
+    if (issue.rule === 'exact_number' && !atCursor) continue;
+    throw new SourceError(`${what}: the response body's field ${path.join('.') || '(top level)'}: ${issue.message}; the page cannot be read as sent`);
+  }
 }
 
 /** The error for an empty page that still carries a next cursor, or undefined. */

@@ -6,7 +6,16 @@
  * the text refuses nesting deeper than MAX_JSON_DEPTH, so a body of a million `[` can neither
  * blow the stack of a later recursive walk nor build a huge tree: a record is flat, a bulk is an
  * array of records (depth 2).
+ *
+ * The body is parsed as bytes with the load path's parser (src/kernel/strict-json.ts): a field
+ * given twice, a number a double cannot keep, a string holding bytes that are not UTF-8 are not
+ * hidden by the parse but carried with each record, and the push validation answers them as 422
+ * `validation_failed` naming index, field and rule (`duplicateKey`, `maxSignificantDigits` judged
+ * as written, `encoding`), like any other invalid record.
  */
+import { parsePartnerJson } from '../kernel/strict-json.js';
+import { decodeUtf8 } from '../kernel/utf8.js';
+
 export const MAX_JSON_DEPTH = 32;
 
 /** Error of a body that is not acceptable JSON: answered 400 with this code. */
@@ -51,12 +60,14 @@ export function nestingDepth(text: string, limit = MAX_JSON_DEPTH): number {
   return deepest;
 }
 
-export function parseJsonBody(text: string, maxDepth = MAX_JSON_DEPTH): unknown {
+export function parseJsonBody(body: string | Buffer, maxDepth = MAX_JSON_DEPTH): unknown {
+  const { text, undecodable } = typeof body === 'string' ? { text: body, undecodable: undefined } : decodeUtf8(body);
   if (text.trim() === '') throw new BodyError('malformed_json', 'the request body is empty; send a JSON document');
   if (nestingDepth(text, maxDepth) > maxDepth) throw new BodyError('json_too_deep', `the JSON body is nested deeper than ${maxDepth} levels`);
   try {
-    return JSON.parse(text) as unknown;
+    return parsePartnerJson(text, { undecodable }).value;
   } catch (error) {
-    throw new BodyError('malformed_json', `the request body is not valid JSON: ${(error as Error).message}`);
+    const encoding = undecodable === undefined ? '' : ' (the body is not valid UTF-8)';
+    throw new BodyError('malformed_json', `the request body is not valid JSON: ${(error as Error).message}${encoding}`);
   }
 }

@@ -51,6 +51,7 @@ export function buildOpenApiDocument(source: SchemaSource, options: OpenApiOptio
         'Record schemas are the ones the service validates with; the keywords `x-maxSignificantDigits` and ' +
         '`x-maxDecimalPlaces` are checked by the service too (spec §8) and are spelled out in each field description. ' +
         'One more rule holds for every string of every record (rule noNul): it must not contain U+0000 (NUL), which no store can hold; such a record is refused with 422 like any other invalid one. ' +
+        'So is a record with a field given twice in one object (rule duplicateKey) or a string holding bytes that are not UTF-8 (rule encoding); numbers are judged as written, not as a double reads them (1.0000000000000001 has 17 significant digits). ' +
         'Every query parameter is given once: a repeated one is 400 invalid_parameter.',
     },
     servers: [{ url: options.serverUrl ?? '/', description: 'This server' }],

@@ -131,9 +131,10 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
 
   // JSON only: no text/plain fallback, and our own parser (keeps __proto__ keys, limits depth).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  // As bytes: a string body would have been decoded with U+FFFD for bytes that are not UTF-8.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
     try {
-      done(null, parseJsonBody(body as string, MAX_JSON_DEPTH));
+      done(null, parseJsonBody(body as Buffer, MAX_JSON_DEPTH));
     } catch (error) {
       done(error as Error, undefined);
     }

@@ -10,14 +10,37 @@
  *   which the spec's 15-digit rule refuses anyway: the rules thus judge the number as written, and
  *   a number that passes is stored as exactly the decimal that was sent.
  *
+ * - `encoding`: a string holding bytes that are not UTF-8 (given the offsets of the characters
+ *   that stand for them, see ./utf8.ts): what was meant is not known.
+ *
  * Keys named `__proto__` stay plain own properties, as JSON.parse makes them.
+ *
+ * The issues also travel with the parsed value: every object or array on an issue's path carries
+ * the issues below it (paths relative to it) in a hidden property, read with `jsonIssuesOf`. So a
+ * record handed on alone (an element of a file's array, a record of a pulled page) still says what
+ * its text hid, and the validator turns that into the record's violations (src/spec/json-issues.ts).
+ *
+ * `parsePartnerJson` is the parser to call on the load path: JSON.parse, then one scan of the text
+ * that tells whether anything could be wrong (an object member more than the value holds, a number
+ * of more than 15 digits or with an exponent); only then is the text parsed again here. The dated
+ * measurement is in bench/README.md.
  */
 
 export interface JsonIssue {
   /** Path of the value: object keys and array indexes from the top. */
   path: (string | number)[];
-  rule: 'duplicate_key' | 'exact_number';
+  rule: 'duplicate_key' | 'exact_number' | 'encoding';
   message: string;
+  /** `exact_number`: the number as written. */
+  written?: string;
+}
+
+export interface ParseOptions {
+  /**
+   * Ascending offsets of the characters of `text` that stand for bytes that were not UTF-8 (put in
+   * by the decoding, ./utf8.ts): a string holding one gets an `encoding` issue.
+   */
+  undecodable?: readonly number[];
 }
 
 export interface StrictJsonResult {
@@ -26,16 +49,111 @@ export interface StrictJsonResult {
   issues: JsonIssue[];
 }
 
-const NO_ISSUES: JsonIssue[] = [];
+const NO_ISSUES: JsonIssue[] = Object.freeze([]) as unknown as JsonIssue[];
+const NO_OFFSETS: readonly number[] = [];
 
 /** Parses `text` as one JSON document; throws a SyntaxError like JSON.parse's for malformed JSON. */
-export function parseStrictJson(text: string): StrictJsonResult {
-  const parser = new Parser(text);
+export function parseStrictJson(text: string, options: ParseOptions = {}): StrictJsonResult {
+  const parser = new Parser(text, options.undecodable ?? NO_OFFSETS);
   parser.space();
   const value = parser.value();
   parser.space();
   if (parser.at < text.length) parser.fail('unexpected text after the JSON value');
-  return { value, issues: parser.issues ?? NO_ISSUES };
+  if (parser.issues === undefined) return { value, issues: NO_ISSUES };
+  attachIssues(value, parser.issues);
+  return { value, issues: parser.issues };
+}
+
+/**
+ * The load path's parser: the value and issues of parseStrictJson, at about the cost of JSON.parse
+ * when nothing is wrong (see the module comment). Throws a SyntaxError for malformed JSON.
+ */
+export function parsePartnerJson(text: string, options: ParseOptions = {}): StrictJsonResult {
+  if (options.undecodable !== undefined && options.undecodable.length > 0) return parseStrictJson(text, options);
+  const value: unknown = JSON.parse(text);
+  if (value === null || typeof value !== 'object') {
+    // A lone number can still be inexact; a lone string or literal cannot hide anything.
+    return typeof value === 'number' ? parseStrictJson(text) : { value, issues: NO_ISSUES };
+  }
+  const members = plainMembers(text);
+  if (members >= 0 && members === memberCount(value)) return { value, issues: NO_ISSUES };
+  return parseStrictJson(text);
+}
+
+const ISSUES = Symbol('partner-sync json issues');
+
+/** The issues of the text a parsed object or array came from, paths relative to it; undefined when none. */
+export function jsonIssuesOf(value: unknown): readonly JsonIssue[] | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  return (value as { [ISSUES]?: JsonIssue[] })[ISSUES];
+}
+
+/** Hands every issue to each object and array on its path, with the path from there. */
+function attachIssues(root: unknown, issues: readonly JsonIssue[]): void {
+  for (const issue of issues) {
+    let node: unknown = root;
+    for (let depth = 0; depth <= issue.path.length && node !== null && typeof node === 'object'; depth++) {
+      const relative = depth === 0 ? issue : { ...issue, path: issue.path.slice(depth) };
+      const holder = node as { [ISSUES]?: JsonIssue[] };
+      if (holder[ISSUES] === undefined) Object.defineProperty(holder, ISSUES, { value: [relative], enumerable: false, writable: true, configurable: true });
+      else holder[ISSUES].push(relative);
+      if (depth < issue.path.length) node = (node as Record<string | number, unknown>)[issue.path[depth] as string | number];
+    }
+  }
+}
+
+/**
+ * Object members in the text (colons outside strings), or -1 when a number may be inexact (more
+ * than 15 digits, or an exponent): what the strict parse must then look at.
+ */
+function plainMembers(text: string): number {
+  let members = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // To the closing quote: one not preceded by an odd run of backslashes.
+      let j = text.indexOf('"', i + 1);
+      while (j > 0 && text.charCodeAt(j - 1) === 0x5c) {
+        let k = j - 1;
+        while (text.charCodeAt(k - 1) === 0x5c) k--;
+        if ((j - k) % 2 === 0) break;
+        j = text.indexOf('"', j + 1);
+      }
+      if (j < 0) return -1;
+      i = j;
+    } else if (c === 0x3a) members++;
+    else if (c >= 0x30 && c <= 0x39) {
+      let digits = 1;
+      let j = i + 1;
+      for (; j < n; j++) {
+        const d = text.charCodeAt(j);
+        if (d >= 0x30 && d <= 0x39) digits++;
+        else if (d === 0x65 || d === 0x45) return -1;
+        else if (d !== 0x2e) break;
+      }
+      if (digits > 15) return -1;
+      i = j - 1;
+    }
+  }
+  return members;
+}
+
+/** Members of every object in a parsed value. */
+function memberCount(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
+  let count = 0;
+  if (Array.isArray(value)) {
+    for (const item of value) if (item !== null && typeof item === 'object') count += memberCount(item);
+    return count;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    count++;
+    const member = record[key];
+    if (member !== null && typeof member === 'object') count += memberCount(member);
+  }
+  return count;
 }
 
 /** Path of an issue relative to one element of the top-level array (or the whole document). */
@@ -47,8 +165,13 @@ class Parser {
   at = 0;
   issues: JsonIssue[] | undefined;
   private readonly path: (string | number)[] = [];
+  /** Index of the next offset in `undecodable` not yet inside a string. */
+  private nextUndecodable = 0;
 
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly undecodable: readonly number[],
+  ) {}
 
   fail(what: string): never {
     throw new SyntaxError(`${what} at position ${this.at}`);
@@ -65,9 +188,21 @@ class Parser {
     this.at = i;
   }
 
-  private issue(rule: JsonIssue['rule'], message: string, key?: string): void {
+  private issue(rule: JsonIssue['rule'], message: string, key?: string, written?: string): void {
     const path = key === undefined ? this.path.slice() : [...this.path, key];
-    (this.issues ??= []).push({ path, rule, message });
+    (this.issues ??= []).push(written === undefined ? { path, rule, message } : { path, rule, message, written });
+  }
+
+  /** An `encoding` issue when an undecodable character lies in the string text[start, end). */
+  private checkEncoding(start: number, end: number): void {
+    const offsets = this.undecodable;
+    let k = this.nextUndecodable;
+    while (k < offsets.length && (offsets[k] as number) < start) k++;
+    if (k < offsets.length && (offsets[k] as number) < end) {
+      this.issue('encoding', 'not valid UTF-8: holds bytes that are no character; send the text as UTF-8');
+      while (k < offsets.length && (offsets[k] as number) < end) k++;
+    }
+    this.nextUndecodable = k;
   }
 
   value(): unknown {
@@ -135,7 +270,7 @@ class Parser {
     // Fast path: no escapes.
     for (;;) {
       const c = t.charCodeAt(i);
-      if (c === 0x22) { this.at = i + 1; return t.slice(start, i); }
+      if (c === 0x22) { this.at = i + 1; if (this.undecodable.length > 0) this.checkEncoding(start, i); return t.slice(start, i); }
       if (c === 0x5c) break;
       if (c < 0x20 || Number.isNaN(c)) { this.at = i; this.fail(Number.isNaN(c) ? 'unterminated string' : 'control character in string'); }
       i++;
@@ -143,7 +278,7 @@ class Parser {
     let out = t.slice(start, i);
     for (;;) {
       const c = t.charCodeAt(i);
-      if (c === 0x22) { this.at = i + 1; return out; }
+      if (c === 0x22) { this.at = i + 1; if (this.undecodable.length > 0) this.checkEncoding(start, i); return out; }
       if (Number.isNaN(c) || c < 0x20) { this.at = i; this.fail(Number.isNaN(c) ? 'unterminated string' : 'control character in string'); }
       if (c !== 0x5c) {
         let j = i + 1;
@@ -206,7 +341,7 @@ class Parser {
     // At most 15 digits in all cannot be inexact (see the module comment); only longer texts are compared.
     if (i - start - (fractionAt >= 0 ? 1 : 0) - (n < 0 || source.startsWith('-') ? 1 : 0) > 15 || exponent) {
       if (!sameDecimal(source, n)) {
-        this.issue('exact_number', `number ${source} cannot be kept exactly (more than 15 significant digits); send at most 15`);
+        this.issue('exact_number', `number ${source} cannot be kept exactly (more than 15 significant digits); send at most 15`, undefined, source);
       }
     }
     return n;

@@ -15,11 +15,18 @@
  * SQLite integer) that large was rounded when read, so it is refused with a message naming the
  * field rather than stored as another customer's id. A non-integer number stays a type error of
  * the validator.
+ *
+ * What the source record's JSON text hid (src/kernel/strict-json.ts: a field given twice, a number
+ * a double cannot keep, bytes not UTF-8) rejects the record when a field the mapping reads holds
+ * it, with the spec field, the source field and the rule named (src/spec/json-issues.ts); in a
+ * source field nothing reads it changes nothing loaded.
  */
 import { Decimal } from 'decimal.js';
 import { DateTime } from 'luxon';
 import type { FieldRule, PartnerDefinition, StreamMapping } from '../config/definition.js';
 import { Exact, isPlainObject, NUMERIC, show, specFields, type SpecFieldKind } from '../config/mapping-rules.js';
+import { issueField, jsonIssuesOf, type JsonIssue } from '../kernel/strict-json.js';
+import { issueViolations } from '../spec/json-issues.js';
 import type { Entity, Variant, Violation } from '../types.js';
 
 export type MapResult = { record: Record<string, unknown> } | { error: Violation };
@@ -55,11 +62,32 @@ export function createMapper(variant: Variant, entity: Entity, mapping: StreamMa
     return { field, apply: kind === 'string' && !fixed ? textOfIntegers(field, apply) : apply };
   });
   const passthroughText = new Set(passthrough.filter((field) => spec.get(field) === 'string'));
+  const numericKinds: ReadonlySet<SpecFieldKind> = new Set<SpecFieldKind>(['number', 'integer']);
+  // The source paths each spec field is read from, for the JSON issues of a source record.
+  const reads: { field: string; path: string[] }[] = [
+    ...passthrough.map((field) => ({ field, path: [field] })),
+    ...rules.flatMap(([field, rule]) => (typeof rule === 'string' ? [{ field, path: rule.split('.') }] : Object.hasOwn(rule, 'const') ? [] : [{ field, path: (rule.from ?? field).split('.') }])),
+  ];
+  const issueOfRead = (issue: JsonIssue): { error: Violation } | undefined => {
+    const path = issue.path.map(String);
+    // A long number for a text field is the mapping's own case (integerText says what was lost).
+    const read = reads.find((r) => r.path.every((key, i) => i >= path.length || path[i] === key) && (issue.rule !== 'exact_number' || numericKinds.has(spec.get(r.field) ?? 'other')));
+    if (read === undefined) return undefined;
+    const [violation] = issueViolations(issue, read.field, undefined, `source field ${issueField(issue.path)}`);
+    return violation === undefined ? undefined : { error: violation };
+  };
 
   return (source) => {
     try {
       if (!isPlainObject(source)) {
         return fail('(record)', `the source record is ${describeType(source)}, not a JSON object`);
+      }
+      const issues = jsonIssuesOf(source);
+      if (issues !== undefined) {
+        for (const issue of issues) {
+          const refused = issueOfRead(issue);
+          if (refused) return refused;
+        }
       }
       const record: Record<string, unknown> = {};
       for (const field of passthrough) {

@@ -4,6 +4,7 @@ import { setMeta } from '../store/record-meta.js';
 import { readableKey } from '../store/reject-lifecycle.js';
 import { entityTable } from '../store/tables.js';
 import { recordVersion } from '../store/versions.js';
+import { ENCODING_RULE } from '../spec/json-issues.js';
 
 export interface ValidatedBatch {
   valid: SpecRecord[];
@@ -44,7 +45,9 @@ export function validateBatch(validator: RecordValidator, variant: Variant, enti
       valid.push(value);
       if (version !== undefined || record.source !== undefined) setMeta(value, { position: record.position, version, source: record.source });
     } else {
-      rejects.push({ position: record.position, payload, origin, errors: violations, key: readableKey(table, record.value), version });
+      // A key holding bytes that are not UTF-8 is not the key that was sent: none is read.
+      const keyUnknown = violations.some((v) => v.rule === ENCODING_RULE && table.key.includes(v.field));
+      rejects.push({ position: record.position, payload, origin, errors: violations, key: keyUnknown ? undefined : readableKey(table, record.value), version });
     }
   }
   return { valid, rejects };

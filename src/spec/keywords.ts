@@ -42,8 +42,13 @@ interface DecimalParts {
 
 /** Splits the shortest round-trip string of a finite number into its digits and their scale. */
 function decimalParts(n: number): DecimalParts {
-  const text = String(Math.abs(n));
-  const e = text.indexOf('e');
+  return textParts(String(Math.abs(n)));
+}
+
+/** The same of a JSON number's text as written (`-1.50E+3`). */
+function textParts(written: string): DecimalParts {
+  const text = written.startsWith('-') ? written.slice(1) : written;
+  const e = text.search(/[eE]/);
   const mantissa = e < 0 ? text : text.slice(0, e);
   const exponent = e < 0 ? 0 : Number(text.slice(e + 1));
   const point = mantissa.indexOf('.');
@@ -58,7 +63,20 @@ function decimalParts(n: number): DecimalParts {
  * 123.45 → 5, 1000 → 4, 1e15 → 16, 0.00012 → 2, 1e-7 → 1, 0 → 0.
  */
 export function significantDigits(n: number): number {
-  const { digits, lastPower } = decimalParts(n);
+  return countSignificant(decimalParts(n));
+}
+
+/** Significant digits of a JSON number as written, counted the same way (`1.0000000000000001` → 17). */
+export function writtenSignificantDigits(text: string): number {
+  return countSignificant(textParts(text));
+}
+
+/** Decimal places of a JSON number as written (`1.0000000000000001` → 16; `1.50` → 1). */
+export function writtenDecimalPlaces(text: string): number {
+  return countPlaces(textParts(text));
+}
+
+function countSignificant({ digits, lastPower }: DecimalParts): number {
   if (digits === '') return 0;
   // Trailing zeros of the digit string down to the units digit count too: 1500 = "15" at 10^2.
   const trimmed = digits.replace(/0+$/, '');
@@ -68,7 +86,10 @@ export function significantDigits(n: number): number {
 
 /** Decimal places of a finite number's shortest round-trip string: 10.1 → 1, 1e-7 → 7, 1e21 → 0. */
 export function decimalPlaces(n: number): number {
-  const { digits, lastPower } = decimalParts(n);
+  return countPlaces(decimalParts(n));
+}
+
+function countPlaces({ digits, lastPower }: DecimalParts): number {
   if (digits === '') return 0;
   const trimmed = digits.replace(/0+$/, '');
   return Math.max(-(lastPower + (digits.length - trimmed.length)), 0);

@@ -13,6 +13,8 @@ import { isDateTime } from '../kernel/timestamp.js';
 import { isFullDate } from './date-format.js';
 import { isEmail } from './email-format.js';
 import { toViolations } from './errors.js';
+import { withJsonIssues, type NumberLimits } from './json-issues.js';
+import { jsonIssuesOf } from '../kernel/strict-json.js';
 import type { SchemaFacts } from './errors.js';
 import { specKeywords } from './keywords.js';
 import { storableFacts, storableViolations, type StorableFacts } from './storable.js';
@@ -52,6 +54,8 @@ interface Compiled {
   check: ValidateFunction;
   facts: SchemaFacts;
   storable: StorableFacts;
+  /** maxSignificantDigits / maxDecimalPlaces of each field that has them. */
+  limits: ReadonlyMap<string, NumberLimits>;
   file: string;
 }
 
@@ -87,7 +91,7 @@ export function createSpecValidator(options: SpecValidatorOptions = {}): SpecVal
       const propertySchemas = (schema.properties ?? {}) as Record<string, unknown>;
       const properties = Object.keys(propertySchemas);
       const required = new Set((schema.required ?? []) as string[]);
-      byEntity.set(entity, { schema, check, facts: { properties, required }, storable: storableFacts(propertySchemas), file });
+      byEntity.set(entity, { schema, check, facts: { properties, required }, storable: storableFacts(propertySchemas), limits: numberLimits(propertySchemas), file });
     }
   }
 
@@ -103,14 +107,15 @@ export function createSpecValidator(options: SpecValidatorOptions = {}): SpecVal
 
   return {
     validate(variant, entity, record) {
-      const { check, facts, storable } = lookup(variant, entity);
+      const { check, facts, storable, limits } = lookup(variant, entity);
       const valid = check(record);
-      // Beyond the schemas: what the stores cannot hold (./storable.ts).
+      // Beyond the schemas: what the stores cannot hold (./storable.ts), what the JSON text hid (./json-issues.ts).
       const unstorable = storableViolations(record, storable);
-      if (valid && unstorable === undefined) return NO_VIOLATIONS;
+      const hidden = jsonIssuesOf(record);
+      if (valid && unstorable === undefined && hidden === undefined) return NO_VIOLATIONS;
       const violations = valid ? [] : toViolations(check.errors ?? [], record, facts);
       if (unstorable !== undefined) violations.push(...unstorable);
-      return violations;
+      return hidden === undefined ? violations : withJsonIssues(record, violations, (field) => limits.get(field));
     },
     validateBulk(records) {
       if (records.length <= BULK_LIMIT) return NO_VIOLATIONS;
@@ -129,6 +134,15 @@ export function createSpecValidator(options: SpecValidatorOptions = {}): SpecVal
       return lookup(variant, entity).schema;
     },
   };
+}
+
+function numberLimits(properties: Record<string, unknown>): Map<string, NumberLimits> {
+  const limits = new Map<string, NumberLimits>();
+  for (const [field, schema] of Object.entries(properties)) {
+    const { maxSignificantDigits, maxDecimalPlaces } = (schema ?? {}) as NumberLimits;
+    if (maxSignificantDigits !== undefined || maxDecimalPlaces !== undefined) limits.set(field, { maxSignificantDigits, maxDecimalPlaces });
+  }
+  return limits;
 }
 
 function readSchema(file: string): AnySchemaObject {

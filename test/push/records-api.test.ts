@@ -275,6 +275,32 @@ for (const backend of STORES) {
       assert.equal((await call('GET', '/api/v1/igaming/customers', undefined, { token: writeOnly })).status, 403);
     });
 
+    it('a field given twice, an amount of 17 significant digits, an id holding bytes that are not UTF-8: 422 naming index, field and rule; nothing stored', async () => {
+      const twice = JSON.stringify(deposit('t1', 'c1', { amount_currency: 10 })).replace('"amount_currency":10', '"amount_currency":10,"amount_currency":99999');
+      const dup = await call('POST', '/api/v1/igaming/transactions', twice);
+      assert.equal(dup.status, 422);
+      assert.deepEqual([dup.body.error, dup.body.message], ['validation_failed', '1 of 1 record(s) failed validation; nothing was stored']);
+      assert.deepEqual(dup.body.errors, [{ index: 0, field: 'amount_currency', rule: 'duplicateKey', message: 'amount_currency: given more than once in one object; send each field once (which value is meant is unknown)' }]);
+
+      const long = `[${JSON.stringify(deposit('t2', 'c1'))},${JSON.stringify(deposit('t3', 'c1', { amount_currency: 7 })).replace('"amount_currency":7', '"amount_currency":1.0000000000000001')}]`;
+      const digits = await call('POST', '/api/v1/igaming/transactions/bulk', long);
+      assert.equal(digits.status, 422);
+      assert.deepEqual((digits.body.errors as { index: number; field: string; rule: string; message: string }[]).map((e) => [e.index, e.field, e.rule, e.message]), [
+        [1, 'amount_currency', 'maxSignificantDigits', 'amount_currency: more than 15 significant digits as written (1.0000000000000001)'],
+        [1, 'amount_currency', 'maxDecimalPlaces', 'amount_currency: more than 2 decimal places as written (1.0000000000000001)'],
+      ]);
+
+      const text = JSON.stringify([customer('id-@'), customer('id-#')]);
+      const bytes = Buffer.from(text);
+      bytes[text.indexOf('id-@') + 3] = 0xff;
+      bytes[text.indexOf('id-#') + 3] = 0xfe;
+      const undecodable = await fetch(`${api.url}/api/v1/igaming/customers/bulk`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: bytes });
+      assert.equal(undecodable.status, 422);
+      const answer = (await undecodable.json()) as { error: string; errors: { index: number; field: string; rule: string }[] };
+      assert.deepEqual([answer.error, answer.errors.map((e) => [e.index, e.field, e.rule])], ['validation_failed', [[0, 'customer_id', 'encoding'], [1, 'customer_id', 'encoding']]]);
+      for (const table of ['customers', 'transactions', 'waiting_records', 'rejects']) assert.equal(await count(table), 0, table);
+    });
+
     it('SQL-looking strings are stored verbatim', async () => {
       const nasty = ["x'); DROP TABLE customers; --", 'Robert"; DELETE FROM transactions WHERE 1=1; --', '1 OR 1=1', '\\x00 %s $1 ?'];
       const res = await call('POST', '/api/v1/igaming/customers/bulk', nasty.map((v, i) => customer(`${v}${i}`, { first_name: v, email: undefined })));

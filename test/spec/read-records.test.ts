@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { openRecordFile, RecordFileError } from '../../connectors/file/read-records.js';
 import type { FileRecord, RecordFile } from '../../connectors/file/read-records.js';
+import { jsonIssuesOf } from '../../src/kernel/strict-json.js';
 import { tempDir } from './fixtures.js';
 
 async function all(file: RecordFile): Promise<FileRecord[]> {
@@ -162,3 +163,29 @@ describe('file reader: openRecordFile', () => {
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+describe('file reader: what the text hides', () => {
+  const dir = tempDir();
+  after(() => dir.remove());
+  const rules = (value: unknown) => (jsonIssuesOf(value) ?? []).map((i) => `${i.rule} ${i.path.join('.')}`);
+
+  it('reads bytes that are not UTF-8 as distinct characters and marks the strings holding them, in NDJSON and in an array', async () => {
+    const line = (byte: number) => Buffer.concat([Buffer.from('{"customer_id":"id-'), Buffer.from([byte]), Buffer.from('","n":1}')]);
+    const ndjson = dir.write('bytes.ndjson', Buffer.concat([Buffer.from('{"customer_id":"ok"}\n'), line(0xff), Buffer.from('\n'), line(0xfe), Buffer.from('\n')]));
+    const records = await all(await openRecordFile(ndjson, noStdin()));
+    assert.deepEqual(records.map((r) => [r.position, r.value, rules(r.value)]), [
+      [1, { customer_id: 'ok' }, []],
+      [2, { customer_id: 'id-\udcff', n: 1 }, ['encoding customer_id']],
+      [3, { customer_id: 'id-\udcfe', n: 1 }, ['encoding customer_id']],
+    ]);
+    const array = dir.write('bytes.json', Buffer.concat([Buffer.from('[{"customer_id":"ok"},'), line(0xff), Buffer.from(',{"a":1,"a":2}]')]));
+    const file = await openRecordFile(array, noStdin());
+    assert.deepEqual((await all(file)).map((r) => [r.position, rules(r.value)]), [[1, []], [2, ['encoding customer_id']], [3, ['duplicate_key a']]]);
+  });
+
+  it('a line with bytes that are not UTF-8 outside its strings is not JSON, and says so', async () => {
+    const path = dir.write('outside.ndjson', Buffer.concat([Buffer.from('{"a":1,'), Buffer.from([0xff]), Buffer.from('}\n')]));
+    const [record] = await all(await openRecordFile(path, noStdin()));
+    assert.match(record?.parseError ?? '', /\(the line is not valid UTF-8\)$/);
+  });
+});
