@@ -8,6 +8,7 @@
  */
 import { BudgetExhausted, SourceError, type DaysWindow } from '../source.js';
 import type { SqlConnection } from './connection.js';
+import { instantToSourceText } from './datetime.js';
 import type { Identifier } from './identifiers.js';
 import { rowConverter } from './rows.js';
 import { inSnapshot } from './snapshot.js';
@@ -16,14 +17,23 @@ import type { Bindings } from './session.js';
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 export type DaySource =
-  /** What follows FROM (a quoted table or view, or `(<query>) ps_q`), its quoted day column, and a select list (`*` when absent). */
-  | { from: string; dateColumn: string; select?: string }
+  /**
+   * What follows FROM (a quoted table or view, or `(<query>) ps_q`), its quoted day column, and a
+   * select list (`*` when absent). With `stamps`, the day column is a date-time: a UTC day is the
+   * half-open range of its instants, `c >= :stamp_from AND c < :stamp_to`, the bounds written in
+   * the zone the column's text is in (`stamps`: the source's zone for a zone-less column, UTC for
+   * an instant in the UTC session).
+   */
+  | { from: string; dateColumn: string; select?: string; stamps?: string }
   /** A query that selects the days itself with :date_from and :date_to. */
   | { query: string };
 
-export function relationDays(relation: Identifier, dateColumn: Identifier, select?: string): DaySource {
-  return { from: relation.sql, dateColumn: dateColumn.sql, select };
+export function relationDays(relation: Identifier, dateColumn: Identifier, select?: string, stamps?: string): DaySource {
+  return { from: relation.sql, dateColumn: dateColumn.sql, select, ...(stamps !== undefined ? { stamps } : {}) };
 }
+
+/** The day after `day` (YYYY-MM-DD). */
+const nextDay = (day: string): string => new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
 
 /** A query without :date_from / :date_to, filtered outside by the day column it returns. */
 export function wrappedDays(query: string, dateColumn: Identifier): DaySource {
@@ -49,6 +59,13 @@ export function checkDaysWindow(window: DaysWindow, what: string): void {
 export function dayStatement(source: DaySource, window: DaysWindow): { sql: string; bindings: Bindings } {
   const bindings = { date_from: window.from, date_to: window.to };
   if ('query' in source) return { sql: source.query, bindings };
+  if (source.stamps !== undefined) {
+    const at = (day: string) => instantToSourceText({ seconds: Date.parse(`${day}T00:00:00Z`) / 1000, micros: 0 }, source.stamps as string);
+    return {
+      sql: `SELECT ${source.select ?? '*'} FROM ${source.from} WHERE ${source.dateColumn} >= :stamp_from AND ${source.dateColumn} < :stamp_to`,
+      bindings: { stamp_from: at(window.from), stamp_to: at(nextDay(window.to)) },
+    };
+  }
   return {
     sql: `SELECT ${source.select ?? '*'} FROM ${source.from} WHERE ${source.dateColumn} BETWEEN :date_from AND :date_to`,
     bindings,

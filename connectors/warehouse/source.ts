@@ -63,14 +63,41 @@ function planView(stream: WarehouseStream, dialect: SqlDialect): ViewPlan {
 }
 
 const dayColumnAccepts = (column: ResultColumn): string | undefined =>
-  column.type === 'date' || column.type === 'string' || column.type === 'untyped'
+  column.type === 'date' || column.type === 'string' || column.type === 'untyped' || column.type === 'timestamp' || column.type === 'timestamptz'
     ? undefined
-    : 'the partition column must be a DATE: BETWEEN days on a date-time misses the last day after midnight';
+    : 'the day column must be a DATE or a date-time';
+
+/**
+ * How the day column's days are read: a DATE (or its text) by BETWEEN; a date-time by the half-open
+ * range of the UTC day's instants, its bounds in the zone its text is in: UTC for an instant (a
+ * timestamptz, a MySQL TIMESTAMP, read in the UTC session), else the source's `timezone`.
+ */
+function stampZone(column: ResultColumn | undefined, timezone: string): string | undefined {
+  if (column === undefined || (column.type !== 'timestamp' && column.type !== 'timestamptz')) return undefined;
+  return column.type === 'timestamptz' || /^TIMESTAMP$/i.test(column.typeName) ? 'UTC' : timezone;
+}
 
 export function createWarehouseSource(source: WarehouseSource, deps: WarehouseSourceDeps): Source {
   const base = sqlSourceBase(source, deps, 'warehouse', (definition, dialect) => planView(definition as WarehouseStream, dialect));
   const { timezone, stats, budget, connection, planFor } = base;
   if (!Number.isInteger(source.days_per_query) || source.days_per_query < 1) throw new SourceError(`source.days_per_query: ${source.days_per_query} is not a positive integer`);
+
+  // The day column's kind, read once per stream (a read of no rows).
+  const stamps = new WeakMap<ViewPlan, { zone: string | undefined }>();
+  async function dayStamps(plan: ViewPlan, what: string): Promise<string | undefined> {
+    let known = stamps.get(plan);
+    if (known === undefined) {
+      const session = await connection().acquire(what);
+      try {
+        const columns = await resultColumns(session, `SELECT ${plan.date.sql} FROM ${plan.view.sql}`, {}, `${what}: reading the day column's type`);
+        known = { zone: stampZone(columns.find((c) => c.name === plan.date.name), timezone) };
+      } finally {
+        await session.release();
+      }
+      stamps.set(plan, known);
+    }
+    return known.zone;
+  }
 
   async function* dayPages(plan: ViewPlan, window: PullWindow): AsyncGenerator<unknown[]> {
     const what = `${plan.path} (view ${plan.view.text})`;
@@ -87,7 +114,7 @@ export function createWarehouseSource(source: WarehouseSource, deps: WarehouseSo
     if (window.to >= today) {
       throw new SourceError(`${what}: days ${window.from}..${window.to} are not all closed: the warehouse's day is ${today} (UTC); only days before it are read`);
     }
-    yield* readDays(connection(), relationDays(plan.view, plan.date, plan.select), window, { pageSize: WAREHOUSE_PAGE_SIZE, timezone, what, budget });
+    yield* readDays(connection(), relationDays(plan.view, plan.date, plan.select, await dayStamps(plan, what)), window, { pageSize: WAREHOUSE_PAGE_SIZE, timezone, what, budget });
   }
 
   return {

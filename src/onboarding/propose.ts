@@ -164,7 +164,20 @@ function sqlStreamLines(variant: Variant, entity: Entity, picked: Picked, kind: 
   let cursorColumn: string | undefined;
   if (entity === 'activity' || kind === 'warehouse') {
     const dateColumn = entity === 'activity' ? (t.date_columns.find((c) => draft.sources.date === c) ?? t.date_columns[0]) : t.date_columns.find((c) => CHANGE.test(c)) ?? t.date_columns[0];
-    if (dateColumn === undefined) {
+    // Without a DATE column, a warehouse view is read by a date-time column: each UTC day as the range of its instants.
+    const times = kind === 'warehouse' ? t.columns.filter((c) => c.kind === 'timestamp' || c.kind === 'timestamptz').map((c) => c.name) : [];
+    const changeTime = entity === 'activity' ? undefined : times.find((c) => CHANGE.test(c));
+    const ownTime = times.find((c) => c === (entity === 'activity' ? draft.sources.date : entity === 'transactions' ? draft.sources.transaction_date : draft.sources.signup_date));
+    if (dateColumn === undefined && (changeTime ?? ownTime) !== undefined) {
+      const column = (changeTime ?? ownTime) as string;
+      lines.push(`    # date_column: ${column} is a date-time (${t.name} has no DATE column): each UTC day is read as the range of its instants`);
+      if (changeTime === undefined && entity !== 'activity') {
+        const todo = `${entity}: ${t.name} has no change column; days are read by ${column}, so a record changed after its day is not read again: name a column the partner updates on every change, if it has one`;
+        todos.push(todo);
+        lines.push(`    # TODO: ${todo}`);
+      }
+      lines.push(`    date_column: ${yamlString(column)}`);
+    } else if (dateColumn === undefined) {
       const guess = draft.sources.date ?? draft.sources.transaction_date ?? draft.sources.signup_date ?? 'date';
       const todo = `${entity}: ${t.name} has no DATE column to read whole days by; ${guess} written: name a DATE column (or read the table by a query that selects the day)`;
       todos.push(todo);
