@@ -7,6 +7,7 @@
  * keyset: its cursor value is bound back exactly as read, never through the converted value.
  */
 import type { ColumnType, ResultColumn } from './column-types.js';
+import { addJsonIssue } from '../../src/kernel/strict-json.js';
 import { sourceDateTimeToIso } from './datetime.js';
 
 type Convert = (value: unknown) => unknown;
@@ -55,15 +56,29 @@ export interface RowConverter {
   (row: Record<string, unknown>): Record<string, unknown>;
 }
 
+/** Significant digits of a decimal's text (`0012.3400` → 4: 1, 2, 3, 4). */
+function significantDigits(text: string): number {
+  const [whole = '', fraction = ''] = text.replace(/^[+-]/, '').split('.');
+  return `${whole}${fraction.replace(/0+$/, '')}`.replace(/^0+/, '').length || 0;
+}
+
+/** The spec's limit of significant digits (§8); past it a double is not the decimal the source holds. */
+const EXACT_DIGITS = 15;
+
 /** The converter of one result's rows (built once per result, applied per row). */
 export function rowConverter(columns: readonly ResultColumn[], zone: string): RowConverter {
-  const plan = columns.map((column) => ({ name: column.name, convert: converter(column.type, zone) }));
+  const plan = columns.map((column) => ({ name: column.name, convert: converter(column.type, zone), decimal: column.type === 'decimal' }));
   return (row) => {
     const record: Record<string, unknown> = {};
-    for (const { name, convert } of plan) {
+    for (const { name, convert, decimal } of plan) {
       if (!Object.hasOwn(row, name)) continue;
       const value = row[name];
       const converted = value === null || value === undefined ? value : convert(value);
+      // A DECIMAL of more digits than a double keeps (1.0000000000000001 read as 1): the number as
+      // the source holds it is judged by the rules, as for a JSON number (rule maxSignificantDigits).
+      if (decimal && typeof value === 'string' && typeof converted === 'number' && significantDigits(value.trim()) > EXACT_DIGITS) {
+        addJsonIssue(record, { path: [name], rule: 'exact_number', message: `${name}: the source's DECIMAL ${value.trim()} has more than ${EXACT_DIGITS} significant digits: a number would not be it`, written: value.trim() });
+      }
       // A column named __proto__ must stay a field, not become the record's prototype.
       if (name === '__proto__') Object.defineProperty(record, name, { value: converted, enumerable: true, writable: true, configurable: true });
       else record[name] = converted;

@@ -88,6 +88,14 @@ export function jsonIssuesOf(value: unknown): readonly JsonIssue[] | undefined {
   return (value as { [ISSUES]?: JsonIssue[] })[ISSUES];
 }
 
+/**
+ * Hands `issue` to a record built elsewhere than from JSON text (a database row whose DECIMAL has
+ * more digits than a double keeps), so that it is judged as a parsed record's would be.
+ */
+export function addJsonIssue(record: object, issue: JsonIssue): void {
+  attachIssues(record, [issue]);
+}
+
 /** Hands every issue to each object and array on its path, with the path from there. */
 function attachIssues(root: unknown, issues: readonly JsonIssue[]): void {
   for (const issue of issues) {

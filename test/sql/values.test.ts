@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mysqlColumn, pgColumn, sqliteColumn, type ResultColumn } from '../../connectors/sql/column-types.js';
 import { addMicros, instantToIso, instantToSourceText, parseInstant, sourceDateTimeToIso } from '../../connectors/sql/datetime.js';
 import { rowConverter } from '../../connectors/sql/rows.js';
+import { createMapper } from '../../src/pipeline/map-record.js';
 
 describe('sql values: date-times at the source precision', () => {
   it('zone-less text is read in the source zone; offsets are honoured; every fraction digit is kept, padded to six', () => {
@@ -94,5 +95,20 @@ describe('sql values: driver rows to partner records', () => {
     assert.deepEqual(pgColumn({ name: 'c', dataTypeID: 1184 }), { name: 'c', type: 'timestamptz', typeName: 'timestamp with time zone' });
     assert.deepEqual(sqliteColumn({ name: 'd', type: 'DECIMAL(15,2)' }), { name: 'd', type: 'decimal', typeName: 'DECIMAL(15,2)' });
     assert.deepEqual(sqliteColumn({ name: 'e', type: null }), { name: 'e', type: 'untyped', typeName: 'no declared type' });
+  });
+});
+
+describe('sql values: a DECIMAL of more digits than a double keeps', () => {
+  it('is judged as the source holds it: the mapping rejects 1.00000000000000010000 (17 significant digits) by maxSignificantDigits; 12.50000000 maps to 12.5', () => {
+    const convert = rowConverter([pgColumn({ name: 'id', dataTypeID: 25 }), pgColumn({ name: 'amount', dataTypeID: 1700 })], 'UTC');
+    const map = createMapper('igaming', 'transactions', { passthrough: false, fields: { transaction_id: 'id', customer_id: { const: 'c1' }, transaction_type: { const: 'deposit' }, amount_currency: 'amount', currency: { const: 'EUR' }, transaction_date: { const: '2026-01-01T00:00:00Z' }, status: { const: 'approved' } } }, { map: {}, unmapped: 'keep' });
+    const long = map(convert({ id: 't1', amount: '1.00000000000000010000' }));
+    assert.ok('error' in long, JSON.stringify(long));
+    assert.equal(long.error.field, 'amount_currency');
+    assert.equal(long.error.rule, 'maxSignificantDigits');
+    assert.match(long.error.message, /1\.00000000000000010000/);
+    const exact = map(convert({ id: 't2', amount: '12.50000000' }));
+    assert.ok('record' in exact, JSON.stringify(exact));
+    assert.equal(exact.record.amount_currency, 12.5);
   });
 });
