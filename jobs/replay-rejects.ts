@@ -15,6 +15,7 @@ import { addCounts, emptyCounts, finishRun, startRun, type RunCounts } from '../
 import type { Entity, RawRecord, Variant } from '../src/types.js';
 
 const REPLAY_BATCH = 500;
+const NOT_REPLAYABLE = "; found in the record's text, which its stored payload cannot show: not replayable, ask the partner to send the record again";
 
 export interface ReplayResult {
   entity: Entity;
@@ -35,6 +36,14 @@ function toRaw(reject: StoredReject, position: number, def: PartnerDefinition | 
   }
   // The version the reject was seen with (a pulled record's cursor value) goes with it again.
   const version = reject.version === null ? {} : { version: reject.version };
+  // What the record's text held and its stored value cannot (a field given twice keeps its last
+  // value, a number its double, a byte that is not UTF-8 its stand-in): replaying the payload would
+  // load what the partner did not send, so such a reject stays open with its reasons.
+  const inText = reject.errors.filter((e) => e.inText === true);
+  if (inText.length > 0) {
+    const errors = inText.map((e) => ({ ...e, message: e.message.endsWith(NOT_REPLAYABLE) ? e.message : `${e.message}${NOT_REPLAYABLE}` }));
+    return { position, value: payload, ...(reject.origin === 'source' ? { source: payload } : {}), mappingErrors: errors, ...version };
+  }
   if (reject.origin !== 'source') return { position, value: payload, ...version };
   const stream = def?.streams[reject.entity];
   if (!def || !stream) {

@@ -28,6 +28,12 @@ export interface Violation {
   field: string;
   rule: string;
   message: string;
+  /**
+   * The violation was found in the record's JSON text, not in its value (a field given twice,
+   * bytes that are not UTF-8, a number a double cannot keep): the reject's stored payload cannot
+   * show it, so the record is never replayed from that payload.
+   */
+  inText?: true;
 }
 
 /** A record that passed validation: a plain JSON object with the spec's fields. */

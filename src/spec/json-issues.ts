@@ -38,21 +38,21 @@ export function issueViolations(issue: JsonIssue, field: string, limits: NumberL
   const at = where === undefined ? `${field}` : `${field}: ${where}`;
   switch (issue.rule) {
     case 'duplicate_key':
-      return [{ field, rule: DUPLICATE_KEY_RULE, message: `${at}: given more than once in one object; send each field once (which value is meant is unknown)` }];
+      return [{ field, rule: DUPLICATE_KEY_RULE, message: `${at}: given more than once in one object; send each field once (which value is meant is unknown)`, inText: true }];
     case 'encoding':
-      return [{ field, rule: ENCODING_RULE, message: `${at}: not valid UTF-8 (bytes that are no character); send the text as UTF-8` }];
+      return [{ field, rule: ENCODING_RULE, message: `${at}: not valid UTF-8 (bytes that are no character); send the text as UTF-8`, inText: true }];
     case 'exact_number': {
       const written = issue.written ?? '';
       const out: Violation[] = [];
       const digits = writtenSignificantDigits(written);
       const digitLimit = limits?.maxSignificantDigits ?? SPEC_SIGNIFICANT_DIGITS;
-      if (digits > digitLimit) out.push({ field, rule: 'maxSignificantDigits', message: `${at}: more than ${digitLimit} significant digits as written (${written})` });
+      if (digits > digitLimit) out.push({ field, rule: 'maxSignificantDigits', message: `${at}: more than ${digitLimit} significant digits as written (${written})`, inText: true });
       const places = limits?.maxDecimalPlaces;
       if (places !== undefined && writtenDecimalPlaces(written) > places) {
-        out.push({ field, rule: 'maxDecimalPlaces', message: `${at}: more than ${places} decimal places as written (${written})` });
+        out.push({ field, rule: 'maxDecimalPlaces', message: `${at}: more than ${places} decimal places as written (${written})`, inText: true });
       }
       // Past the limits of the doubles themselves (a subnormal): no rule of the spec says more.
-      if (out.length === 0) out.push({ field, rule: 'maxSignificantDigits', message: `${at}: the number ${written} cannot be kept exactly` });
+      if (out.length === 0) out.push({ field, rule: 'maxSignificantDigits', message: `${at}: the number ${written} cannot be kept exactly`, inText: true });
       return out;
     }
   }

@@ -88,6 +88,17 @@ for (const backend of STORES) {
         [2, ['amount_currency duplicateKey']],
         [3, ['amount_currency maxSignificantDigits', 'amount_currency maxDecimalPlaces']],
       ]);
+      // A replay would load the stored payload's last value (99999) and its double (1): both stay open.
+      const replay = await runCli(['--store', t.url, 'rejects', 'p1', '--replay', '--json']);
+      assert.equal(replay.code, 0, replay.stdout + replay.stderr);
+      const after = (await t.store.knex('transactions').orderBy('transaction_id').select('transaction_id', 'amount_currency')) as { transaction_id: string; amount_currency: string | number }[];
+      assert.deepEqual(after.map((r) => [r.transaction_id, Number(r.amount_currency)]), [['t1', 100.5], ['t4', 12.5]], 'nothing the partner did not send is loaded');
+      const open = (await t.store.knex('rejects').where({ status: 'open' }).orderBy('position').select('position', 'errors')) as { position: number; errors: string | { rule: string; message: string }[] }[];
+      assert.equal(open.length, 2, 'both rejects stay open');
+      for (const r of open) {
+        const errors = (typeof r.errors === 'string' ? JSON.parse(r.errors) : r.errors) as { rule: string; message: string }[];
+        assert.ok(errors.every((e) => /not replayable, ask the partner to send the record again$/.test(e.message)), JSON.stringify(errors));
+      }
     });
   });
 }
