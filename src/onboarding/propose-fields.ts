@@ -292,6 +292,11 @@ export function mappingLines(variant: Variant, entity: Entity, fields: readonly 
     const f = fits[0] as FieldProfile;
     pick(field, { field: f, doubt: `${f.name} chosen by its format (${f.format}), the only such field; check it is the right one` });
   }
+  // last_modified_date: the one free date-time field named like a change stamp (updated_ts, modifiedOn).
+  if (spec.has('last_modified_date') && !chosen.has('last_modified_date')) {
+    const stamps = free().filter((f) => CHANGE.test(f.name.split('.').pop() ?? f.name) && ['iso-datetime-offset', 'iso-datetime-local', 'sql-datetime', 'dd/MM/yyyy HH:mm', 'epoch-millis', 'epoch-seconds'].includes(f.format ?? ''));
+    if (stamps.length === 1) pick('last_modified_date', { field: stamps[0] as FieldProfile, evidence: `${stamps[0]?.name} is named like a change stamp, the record's last modification` });
+  }
   // An optional spec field left unmapped while a source field's name shares a word with it
   // (kyc_flag and kyc_status_id, COUNTRY and country_code): a TODO, never silence.
   for (const field of spec.keys()) {

@@ -27,10 +27,7 @@ export const FIXTURES: (() => Fixture)[] = [propTerse, specQuiet, crmRest, sport
 export const NEW_FIXTURES: (() => Fixture)[] = [maltaBackOffice, propTokens, warehouseNewYork, offsetRest];
 
 /** `onboard:<id>` (edits, check, reconcile, every field) or `trust:<id>` (the no-edit trust test) known to fail today, with why. */
-export const KNOWN_FAILING: Record<string, string> = {
-  // Issue 50's shapes on today's code:
-  'onboard:warehouse-ny': 'check fails: a warehouse table without a DATE column is refused (date_column must be a DATE), with no way from the docs to read it by day',
-};
+export const KNOWN_FAILING: Record<string, string> = {};
 
 const SOURCES = { mysql: 'MariaDB', postgres: 'PostgreSQL' } as const;
 const sourceOf = (f: Fixture): string => (f.source.kind === 'rest' ? 'REST (local HTTP server)' : `${SOURCES[f.source.client]} ${f.source.kind === 'db' ? 'replica' : 'warehouse'}`);
