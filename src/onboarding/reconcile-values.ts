@@ -22,6 +22,7 @@
  */
 import { Decimal } from 'decimal.js';
 import type { FieldRule, PartnerDefinition, StreamDefinition } from '../config/definition.js';
+import { mulberry32 } from '../kernel/prng.js';
 import { createMapper } from '../pipeline/map-record.js';
 import { entityTable } from '../store/tables.js';
 import type { Entity, SpecRecord, Variant } from '../types.js';
@@ -106,18 +107,6 @@ export interface ValueReconciliation {
   streams: StreamValues[];
 }
 
-/** A small seeded generator (mulberry32): the same seed draws the same sample. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A bounded uniform sample of a stream of items (reservoir sampling), drawn by a seeded generator. */
 export class Sample<T> {
   readonly items: T[] = [];
@@ -126,7 +115,7 @@ export class Sample<T> {
   constructor(private readonly size: number, seed: number, salt: string) {
     let h = seed >>> 0;
     for (const c of salt) h = Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0;
-    this.random = seeded(h);
+    this.random = mulberry32(h);
   }
   offer(item: T): void {
     this.seen += 1;

@@ -5,17 +5,9 @@
  * were generated before it.
  */
 
-/** mulberry32: uniform numbers in [0, 1), the same sequence for the same 32-bit seed. */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../kernel/prng.js';
+
+export { mulberry32 };
 
 /** A 32-bit seed for one labelled stream: FNV-1a over the seed and the labels. */
 export function deriveSeed(seed: number, ...labels: readonly (string | number)[]): number {
