@@ -34,7 +34,7 @@ const ERROR_RESPONSES: Record<string, { description: string; schema: string; hea
   ValidationFailed: {
     description:
       `validation_failed: the payload fails JSON Schema validation (spec §7, §8), or a bulk request is not an array of 1 to ${BULK_LIMIT} records; every error is listed and nothing of the request is stored. ` +
-      'Beyond the schemas, rule noNul: no string of any field may contain U+0000 (NUL), which no store can hold. ' +
+      'Beyond the schemas, what no store can keep: rule noNul (no string of any field may contain U+0000, NUL), rule yearRange (a date or date-time outside the years 0001-9999 once in UTC) and rule leapSecond (a second 60: a timestamptz has none). ' +
       'What the JSON text hides is judged too: rule duplicateKey (a field given twice in one object), rule encoding (a string holding bytes that are not UTF-8), and numbers as written (maxSignificantDigits and maxDecimalPlaces count the digits sent: 1.0000000000000001 has 17). ' +
       'idempotency_key_reused: the Idempotency-Key was used within 24 hours with another request (checked before the body is validated). invalid_request: a malformed Idempotency-Key.',
     schema: 'ValidationError',
