@@ -13,7 +13,7 @@ import type { SqlSession } from '../../connectors/sql/session.js';
 import { createRedactor } from '../config/redact.js';
 import type { Logger } from '../log.js';
 import type { IndexSeen, KeysetCandidate, ReferenceSeen, SourceClock, TableDiscovery } from './discovery.js';
-import { profileRecords } from './profile.js';
+import { compareValues, profileRecords } from './profile.js';
 import { secretFromEnv, type SqlOptions } from './source-options.js';
 import { CHANGE, tableNamePattern } from './vocabulary.js';
 
@@ -243,7 +243,7 @@ async function fullValueSets(session: SqlSession, qualified: string, table: Tabl
       delete field.distinct;
       continue;
     }
-    field.distinct = values.sort((a, b) => (typeof a === 'number' && typeof b === 'number' ? a - b : String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0));
+    field.distinct = values.sort(compareValues);
     field.distinct_from = 'table';
   }
 }

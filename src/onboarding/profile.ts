@@ -199,7 +199,8 @@ function less(a: string | number, b: string | number): boolean {
   return a < b;
 }
 
-function compareValues(a: unknown, b: unknown): number {
+/** The order of distinct values in a profile: numbers by value, the rest as text. */
+export function compareValues(a: unknown, b: unknown): number {
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   return String(a) < String(b) ? -1 : String(a) > String(b) ? 1 : 0;
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import type { Io } from '../../src/cli/io.js';
+import { mulberry32 } from '../../src/kernel/prng.js';
 import type { Entity, SpecRecord, Variant } from '../../src/types.js';
 
 /** A valid record with every field of its schema, per variant and entity. */
@@ -148,13 +149,4 @@ export function tempDir(): { path: string; write(name: string, content: string |
 }
 
 /** A small seeded PRNG (mulberry32) for property tests that must be repeatable. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const seededRandom = (seed: number): (() => number) => mulberry32(seed);
