@@ -16,7 +16,7 @@
  */
 import pg from 'pg';
 import { copyLines, dropBenchSchemas, openBenchStore, printCostTable, type Timing } from './support/pg-bench.js';
-import { createCommissionHook, recompute } from '../jobs/commission.js';
+import { commissionJob, recompute } from '../jobs/commission.js';
 import { addDays } from '../src/kernel/dates.js';
 import { parsePlans } from '../src/commission/load-plans.js';
 import { silentLogger } from '../src/log.js';
@@ -148,22 +148,18 @@ function profiler(store: Store): { start(name: string): void; report(): void } {
 
 async function measure(store: Store): Promise<Map<string, Timing>> {
   const profile = profiler(store);
-  const hook = createCommissionHook(store, plans, silentLogger());
+  const job = commissionJob(store, plans, silentLogger());
   let jobMs = 0;
+  const timed = async (work: () => Promise<void>) => {
+    const t0 = performance.now();
+    await work();
+    jobMs += performance.now() - t0;
+  };
   // The job's time: its in-transaction scope record and its evaluation after the commit.
   const loader = new Loader({
     store,
     validator: createSpecValidator(),
-    async inTransaction(trx, change) {
-      const t0 = performance.now();
-      await hook.inTransaction(trx, change);
-      jobMs += performance.now() - t0;
-    },
-    async afterCommit(changes) {
-      const t0 = performance.now();
-      await hook.afterCommit(changes);
-      jobMs += performance.now() - t0;
-    },
+    jobs: [{ ...job, mark: (tx, change) => timed(() => job.mark!(tx, change)), evaluate: (ctx) => timed(() => job.evaluate!(ctx)) }],
   });
   const results = new Map<string, Timing>();
   let warmUp = true;

@@ -16,7 +16,7 @@
  */
 import pg from 'pg';
 import { copyLines, dropBenchSchemas, openBenchStore, printCostTable, type Timing } from './support/pg-bench.js';
-import { createFraudHook } from '../jobs/fraud.js';
+import { fraudJob } from '../jobs/fraud.js';
 import { addDays } from '../src/kernel/dates.js';
 import { defaultConfig } from '../src/fraud/config.js';
 import { detect } from '../src/fraud/detect.js';
@@ -103,16 +103,19 @@ function profiler(store: Store): () => void {
 
 async function measure(store: Store): Promise<Map<string, Timing>> {
   const report = profiler(store);
-  const hook = createFraudHook(store, config, silentLogger());
+  const job = fraudJob(store, config, silentLogger());
   let jobMs = 0;
   const loader = new Loader({
     store,
     validator: createSpecValidator(),
-    async inTransaction(trx, change) {
-      const t0 = performance.now();
-      await hook.inTransaction!(trx, change);
-      jobMs += performance.now() - t0;
-    },
+    jobs: [{
+      ...job,
+      async mark(tx, change) {
+        const t0 = performance.now();
+        await job.mark!(tx, change);
+        jobMs += performance.now() - t0;
+      },
+    }],
   });
   const results = new Map<string, Timing>();
   let warmUp = true;

@@ -11,9 +11,8 @@
  *   node dist/bench/funnel.bench.js [customers] [batch] [funnel rows]   (customers 0 skips part 1; TEST_PG_URL overrides the server)
  */
 import pg from 'pg';
-import { combineHooks } from '../jobs/load-hooks.js';
-import { createPhaseHistoryHook } from '../jobs/phase-history.js';
-import { createCommissionHook } from '../jobs/commission.js';
+import { phaseHistoryJob } from '../jobs/phase-history.js';
+import { commissionJob } from '../jobs/commission.js';
 import { silentLogger } from '../src/log.js';
 import { Loader } from '../src/pipeline/load.js';
 import { funnelReport, type FunnelFilters } from '../src/reports/funnel.js';
@@ -65,9 +64,9 @@ function trader(i: number, pass: number): SpecRecord {
 async function timeLoads(store: Store, withHistory: boolean): Promise<number[]> {
   const logger = silentLogger();
   // The commission job alone, or with the phase-history job after it (as jobs/load-hooks.ts composes them).
-  const commission = createCommissionHook(store, [], logger);
-  const hooks = withHistory ? combineHooks([commission, createPhaseHistoryHook(store)]) : commission;
-  const loader = new Loader({ store, validator: createSpecValidator(), ...hooks });
+  const commission = commissionJob(store, [], logger);
+  const jobs = withHistory ? [commission, phaseHistoryJob(store)] : [commission];
+  const loader = new Loader({ store, validator: createSpecValidator(), jobs });
   const times: number[] = [];
   for (const pass of [0, 1, 1]) {
     const started = performance.now();

@@ -22,18 +22,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import pg from 'pg';
-import { createCommissionHook } from '../jobs/commission.js';
-import { createFraudHook } from '../jobs/fraud.js';
+import { commissionJob } from '../jobs/commission.js';
+import { fraudJob } from '../jobs/fraud.js';
 import { importFile, importFiles, type ImportSummary } from '../jobs/import-file.js';
-import { combineHooks, createLoadHooks, type LoaderHooks } from '../jobs/load-hooks.js';
-import { createPhaseHistoryHook } from '../jobs/phase-history.js';
-import { createPostbackHook } from '../jobs/postbacks.js';
+import { afterLoadJobs } from '../jobs/load-hooks.js';
+import type { AfterLoadJob } from '../src/pipeline/load.js';
+import { phaseHistoryJob } from '../jobs/phase-history.js';
+import { postbackJob } from '../jobs/postbacks.js';
 import { loadPlans } from '../src/commission/load-plans.js';
 import { loadFraudConfig } from '../src/fraud/config.js';
 import { silentLogger } from '../src/log.js';
 import { packageRoot } from '../src/paths.js';
 import { Loader } from '../src/pipeline/load.js';
-import { createReportFactsHook } from '../src/reports/hook.js';
+import { reportFactsJob } from '../src/reports/hook.js';
 import { createSandboxData } from '../src/sandbox/data.js';
 import { USD_RATE } from '../src/sandbox/generate-common.js';
 import { specValidator } from '../src/spec/validator.js';
@@ -119,8 +120,7 @@ async function main(): Promise<void> {
         const logger = silentLogger();
         fullCollection();
         if (process.env.BENCH_QUERIES) watchQueries(store);
-        const hooks = timed(hooksFor(mode, store, plans, fraud, logger));
-        const loader = new Loader({ store, validator: specValidator(), ...hooks });
+        const loader = new Loader({ store, validator: specValidator(), jobs: timed(jobsFor(mode, store, plans, fraud, logger)), logger });
         const { rates } = parseRatesCsv(ratesCsv());
         await store.transaction((trx) => saveRates(trx, rates, 'rates.csv', store.now()));
         const times: number[] = [];
@@ -240,34 +240,33 @@ function printQueries(): void {
   queryMs.clear();
 }
 
-/** The hooks with a clock on each (BENCH_PHASES=1 prints where the jobs' time went). */
-function timed(hooks: LoaderHooks): LoaderHooks {
-  const out: LoaderHooks = {};
-  for (const name of ['beforeWrite', 'inTransaction', 'afterCommit', 'settle'] as const) {
-    const hook = hooks[name] as ((...args: unknown[]) => Promise<void>) | undefined;
-    if (!hook) continue;
-    (out as Record<string, unknown>)[name] = async (...args: unknown[]) => {
-      const started = performance.now();
-      try {
-        await hook(...args);
-      } finally {
-        phaseMs.set(name, (phaseMs.get(name) ?? 0) + performance.now() - started);
-      }
-    };
-  }
-  return out;
+/** The jobs with a clock on each phase (BENCH_PHASES=1 prints where the jobs' time went: `name mark`, `name evaluate`). */
+function timed(jobs: readonly AfterLoadJob[]): AfterLoadJob[] {
+  const clock = async (name: string, work: () => Promise<void>) => {
+    const started = performance.now();
+    try {
+      await work();
+    } finally {
+      phaseMs.set(name, (phaseMs.get(name) ?? 0) + performance.now() - started);
+    }
+  };
+  return jobs.map((job) => ({
+    ...job,
+    ...(job.mark ? { mark: (tx, change) => clock(`${job.name} mark`, () => job.mark!(tx, change)) } : {}),
+    ...(job.evaluate ? { evaluate: (ctx) => clock(`${job.name} evaluate`, () => job.evaluate!(ctx)) } : {}),
+  } satisfies AfterLoadJob));
 }
 
-/** The hooks of one mode: every job as the service composes them, none, or one job alone. */
-function hooksFor(mode: string, store: Store, plans: Awaited<ReturnType<typeof loadPlans>>['plans'], fraud: Awaited<ReturnType<typeof loadFraudConfig>>['config'], logger: ReturnType<typeof silentLogger>): LoaderHooks {
+/** The jobs of one mode: every job as the service composes them, none, or one job alone. */
+function jobsFor(mode: string, store: Store, plans: Awaited<ReturnType<typeof loadPlans>>['plans'], fraud: Awaited<ReturnType<typeof loadFraudConfig>>['config'], logger: ReturnType<typeof silentLogger>): AfterLoadJob[] {
   switch (mode) {
-    case 'all': return createLoadHooks(store, { plans, logger, fraud });
-    case 'none': return {};
-    case 'fraud': return combineHooks([createFraudHook(store, fraud, logger)]);
-    case 'commissions': return combineHooks([createCommissionHook(store, plans, logger)]);
-    case 'facts': return combineHooks([createReportFactsHook(store)]);
-    case 'phases': return combineHooks([createPhaseHistoryHook(store)]);
-    case 'postbacks': return combineHooks([createPostbackHook(store)]);
+    case 'all': return afterLoadJobs(store, { plans, logger, fraud });
+    case 'none': return [];
+    case 'fraud': return [fraudJob(store, fraud, logger)];
+    case 'commissions': return [commissionJob(store, plans, logger)];
+    case 'facts': return [reportFactsJob(store)];
+    case 'phases': return [phaseHistoryJob(store)];
+    case 'postbacks': return [postbackJob(store)];
     default: throw new Error(`unknown mode ${mode}`);
   }
 }

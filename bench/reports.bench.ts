@@ -23,7 +23,7 @@ import { affiliateReport } from '../src/reports/affiliates.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS } from '../src/reports/facts-columns.js';
 import { rebuildFacts } from '../src/reports/facts.js';
 import { funnelReport } from '../src/reports/funnel.js';
-import { createReportFactsHook } from '../src/reports/hook.js';
+import { reportFactsJob } from '../src/reports/hook.js';
 import { seedPhaseHistory008 as seedPhaseHistory } from '../src/store/migrations/008-phase-history-seed.js';
 import { createSpecValidator } from '../src/spec/validator.js';
 import { openStore, type Store } from '../src/store/store.js';
@@ -139,7 +139,7 @@ async function rawGroupBy(client: pg.Client): Promise<Map<string, Record<string,
 async function loadCost(store: Store): Promise<void> {
   const validator = createSpecValidator();
   const plain = new Loader({ store, validator });
-  const withFacts = new Loader({ store, validator, ...createReportFactsHook(store) });
+  const withFacts = new Loader({ store, validator, jobs: [reportFactsJob(store)] });
   const rawRecords = (records: SpecRecord[]): RawRecord[] => records.map((value, i) => ({ position: i + 1, value }));
   const someone = (k: number, i: number) => customerId((k * 104729 + i * 7907) % N);
   const txBatch = (k: number): SpecRecord[] => Array.from({ length: BATCH }, (_, i) => ({

@@ -11,11 +11,11 @@
  * every loading command and of the worker) evaluates what nothing else would.
  *
  *   const { plans, errors } = await loadPlans('config/commissions.yaml');
- *   const loader = new Loader({ store, validator, ...createCommissionHook(store, plans, logger) });
+ *   const loader = new Loader({ store, validator, jobs: [commissionJob(store, plans, logger)] });
  */
 import { readFile } from 'node:fs/promises';
 import type { Logger } from '../src/log.js';
-import type { LoaderDeps } from '../src/pipeline/load.js';
+import type { AfterLoadJob } from '../src/pipeline/load.js';
 import type { Store } from '../src/store/store.js';
 import type { Variant } from '../src/types.js';
 import { utcDay } from '../src/kernel/dates.js';
@@ -23,7 +23,7 @@ import { evaluateScope, plansFor, type Evaluation } from '../src/commission/engi
 import { addDay, emptyScope, pendingPartners, scopeSize, writePending, type Scope } from '../src/commission/scope.js';
 import { parseRatesCsv, saveRates, type RatesFileProblem, type RatesImport } from '../src/store/fx-rates.js';
 import type { Plan } from '../src/commission/plans.js';
-import { addPriorVersions } from '../src/commission/prior-versions.js';
+import { addPriorVersions, PRIOR_TRANSACTION_COLUMNS } from '../src/commission/prior-versions.js';
 import { scopeOfChange } from '../src/commission/scope.js';
 import { refreshFactsForRates } from '../src/reports/facts.js';
 
@@ -35,43 +35,30 @@ export type PlanSource = readonly Plan[] | (() => readonly Plan[]);
 
 const current = (plans: PlanSource): readonly Plan[] => (typeof plans === 'function' ? plans() : plans);
 
-export type CommissionHooks = Required<Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'afterCommit' | 'settle'>> & {
-  /**
-   * `settle`, with the flag-reading part of the evaluation held until `after` resolves; `daysDerived`
-   * called once the customer-days are derived (evaluateScope).
-   */
-  settleAfter(change: Parameters<Required<LoaderDeps>['settle']>[0], after: Promise<unknown>, daysDerived?: () => void): Promise<void>;
-};
-
 /**
- * The Loader's hooks for the commission job: in each load transaction the batch's scope is added
- * to its partner's pending scope; after the commit each touched partner is evaluated in its own
- * transaction, taking the pending scope. A failed evaluation leaves the scope pending and is thrown.
+ * The commission job: in each load transaction the batch's scope (what it wrote, and the customer
+ * and bonus day a changed transaction's stored version counted for) is added to its partner's
+ * pending scope; each evaluation takes the pending scope, in its own transaction. It comes after
+ * the fraud rules: it reads their flags (holds), once `ctx.after` says they are judged, and
+ * derives the customer-days before that.
  */
-export function createCommissionHook(store: Store, plans: PlanSource, logger: Logger): CommissionHooks {
+export function commissionJob(store: Store, plans: PlanSource, logger: Logger): AfterLoadJob {
   // A day's load evaluates after every batch: a missing rate is warned of once, not per batch.
   const warned = new WarnedRates();
   return {
-    async beforeWrite(trx, batch) {
-      if (batch.entity !== 'transactions' || plansFor(current(plans), batch.partner, batch.variant).length === 0) return;
-      const scope = emptyScope(batch.partner, batch.variant, '');
-      await addPriorVersions(trx, scope, batch.records);
-      if (scopeSize(scope) > 0) await writePending(trx, scope, store.now());
-    },
-    async inTransaction(trx, change) {
+    name: 'commission',
+    after: ['fraud'],
+    priors: (entity) => (entity === 'transactions' && current(plans).length > 0 ? PRIOR_TRANSACTION_COLUMNS : undefined),
+    async mark({ trx }, change) {
       if (plansFor(current(plans), change.partner, change.variant).length === 0) return;
-      await writePending(trx, scopeOfChange(change), store.now());
+      const scope = scopeOfChange(change);
+      addPriorVersions(scope, change.records.transactions, change.prior.transactions);
+      await writePending(trx, scope, store.now());
     },
-    async afterCommit(changes) {
-      // A bulk run's batches leave their scope pending until the run settles (Loader.deferJobs).
-      for (const change of changes) if (!change.deferred) await evaluatePartner(store, current(plans), change.partner, change.variant, change.runId, logger, warned);
+    async evaluate({ change, after, reached }) {
+      await evaluatePartner(store, current(plans), change.partner, change.variant, change.runId, logger, warned, { after, daysDerived: () => reached('days') });
     },
-    async settle(change) {
-      await evaluatePartner(store, current(plans), change.partner, change.variant, change.runId, logger, warned);
-    },
-    async settleAfter(change, after, daysDerived) {
-      await evaluatePartner(store, current(plans), change.partner, change.variant, change.runId, logger, warned, { after, daysDerived });
-    },
+    pending: async (knex) => (await pendingPartners(knex)).map(({ partner, variant }) => ({ partner, variant })),
   };
 }
 

@@ -6,18 +6,18 @@
  * re-evaluates history.
  *
  *   const { config } = await loadFraudConfig('config/fraud.yaml');
- *   const loader = new Loader({ store, validator, ...createFraudHook(store, config, logger) });
+ *   const loader = new Loader({ store, validator, jobs: [fraudJob(store, config, logger)] });
  */
 import type { Knex } from 'knex';
 import type { Logger } from '../src/log.js';
-import { markByRunDay, type LoadedChange, type LoaderDeps } from '../src/pipeline/load.js';
+import type { AfterLoadJob, ChangeSet } from '../src/pipeline/load.js';
 import type { Store } from '../src/store/store.js';
 import type { Variant } from '../src/types.js';
 import { lockPartnerLoads } from '../src/commission/recompute-pending.js';
 import { randomUUID } from 'node:crypto';
 import { addDays, utcDay } from '../src/kernel/dates.js';
 import { append } from '../src/kernel/collections.js';
-import { runCustomers, type RunDayEntity } from '../src/store/run-days.js';
+import { marksByRunDay, runCustomers, type RunDayEntity } from '../src/store/run-days.js';
 import { formatFraudConfigError, loadFraudConfig, settingsFor, type FraudConfig, type RuleSettings } from '../src/fraud/config.js';
 import { detect, markNotFound, type Detection } from '../src/fraud/detect.js';
 import { lockFraud } from '../src/fraud/flags.js';
@@ -68,7 +68,7 @@ async function coverage(trx: Knex.Transaction, partner: string, days: readonly s
  * Which customers have activity on a day is the activity table's own key (partner, date,
  * customer, ...): no copy of it is kept.
  */
-async function touched(trx: Knex.Transaction, change: LoadedChange, settings: RuleSettings | undefined, byDay: boolean): Promise<Set<string>> {
+async function touched(trx: Knex.Transaction, change: ChangeSet, settings: RuleSettings | undefined, byDay: boolean): Promise<Set<string>> {
   const ids = new Set<string>(change.replacedCustomers ?? []);
   // `byDay`: the customers of the batch's transactions and activity are deferred by day (deferDays).
   for (const entity of byDay ? ['customers'] as const : ['customers', 'transactions', 'activity'] as const) for (const r of change.records[entity]) ids.add(String(r.customer_id));
@@ -110,16 +110,22 @@ async function rebuildLoadedDays(trx: Knex.Transaction, partner: string, variant
   await trx.raw(`INSERT INTO fraud_loaded_days (partner_id, date) SELECT DISTINCT partner_id, ${day} FROM ${activity} WHERE partner_id = ?`, [partner]);
 }
 
-export function createFraudHook(store: Store, source: FraudSource, logger: Logger): Required<Pick<LoaderDeps, 'inTransaction' | 'settle'>> {
+/**
+ * The fraud job. At commit (policy `at-commit`) the rules are judged in the batch's own
+ * transaction over the customers it touched, so the flags commit with it and the commissions
+ * evaluated after the same commit see them. Otherwise what the batch touched waits on disk with the
+ * batch (fraud_deferred; a group's transactions and activity by run day) for the evaluation.
+ */
+export function fraudJob(store: Store, source: FraudSource, logger: Logger): AfterLoadJob {
   return {
-    async inTransaction(trx, change) {
+    name: 'fraud',
+    async mark({ trx }, change) {
       const config = current(source);
       if (!config) return;
       const started = performance.now();
-      const byDay = markByRunDay(change);
+      const byDay = marksByRunDay(change);
       const customers = await touched(trx, change, settingsFor(config, change.partner), byDay);
-      if (change.deferred) {
-        // A bulk run or a push: what the batch touched waits, on disk with the batch, for the settle.
+      if (change.policy !== 'at-commit') {
         if (customers.size > 0) await deferCustomers(trx, change.partner, change.variant, customers, store.now());
         if (byDay) await deferDays(trx, change, store.now());
         return;
@@ -129,9 +135,12 @@ export function createFraudHook(store: Store, source: FraudSource, logger: Logge
       // Flags exist once the batch commits: a transaction that fails at its COMMIT (a full disk) opened none.
       trx.executionPromise.then(() => logDetection(logger, r, change.runId, started), () => undefined);
     },
-    async settle(change) {
+    async evaluate({ change }) {
+      // At commit the rules were judged in the batch's transaction.
+      if (change.policy === 'at-commit') return;
       await settleFraud(store, source, logger, change.partner, change.runId);
     },
+    pending: deferredFraudPartners,
   };
 }
 
@@ -154,7 +163,7 @@ async function deferCustomers(trx: Knex.Transaction, partner: string, variant: V
 }
 
 /** Records the UTC days of a bulk batch's transactions and activity (fraud_deferred_days, src/store/run-days.ts), in its transaction. */
-async function deferDays(trx: Knex.Transaction, change: LoadedChange, now: string): Promise<void> {
+async function deferDays(trx: Knex.Transaction, change: ChangeSet, now: string): Promise<void> {
   const writer = randomUUID();
   const rows: Record<string, string>[] = [];
   const add = (entity: RunDayEntity, days: Iterable<string>) => {

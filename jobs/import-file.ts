@@ -57,7 +57,7 @@ export async function importFile(deps: { store: Store; loader: Loader; together?
   const rejects: BatchResult['rejects'] = [];
   const distinct = distinctKeys(request.variant, request.entity);
   // An import is a bulk run: fraud rules, commissions and the report facts evaluate over groups, not per batch.
-  loader.deferJobs(runId, { facts: true });
+  loader.evaluateRun(runId, 'group');
 
   // The next batch is read, parsed and validated while the one before it loads (LoadsInTurn); each
   // is still its own transaction, in file order.

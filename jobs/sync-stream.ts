@@ -124,7 +124,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   // groups of records and at the run's end, not after every page (docs/loading.md, Bulk runs). So is
   // every run of a command that evaluates what a killed run left (Loader.settleLeftovers): the
   // leftovers and these loads are judged once, over all of them, as the uninterrupted run was.
-  if (plan.kind === 'backfill' || state === undefined || loader.hasLeftovers(def.partner) || !(await hasCompletedRun(store.knex, def.partner, entity))) loader.deferJobs(runId, { facts: true });
+  if (plan.kind === 'backfill' || state === undefined || loader.hasLeftovers(def.partner) || !(await hasCompletedRun(store.knex, def.partner, entity))) loader.evaluateRun(runId, 'group');
 
   const map = createMapper(def.variant, entity, stream.mapping, def.affiliates);
   const counts = emptyCounts();

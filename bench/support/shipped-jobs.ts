@@ -5,7 +5,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createLoadHooks, type LoaderHooks } from '../../jobs/load-hooks.js';
+import { createLoadHooks } from '../../jobs/load-hooks.js';
+import type { LoaderDeps } from '../../src/pipeline/load.js';
 import { parsePlans } from '../../src/commission/load-plans.js';
 import type { Plan } from '../../src/commission/plans.js';
 import { loadFraudConfig, type FraudConfig } from '../../src/fraud/config.js';
@@ -27,8 +28,8 @@ export async function shippedJobs(partner: string): Promise<{ plans: Plan[]; fra
   return { plans, fraud: fraud.config };
 }
 
-/** Every after-load job's Loader hooks, as the CLI and the worker compose them. */
-export async function shippedHooks(store: Store, partner: string): Promise<LoaderHooks> {
+/** Every after-load job, as the CLI and the worker compose them. */
+export async function shippedHooks(store: Store, partner: string): Promise<Pick<LoaderDeps, 'jobs' | 'logger'>> {
   const { plans, fraud } = await shippedJobs(partner);
   return createLoadHooks(store, { plans, logger: silentLogger(), fraud });
 }

@@ -8,18 +8,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import { markByRunDay, type LoadedChange } from '../pipeline/load.js';
+import type { ChangeSet } from '../pipeline/load.js';
 import { utcDay } from '../kernel/dates.js';
 import { insertChunks, rawRows } from '../store/dialects.js';
 import { insertArrays } from '../store/json-insert.js';
 import type { Store } from '../store/store.js';
 import { entityTable } from '../store/tables.js';
-import { runCustomers } from '../store/run-days.js';
+import { marksByRunDay, runCustomers } from '../store/run-days.js';
 import type { Variant } from '../types.js';
 
-export function scopeOfChange(change: LoadedChange): Scope {
+export function scopeOfChange(change: ChangeSet): Scope {
   const scope = emptyScope(change.partner, change.variant, change.runId);
-  const byDay = markByRunDay(change);
+  const byDay = marksByRunDay(change);
   for (const c of change.records.customers) {
     const id = String(c.customer_id);
     scope.customers.add(id);

@@ -1,8 +1,10 @@
 /**
- * The Loader's bulk runs (Loader.deferJobs): which runs defer their jobs, the partners each wrote
+ * The Loader's bulk runs (Loader.evaluateRun `group` or `behind`): which runs defer their jobs, the partners each wrote
  * to since it last settled and how many records wait, and the settles `settleTogether` holds to
  * the end of its work (docs/loading.md, Bulk runs).
  */
+import type { EvaluationPolicy } from './jobs.js';
+
 /** What a partner's settle is asked with (the Loader's CommittedChange). */
 interface Change {
   partner: string;
@@ -26,8 +28,8 @@ interface Run<C extends Change> {
   unsettled: number;
   /** When it began waiting for its settle (its first unsettled commit), ms (performance.now()). */
   waitingSince: number | null;
-  /** The report facts wait too (deferJobs with `facts`). */
-  facts: boolean;
+  /** How the run evaluates (never `at-commit`: such a run is not bulk). */
+  policy: EvaluationPolicy;
 }
 
 export class BulkRuns<C extends Change> {
@@ -56,16 +58,13 @@ export class BulkRuns<C extends Change> {
     return [...out.values()];
   }
 
-  defer(runId: string, facts: boolean): void {
-    if (!this.runs.has(runId)) this.runs.set(runId, { touched: new Map(), unsettled: 0, waitingSince: null, facts });
+  defer(runId: string, policy: EvaluationPolicy): void {
+    if (!this.runs.has(runId)) this.runs.set(runId, { touched: new Map(), unsettled: 0, waitingSince: null, policy });
   }
 
-  has(runId: string): boolean {
-    return this.runs.has(runId);
-  }
-
-  defersFacts(runId: string): boolean {
-    return this.runs.get(runId)?.facts === true;
+  /** The run's policy; undefined: not a bulk run. */
+  policyOf(runId: string): EvaluationPolicy | undefined {
+    return this.runs.get(runId)?.policy;
   }
 
   /** A commit of the run wrote `records` records for the change's partner. */

@@ -1,8 +1,9 @@
 /**
  * One store transaction of the load path (Loader.transaction): its batches validated as they are
  * handed over and written in order on the transaction's connection, with the partner's load lock,
- * day replacements and checkpoints; what each batch wrote is handed to the after-load jobs' hooks
- * through the Loader (./load.ts), which owns what outlives a transaction.
+ * day replacements and checkpoints. Each batch's change set (what it wrote, with the stored
+ * versions it replaced, read once) goes to the after-load jobs' marks (./jobs.ts); what outlives
+ * the transaction is the Loader's (./load.ts).
  */
 import type { Knex } from 'knex';
 import { ENTITIES, type Entity, type RawRecord, type RecordValidator, type SpecRecord, type Variant, type Violation } from '../types.js';
@@ -23,6 +24,9 @@ import { transactionLock } from '../store/transaction-lock.js';
 import type { MonthPartitions } from '../store/partitions.js';
 import { FreshKeys } from '../store/fresh-keys.js';
 import { rawRows } from '../store/dialects.js';
+import { readPriorRows } from '../store/prior-rows.js';
+import { emptyPriorRows, type AfterLoadJobs, type ChangeSet, type CommittedChange, type EvaluationPolicy, type JobTransaction } from './jobs.js';
+import type { KnownCustomers } from './known-customers.js';
 
 export interface BatchInput {
   partner: string;
@@ -58,50 +62,8 @@ export interface BatchResult {
   itemized?: { waiting: SpecRecord[]; stale: SpecRecord[] };
 }
 
-/**
- * What one batch (or one day replacement) changed inside a load transaction: the records written
- * to entity tables (directly or released from waiting). The commission job records its scope
- * from it, for only what the batch touched.
- */
-export interface LoadedChange {
-  partner: string;
-  variant: Variant;
-  /** Records upserted per entity (the latest version of each key), including released ones. */
-  records: Record<Entity, SpecRecord[]>;
-  /** Activity days replaced whole (rows may have been deleted). */
-  replacedDays: string[];
-  /** The customers whose activity rows of those days were deleted. */
-  replacedCustomers?: string[];
-  runId: string;
-  /** The batch belongs to a bulk run (Loader.deferJobs): the jobs that can wait record their scope and evaluate when the run settles. */
-  deferred?: boolean;
-  /**
-   * The run defers the report facts too (Loader.deferJobs with `facts`): they record their scope and
-   * are recomputed when the run settles. Only a bulk run (import, backfill, a first sync) does, not
-   * a push: the fraud and commission jobs also mark such a batch's transactions and activity by run
-   * day (markByRunDay), which a settle lists with one scan of each day.
-   */
-  factsDeferred?: boolean;
-}
-
-/**
- * Whether the jobs mark the change's transactions and activity by run day (src/store/run-days.ts)
- * rather than by customer: a bulk run's batch. Not a push's: its runs are one request each, and
- * listing a request's rows would scan its day's rows once per request.
- */
-export const markByRunDay = (change: Pick<LoadedChange, 'deferred' | 'factsDeferred'>): boolean => change.deferred === true && change.factsDeferred === true;
-
 /** The advisory lock that serialises a partner's loads (and whatever must not interleave with them). */
 export const loadLockKey = (partner: string): string => `partner-sync:load:${partner}`;
-
-/** A partner that a committed transaction wrote to. */
-export interface CommittedChange {
-  partner: string;
-  variant: Variant;
-  runId: string;
-  /** Of a bulk run (Loader.deferJobs): its evaluation waits for Loader.settle. */
-  deferred?: boolean;
-}
 
 /** @internal What a committed transaction wrote for one partner. */
 export interface Committed extends CommittedChange {
@@ -110,18 +72,17 @@ export interface Committed extends CommittedChange {
   records: number;
 }
 
-/** What a load transaction asks of its Loader (./load.ts). */
+/** What a load transaction takes from its Loader (./load.ts). */
 export interface TransactionLoader {
   readonly store: Store;
+  readonly validator: RecordValidator;
   readonly partitions: MonthPartitions;
-  validator(): RecordValidator;
-  beforeWrite(trx: Knex.Transaction, partner: string, variant: Variant, entity: Entity, records: readonly SpecRecord[], runId: string): Promise<void>;
-  recordChange(trx: Knex.Transaction, change: LoadedChange): Promise<void>;
-  knowsPartner(partner: string, variant: Variant): boolean;
-  remembersCustomers(partner: string, records: Iterable<SpecRecord>): boolean;
-  customerTest(trx: Knex.Transaction, partner: string, records: Iterable<SpecRecord>): Promise<(id: string) => boolean>;
-  isDeferred(runId: string): boolean;
-  defersFacts(runId: string): boolean;
+  /** The after-load jobs: their marks run in the transaction, with each batch's change set. */
+  readonly jobs: AfterLoadJobs;
+  /** The customers and partners known to be stored (what only committed data may add to). */
+  readonly known: KnownCustomers;
+  /** How the run evaluates (chosen by the run: Loader.evaluateRun). */
+  policyOf(runId: string): EvaluationPolicy;
 }
 
 /** A batch validated and made ready before its turn on the transaction's connection. */
@@ -169,7 +130,7 @@ async function prepareBatch(loader: TransactionLoader, input: BatchInput): Promi
   const rejects: NewReject[] = [];
   for (let start = 0; start < input.records.length; start += SLICE) {
     if (start > 0) await yieldToEventLoop();
-    const part = validateBatch(loader.validator(), input.variant, input.entity, input.records.slice(start, start + SLICE));
+    const part = validateBatch(loader.validator, input.variant, input.entity, input.records.slice(start, start + SLICE));
     for (const record of part.valid) valid.push(record);
     for (const reject of part.rejects) rejects.push(reject);
   }
@@ -182,7 +143,7 @@ async function prepareBatch(loader: TransactionLoader, input: BatchInput): Promi
   const now = loader.store.now();
   // Records whose customers are all remembered load directly: their rows are rendered now, not
   // when the connection is free.
-  if (input.entity !== 'customers' && loader.remembersCustomers(input.partner, latest.values())) {
+  if (input.entity !== 'customers' && loader.known.remembersCustomers(input.partner, latest.values())) {
     const direct = await prepareUpsert(loader.store, table, { partner: input.partner, runId: input.runId, loadedAt: now, records: [...latest.values()] });
     return { table, valid: valid.length, rejects, now, direct, validRecords: valid, olderInBatch };
   }
@@ -199,11 +160,38 @@ export class LoadTransaction {
   /** The store work handed over last (settled when everything before it is). */
   private queue: Promise<unknown> = Promise.resolve();
 
+  /** The transaction as the jobs' marks see it. */
+  private readonly jobs: JobTransaction;
+
   constructor(
     private readonly loader: TransactionLoader,
     readonly trx: Knex.Transaction,
     private readonly committed: Committed[],
-  ) {}
+  ) {
+    const computed = new Map<string, Promise<unknown>>();
+    this.jobs = {
+      trx,
+      once<T>(key: string, compute: () => Promise<T>): Promise<T> {
+        let value = computed.get(key) as Promise<T> | undefined;
+        if (!value) computed.set(key, (value = compute()));
+        return value;
+      },
+    };
+  }
+
+  /** An empty change set of one batch of the run. */
+  private changeSet(partner: string, variant: Variant, runId: string): ChangeSet {
+    return {
+      partner, variant, runId, policy: this.loader.policyOf(runId),
+      records: { customers: [], transactions: [], activity: [] }, prior: emptyPriorRows(), replacedDays: [], replacedCustomers: [],
+    };
+  }
+
+  /** Reads the stored versions of `records` into the change set, with the columns the jobs need: once, before the write replaces them. */
+  private async readPriors(change: ChangeSet, table: EntityTable, records: readonly SpecRecord[]): Promise<void> {
+    const columns = records.length > 0 ? this.loader.jobs.priorColumns(table.entity, change.variant, change.policy) : undefined;
+    if (columns) await readPriorRows(this.trx, table, change.partner, records, columns, change.prior[table.entity]);
+  }
 
   /** Runs `work` after the store work queued before it; not at all if any of that failed. */
   private enqueue<T>(work: () => Promise<T>): Promise<T> {
@@ -239,9 +227,11 @@ export class LoadTransaction {
       if (!replaced) this.replacedDays.set(partner, (replaced = new Set()));
       for (const day of days) replaced.add(day);
       await dropParkedDays(this.trx, partner, days);
-      const deferred = this.loader.isDeferred(runId);
-      await this.loader.recordChange(this.trx, { partner, variant, runId, records: { customers: [], transactions: [], activity: [] }, replacedDays: days, replacedCustomers: [...gone], deferred, factsDeferred: this.loader.defersFacts(runId) });
-      this.committed.push({ partner, variant, runId, customers: [], deferred, records: 0 });
+      const change = this.changeSet(partner, variant, runId);
+      change.replacedDays = days;
+      change.replacedCustomers = [...gone];
+      await this.loader.jobs.mark(this.jobs, change);
+      this.committed.push({ partner, variant, runId, policy: change.policy, customers: [], records: 0 });
     });
   }
 
@@ -339,12 +329,13 @@ export class LoadTransaction {
     };
     const arrived: string[] = [];
 
-    if (!loader.knowsPartner(input.partner, input.variant)) await ensurePartner(trx, input.partner, input.variant, now);
+    if (!loader.known.knowsPartner(input.partner, input.variant)) await ensurePartner(trx, input.partner, input.variant, now);
     if (rejects.length > 0) {
       await quarantine(trx, { partner: input.partner, variant: input.variant, entity: input.entity, runId: input.runId, now }, rejects);
       this.noOpenRejects.delete(`${input.partner}\u0000${input.entity}`);
     }
-    const written: Record<Entity, SpecRecord[]> = { customers: [], transactions: [], activity: [] };
+    const change = this.changeSet(input.partner, input.variant, input.runId);
+    const written = change.records;
     // Keys whose newest version in this batch was not applied: the store holds a newer one.
     const staleKeys = new Set<string>();
     const applied = async (t: EntityTable, records: SpecRecord[], ready?: PreparedUpsert): Promise<SpecRecord[]> => {
@@ -353,9 +344,9 @@ export class LoadTransaction {
         await loader.partitions.ensure(trx, t.name, records.map((r) => r.date as string));
         upsert.keysAreNew = this.activityKeysAreNew(input.partner, t, records);
       }
-      // What the store held before this write (the commission scope takes back a changed record's
-      // old version), read when it may hold some of the keys: a COPY of only new keys reads nothing.
-      const older = await writeUpsert(store, trx, upsert, () => loader.beforeWrite(trx, input.partner, input.variant, t.entity, records, input.runId));
+      // What the store held before this write (the jobs take back what a changed record's old
+      // version counted for), read when it may hold some of the keys: a COPY of only new keys reads nothing.
+      const older = await writeUpsert(store, trx, upsert, () => this.readPriors(change, t, records));
       if (older.size === 0) return records;
       if (t === table) for (const key of older) staleKeys.add(key);
       return records.filter((r) => !older.has(batchKey(t, r)));
@@ -374,7 +365,7 @@ export class LoadTransaction {
       let parked: ParkedRecord[] = [];
       if (prepared.direct) direct.push(...prepared.direct.batch.records);
       else {
-        const known = await loader.customerTest(trx, input.partner, latest.values());
+        const known = await loader.known.customerTest(trx, input.partner, latest.values());
         for (const record of latest.values()) {
           const customerId = record.customer_id as string;
           if (known(customerId)) direct.push(record);
@@ -411,9 +402,8 @@ export class LoadTransaction {
     }
     if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
     if (written.customers.length + written.transactions.length + written.activity.length > 0) {
-      const deferred = loader.isDeferred(input.runId);
-      await loader.recordChange(trx, { partner: input.partner, variant: input.variant, runId: input.runId, records: written, replacedDays: [], deferred, factsDeferred: loader.defersFacts(input.runId) });
-      this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, customers: arrived, deferred, records: ENTITIES.reduce((n, e) => n + written[e].length, 0) });
+      await loader.jobs.mark(this.jobs, change);
+      this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, policy: change.policy, customers: arrived, records: ENTITIES.reduce((n, e) => n + written[e].length, 0) });
     }
     return result;
   }

@@ -10,25 +10,28 @@
  * `Loader.load` is one batch in one transaction. `Loader.transaction` spans several batches, for
  * what must land whole: a day of activity that replaces the stored day.
  *
- * Two hooks carry the commission job: `inTransaction` sees what each batch wrote and records it in
- * the same transaction (so a crash right after the commit loses nothing), `afterCommit` runs once
- * the transaction has committed, per partner it touched.
+ * The after-load jobs (./jobs.ts) mark each batch's change set in its transaction and evaluate
+ * after the commit as the run's evaluation policy says (`evaluateRun`): after every commit by
+ * default, behind the commits, or over the run's group at its settle.
  */
 import type { Knex } from 'knex';
-import type { Entity, RecordValidator, SpecRecord, Variant } from '../types.js';
+import type { RecordValidator, Variant } from '../types.js';
 import type { Store } from '../store/store.js';
-import { knownCustomers } from '../store/waiting.js';
+import type { Logger } from '../log.js';
 import { refreshStaleStatistics } from '../store/statistics.js';
 import { limitHeapGrowth } from '../heap.js';
 import { MonthPartitions } from '../store/partitions.js';
 import { EvaluationsBehind } from './evaluate-behind.js';
 import { BulkRuns, type SettleGroup as BulkSettleGroup } from './bulk-runs.js';
-import { LoadTransaction, readyBatch, type ReadyBatch, type BatchInput, type BatchResult, type Committed, type CommittedChange, type LoadedChange } from './load-transaction.js';
+import { AfterLoadJobs, type AfterLoadJob, type CommittedChange, type EvaluationPolicy } from './jobs.js';
+import { KnownCustomers } from './known-customers.js';
+import { LoadTransaction, readyBatch, type ReadyBatch, type BatchInput, type BatchResult, type Committed, type TransactionLoader } from './load-transaction.js';
 
 /** The group `settleTogether` hands its work, for `endDeferred` (bulk-runs.ts). */
 export type SettleGroup = BulkSettleGroup<CommittedChange>;
 
-export { LoadTransaction, loadLockKey, markByRunDay, type BatchInput, type BatchResult, type ReadyBatch, type CommittedChange, type LoadedChange } from './load-transaction.js';
+export { LoadTransaction, loadLockKey, type BatchInput, type BatchResult, type ReadyBatch } from './load-transaction.js';
+export type { AfterLoadJob, ChangeSet, CommittedChange, EvaluationContext, EvaluationPolicy, JobTransaction } from './jobs.js';
 
 /** An after-commit hook failed: the transaction's data IS committed (same message as the hook's error). */
 export class AfterCommitError extends Error {
@@ -42,22 +45,10 @@ export class AfterCommitError extends Error {
 export interface LoaderDeps {
   store: Store;
   validator: RecordValidator;
-  /**
-   * Runs inside the load transaction just before records replace their stored versions (direct and
-   * released ones), so what depended on the old versions can be recorded; it commits with the batch.
-   * Not called when the store holds none of the records' keys (a COPY of only new keys went
-   * through): a hook that saw no call for a batch reads that as no stored version.
-   */
-  beforeWrite?: (trx: Knex.Transaction, batch: { partner: string; variant: Variant; entity: Entity; records: readonly SpecRecord[]; factsDeferred?: boolean }) => Promise<void>;
-  /** Runs inside the load transaction after each batch or day replacement, with what it wrote; what it writes commits with the batch. */
-  inTransaction?: (trx: Knex.Transaction, change: LoadedChange) => Promise<void>;
-  /** Runs after each commit, once per partner the transaction wrote to. Its failure is the caller's error; the data stays loaded. */
-  afterCommit?: (changes: CommittedChange[]) => Promise<void>;
-  /**
-   * Evaluates what a bulk run's batches left to evaluate (their scope is on disk, written in each
-   * batch's transaction): Loader.settle calls it once per partner the run wrote to.
-   */
-  settle?: (change: CommittedChange) => Promise<void>;
+  /** The after-load jobs (jobs/load-hooks.ts composes every one; none: the load alone). */
+  jobs?: readonly AfterLoadJob[];
+  /** Told when an evaluation behind the commits (Loader.evaluateBehind) fails: its scope stays on disk for the next one. */
+  logger?: Pick<Logger, 'warn'>;
   /** Records a bulk run loads between two settles (default SETTLE_EVERY). */
   settleEvery?: number;
   /** How long a bulk run's loaded records may wait for their settle, ms (default SETTLE_AFTER_MS). */
@@ -68,8 +59,6 @@ export interface LoaderDeps {
    * process and the store to the requests.
    */
   gatherBehindMs?: number;
-  /** Told when an evaluation behind the commits (Loader.evaluateBehind) fails: its scope stays on disk for the next one. */
-  settleFailed?: (change: CommittedChange, error: unknown) => void;
 }
 
 /** A bulk run's deferred jobs evaluate over groups of about this many loaded records, and at the run's end (docs/loading.md, Bulk runs). */
@@ -82,22 +71,30 @@ export const SETTLE_EVERY = 10_000_000;
  */
 export const SETTLE_AFTER_MS = 10 * 60_000;
 
-/** Customer ids remembered per partner; customers are never deleted, so a hit is always still true. */
-const KNOWN_CUSTOMER_CACHE_LIMIT = 500_000;
-
-export class Loader {
-  private readonly partners = new Map<string, Variant>();
-  /** Bulk runs (deferJobs) and the partners each wrote to since it last settled. */
+export class Loader implements TransactionLoader {
+  /** Bulk runs (evaluateRun `group` or `behind`) and the partners each wrote to since it last settled. */
   private readonly bulk: BulkRuns<CommittedChange>;
-  private readonly customers = new Map<string, Set<string>>();
   /** The evaluations behind the commits (evaluateBehind). */
   private readonly behind: EvaluationsBehind<CommittedChange>;
   /** @internal The activity tables' monthly partitions seen to exist (PostgreSQL; ../store/partitions.ts). */
   readonly partitions: MonthPartitions;
+  /** @internal */
+  readonly jobs: AfterLoadJobs;
+  /** @internal */
+  readonly known = new KnownCustomers();
 
   constructor(private readonly deps: LoaderDeps) {
     this.partitions = new MonthPartitions(deps.store);
-    this.behind = new EvaluationsBehind(deps);
+    this.jobs = new AfterLoadJobs(deps.jobs ?? [], deps.store.profile.locking === 'advisory');
+    this.behind = new EvaluationsBehind({
+      gatherBehindMs: deps.gatherBehindMs,
+      settle: (change) => this.jobs.evaluate(change),
+      settleFailed: (change, error) => {
+        deps.logger?.warn(`${change.partner}: evaluating the after-load jobs behind the commits failed; what waits stays pending for the next evaluation: ${(error as Error).message}`, {
+          partner: change.partner, run_id: change.runId, event: 'evaluation_behind_failed',
+        });
+      },
+    });
     this.bulk = new BulkRuns((changes) => this.settleChanges(changes));
     // Bulk loads promote dead batches to the old generation: keep V8 from letting them pile up (../heap.ts).
     limitHeapGrowth();
@@ -107,21 +104,29 @@ export class Loader {
     return this.deps.store;
   }
 
+  /** @internal */
+  get validator(): RecordValidator {
+    return this.deps.validator;
+  }
+
   /**
-   * Makes `runId` a bulk run: the after-load jobs that can wait (fraud rules and commissions)
-   * record what each batch touched in the batch's transaction and evaluate it over the whole group
-   * when the run calls `settle`, instead of after every batch. The phase history and the postbacks'
-   * outbox stay exact at every commit, and so do the report facts unless `facts` (below). `settle`
-   * at the end of the run is the caller's (the Loader settles every SETTLE_EVERY records or
-   * SETTLE_AFTER_MS); what a crash leaves is settled by the next loading command.
-   *
-   * With `facts` (a bulk run, not a push), the report facts wait too: each batch records the days
-   * and customers it touched (report_pending) and the settle recomputes those days from the stored
-   * rows, set-based, instead of moving the facts by difference after every batch. Until then
-   * `status`, the console and `report` say the report does not include them yet.
+   * How the run `runId` is evaluated. `at-commit` (every run that says nothing): every job is
+   * exact after each commit. `group`, a bulk run: the jobs that can wait (fraud rules,
+   * commissions, report facts) mark what each batch touched in the batch's transaction and
+   * evaluate it over the whole group when the run calls `settle` (the Loader also settles every
+   * SETTLE_EVERY records or SETTLE_AFTER_MS); the phase history and the postbacks' outbox stay
+   * exact at every commit. `behind`, a push: as `group` but the report facts stay exact at every
+   * commit, and `evaluateBehind` ends the run with its evaluation in the background. What a crash
+   * leaves is settled by the next loading command. Until then `status`, the console and `report`
+   * say what the figures do not include yet.
    */
-  deferJobs(runId: string, options: { facts?: boolean } = {}): void {
-    this.bulk.defer(runId, options.facts === true);
+  evaluateRun(runId: string, policy: EvaluationPolicy): void {
+    if (policy !== 'at-commit') this.bulk.defer(runId, policy);
+  }
+
+  /** @internal The run's evaluation policy. */
+  policyOf(runId: string): EvaluationPolicy {
+    return this.bulk.policyOf(runId) ?? 'at-commit';
   }
 
   /** Evaluates what the bulk run's committed batches left to evaluate; the run stays bulk. */
@@ -135,7 +140,7 @@ export class Loader {
    * after the loads before it and over them all, as the uninterrupted run would have.
    */
   settleLeftovers(partner: string, variant: Variant): void {
-    this.bulk.leftover({ partner, variant, runId: `resume-${this.deps.store.now()}`, deferred: true });
+    this.bulk.leftover({ partner, variant, runId: `resume-${this.deps.store.now()}`, policy: 'group' });
   }
 
   /** Whether what earlier runs of the partner left waits for this loader's next settle (settleLeftovers). */
@@ -144,11 +149,11 @@ export class Loader {
   }
 
   private async settleChanges(changes: readonly CommittedChange[]): Promise<void> {
-    if (changes.length === 0) return;
+    if (changes.length === 0 || !this.jobs.evaluates) return;
     // The run may have grown its tables by a large share: their statistics first, so that the
     // evaluation and the next groups are planned for the tables as they are now.
     await refreshStaleStatistics(this.deps.store);
-    for (const change of changes) await this.deps.settle?.(change);
+    for (const change of changes) await this.jobs.evaluate(change);
   }
 
   /**
@@ -190,16 +195,6 @@ export class Loader {
     return this.behind.drain();
   }
 
-  /** @internal */
-  isDeferred(runId: string): boolean {
-    return this.bulk.has(runId);
-  }
-
-  /** @internal Whether the run defers the report facts (deferJobs with `facts`). */
-  defersFacts(runId: string): boolean {
-    return this.bulk.defersFacts(runId);
-  }
-
   /** One batch in one transaction, with its checkpoint. A batch made ready before (`ready`) is not validated again. */
   load(input: BatchInput | ReadyBatch): Promise<BatchResult> {
     return this.transaction((tx) => tx.load(input));
@@ -213,7 +208,7 @@ export class Loader {
   /** Several batches (and day replacements, checkpoints) in one store transaction. */
   async transaction<T>(work: (tx: LoadTransaction) => Promise<T>): Promise<T> {
     const committed: Committed[] = [];
-    const result = await this.deps.store.transaction(async (trx) => {
+    const result = await this.deps.store.transaction(async (trx: Knex.Transaction) => {
       const tx = new LoadTransaction(this, trx, committed);
       try {
         const value = await work(tx);
@@ -228,23 +223,22 @@ export class Loader {
       }
     });
     // Only what is committed may be remembered.
+    const atCommit = new Map<string, CommittedChange>();
     for (const c of committed) {
-      this.partners.set(c.partner, c.variant);
-      this.remember(c.partner, c.customers);
-      if (c.deferred) this.bulk.committed(c.runId, { partner: c.partner, variant: c.variant, runId: c.runId, deferred: true }, c.records);
+      this.known.committed(c.partner, c.variant, c.customers);
+      const change: CommittedChange = { partner: c.partner, variant: c.variant, runId: c.runId, policy: c.policy };
+      if (c.policy === 'at-commit') {
+        if (!atCommit.has(c.partner)) atCommit.set(c.partner, change);
+      } else this.bulk.committed(c.runId, change, c.records);
     }
-    if (this.deps.afterCommit && committed.length > 0) {
-      const touched = new Map<string, CommittedChange>();
-      for (const c of committed) if (!touched.has(c.partner)) touched.set(c.partner, { partner: c.partner, variant: c.variant, runId: c.runId, deferred: c.deferred });
-      try {
-        await this.deps.afterCommit([...touched.values()]);
-      } catch (error) {
-        // The data is committed: a caller that answers for it (a push) must know that.
-        throw new AfterCommitError(error);
-      }
+    try {
+      for (const change of atCommit.values()) await this.jobs.evaluate(change);
+    } catch (error) {
+      // The data is committed: a caller that answers for it (a push) must know that.
+      throw new AfterCommitError(error);
     }
     // A bulk run's groups: once enough records wait, they are evaluated before the run goes on.
-    for (const runId of new Set(committed.filter((c) => c.deferred).map((c) => c.runId))) {
+    for (const runId of new Set(committed.filter((c) => c.policy !== 'at-commit').map((c) => c.runId))) {
       if (this.bulk.due(runId, this.deps.settleEvery ?? SETTLE_EVERY, this.deps.settleAfterMs ?? SETTLE_AFTER_MS)) {
         try {
           await this.settle(runId);
@@ -254,57 +248,6 @@ export class Loader {
       }
     }
     return result;
-  }
-
-  /** @internal */
-  validator(): RecordValidator {
-    return this.deps.validator;
-  }
-
-  /** @internal */
-  async beforeWrite(trx: Knex.Transaction, partner: string, variant: Variant, entity: Entity, records: readonly SpecRecord[], runId: string): Promise<void> {
-    if (records.length > 0) await this.deps.beforeWrite?.(trx, { partner, variant, entity, records, factsDeferred: this.defersFacts(runId) });
-  }
-
-  /** @internal Hands a batch's change to the in-transaction hook, if any (records are not held past the batch: a day of records is a lot). */
-  async recordChange(trx: Knex.Transaction, change: LoadedChange): Promise<void> {
-    await this.deps.inTransaction?.(trx, change);
-  }
-
-  /** @internal */
-  knowsPartner(partner: string, variant: Variant): boolean {
-    return this.partners.get(partner) === variant;
-  }
-
-  /** @internal Whether every record's customer is remembered as a customer of the partner (then no query is needed). */
-  remembersCustomers(partner: string, records: Iterable<SpecRecord>): boolean {
-    const cache = this.customers.get(partner);
-    if (!cache) return false;
-    for (const r of records) if (!cache.has(r.customer_id as string)) return false;
-    return true;
-  }
-
-  /** @internal A membership test for customer ids: remembered ones, then one query for the rest. */
-  async customerTest(trx: Knex.Transaction, partner: string, records: Iterable<SpecRecord>): Promise<(id: string) => boolean> {
-    const cache = this.customers.get(partner) ?? new Set<string>();
-    const unknown = new Set<string>();
-    for (const r of records) {
-      const id = r.customer_id as string;
-      if (!cache.has(id)) unknown.add(id);
-    }
-    // Ids read from the store exist in committed data (a transactions/activity batch writes no customers).
-    const found = unknown.size > 0 ? await knownCustomers(trx, partner, [...unknown]) : new Set<string>();
-    this.remember(partner, found);
-    return (id) => cache.has(id) || found.has(id);
-  }
-
-  private remember(partner: string, ids: Iterable<string>): void {
-    let cache = this.customers.get(partner);
-    if (!cache) this.customers.set(partner, (cache = new Set()));
-    for (const id of ids) {
-      if (cache.size >= KNOWN_CUSTOMER_CACHE_LIMIT) cache.clear();
-      cache.add(id);
-    }
   }
 }
 

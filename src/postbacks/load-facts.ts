@@ -1,7 +1,7 @@
 /**
  * The facts a load batch brings: registrations, deposits (and their reversals), FTDs, challenge
  * purchases and phase changes. A fact is new only against what the store held BEFORE the batch
- * wrote (read in the load's `beforeWrite`): a customer stored before is no registration, a deposit
+ * wrote (the stored versions its change set carries, src/pipeline/jobs.ts): a customer stored before is no registration, a deposit
  * approved before is no deposit, however often it is re-sent, replayed or backfilled. The fact key
  * (../postbacks/outbox.ts) catches what this misses (a crash after the commit, two paths).
  */
@@ -25,21 +25,12 @@ const FEE_TYPES = new Set(['challenge_fee', 'reset_fee']);
 /** Deposits that were the FTD and were undone still count as the customer's first (the CPA trigger's rule). */
 const FTD_STATUSES = ['approved', 'reversed'];
 
-/** Adds what the store holds for these records' keys to `prior`. */
-export async function readPrior(db: Knex, partner: string, entity: string, records: readonly SpecRecord[], prior: PriorState): Promise<void> {
-  if (entity === 'customers') {
-    const ids = records.map((r) => String(r.customer_id));
-    for (let i = 0; i < ids.length; i += CHUNK) {
-      const rows = (await db('customers').where('partner_id', partner).whereIn('customer_id', ids.slice(i, i + CHUNK)).select('customer_id')) as { customer_id: string }[];
-      for (const r of rows) prior.customers.add(r.customer_id);
-    }
-  } else if (entity === 'transactions') {
-    const ids = records.filter((r) => r.transaction_type === 'deposit' || FEE_TYPES.has(String(r.transaction_type))).map((r) => String(r.transaction_id));
-    for (let i = 0; i < ids.length; i += CHUNK) {
-      const rows = (await db('transactions').where('partner_id', partner).whereIn('transaction_id', ids.slice(i, i + CHUNK)).select('transaction_id', 'status')) as { transaction_id: string; status: string }[];
-      for (const r of rows) prior.statuses.set(r.transaction_id, r.status);
-    }
-  }
+/** What the store held for a batch's keys, from the stored versions its change set carries. */
+export function priorState(stored: { customers: ReadonlyMap<string, unknown>; transactions: ReadonlyMap<string, Record<string, unknown>> }): PriorState {
+  const prior = emptyPrior();
+  for (const id of stored.customers.keys()) prior.customers.add(id);
+  for (const [id, row] of stored.transactions) prior.statuses.set(id, String(row.status));
+  return prior;
 }
 
 const text = (v: unknown): string | null => (v === null || v === undefined || v === '' ? null : String(v));

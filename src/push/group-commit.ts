@@ -238,7 +238,7 @@ export class GroupCommitQueue {
     let committed = false;
     // Answered at the commit: the fraud rules and commissions evaluate right after, behind it.
     const runId = `push-${first.requestId}`;
-    this.loader.deferJobs(runId);
+    this.loader.evaluateRun(runId, 'behind');
     const work = async (tx: Parameters<Parameters<Loader['transaction']>[0]>[0]): Promise<void> => {
       // One batch of every request's records in arrival order: the load path's rule "the last
       // version of a key wins, as if the records had been sent one by one" spans the requests.

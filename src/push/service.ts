@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Loader } from '../pipeline/load.js';
-import type { Entity, RecordValidator, Variant } from '../types.js';
+import type { Entity, Variant } from '../types.js';
 import { GroupCommitQueue, newRequestId, type GroupCommitOptions, type PushAnswer } from './group-commit.js';
 import { findAnswer } from './store.js';
 import { bulkPayloadErrors, validateRecords, type PushError } from './validate.js';
@@ -58,7 +58,7 @@ export class PushService {
     const payloadErrors = input.bulk ? bulkPayloadErrors(input.body) : [];
     if (payloadErrors.length > 0) return invalid('validation_failed', payloadErrors[0]?.message ?? 'invalid payload', payloadErrors);
     const records: unknown[] = input.bulk ? (input.body as unknown[]) : [input.body];
-    const validator = this.loader.validator() as RecordValidator;
+    const validator = this.loader.validator;
     const errors = validateRecords(validator, input.variant, input.entity, records);
     if (errors.length > 0) {
       const invalidRecords = new Set(errors.map((e) => e.index)).size;

@@ -9,10 +9,9 @@
  */
 import type { Knex } from 'knex';
 import { utcDay } from '../kernel/dates.js';
-import type { LoadedChange } from '../pipeline/load.js';
-import { loadLockKey, markByRunDay } from '../pipeline/load.js';
+import { loadLockKey, type ChangeSet } from '../pipeline/load.js';
 import { append } from '../kernel/collections.js';
-import { runCustomers } from '../store/run-days.js';
+import { marksByRunDay, runCustomers } from '../store/run-days.js';
 import { insertChunks, listChunks } from '../store/dialects.js';
 import { insertArrays } from '../store/json-insert.js';
 import type { Store } from '../store/store.js';
@@ -34,7 +33,7 @@ export interface FactsScope {
   /** Customers whose cell (affiliate, campaign) or product changed: every day of their rows. */
   moved: Set<string>;
   /**
-   * UTC days of deposits the batch wrote, when it marks by run day (markByRunDay): their
+   * UTC days of deposits the batch wrote, when it marks by run day (marksByRunDay): their
    * customers' first deposits are looked at again, listed at the settle from the rows the run
    * wrote on those days (src/store/run-days.ts) instead of one entry per customer.
    */
@@ -46,9 +45,9 @@ const KINDS = { days: 'day', ftd: 'ftd', moved: 'moved' } as const;
 const FTD_RUN_DAY = 'ftd_run_day';
 
 /** The scope of a written batch, from its records and the stored versions they replaced (read before the write). */
-export function factsScopeOf(change: Pick<LoadedChange, 'variant' | 'records' | 'replacedDays' | 'deferred' | 'factsDeferred'>, priors: PriorVersions): FactsScope {
+export function factsScopeOf(change: Pick<ChangeSet, 'variant' | 'records' | 'replacedDays' | 'policy'>, priors: PriorVersions): FactsScope {
   const scope: FactsScope = { days: new Set(change.replacedDays), ftd: new Set(), moved: new Set(), ftdDays: new Set() };
-  const byRunDay = markByRunDay(change);
+  const byRunDay = marksByRunDay(change);
   for (const c of change.records.customers) {
     const id = String(c.customer_id);
     scope.days.add(utcDay(String(c.signup_date)));
@@ -154,6 +153,7 @@ async function daysOfCustomers(trx: Knex.Transaction, partner: string, variant: 
 }
 
 /** Partners with report facts a bulk run left to recompute (a crash, or a run that did not settle). */
-export async function pendingFactsPartners(knex: Knex): Promise<string[]> {
-  return ((await knex('report_pending').distinct('partner_id').orderBy('partner_id')) as { partner_id: string }[]).map((r) => r.partner_id);
+export async function pendingFactsPartners(knex: Knex): Promise<{ partner: string; variant: Variant }[]> {
+  const rows = (await knex('report_pending').distinct('partner_id', 'variant').orderBy('partner_id')) as { partner_id: string; variant: Variant }[];
+  return rows.map((r) => ({ partner: r.partner_id, variant: r.variant }));
 }

@@ -24,7 +24,7 @@ export type { CountColumn, MoneyColumn } from './facts-columns.js';
 export { activityGgr, campaignKey, dayStart, sizeKey, toUsd } from './facts-values.js';
 export { recomputeFtd } from './ftd.js';
 export { updateFacts, type FactsUpdate, type WrittenChange } from './incremental.js';
-export { emptyPriors, readActivityPriors, readPriors, type PriorVersions } from './priors.js';
+export { emptyPriors, type PriorVersions } from './priors.js';
 export { recomputeDay, type Part } from './recompute-day.js';
 
 /**

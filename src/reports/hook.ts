@@ -1,39 +1,43 @@
 /**
- * The report-facts job's Loader hooks: before records replace their stored versions, those
- * versions are read (./priors.ts); after each batch (or day replacement) is written, the facts
- * move by the new versions' contributions minus the old ones' (./incremental.ts). Both run inside
- * the load transaction, so the facts commit with the batch: a report read after the commit
- * includes it, and a crash loses nothing.
+ * The report-facts job: after each batch (or day replacement) is written, the facts move by the
+ * new versions' contributions minus those of the stored versions they replaced (./incremental.ts;
+ * the replaced versions come with the batch's change set). It runs inside the load transaction, so
+ * the facts commit with the batch: a report read after the commit includes it, and a crash loses
+ * nothing.
  *
- * A bulk run that defers the facts (Loader.deferJobs with `facts`) records instead what each batch
- * touched, and its settle recomputes those days (./deferred.ts).
+ * A run evaluated over its group (policy `group`) records instead what each batch touched, and its
+ * evaluation recomputes those days from the stored rows, set-based (./deferred.ts).
  */
-import type { Knex } from 'knex';
-import type { LoaderDeps } from '../pipeline/load.js';
+import type { AfterLoadJob, ChangeSet } from '../pipeline/load.js';
 import type { Store } from '../store/store.js';
-import { factsScopeOf, settleFacts, writeFactsPending } from './deferred.js';
+import { factsScopeOf, pendingFactsPartners, settleFacts, writeFactsPending } from './deferred.js';
 import { updateFacts } from './incremental.js';
-import { emptyPriors, readActivityPriors, readPriors, type PriorVersions } from './priors.js';
+import { activityKey, ACTIVITY_VALUES, customerCell, CUSTOMER_CELL_COLUMNS, emptyPriors, storedTransaction, TX_READ, type ActivityValues, type PriorVersions } from './priors.js';
 
-export type ReportFactsHooks = Required<Pick<LoaderDeps, 'beforeWrite' | 'inTransaction' | 'settle'>>;
+/** What the facts need of the stored versions a change set carries. */
+function priorsOf(change: ChangeSet): PriorVersions {
+  const priors = emptyPriors();
+  for (const [id, row] of change.prior.customers) priors.customers.set(id, customerCell(row));
+  for (const [id, row] of change.prior.transactions) priors.transactions.set(id, storedTransaction(row));
+  for (const row of change.prior.activity.values()) priors.activity.set(activityKey(row as never), row as ActivityValues);
+  return priors;
+}
 
-export function createReportFactsHook(store: Store): ReportFactsHooks {
-  // The old versions read for the batch being written, per load transaction (taken by the batch's inTransaction).
-  const pending = new WeakMap<Knex.Transaction, PriorVersions>();
+export function reportFactsJob(store: Store): AfterLoadJob {
   return {
-    async beforeWrite(trx, batch) {
-      if (batch.entity === 'activity' && batch.variant !== 'igaming') return;
+    name: 'facts',
+    // Started beside the customer-days' derivation, the facts took its time; started after the
+    // fraud rules, they ran beside the commissions' booking, which an evaluation waits for last.
+    after: ['commission:days'],
+    priors(entity, variant, policy) {
+      if (entity === 'customers') return CUSTOMER_CELL_COLUMNS;
+      if (entity === 'transactions') return TX_READ;
       // Deferred: an activity row's old version counts in its own key's day; nothing to read.
-      if (batch.entity === 'activity' && batch.factsDeferred) return;
-      let priors = pending.get(trx);
-      if (!priors) pending.set(trx, (priors = emptyPriors()));
-      if (batch.entity === 'activity') await readActivityPriors(trx, batch.partner, batch.records, priors.activity);
-      else await readPriors(trx, batch.partner, batch.entity, batch.records, priors);
+      return variant === 'igaming' && policy !== 'group' ? ACTIVITY_VALUES : undefined;
     },
-    async inTransaction(trx, change) {
-      const priors = pending.get(trx) ?? emptyPriors();
-      pending.delete(trx);
-      if (change.factsDeferred) {
+    async mark({ trx }, change) {
+      const priors = priorsOf(change);
+      if (change.policy === 'group') {
         await writeFactsPending(trx, change.partner, change.variant, factsScopeOf(change, priors), change.runId, store.now());
         return;
       }
@@ -47,8 +51,11 @@ export function createReportFactsHook(store: Store): ReportFactsHooks {
         replacedDays: change.replacedDays,
       }, priors);
     },
-    async settle(change) {
+    async evaluate({ change, after }) {
+      if (change.policy === 'at-commit') return;
+      await after;
       await settleFacts(store, change.partner);
     },
+    pending: async (knex) => pendingFactsPartners(knex),
   };
 }

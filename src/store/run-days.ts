@@ -13,6 +13,13 @@ import type { Variant } from '../types.js';
 
 export type RunDayEntity = 'transactions' | 'activity';
 
+/**
+ * Whether the jobs mark a batch's transactions and activity by run day rather than by customer:
+ * a run evaluated over its group (src/pipeline/jobs.ts, policy `group`). Not a push's (`behind`):
+ * its runs are one request each, and listing a request's rows would scan its day's rows once per request.
+ */
+export const marksByRunDay = (change: { policy: string }): boolean => change.policy === 'group';
+
 /** Sorted days as runs of consecutive days, [first, last]. */
 export function dayRanges(days: Iterable<string>): [string, string][] {
   const out: [string, string][] = [];

@@ -3,7 +3,7 @@
  * commission test builds on. Plans are written as YAML, exactly as in config/commissions.yaml.
  */
 import assert from 'node:assert/strict';
-import { createCommissionHook, recompute } from '../../jobs/commission.js';
+import { commissionJob, recompute } from '../../jobs/commission.js';
 import { parsePlans, formatPlanError } from '../../src/commission/load-plans.js';
 import { saveRates, parseRatesCsv } from '../../src/store/fx-rates.js';
 import { listHolds, toLedgerLine, type LedgerLine } from '../../src/commission/ledger.js';
@@ -45,7 +45,7 @@ export async function harness(backend: StoreBackend, plansYaml: string, clockAt 
   const clock = fixedClock(clockAt);
   const t = await backend.create(clock);
   const plans = plansFrom(plansYaml);
-  const loader = new Loader({ store: t.store, validator, ...createCommissionHook(t.store, plans, silentLogger()) });
+  const loader = new Loader({ store: t.store, validator, jobs: [commissionJob(t.store, plans, silentLogger())] });
   let run = 0;
   const h: Harness = {
     t, loader, clock, plans,

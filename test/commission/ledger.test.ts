@@ -7,7 +7,7 @@ import { commissionsCommand, commissionsRecomputeCommand } from '../../src/cli/c
 import { fxImportCommand } from '../../src/cli/commands/fx.js';
 import { statusCommand } from '../../src/cli/commands/status.js';
 import type { Io } from '../../src/cli/io.js';
-import { createCommissionHook, resumePending } from '../../jobs/commission.js';
+import { commissionJob, resumePending } from '../../jobs/commission.js';
 import { evaluateScope } from '../../src/commission/engine.js';
 import { addDay, emptyScope, savePending } from '../../src/commission/scope.js';
 import { parseRatesCsv } from '../../src/store/fx-rates.js';
@@ -112,9 +112,9 @@ for (const backend of STORES) {
     });
 
     it('a crash between a batch\'s commit and its evaluation loses nothing: the scope committed with the batch is evaluated on resume', async () => {
-      const job = createCommissionHook(h.t.store, h.plans, silentLogger());
+      const job = commissionJob(h.t.store, h.plans, silentLogger());
       // The process dies right after each commit: the evaluation never runs.
-      const dying = new Loader({ store: h.t.store, validator: createSpecValidator(), inTransaction: job.inTransaction, afterCommit: async () => { throw new Error('killed after commit'); } });
+      const dying = new Loader({ store: h.t.store, validator: createSpecValidator(), jobs: [{ ...job, evaluate: async () => { throw new Error('killed after commit'); } }] });
       const load = (entity: 'customers' | 'transactions' | 'activity', records: unknown[], runId: string) =>
         dying.load({ partner: 'casino', variant: 'igaming', entity, runId, records: records.map((value, i) => ({ position: i + 1, value })) });
       await assert.rejects(load('customers', [igCustomer('c1'), igCustomer('c2')], 'r1'), /killed after commit/);
@@ -143,8 +143,8 @@ for (const backend of STORES) {
     it('parallel load transactions of one partner lose no scope: every first deposit is paid exactly once', async () => {
       // Two loaders (as two workers would have) writing and evaluating one partner at the same time;
       // on PostgreSQL each transaction runs on its own connection.
-      const job = createCommissionHook(h.t.store, h.plans, silentLogger());
-      const loaders = [0, 1].map(() => new Loader({ store: h.t.store, validator: createSpecValidator(), ...job }));
+      const job = commissionJob(h.t.store, h.plans, silentLogger());
+      const loaders = [0, 1].map(() => new Loader({ store: h.t.store, validator: createSpecValidator(), jobs: [job] }));
       const rounds = 12;
       await Promise.all(loaders.map(async (loader, w) => {
         for (let k = 0; k < rounds; k++) {

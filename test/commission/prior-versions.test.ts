@@ -5,7 +5,7 @@
  * through a fresh loader (customers looked up in the store), as after a restart.
  */
 import assert from 'node:assert/strict';
-import { createCommissionHook } from '../../jobs/commission.js';
+import { commissionJob } from '../../jobs/commission.js';
 import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
@@ -37,7 +37,7 @@ type Resend = (h: Harness, entity: Entity, records: SpecRecord[]) => Promise<voi
 const paths: [string, Resend][] = [
   ['customers remembered (direct upsert)', (h, entity, records) => h.load(entity, records)],
   ['a fresh loader (customers looked up)', async (h, entity, records) => {
-    const fresh = new Loader({ store: h.t.store, validator: createSpecValidator(), ...createCommissionHook(h.t.store, h.plans, silentLogger()) });
+    const fresh = new Loader({ store: h.t.store, validator: createSpecValidator(), jobs: [commissionJob(h.t.store, h.plans, silentLogger())] });
     const r = await fresh.load({ partner: 'casino', variant: 'igaming', entity, runId: 'resend', records: raw(records) });
     assert.equal(r.loaded, records.length);
   }],

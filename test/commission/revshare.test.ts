@@ -7,7 +7,7 @@ import { raw } from '../support/records.js';
 import { STORES } from '../support/stores.js';
 import { harness, igCustomer, play, tx, type Harness } from './harness.js';
 import type { SpecRecord } from '../../src/types.js';
-import { createCommissionHook } from '../../jobs/commission.js';
+import { commissionJob } from '../../jobs/commission.js';
 import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
@@ -184,7 +184,7 @@ for (const backend of STORES) {
         const ids = Array.from({ length: 20 }, (_, i) => `c${String(i + 1).padStart(2, '0')}`);
         await h.load('customers', ids.map((id) => igCustomer(id)));
         const bulk = async (runId: string, rows: SpecRecord[]) => {
-          h.loader.deferJobs(runId);
+          h.loader.evaluateRun(runId, 'behind');
           await h.loader.transaction(async (tx) => {
             await tx.replaceDays('casino', 'igaming', ['2026-11-02', '2026-11-03'], runId);
             await tx.load({ partner: 'casino', variant: 'igaming', entity: 'activity', runId, records: raw(rows) });
@@ -212,8 +212,8 @@ for (const backend of STORES) {
     for (const [label, settleAfterMs, early] of [['have waited the time bound', 0, true], ['are within the time bound', undefined, false]] as const) {
       it(`a bulk run's records that ${label} are evaluated ${early ? 'at the next commit' : 'at its end'}, however few`, async () => {
         await h.load('customers', [igCustomer('c1')]);
-        const loader = new Loader({ store: h.t.store, validator: createSpecValidator(), ...createCommissionHook(h.t.store, h.plans, silentLogger()), ...(settleAfterMs === undefined ? {} : { settleAfterMs }) });
-        loader.deferJobs('slow-backfill');
+        const loader = new Loader({ store: h.t.store, validator: createSpecValidator(), jobs: [commissionJob(h.t.store, h.plans, silentLogger())], ...(settleAfterMs === undefined ? {} : { settleAfterMs }) });
+        loader.evaluateRun('slow-backfill', 'behind');
         const load = (date: string, ggr: number) => loader.load({ partner: 'casino', variant: 'igaming', entity: 'activity', runId: 'slow-backfill', records: raw([play(date, 'c1', { ggr })]) });
         await load('2026-11-02', 400);
         // 400 x 25% = 100.00 once settled; two records are far below SETTLE_EVERY.

@@ -36,7 +36,7 @@ const PLAY = ['2026-11-02', '2026-11-03', '2026-11-04', '2026-11-05', '2026-11-0
 /** A bulk run that loads and ends without its settle: what it deferred stays on disk. */
 async function unsettledRun(t: TestStore): Promise<void> {
   const loader = new Loader({ store: t.store, validator, ...createLoadHooks(t.store, options) });
-  loader.deferJobs('bulk', { facts: true });
+  loader.evaluateRun('bulk', 'group');
   const load = (entity: Entity, records: SpecRecord[]) => loader.load({ partner: 'casino', variant: 'igaming', entity, runId: 'bulk', records: raw(records) });
   await load('customers', CUSTOMERS);
   await load('transactions', TRANSACTIONS);

@@ -94,10 +94,12 @@ for (const backend of STORES) {
       const hooks = createLoadHooks(t.store, { plans: [], logger: silentLogger() });
       const loader = new Loader({
         store: t.store, validator, ...hooks,
-        async inTransaction(trx, change) {
-          if (change.records.transactions.some((r) => r.transaction_id === 't4')) throw new Error('the job failed on t4');
-          await hooks.inTransaction?.(trx, change);
-        },
+        jobs: [{
+          name: 'fails-on-t4',
+          async mark(_tx, change) {
+            if (change.records.transactions.some((r) => r.transaction_id === 't4')) throw new Error('the job failed on t4');
+          },
+        }, ...hooks.jobs ?? []],
       });
       const customers = join(dir, 'customers.ndjson');
       writeFileSync(customers, ndjson(CUSTOMERS));

@@ -49,7 +49,7 @@ async function outcome(t: TestStore): Promise<{ lines: string[]; holds: string[]
 /** A bulk run that loads the customer and FIRST, then dies before its settle: its markers stay on disk. */
 async function killedRun(t: TestStore): Promise<void> {
   const loader = newLoader(t);
-  loader.deferJobs('killed', { facts: true });
+  loader.evaluateRun('killed', 'group');
   await load(loader, 'killed', 'customers', [customer('c1')]);
   await load(loader, 'killed', 'transactions', FIRST);
 }
@@ -71,7 +71,7 @@ for (const backend of STORES) {
     before(async () => {
       const t = await newStore();
       const loader = newLoader(t);
-      loader.deferJobs('whole', { facts: true });
+      loader.evaluateRun('whole', 'group');
       await load(loader, 'whole', 'customers', [customer('c1')]);
       await load(loader, 'whole', 'transactions', [...FIRST, ...SECOND]);
       await load(loader, 'whole', 'activity', PLAY);
@@ -90,7 +90,7 @@ for (const backend of STORES) {
       assert.equal(Number(((await t.store.knex('fraud_deferred').count({ n: '*' })) as { n: unknown }[])[0]?.n), 1, 'they wait for the rerun');
       const loader = newLoader(t);
       loader.settleLeftovers('casino', 'igaming');
-      loader.deferJobs('rerun', { facts: true });
+      loader.evaluateRun('rerun', 'group');
       await load(loader, 'rerun', 'transactions', SECOND);
       await load(loader, 'rerun', 'activity', PLAY);
       await loader.endDeferred('rerun');
@@ -106,7 +106,7 @@ for (const backend of STORES) {
       await resumeJobs(t.store, options, 'casino');
       const loader = newLoader(t);
       loader.settleLeftovers('casino', 'igaming');
-      loader.deferJobs('empty', { facts: true });
+      loader.evaluateRun('empty', 'group');
       await loader.endDeferred('empty');
       assert.deepEqual(await outcome(t), { lines: ['cpa_ftd|cpa|casino|c1 cpa_ftd 100.00'], holds: [] });
     });
@@ -116,7 +116,7 @@ for (const backend of STORES) {
       await killedRun(t);
       await resumeJobs(t.store, options);
       const loader = newLoader(t);
-      loader.deferJobs('rerun', { facts: true });
+      loader.evaluateRun('rerun', 'group');
       await load(loader, 'rerun', 'transactions', SECOND);
       await load(loader, 'rerun', 'activity', PLAY);
       await loader.endDeferred('rerun');

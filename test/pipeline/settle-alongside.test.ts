@@ -25,7 +25,7 @@ for (const backend of STORES) {
     afterEach(async () => w?.drop());
 
     const bulk = async (runId: string) => {
-      w.loader.deferJobs(runId, { facts: true });
+      w.loader.evaluateRun(runId, 'group');
       const ids = ['c1', 'c2', 'c3'];
       await w.loader.load({ partner: 'casino', variant: 'igaming', entity: 'customers', runId, records: raw(ids.map((id) => customer(id))) });
       // USD deposits: no rate needed. Each first deposit is a CPA of 100.00 (test PLANS).

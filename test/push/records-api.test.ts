@@ -127,7 +127,9 @@ for (const backend of STORES) {
       let open!: () => void;
       const gate = new Promise<void>((resolve) => { open = resolve; });
       let settles = 0;
-      const gated = new Loader({ store: t.store, validator: specValidator(), ...hooks, gatherBehindMs: 0, settle: async (change) => { settles++; await gate; await hooks.settle?.(change); } });
+      // A first job every evaluation waits for: it holds them at the gate.
+      const held = (hooks.jobs ?? []).map((j) => (j.evaluate ? { ...j, after: [...(j.after ?? []), 'gate'] } : j));
+      const gated = new Loader({ store: t.store, validator: specValidator(), ...hooks, gatherBehindMs: 0, jobs: [{ name: 'gate', evaluate: async () => { settles++; await gate; } }, ...held] });
       const behind = await startApi(t.store, { loader: gated });
       try {
         const own = await behind.token(await behind.addClient('behind-casino', 'igaming'));

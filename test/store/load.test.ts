@@ -155,12 +155,15 @@ for (const backend of STORES) {
       const hooked = new Loader({
         store: t.store,
         validator,
-        async inTransaction(_trx, c) {
-          inside.push({ partner: c.partner, customers: c.records.customers.map((r) => r.customer_id as string), transactions: c.records.transactions.map((r) => r.transaction_id as string) });
-        },
-        async afterCommit(changes) {
-          after.push(changes.map((c) => `${c.partner}:${c.variant}:${c.runId}`));
-        },
+        jobs: [{
+          name: 'spy',
+          async mark(_tx, c) {
+            inside.push({ partner: c.partner, customers: c.records.customers.map((r) => r.customer_id as string), transactions: c.records.transactions.map((r) => r.transaction_id as string) });
+          },
+          async evaluate({ change: c }) {
+            after.push([`${c.partner}:${c.variant}:${c.runId}`]);
+          },
+        }],
       });
       const run = (entity: 'customers' | 'transactions', values: unknown[], runId: string, checkpoint?: { stream: string; state: unknown }) =>
         hooked.load({ partner: 'p1', variant: 'igaming', entity, runId, records: raw(values), checkpoint });
@@ -176,10 +179,13 @@ for (const backend of STORES) {
       const hooked = new Loader({
         store: t.store,
         validator,
-        async inTransaction(trx, c) {
-          await trx('commission_pending').insert(c.records.customers.map((r) => ({ partner_id: c.partner, variant: c.variant, kind: 'record', value: r.customer_id as string, created_at: t.store.now() })));
-          if (c.runId === 'r2') throw new Error('fails after writing');
-        },
+        jobs: [{
+          name: 'writer',
+          async mark({ trx }, c) {
+            await trx('commission_pending').insert(c.records.customers.map((r) => ({ partner_id: c.partner, variant: c.variant, kind: 'record', value: r.customer_id as string, created_at: t.store.now() })));
+            if (c.runId === 'r2') throw new Error('fails after writing');
+          },
+        }],
       });
       await hooked.load({ partner: 'p1', variant: 'igaming', entity: 'customers', runId: 'r1', records: raw([customer('c1')]) });
       await assert.rejects(hooked.load({ partner: 'p1', variant: 'igaming', entity: 'customers', runId: 'r2', records: raw([customer('c2')]) }), /fails after writing/);

@@ -54,7 +54,7 @@ for (const backend of STORES) {
     /** Runs whose writes committed (the commission job runs after each such commit). */
     let committedRuns: string[] = [];
     const run = (only?: Entity, plan: SyncPlan = { kind: 'run', scheduledFor: new Date() }) => {
-      const loader = new Loader({ store: t.store, validator, afterCommit: async (changes) => { committedRuns.push(...changes.map((c) => c.runId)); } });
+      const loader = new Loader({ store: t.store, validator, jobs: [{ name: 'spy', mark: async ({ trx }, c) => { trx.executionPromise.then(() => committedRuns.push(c.runId), () => undefined); } }] });
       return runPartner({ loader, clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) }, def, plan, only);
     };
     const activityOf = async (day: string) => [...(await storedByKey(t.store, def.partner, 'igaming', 'activity')).keys()].filter((k) => k.startsWith(day));

@@ -168,11 +168,14 @@ for (const backend of STORES) {
       const settled: { partner: string; rows: number[]; pendingDays: number }[] = [];
       const loader = new Loader({
         store: t.store, validator, ...hooks,
-        settle: async (change) => {
-          const [waiting] = await unevaluated(t.store.knex, new Date(), change.partner);
-          settled.push({ partner: change.partner, rows: await rows(), pendingDays: waiting?.report_days ?? 0 });
-          await hooks.settle?.(change);
-        },
+        // A first evaluation every job's waits for: what the settle finds before any job evaluates.
+        jobs: [{
+          name: 'spy',
+          evaluate: async ({ change }) => {
+            const [waiting] = await unevaluated(t.store.knex, new Date(), change.partner);
+            settled.push({ partner: change.partner, rows: await rows(), pendingDays: waiting?.report_days ?? 0 });
+          },
+        }, ...(hooks.jobs ?? []).map((j) => (j.evaluate ? { ...j, after: [...(j.after ?? []), 'spy'] } : j))],
       });
       const results = await runPartner({ loader, clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) }, def, { kind: 'run', scheduledFor: new Date() });
       assert.deepEqual(results.map((r) => r.status), ['succeeded', 'succeeded', 'succeeded']);

@@ -11,7 +11,7 @@ import type { ApiDeps, RouteModule } from '../types.js';
 
 /** The schema source of the process: the Loader's validator when it can show its schemas, else the shared one. */
 function schemaSource(deps: ApiDeps): SchemaSource {
-  const validator = deps.loader.validator() as Partial<SchemaSource>;
+  const validator = deps.loader.validator as Partial<SchemaSource>;
   return typeof validator.schema === 'function' ? (validator as SchemaSource) : specValidator();
 }
 
