@@ -18,14 +18,14 @@ import type { Logger } from '../src/log.js';
 import type { AfterLoadJob } from '../src/pipeline/load.js';
 import type { Store } from '../src/store/store.js';
 import type { Variant } from '../src/types.js';
-import { utcDay } from '../src/kernel/dates.js';
 import { evaluateScope, plansFor, type Evaluation } from '../src/commission/engine.js';
-import { addDay, emptyScope, pendingPartners, scopeSize, writePending, type Scope } from '../src/commission/scope.js';
+import { emptyScope, pendingPartners, scopeSize, writePending } from '../src/commission/scope.js';
 import { parseRatesCsv, saveRates, type RatesFileProblem, type RatesImport } from '../src/store/fx-rates.js';
 import type { Plan } from '../src/commission/plans.js';
 import { addPriorVersions, PRIOR_TRANSACTION_COLUMNS } from '../src/commission/prior-versions.js';
 import { scopeOfChange } from '../src/commission/scope.js';
 import { refreshFactsForRates } from '../src/reports/facts.js';
+import { ratedPartners, ratesScope } from '../src/commission/rates-scope.js';
 
 export { loadPlans, formatPlanError, type LoadedPlans, type PlanError } from '../src/commission/load-plans.js';
 export { recompute, type PartnerRecompute, type Difference } from '../src/commission/recompute.js';
@@ -164,30 +164,10 @@ export async function importRatesFile(store: Store, plans: readonly Plan[], file
 
 /** Re-evaluates what the saved rates can move: held entries, customer-days missing a rate, and the records of every replaced rate's day. */
 export async function reevaluateForRates(store: Store, plans: readonly Plan[], saved: RatesImport, runId: string, logger: Logger): Promise<Evaluation[]> {
-  const knex = store.knex;
-  const partners: { partner_id: string; variant: Variant }[] = await knex('partners').select('partner_id', 'variant');
   const out: Evaluation[] = [];
-  for (const { partner_id: partner, variant } of partners) {
+  for (const { partner, variant } of await ratedPartners(store.knex)) {
     if (plansFor(plans, partner, variant).length === 0) continue;
-    const scope: Scope = emptyScope(partner, variant, runId);
-    const holds: { customer_id: string | null }[] = await knex('commission_holds').where('partner_id', partner).select('customer_id');
-    for (const h of holds) if (h.customer_id !== null) scope.customers.add(h.customer_id);
-    const missingDays: { customer_id: string; date: unknown }[] = await knex('commission_customer_days').where('partner_id', partner).whereNotNull('missing').select('customer_id', 'date');
-    for (const d of missingDays) addDay(scope, d.customer_id, String(d.date).slice(0, 10));
-    for (const { currency, date } of saved.replaced) {
-      const txs: { customer_id: string; transaction_type: string; transaction_date: unknown }[] = await knex('transactions')
-        .where('partner_id', partner).where('currency', currency).whereNull('amount_usd')
-        .where('transaction_date', '>=', `${date}T00:00:00.000000Z`).where('transaction_date', '<=', `${date}T23:59:59.999999Z`)
-        .select('customer_id', 'transaction_type', 'transaction_date');
-      for (const t of txs) {
-        scope.customers.add(t.customer_id);
-        if (t.transaction_type === 'bonus') addDay(scope, t.customer_id, utcDay(String(t.transaction_date)));
-      }
-      if (variant === 'igaming') {
-        const days: { customer_id: string }[] = await knex('gaming_activity').where({ partner_id: partner, date, currency }).select('customer_id');
-        for (const d of days) addDay(scope, d.customer_id, date);
-      }
-    }
+    const scope = await ratesScope(store.knex, partner, variant, saved.replaced, runId);
     if (scopeSize(scope) === 0) continue;
     const started = performance.now();
     const result = await evaluateScope(store, plans, scope);

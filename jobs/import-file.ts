@@ -7,7 +7,8 @@
 import type { Readable } from 'node:stream';
 import { assertReadable, openRecordFile } from '../connectors/file/read-records.js';
 import { LoadsInTurn, type BatchResult, type Loader, type SettleGroup } from '../src/pipeline/load.js';
-import { addCounts, emptyCounts, finishRun, startRun, type RunCounts } from '../src/store/runs.js';
+import type { RunCounts } from '../src/store/runs.js';
+import { Run } from '../src/pipeline/run.js';
 import type { Store } from '../src/store/store.js';
 import { batchKey } from '../src/store/rows.js';
 import { entityTable } from '../src/store/tables.js';
@@ -49,28 +50,18 @@ export interface ImportSummary {
 
 /** `together`: the group of the Loader.settleTogether the import runs in; its settle waits for the end of that work. */
 export async function importFile(deps: { store: Store; loader: Loader; together?: SettleGroup }, request: ImportRequest): Promise<ImportSummary> {
-  const { store, loader } = deps;
-  const started = performance.now();
+  const { loader } = deps;
   const file = await openRecordFile(request.file, request.stdin);
-  const runId = await startRun(store.knex, { partner: request.partner, stream: request.entity, kind: 'import' }, store.now());
-  const counts = emptyCounts();
+  // An import is a bulk run: fraud rules, commissions and the report facts evaluate over groups, not per batch.
+  const run = await Run.start(loader, { partner: request.partner, stream: request.entity, kind: 'import' }, 'group', deps.together);
+  const runId = run.id;
   const rejects: BatchResult['rejects'] = [];
   const distinct = distinctKeys(request.variant, request.entity);
-  // An import is a bulk run: fraud rules, commissions and the report facts evaluate over groups, not per batch.
-  loader.evaluateRun(runId, 'group');
 
   // The next batch is read, parsed and validated while the one before it loads (LoadsInTurn); each
   // is still its own transaction, in file order.
   const batches = new LoadsInTurn(loader, (result, input) => {
-    addCounts(counts, {
-      pulled: result.received,
-      valid: result.valid,
-      rejected: result.rejected,
-      loaded: result.loaded,
-      waiting: result.waiting,
-      stale: result.stale,
-      released: result.released,
-    });
+    run.tally(result);
     rejects.push(...result.rejects);
     distinct.add(input.records, result.rejects);
   });
@@ -88,20 +79,20 @@ export async function importFile(deps: { store: Store; loader: Loader; together?
     }
     if (batch.length > 0) await add(batch);
     await batches.done();
-    await loader.endDeferred(runId, deps.together);
+    await run.settle();
   } catch (error) {
     // A batch still loading ends before the run is settled and closed (a read error while it loads).
     await batches.stop();
     // What loaded stays loaded: it is evaluated now, or, if that fails too, by the next loading command.
-    await loader.endDeferred(runId, deps.together).catch(() => undefined);
+    await run.settle().catch(() => undefined);
     // The error to report is the run's own: a store that failed under it (a full disk) may fail this
     // close too, and the next run of the stream then closes the run as abandoned (src/store/runs.ts).
-    await finishRun(store.knex, runId, { status: 'failed', counts, error: (error as Error).message, durationMs: performance.now() - started }, store.now()).catch(() => undefined);
+    await run.finish('failed', { error: (error as Error).message }).catch(() => undefined);
     throw error;
   }
-  const durationMs = performance.now() - started;
-  await finishRun(store.knex, runId, { status: 'succeeded', counts, durationMs }, store.now());
-  return { runId, entity: request.entity, file: file.name, counts, rejects, durationMs, distinct: distinct.size() };
+  const durationMs = run.durationMs;
+  await run.finish('succeeded');
+  return { runId, entity: request.entity, file: file.name, counts: run.counts, rejects, durationMs, distinct: distinct.size() };
 }
 
 export interface ImportFilesRequest {

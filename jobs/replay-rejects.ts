@@ -11,7 +11,8 @@ import type { Loader } from '../src/pipeline/load.js';
 import { createMapper } from '../src/pipeline/map-record.js';
 import { listRejects, type StoredReject } from '../src/store/rejects.js';
 import { markResolved } from '../src/store/reject-lifecycle.js';
-import { addCounts, emptyCounts, finishRun, startRun, type RunCounts } from '../src/store/runs.js';
+import type { RunCounts } from '../src/store/runs.js';
+import { Run } from '../src/pipeline/run.js';
 import type { Entity, RawRecord, Variant } from '../src/types.js';
 
 const REPLAY_BATCH = 500;
@@ -60,9 +61,8 @@ export async function replayRejects(loader: Loader, partner: string, def: Partne
   const entities = [...new Set(open.map((r) => r.entity))].sort((a, b) => ['customers', 'transactions', 'activity'].indexOf(a) - ['customers', 'transactions', 'activity'].indexOf(b));
   for (const entity of entities) {
     const rejects = open.filter((r) => r.entity === entity);
-    const started = performance.now();
-    const runId = await startRun(store.knex, { partner, stream: entity, kind: 'replay' }, store.now());
-    const counts = emptyCounts();
+    const run = await Run.start(loader, { partner, stream: entity, kind: 'replay' }, 'at-commit');
+    const runId = run.id;
     let replayed = 0;
     let superseded = 0;
     for (let i = 0; i < rejects.length; i += REPLAY_BATCH) {
@@ -78,11 +78,11 @@ export async function replayRejects(loader: Loader, partner: string, def: Partne
         await markResolved(tx.trx, stale, 'superseded', runId, store.now());
         replayed += passed.length;
         superseded += stale.length;
-        addCounts(counts, { pulled: result.received, valid: result.valid, rejected: result.rejected, loaded: result.loaded, waiting: result.waiting, stale: result.stale, released: result.released });
+        run.tally(result);
       });
     }
-    await finishRun(store.knex, runId, { status: 'succeeded', counts, durationMs: performance.now() - started }, store.now());
-    results.push({ entity, runId, counts, replayed, superseded, stillRejected: rejects.length - replayed - superseded });
+    await run.finish('succeeded');
+    results.push({ entity, runId, counts: run.counts, replayed, superseded, stillRejected: rejects.length - replayed - superseded });
   }
   return results;
 }

@@ -16,10 +16,11 @@ import { BudgetExhausted, PageWalkUnstable, type Source } from '../connectors/so
 import type { PartnerDefinition } from '../src/config/definition.js';
 import { cursorInstant } from '../src/config/cursor-format.js';
 import type { Logger, Redact } from '../src/log.js';
-import type { BatchResult, Loader, SettleGroup } from '../src/pipeline/load.js';
+import { LoadsInTurn, type BatchResult, type Loader, type SettleGroup } from '../src/pipeline/load.js';
 import { createMapper } from '../src/pipeline/map-record.js';
 import { readEarly, type EarlyRead } from '../src/pipeline/read-ahead.js';
-import { addCounts, emptyCounts, finishRun, hasCompletedRun, startRun, type RunCounts, type RunStatus } from '../src/store/runs.js';
+import { hasCompletedRun, type RunCounts, type RunStatus } from '../src/store/runs.js';
+import { Run } from '../src/pipeline/run.js';
 import { readState } from '../src/store/sync-state.js';
 import type { Entity, RawRecord } from '../src/types.js';
 import { dayGuardFor, DayRefused } from './day-guard.js';
@@ -75,14 +76,7 @@ export interface StreamRunResult {
   rejectedBy?: Record<string, number>;
 }
 
-/** The rejects of the batches tallied, per `field rule` of each record's first violation. */
-export function addRejects(into: Record<string, number>, r: Pick<BatchResult, 'rejects'>): void {
-  for (const reject of r.rejects) {
-    const first = reject.errors[0];
-    const key = first === undefined ? 'record invalid' : `${first.field} ${first.rule}`;
-    into[key] = (into[key] ?? 0) + 1;
-  }
-}
+export { addRejects } from '../src/pipeline/run.js';
 
 /** "completed with N rejected (field rule: count, ...)" for a run that loaded with rejects, else undefined. */
 export function rejectedLine(r: Pick<StreamRunResult, 'counts' | 'rejectedBy'>): string | undefined {
@@ -110,24 +104,19 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
     : dayWindows(dailyDays(incremental, state, plan.scheduledFor), daysPerWindow);
   const span = windows.length === 0 ? '' : windows.length === 1 ? describe(windows[0] as PullWindow) : `${describe(windows[0] as PullWindow)} .. ${describe(windows.at(-1) as PullWindow)}`;
 
-  const runId = await startRun(store.knex, {
-    partner: def.partner,
-    stream: entity,
-    kind: plan.kind,
-    windowFrom: windows[0]?.from,
-    windowTo: windows.at(-1)?.to,
-  }, store.now());
-  const log = deps.logger.child({ partner: def.partner, stream: entity, run_id: runId });
-  log.info(`${plan.kind} started`, { window: span });
   // A backfill and a stream's first sync (until one run of it completes: a killed first sync's
   // rerun is one too) are bulk runs: fraud rules, commissions and the report facts evaluate over
   // groups of records and at the run's end, not after every page (docs/loading.md, Bulk runs). So is
   // every run of a command that evaluates what a killed run left (Loader.settleLeftovers): the
   // leftovers and these loads are judged once, over all of them, as the uninterrupted run was.
-  if (plan.kind === 'backfill' || state === undefined || loader.hasLeftovers(def.partner) || !(await hasCompletedRun(store.knex, def.partner, entity))) loader.evaluateRun(runId, 'group');
+  const bulk = plan.kind === 'backfill' || state === undefined || loader.hasLeftovers(def.partner) || !(await hasCompletedRun(store.knex, def.partner, entity));
+  const run = await Run.start(loader, { partner: def.partner, stream: entity, kind: plan.kind, windowFrom: windows[0]?.from, windowTo: windows.at(-1)?.to }, bulk ? 'group' : 'at-commit', deps.together);
+  const runId = run.id;
+  const log = deps.logger.child({ partner: def.partner, stream: entity, run_id: runId });
+  log.info(`${plan.kind} started`, { window: span });
 
   const map = createMapper(def.variant, entity, stream.mapping, def.affiliates);
-  const counts = emptyCounts();
+  const counts = run.counts;
   const statsBefore = { ...source.stats };
   let position = 0;
   let watermark = incremental.mode === 'cursor' ? state?.watermark : state?.last_day;
@@ -146,11 +135,8 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
         ? { position, value: src, source: src, mappingErrors: [mapped.error], ...version }
         : { position, value: mapped.record, source: src, ...version };
     });
-  const rejectedBy: Record<string, number> = {};
-  const tally = (r: BatchResult) => {
-    addRejects(rejectedBy, r);
-    addCounts(counts, { pulled: r.received, valid: r.valid, rejected: r.rejected, loaded: r.loaded, waiting: r.waiting, stale: r.stale, released: r.released });
-  };
+  const rejectedBy = run.rejectedBy;
+  const tally = (r: BatchResult) => run.tally(r);
   const batch = (records: RawRecord[]) => ({ partner: def.partner, variant: def.variant, entity, runId, records });
 
   let status: StreamRunResult['status'] = 'succeeded';
@@ -174,8 +160,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
         const following = windows[index + 1];
         // Activity days are replaced only when the source's answer can be trusted (./day-guard.ts).
         const guard = dayGuardFor({ partner: def.partner, variant: def.variant, entity, incremental }, plan, days, dailyState);
-        const countedBefore = { ...counts };
-        const rejectedBefore = { ...rejectedBy };
+        const before = run.mark();
         // The reject-rate guard judges the window as a whole; its rejects are kept even when the
         // window is refused, so the records it rejected are held until the transaction ends.
         const rejectsGuard = rejectGuard(def.max_reject_ratio ?? DEFAULT_MAX_REJECT_RATIO, `${def.partner}/${entity} ${describe(window)}`);
@@ -183,29 +168,29 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
         await loader.transaction(async (tx) => {
           guard?.begin(tx);
           // Activity days are replaced whole; customers and transactions of a day only upsert.
-          // The store work of a transaction runs in order: while one page is written, the next is
-          // read and validated (the next page's result is awaited only after it was handed over).
-          let writing: Promise<BatchResult | void> = entity === 'activity' ? tx.replaceDays(def.partner, def.variant, days, runId) : Promise.resolve();
-          for await (const page of reading.pages) {
-            const raw = guard ? guard.mark(toRaw(page)) : toRaw(page);
-            const loading = tx.load(batch(raw)).then((result) => {
-              rejectsGuard.add(result);
-              if (result.rejected > 0) {
-                const positions = new Set(result.rejects.map((r) => r.position));
-                for (const record of raw) if (positions.has(record.position)) rejectedRaw.push(record);
-              }
-              return result;
-            });
-            loading.catch(() => undefined); // awaited below, unless an earlier write failed first
-            const done = await writing;
-            if (done) tally(done);
-            writing = loading;
+          // The pages load in turn in this one transaction, as a cursor window's do each in its
+          // own: while one page is written, the next is read and validated.
+          // Queued first: the pages' writes follow it, while the first page is read.
+          const replaced = entity === 'activity' ? tx.replaceDays(def.partner, def.variant, days, runId) : undefined;
+          const pages = new LoadsInTurn(tx, (result, input) => {
+            rejectsGuard.add(result);
+            if (result.rejected > 0) {
+              const positions = new Set(result.rejects.map((r) => r.position));
+              for (const record of input.records) if (positions.has(record.position)) rejectedRaw.push(record);
+            }
+            tally(result);
             report();
+          });
+          try {
+            for await (const page of reading.pages) await pages.add(batch(guard ? guard.mark(toRaw(page)) : toRaw(page)));
+            // This window is read: the next one's read begins while these rows finish and commit.
+            if (following?.kind === 'days') upcoming = readEarly(source.pages(stream, source.bound ? await source.bound(stream, following) : following));
+            await pages.done();
+            await replaced;
+          } catch (error) {
+            await pages.stop();
+            throw error;
           }
-          // This window is read: the next one's read begins while these rows finish and commit.
-          if (following?.kind === 'days') upcoming = readEarly(source.pages(stream, source.bound ? await source.bound(stream, following) : following));
-          const done = await writing;
-          if (done) tally(done);
           rejectsGuard.check();
           await guard?.finish(tx);
           if (plan.kind === 'run') {
@@ -218,17 +203,13 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
         }).catch(async (err: unknown) => {
           // Nothing of a refused window was kept: its counts go, its records dated elsewhere stay as rejects.
           if (err instanceof DayRefused) {
-            Object.assign(counts, countedBefore);
-            for (const k of Object.keys(rejectedBy)) delete rejectedBy[k];
-            Object.assign(rejectedBy, rejectedBefore);
+            run.restore(before);
             if (err.outside.length > 0) tally(await loader.load(batch([...err.outside])));
           }
           // A window stopped by the reject-rate guard: nothing replaced, its rejects kept, the day not
           // recorded as loaded, and the stream marked stopped until a window loads (freshness).
           if (err instanceof RejectRateExceeded) {
-            Object.assign(counts, countedBefore);
-            for (const k of Object.keys(rejectedBy)) delete rejectedBy[k];
-            Object.assign(rejectedBy, rejectedBefore);
+            run.restore(before);
             if (rejectedRaw.length > 0) tally(await loader.load(batch(rejectedRaw)));
             if (plan.kind === 'run') {
               const halted: DailyState = { ...(dailyState ?? {}), halted: { at: store.now(), detail: (err as Error).message } };
@@ -240,11 +221,11 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
       }
       report();
     }
-    await loader.endDeferred(runId, deps.together);
+    await run.settle();
   } catch (err) {
     await upcoming?.close().catch(() => undefined);
     // What loaded stays loaded: it is evaluated now, or, if that fails too, by the next loading command.
-    await loader.endDeferred(runId, deps.together).catch((settleError: unknown) => log.error(`evaluating the run's records failed, they stay pending: ${(settleError as Error).message}`));
+    await run.settle().catch((settleError: unknown) => log.error(`evaluating the run's records failed, they stay pending: ${(settleError as Error).message}`));
     status = err instanceof BudgetExhausted || err instanceof PageWalkUnstable ? 'partial' : 'failed';
     error = deps.redact((err as Error).message ?? String(err));
     if (err instanceof PageWalkUnstable) log.warn(`pagination unstable, ending the window with what loaded kept and its state unmoved: ${error}`, { page_rewalks: (source.stats.pageRewalks ?? 0) - (statsBefore.pageRewalks ?? 0) });
@@ -256,7 +237,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   counts.throttled = source.stats.throttled - statsBefore.throttled;
   const pageRewalks = (source.stats.pageRewalks ?? 0) - (statsBefore.pageRewalks ?? 0);
   const durationMs = performance.now() - started;
-  await finishRun(store.knex, runId, { status, counts, finalCursor: watermark, error, durationMs }, store.now()).catch((closeError: unknown) => {
+  await run.finish(status as Exclude<RunStatus, 'running' | 'skipped'>, { finalCursor: watermark, error }).catch((closeError: unknown) => {
     // A run that failed keeps its own error: the store that failed under it (a full disk) may fail
     // this close too, and the next run of the stream closes the run as abandoned (src/store/runs.ts).
     if (status === 'succeeded') throw closeError;

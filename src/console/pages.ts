@@ -4,7 +4,7 @@
  * of its own for anything the CLI already answers.
  */
 import { statusRows } from '../../jobs/stream-status.js';
-import { describeUnevaluated, notCountedBy, unevaluated } from '../../jobs/unevaluated.js';
+import { describeUnevaluated, notCountedBy, unevaluated } from '../store/unevaluated.js';
 import type { Freshness } from '../freshness.js';
 import { isBreach } from '../worker/freshness-monitor.js';
 import { ledgerReport } from '../commission/report.js';

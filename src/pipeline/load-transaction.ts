@@ -281,6 +281,11 @@ export class LoadTransaction {
   /** (partner, entity) pairs known to have no waiting records in this transaction. */
   private readonly noneParked = new Set<string>();
 
+  /** Validates a batch now, to `load` it later in this transaction (LoadsInTurn). */
+  ready(input: BatchInput): ReadyBatch {
+    return readyBatch(this.loader, input);
+  }
+
   /**
    * Validates the batch at once (unless it was made ready before: readyBatch), then writes it after
    * the store work queued before it. Resolves when the batch is written (not committed: the

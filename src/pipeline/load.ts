@@ -251,23 +251,30 @@ export class Loader implements TransactionLoader {
   }
 }
 
+/** Where LoadsInTurn loads: the Loader (a transaction each batch) or one LoadTransaction (every batch in it). */
+export interface BatchTarget {
+  ready(input: BatchInput): ReadyBatch;
+  load(batch: ReadyBatch): Promise<BatchResult>;
+}
+
 /**
- * Batches loaded one transaction each, in the order they are handed over, each validated as soon
- * as it is handed over (Loader.ready) while the one before it loads: this process's reading and
- * validation and the store's writes overlap instead of taking turns (an import, a cursor window's
- * pages). At most two batches are held: `add` resolves once the batch before is loaded and this
- * one has begun. A failed batch fails the next `add` or `done`; nothing after it loads.
+ * Batches loaded in the order they are handed over, each validated as soon as it is handed over
+ * (`ready`) while the one before it loads: this process's reading and validation and the store's
+ * writes overlap instead of taking turns. The loading sequence of every run: an import's batches
+ * and a cursor window's pages (a transaction each, on the Loader), a days window's pages (all in
+ * its one transaction). At most two batches are held: `add` resolves once the batch before is
+ * loaded and this one has begun. A failed batch fails the next `add` or `done`; nothing after it loads.
  */
 export class LoadsInTurn {
   private last: Promise<void> = Promise.resolve();
 
   /** `loaded` is told each batch's result, in order, with what it was handed over. */
-  constructor(private readonly loader: Loader, private readonly loaded: (result: BatchResult, input: BatchInput) => void) {}
+  constructor(private readonly target: BatchTarget, private readonly loaded: (result: BatchResult, input: BatchInput) => void) {}
 
   async add(input: BatchInput): Promise<void> {
-    const ready = this.loader.ready(input);
+    const ready = this.target.ready(input);
     await this.last;
-    this.last = this.loader.load(ready).then((result) => this.loaded(result, input));
+    this.last = this.target.load(ready).then((result) => this.loaded(result, input));
     // Handled by the next add or done: not an unhandled rejection while the next batch is read.
     this.last.catch(() => undefined);
   }

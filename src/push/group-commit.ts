@@ -34,6 +34,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { AfterCommitError, type Loader } from '../pipeline/load.js';
+import { Run } from '../pipeline/run.js';
 import type { Logger } from '../log.js';
 import type { Entity, Variant } from '../types.js';
 import { purgeExpiredAnswers, saveAnswer, touchPushStream } from './store.js';
@@ -237,8 +238,8 @@ export class GroupCommitQueue {
     const started = performance.now();
     let committed = false;
     // Answered at the commit: the fraud rules and commissions evaluate right after, behind it.
-    const runId = `push-${first.requestId}`;
-    this.loader.evaluateRun(runId, 'behind');
+    const run = Run.unrecorded(this.loader, `push-${first.requestId}`, 'behind');
+    const runId = run.id;
     const work = async (tx: Parameters<Parameters<Loader['transaction']>[0]>[0]): Promise<void> => {
       // One batch of every request's records in arrival order: the load path's rule "the last
       // version of a key wins, as if the records had been sent one by one" spans the requests.
@@ -297,7 +298,7 @@ export class GroupCommitQueue {
       committed = true;
       this.options.logger?.warn(`push: records committed; an after-load job failed and stays pending: ${error.message}`, { event: 'push_after_commit_failed' });
     } finally {
-      this.loader.evaluateBehind(runId);
+      await run.settle();
       const records = requests.reduce((n, r) => n + r.records.length, 0);
       this.options.onTransaction?.({ entity: first.entity, requests: requests.length, records, seconds: (performance.now() - started) / 1000, committed });
     }

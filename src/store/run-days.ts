@@ -8,6 +8,7 @@
  */
 import type { Knex } from 'knex';
 import { addDays } from '../kernel/dates.js';
+import { append } from '../kernel/collections.js';
 import { entityTable } from './tables.js';
 import type { Variant } from '../types.js';
 
@@ -47,3 +48,15 @@ export async function runCustomers(db: Knex | Knex.Transaction, partner: string,
     for (const r of (await q.distinct('customer_id')) as { customer_id: string }[]) into.add(r.customer_id);
   }
 }
+
+/** Adds the customers of the rows these deferred days name to `into`: one listing per run, entity and run of days. */
+export async function customersOfRunDays(db: Knex | Knex.Transaction, partner: string, days: readonly DeferredDay[], into: Set<string>): Promise<void> {
+  const groups = new Map<string, DeferredDay[]>();
+  for (const d of days) append(groups, `${d.run_id}\u0000${d.entity}`, d);
+  for (const list of groups.values()) {
+    const [first] = list as [DeferredDay];
+    await runCustomers(db, partner, first.variant as Variant, first.entity as RunDayEntity, first.run_id, list.map((d) => d.date), into);
+  }
+}
+
+export interface DeferredDay { variant: string; run_id: string; entity: string; date: string; created_at: unknown }

@@ -23,7 +23,7 @@ import { PassThrough } from 'node:stream';
 import { recompute } from '../../jobs/commission.js';
 import { importFile, importFiles } from '../../jobs/import-file.js';
 import { createLoadHooks } from '../../jobs/load-hooks.js';
-import { unevaluated } from '../../jobs/unevaluated.js';
+import { unevaluated } from '../../src/store/unevaluated.js';
 import { loadPlans } from '../../src/commission/load-plans.js';
 import { loadFraudConfig } from '../../src/fraud/config.js';
 import { money } from '../../src/kernel/money.js';

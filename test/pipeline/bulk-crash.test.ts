@@ -17,7 +17,7 @@ import { createSandboxData } from '../../src/sandbox/data.js';
 import type { Store } from '../../src/store/store.js';
 import { STORES, type TestStore } from '../support/stores.js';
 import { cli, ndjson, PARTNER, ratesCsv, shippedConfig } from '../volume/support.js';
-import { unevaluated } from '../../jobs/unevaluated.js';
+import { unevaluated } from '../../src/store/unevaluated.js';
 import { parseRatesCsv, saveRates } from '../../src/store/fx-rates.js';
 
 const data = createSandboxData({ seed: 5, customers: 400, from: '2026-10-01', to: '2026-10-31', clock: () => new Date('2026-11-01T12:00:00.000Z') });

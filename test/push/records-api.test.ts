@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLoadHooks } from '../../jobs/load-hooks.js';
-import { unevaluated } from '../../jobs/unevaluated.js';
+import { unevaluated } from '../../src/store/unevaluated.js';
 import { toLedgerLine } from '../../src/commission/ledger.js';
 import { defaultConfig } from '../../src/fraud/config.js';
 import { silentLogger } from '../../src/log.js';

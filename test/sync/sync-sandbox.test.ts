@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { runPartner } from '../../jobs/run-partner.js';
-import { unevaluated } from '../../jobs/unevaluated.js';
+import { unevaluated } from '../../src/store/unevaluated.js';
 import { loadPlans } from '../../src/commission/load-plans.js';
 import { loadFraudConfig } from '../../src/fraud/config.js';
 import { packageRoot } from '../../src/paths.js';

@@ -2,7 +2,7 @@
  * `report affiliates`: the affiliate report from the report facts and the ledger (docs/reports.md),
  * as a table, JSON or CSV; with `--explain COLUMN` the source records behind one of its cells.
  */
-import { describeUnevaluated, notCountedBy, unevaluated } from '../../../jobs/unevaluated.js';
+import { describeUnevaluated, notCountedBy, unevaluated } from '../../store/unevaluated.js';
 import { isDay, isMonth, lastDayOf } from '../../kernel/dates.js';
 import { affiliateReport, cellText, reportCsv, REPORT_COLUMNS, type AffiliateReport, type Grain, type ReportColumn, type ReportFilter } from '../../reports/affiliates.js';
 import { explainCell, isReportColumn, type ExplainCell } from '../../reports/explain.js';

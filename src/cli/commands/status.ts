@@ -1,4 +1,4 @@
-import { describeUnevaluated, unevaluated } from '../../../jobs/unevaluated.js';
+import { describeUnevaluated, unevaluated } from '../../store/unevaluated.js';
 import { pendingPartners } from '../../commission/scope.js';
 import { commissionHoldSummary } from '../../commission/ledger.js';
 import { reviewHoldSummary } from '../../commission/review-holds.js';

@@ -8,9 +8,9 @@
  * its end (and every so many records); a crash leaves it for the next loading command or worker.
  */
 import type { Knex } from 'knex';
-import { toUtcTimestamp } from '../src/kernel/timestamp.js';
-import { append } from '../src/kernel/collections.js';
-import { customersOfDeferredDays, type DeferredDay } from './fraud.js';
+import { toUtcTimestamp } from '../kernel/timestamp.js';
+import { append } from '../kernel/collections.js';
+import { customersOfRunDays, type DeferredDay } from './run-days.js';
 
 export interface Unevaluated {
   partner: string;
@@ -50,7 +50,7 @@ export async function unevaluated(knex: Knex, now: Date, partner?: string): Prom
   for (const r of (await days) as (DeferredDay & { partner_id: string })[]) append(byPartner, r.partner_id, r);
   for (const [p, list] of byPartner) {
     const customers = new Set<string>(((await knex('fraud_deferred').where('partner_id', p).select('customer_id')) as { customer_id: string }[]).map((r) => r.customer_id));
-    await customersOfDeferredDays(knex, p, list, customers);
+    await customersOfRunDays(knex, p, list, customers);
     at(p, customers.size, list.map((d) => iso(d.created_at)).sort()[0], 'fraud_customers');
   }
   for (const e of out.values()) e.age_seconds = Math.max(0, Math.round((now.getTime() - Date.parse(e.oldest)) / 1000));
