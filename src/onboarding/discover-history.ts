@@ -80,12 +80,10 @@ function boundText(ms: number, format: Format): string {
   return format === 'date' ? iso.slice(0, 10) : iso.replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** The form of a bound the user gave in the list path (`from=2024-01-01`), if it is a date. */
+/** The form of a bound the user gave in the list path (`from=2024-01-01`), if it is a date (a bare number may be an id: not tried). */
 function formatOfValue(value: string): Format | undefined {
   if (/^\d{4}-\d{2}-\d{2}$/.test(value)) return 'date';
   if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(value)) return 'iso';
-  if (/^\d{13}$/.test(value)) return 'epoch-millis';
-  if (/^\d{10}$/.test(value)) return 'epoch-seconds';
   return undefined;
 }
 

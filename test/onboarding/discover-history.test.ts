@@ -4,8 +4,9 @@
  * the day it runs): a list whose newest pages are deposits only and whose older windows hold the
  * other kinds (the draft maps every kind, names the one it cannot map, and `check` fails on it
  * until it is mapped); page numbers with a total (pages spread to the last); offsets without a
- * total (the end found by jumping ahead and halving back); a window answering 500 and a set still
- * growing at the oldest window, which keep a TODO saying so instead of a silent map.
+ * total (the end found by jumping ahead and halving back); a window answering 500, a set still
+ * growing at the oldest window and token pages without a date filter, which keep a TODO saying so
+ * instead of a silent map.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -143,6 +144,14 @@ describe('discover and init: REST code maps from pages spread over the history',
       assert.equal(r.init.code, 0, r.init.err);
       assert.equal(typeLine(r.draft), '        transaction_type: { from: kind, map: { ADJ: adjustment, BON: bonus, DEP: deposit, WDR: withdrawal } }');
       assert.match(r.draft, /# TODO: transactions\.transaction_type: "REFUND" of kind has no obvious spec value: [^\n]*\(the codes of a sample: [^\n]*; the set was still growing: 90-365 days back, the last page with records not read before, added "ADJ"\)\n/);
+    });
+  });
+
+  it('token pages without a date filter: the first pages are all there is, and the TODO says older records could not be reached', async () => {
+    await onboardAt('page_token', { path: PATH, records: deposits() }, async (r) => {
+      assert.equal(r.init.code, 0, r.init.err);
+      assert.match(r.discover.out, /\n {2}history: values read on the first 3 page\(s\); not shown complete: older records could not be reached: no date filter found \(none of modified_since, updated_since, [^)]*\), and token pages cannot be jumped ahead\n/);
+      assert.match(r.draft, /\n {8}# TODO: transactions\.transaction_type: the values of kind come from a sample \("DEP"\): on the first 3 page\(s\); older records could not be reached: [^\n]*token pages cannot be jumped ahead; a value the sample did not hold is a reject: confirm the partner's full list of codes\n {8}transaction_type: \{ from: kind, map: \{ DEP: deposit \} \}\n/);
     });
   });
 
