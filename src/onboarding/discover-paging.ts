@@ -72,7 +72,7 @@ function tokenOf(body: unknown): { path: string; value: string } | undefined {
 const isLink = (value: string): boolean => /^(https?:\/\/|\/)/i.test(value);
 
 /** The body of a probe, or undefined when the partner refused it (a 4xx: not this parameter). */
-async function probeBody(get: GetJson, params: Record<string, string>): Promise<unknown> {
+export async function probeBody(get: GetJson, params: Record<string, string>): Promise<unknown> {
   try {
     return await get(params);
   } catch (error) {

@@ -2,7 +2,9 @@
  * Discovery of a partner REST API: the first pages of each list endpoint, read with the
  * connector's own client (auth, rate limit, retries), and what they hold: where the records are,
  * how the endpoint pages (the parameters that advance, discover-paging.ts), its total when given, the value
- * profile of every field, and the fields whose values are the customers' keys. Activity is read
+ * profile of every field, and the fields whose values are the customers' keys. Customers and
+ * transactions are also read on pages spread over their history (discover-history.ts), so that
+ * their code fields' values are the partner's, not only its latest page's. Activity is read
  * for the day asked (`--sample-date`), else the latest day with rows up to 90 days back. The
  * query of a list path (`/v2/transactions?from=2024-01-01`) is sent with every request.
  */
@@ -12,6 +14,7 @@ import type { Logger } from '../log.js';
 import type { Entity } from '../types.js';
 import { SourceError } from '../../connectors/source.js';
 import { at, findPaging, parameterNamed, recordsOf } from './discover-paging.js';
+import { markValueSets, readHistory } from './discover-history.js';
 import type { EntityDiscovery, PaginationSeen, ReferenceSeen } from './discovery.js';
 import { leaves, profileRecords } from './profile.js';
 import { restSource, type RestOptions } from './source-options.js';
@@ -152,32 +155,47 @@ async function discoverEndpoint(
   const pagination = paging.pagination;
   notes.push(...paging.notes);
   const total = totalOf(first);
-  const walked = await walkSample(get, base, first, pagination, run);
-  const records = walked.records;
-  const complete = walked.complete || (total !== undefined && records.length >= total);
+  const sized = sizedParams(base, pagination, run.perPage);
+  const walked = await walkSample(get, sized, first, pagination, run);
+  const complete = walked.complete || (total !== undefined && walked.records.length >= total);
+  // Customers and transactions hold the code fields: their values are read over the history too.
+  // (A list whose paging was not found is whole only by its total.)
+  const whole = (walked.complete && pagination.type !== 'none') || (total !== undefined && walked.records.length >= total);
+  const history = entity === 'activity' || walked.records.length === 0
+    ? undefined
+    : await readHistory({ get, sized, pagination, walked: { records: walked.records, pages: walked.pages, whole, pageSize: walked.pageSize }, total, now: run.clock() });
+  const records = [...walked.records, ...(history?.added ?? [])];
+  const fields = profileRecords(records);
+  if (history !== undefined) markValueSets(fields, history);
   const discovery: EntityDiscovery = {
     entity,
     ...where,
-    records: records.length,
+    records: walked.records.length,
     pages: walked.pages,
     records_path: found.path,
     pagination,
     ...(total !== undefined ? { total } : {}),
-    fields: profileRecords(records),
+    fields,
+    ...(history !== undefined ? { history: history.seen } : {}),
     references: [],
     notes,
   };
   return { found: discovery, records, complete };
 }
 
-/** The first `run.pages` pages by the paging found (the first page alone when none was), every one with `base`. */
-async function walkSample(get: (params: Record<string, string>) => Promise<unknown>, base: Record<string, string>, first: unknown, pagination: PaginationSeen, run: RestDiscoverOptions): Promise<{ records: unknown[]; pages: number; complete: boolean }> {
-  const firstRecords = recordsOf(first)?.records ?? [];
-  if (pagination.type === 'none') return { records: [...firstRecords], pages: 1, complete: true };
+/** The parameters of every page read: the endpoint's own and the page size, when a parameter sets it. */
+function sizedParams(base: Record<string, string>, pagination: PaginationSeen, perPage: number): Record<string, string> {
   const size = pagination.per_page_param ?? pagination.limit_param;
-  const sized = size === undefined ? base : { ...base, [size]: String(run.perPage) };
+  return size === undefined ? base : { ...base, [size]: String(perPage) };
+}
+
+/** The first `run.pages` pages by the paging found (the first page alone when none was), every one with `sized`. */
+async function walkSample(get: (params: Record<string, string>) => Promise<unknown>, sized: Record<string, string>, first: unknown, pagination: PaginationSeen, run: RestDiscoverOptions): Promise<{ records: unknown[]; pages: number; complete: boolean; pageSize: number }> {
+  const firstRecords = recordsOf(first)?.records ?? [];
+  if (pagination.type === 'none') return { records: [...firstRecords], pages: 1, complete: true, pageSize: firstRecords.length };
   const records: unknown[] = [];
   let pages = 0;
+  let pageSize = 0;
   let body: unknown;
   let previous: string | undefined;
   let offset = 0;
@@ -185,7 +203,7 @@ async function walkSample(get: (params: Record<string, string>) => Promise<unkno
     let params: Record<string, string> = sized;
     if (pagination.type === 'cursor' && index > 0) {
       const next = at(body, pagination.cursor_path as string);
-      if ((typeof next !== 'string' && typeof next !== 'number') || next === '') return { records, pages, complete: true };
+      if ((typeof next !== 'string' && typeof next !== 'number') || next === '') return { records, pages, complete: true, pageSize };
       params = { ...sized, [pagination.cursor_param as string]: String(next) };
     } else if (pagination.type === 'page') {
       params = { ...sized, [pagination.page_param as string]: String((pagination.first_page ?? 1) + index) };
@@ -195,11 +213,12 @@ async function walkSample(get: (params: Record<string, string>) => Promise<unkno
     body = await get(params);
     pages += 1;
     const more = recordsOf(body)?.records ?? [];
+    if (index === 0) pageSize = more.length;
     const fingerprint = JSON.stringify(more);
-    if (more.length === 0 || fingerprint === previous) return { records, pages, complete: more.length === 0 };
+    if (more.length === 0 || fingerprint === previous) return { records, pages, complete: more.length === 0, pageSize };
     previous = fingerprint;
     records.push(...more);
     offset += more.length;
   }
-  return { records, pages, complete: false };
+  return { records, pages, complete: false, pageSize };
 }

@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import { discoverDb } from './discover-db.js';
 import { discoverRest } from './discover-rest.js';
 import type { SourceOptions } from './source-options.js';
-import { referenceText, type Discovery, type PaginationSeen } from './discovery.js';
+import { referenceText, type Discovery, type HistorySeen, type PaginationSeen } from './discovery.js';
 import type { FieldProfile } from './profile.js';
 
 export interface DiscoverDeps {
@@ -41,7 +41,7 @@ function describeField(f: FieldProfile): string {
   if (f.unique) parts.push('unique in the sample');
   if (f.nulls > 0) parts.push(`${f.nulls} null`);
   if (f.absent > 0) parts.push(`${f.absent} absent`);
-  if (f.distinct) parts.push(`values ${f.distinct.map((v) => JSON.stringify(v)).join(', ')}`);
+  if (f.distinct) parts.push(`values ${f.distinct.map((v) => JSON.stringify(v)).join(', ')}${f.distinct_from === 'history' ? ' (complete: read over the history)' : f.distinct_from === 'sample' ? ' (a sample: maybe not all)' : ''}`);
   else if (f.min !== undefined) parts.push(`${f.min} .. ${f.max}`);
   else if (f.examples.length > 0) parts.push(`e.g. ${f.examples.map((v) => JSON.stringify(v)).join(', ')}`);
   return parts.join('; ');
@@ -63,6 +63,15 @@ export function pagingText(p: PaginationSeen): string {
   }
 }
 
+/** Where a list's values were read beyond its first pages: the date filter, each page and what it added. */
+function historyLines(h: HistorySeen): string[] {
+  const lines: string[] = [];
+  if (h.filter !== undefined) lines.push(`  date filter: ${h.filter.from_param}${h.filter.to_param ? `/${h.filter.to_param}` : ''} (${h.filter.evidence})`);
+  const pages = h.samples.map((s) => `${s.label}: ${s.error !== undefined ? `failed (${s.error})` : `${s.records ?? 0} records${s.added !== undefined ? `, ${s.added} not read before` : ''}`}`);
+  lines.push(`  history: values read ${h.where}${pages.length > 0 ? ` (${pages.join('; ')})` : ''}${h.incomplete !== undefined ? `; not shown complete: ${h.incomplete}` : ''}`);
+  return lines;
+}
+
 /** The report as text lines. */
 export function discoveryLines(d: Discovery): string[] {
   const lines: string[] = [];
@@ -74,6 +83,7 @@ export function discoveryLines(d: Discovery): string[] {
       if (e.pagination.evidence !== undefined) lines.push(`  paging: ${e.pagination.evidence}`);
       for (const t of e.pagination.tried ?? []) lines.push(`  paging tried: ${t}`);
       for (const note of e.notes) lines.push(`  note: ${note}`);
+      if (e.history !== undefined) lines.push(...historyLines(e.history));
       for (const f of e.fields) lines.push(`  ${describeField(f)}`);
       for (const r of e.references) lines.push(`  reference: ${referenceText(r)}`);
     }

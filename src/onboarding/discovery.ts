@@ -41,6 +41,39 @@ export interface ReferenceSeen {
   found?: number;
 }
 
+/** A list's date filter: the parameters whose bounds restrict it by date, as discover saw them answer. */
+export interface DateFilterSeen {
+  from_param: string;
+  to_param?: string;
+  /** How a bound is written: ISO 8601 text, a date, epoch seconds or milliseconds (the records' own stamps). */
+  format: 'iso' | 'date' | 'epoch-seconds' | 'epoch-millis';
+  /** Which requests showed it. */
+  evidence: string;
+}
+
+/** One page of the history sample: what it is, how many records it held (and how many not read before), or why it failed. */
+export interface HistorySampleSeen {
+  label: string;
+  records?: number;
+  added?: number;
+  error?: string;
+}
+
+/**
+ * The pages of a list read beyond its first ones, spread over the partner's history, that code
+ * maps are built from (discover-history.ts): the whole list when it was read to its end, else date
+ * windows, else pages at positions spread over the list, else none.
+ */
+export interface HistorySeen {
+  spread: 'whole' | 'windows' | 'positions' | 'none';
+  /** Where the values were read, as the draft's comments say it. */
+  where: string;
+  samples: HistorySampleSeen[];
+  filter?: DateFilterSeen;
+  /** Why no value set of the list can be shown complete (a failed window, a list without a way to reach its older records). */
+  incomplete?: string;
+}
+
 export interface EntityDiscovery {
   entity: Entity;
   /** The list path, without its query. */
@@ -55,6 +88,8 @@ export interface EntityDiscovery {
   /** meta.total of the first page, when the partner gives it. */
   total?: number;
   fields: FieldProfile[];
+  /** Customers and transactions: the pages read over the history beyond the first ones, that the fields' profile includes. */
+  history?: HistorySeen;
   /** Fields whose sampled values are all values of the customers' key field. */
   references: ReferenceSeen[];
   notes: string[];

@@ -39,9 +39,13 @@ export interface FieldProfile {
   distinct?: unknown[];
   /**
    * Where `distinct` comes from: `table` when a database's SELECT DISTINCT over the whole table
-   * gave it (the full set of values), else the sample (records read, a REST API's pages).
+   * gave it (the full set of values); `history` when a REST list was read whole, or sampled over
+   * its history until the set stopped growing (discover-history.ts); else a sample that cannot be
+   * shown complete (`sample`, or undefined: the records read).
    */
-  distinct_from?: 'table' | 'sample';
+  distinct_from?: 'table' | 'history' | 'sample';
+  /** `history` and `sample` of a REST list: where the values were read, and for `sample` why they may not be all. */
+  distinct_note?: string;
   /** How many distinct non-null values the sample holds. */
   distinct_count: number;
   /** Every record holds a value and no two are equal (over at least two records): a key candidate. */

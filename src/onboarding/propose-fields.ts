@@ -61,6 +61,12 @@ function chooseField(variant: Variant, entity: Entity, field: string, kind: Spec
   }
   const values = specValues(variant, entity, field);
   if (values !== undefined && f.distinct !== undefined) {
+    const seen = f.distinct.map((v) => JSON.stringify(v)).join(', ');
+    // The full set of values (a database's SELECT DISTINCT; a REST list read whole, or over its
+    // history until the set stopped growing) proves the map; a sample does not.
+    const full = f.distinct_from === 'table' || f.distinct_from === 'history';
+    const every = f.distinct_from === 'table' ? `every value ${from} holds in ${database ? 'the table' : 'the source'} (SELECT DISTINCT: ${seen})` : `every value ${from} holds ${f.distinct_note ?? 'in the source'}: ${seen}`;
+    const sampled = f.distinct_note === undefined ? '' : `: ${f.distinct_note}`;
     const map = obviousMap(f.distinct, values);
     const partial = map === undefined ? partialMap(f.distinct, values) : undefined;
     if (partial !== undefined && Object.keys(partial.map).length > 0) {
@@ -69,22 +75,21 @@ function chooseField(variant: Variant, entity: Entity, field: string, kind: Spec
       const entries = Object.entries(partial.map).map(([code, value]) => `${yamlString(code)}: ${value}`).join(', ');
       return {
         rule: `{ ${ref}, map: { ${entries} } }`,
-        todo: `${entity}.${field}: ${partial.unknown.map((v) => JSON.stringify(v)).join(', ')} of ${from} ${partial.unknown.length === 1 ? 'has' : 'have'} no obvious spec value: add ${partial.unknown.length === 1 ? 'it' : 'them'} to the map (${values.join(' | ')}); until then check fails on ${partial.unknown.length === 1 ? 'it' : 'them'}${f.distinct_from === 'table' ? '' : ' (the codes of a sample)'}`,
+        todo: `${entity}.${field}: ${partial.unknown.map((v) => JSON.stringify(v)).join(', ')} of ${from} ${partial.unknown.length === 1 ? 'has' : 'have'} no obvious spec value: add ${partial.unknown.length === 1 ? 'it' : 'them'} to the map (${values.join(' | ')}); until then check fails on ${partial.unknown.length === 1 ? 'it' : 'them'}${full ? '' : ` (the codes of a sample${sampled})`}`,
         source: from,
+        ...(f.distinct_from === 'history' ? { evidence: every } : {}),
       };
     }
     if (map === undefined) {
       return {
         rule: yamlString(from),
-        todo: `${entity}.${field}: the codes of ${from} are not obvious: ${f.distinct.map((v) => JSON.stringify(v)).join(', ')}${f.distinct_from === 'table' ? ' (every value of the table)' : ' (the values of a sample)'}; add map: { <code>: <${values.join(' | ')}> }`,
+        todo: `${entity}.${field}: the codes of ${from} are not obvious: ${seen}${f.distinct_from === 'table' ? ' (every value of the table)' : full ? ` (all its values, ${f.distinct_note ?? 'in the source'})` : ` (the values of a sample${sampled})`}; add map: { <code>: <${values.join(' | ')}> }`,
         source: from,
       };
     }
-    const seen = f.distinct.map((v) => JSON.stringify(v)).join(', ');
-    // The full set of values (a database's SELECT DISTINCT) proves the map; a sample does not.
-    const proof = f.distinct_from === 'table'
-      ? { evidence: `every value ${from} holds in ${database ? 'the table' : 'the source'} (SELECT DISTINCT: ${seen})` }
-      : { todo: `${entity}.${field}: the values of ${from} come from a sample (${seen}); a value the sample did not hold is a reject: confirm the partner's full list of codes` };
+    const proof = full
+      ? { evidence: every }
+      : { todo: `${entity}.${field}: the values of ${from} come from a sample (${seen})${sampled}; a value the sample did not hold is a reject: confirm the partner's full list of codes` };
     if (Object.keys(map).length === 0) return { rule: yamlString(from), source: from, ...proof };
     // Every value seen is listed (a spec value as itself): a value outside the map is a reject.
     const entries = f.distinct.map((v) => `${yamlString(String(v))}: ${map[String(v)] ?? String(v)}`).join(', ');

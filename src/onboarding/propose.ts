@@ -67,7 +67,9 @@ function restStreamLines(variant: Variant, e: EntityDiscovery, todos: string[], 
     for (const [name, value] of Object.entries(constants)) lines.push(`      ${yamlString(name)}: ${yamlString(value)}`);
   }
   lines.push(...paginationLines(e, todos));
-  const structure: Structure = { where: e.where, customerRefs: e.references.filter((r) => r.table === 'customers'), sampled: e.records };
+  // The profile holds the first pages and the records the history sample added.
+  const sampled = e.records + (e.history?.samples.reduce((n, x) => n + (x.added ?? 0), 0) ?? 0);
+  const structure: Structure = { where: e.where, customerRefs: e.references.filter((r) => r.table === 'customers'), sampled };
   const draft = mappingLines(variant, e.entity, e.fields, false, todos, structure);
   if (e.entity === 'activity') {
     lines.push('    incremental:', '      mode: daily', `      date_param: ${yamlString(dateParam)}`, '      late_days: 2');
