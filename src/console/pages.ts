@@ -5,8 +5,7 @@
  */
 import { statusRows } from '../../jobs/stream-status.js';
 import { describeUnevaluated, notCountedBy, unevaluated } from '../../jobs/unevaluated.js';
-import type { Freshness } from '../freshness.js';
-import { isBreach } from '../worker/freshness-monitor.js';
+import { isBreach, type Freshness } from '../freshness.js';
 import { ledgerReport } from '../commission/report.js';
 import { listReviewHolds } from '../commission/review-holds.js';
 import type { PartnerDefinition } from '../config/definition.js';

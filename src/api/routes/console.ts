@@ -16,7 +16,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { decideAndEvaluate } from '../../../jobs/fraud-decision.js';
 import { replayRejects } from '../../../jobs/replay-rejects.js';
 import { runPartner } from '../../../jobs/run-partner.js';
-import { withExclusiveStreams } from '../../worker/exclusive.js';
+import { withExclusiveStreams } from '../../../jobs/exclusive-streams.js';
 import { loadPlans } from '../../commission/load-plans.js';
 import type { Plan } from '../../commission/plans.js';
 import { CSS, html, Html, layout } from '../../console/html.js';
