@@ -1,12 +1,12 @@
 /**
  * The layer rules of the folder map (README.md, "Folders"), checked by `npm run lint`.
  * Bottom to top: src/kernel; src/spec and the utilities in src/*.ts; src/config; connectors/;
- * src/store; src/pipeline; the domain (commission, reports, fraud, push); src/onboarding and
+ * src/store; src/pipeline; the domain (commission, reports, fraud, push, access); src/onboarding and
  * jobs/; the faces (src/cli, src/worker, src/api, src/console). A module imports only what is
  * below it; imports never go round in a circle (types included).
  */
 const FACES = '^src/(cli|api|console)/';
-const DOMAIN = '^src/(commission|reports|fraud|push|onboarding)/';
+const DOMAIN = '^src/(commission|reports|fraud|push|access|onboarding)/';
 const ABOVE_STORE = `${DOMAIN}|^src/(pipeline|worker|cli|api|console|sandbox)/|^jobs/|^connectors/`;
 
 module.exports = {
@@ -62,9 +62,9 @@ module.exports = {
     },
     {
       name: 'domain-below-jobs-and-faces',
-      comment: 'Commission, reports, fraud and push are used by the compositions of a run (jobs/) and the faces, never the other way round.',
+      comment: 'Commission, reports, fraud, push and access (API clients, console users) are used by the compositions of a run (jobs/) and the faces, never the other way round.',
       severity: 'error',
-      from: { path: '^src/(commission|reports|fraud|push)/' },
+      from: { path: '^src/(commission|reports|fraud|push|access)/' },
       to: { path: '^src/(onboarding|worker|cli|api|console|sandbox)/|^jobs/|^connectors/' },
     },
     {

@@ -15,7 +15,7 @@ import { checklistStatus } from '../onboarding/checklist.js';
 import { countOpenRejects, listRejects } from '../store/rejects.js';
 import type { Store } from '../store/store.js';
 import { csrfField, html, Html, num, q, table, when } from './html.js';
-import { listAudit, type Session } from './users.js';
+import { listAudit, type Session } from '../access/console-users.js';
 import type { Plan } from '../commission/plans.js';
 import type { BackfillJob, StreamProgress } from './backfills.js';
 

@@ -27,7 +27,7 @@ import {
 import { FAILED, REFUSED, signInWait, triedName } from '../../console/throttle.js';
 import { Backfills, summaryOf } from '../../console/backfills.js';
 import { ENTITIES } from '../../types.js';
-import { audit, checkPassword, endSession, findSession, SESSION_HOURS, startSession, type Role, type Session } from '../../console/users.js';
+import { audit, checkPassword, endSession, findSession, SESSION_HOURS, startSession, type Role, type Session } from '../../access/console-users.js';
 import { DecisionError } from '../../fraud/flags.js';
 import { postbacksPage } from '../../console/postbacks-page.js';
 import { replay } from '../../postbacks/claims.js';
