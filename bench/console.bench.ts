@@ -16,7 +16,7 @@
  */
 import { join } from 'node:path';
 import pg from 'pg';
-import { buildApi } from '../src/api/server.js';
+import { buildApi } from '../src/cli/server.js';
 import type { KdfParams } from '../src/access/secret-hash.js';
 import { loadConfig } from '../src/cli/definitions.js';
 import { addDays } from '../src/kernel/dates.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
-import { buildApi } from '../../src/api/server.js';
+import { buildApi } from '../../src/cli/server.js';
 import type { KdfParams } from '../../src/access/secret-hash.js';
 import { fxImportCommand } from '../../src/cli/commands/fx.js';
 import { importCommand } from '../../src/cli/commands/import.js';
