@@ -1,12 +1,18 @@
 /**
  * The layer rules of the folder map (README.md, "Folders"), checked by `npm run lint`.
  * Bottom to top: src/kernel; src/spec and the utilities in src/*.ts; src/config; connectors/;
- * src/store; src/pipeline; the domain (commission, reports, fraud, push); src/onboarding and
+ * src/store; src/pipeline; the domain (commission, reports, fraud, push, access); src/onboarding and
  * jobs/; the faces (src/cli, src/worker, src/api, src/console). A module imports only what is
- * below it; imports never go round in a circle (types included).
+ * below it; a face imports no other face (the CLI starts the others, in one module each); imports
+ * never go round in a circle (types included).
  */
-const FACES = '^src/(cli|api|console)/';
-const DOMAIN = '^src/(commission|reports|fraud|push|onboarding)/';
+const FACES = '^src/(cli|worker|api|console)/';
+/**
+ * Where the CLI starts another face: the one HTTP app of `serve` (the API's server with the
+ * console's routes) and the `worker` command. The only modules of a face that import another.
+ */
+const FACE_STARTERS = '^src/cli/(server|commands/worker)\\.ts$';
+const DOMAIN = '^src/(commission|reports|fraud|push|access|onboarding)/';
 const ABOVE_STORE = `${DOMAIN}|^src/(pipeline|worker|cli|api|console|sandbox)/|^jobs/|^connectors/`;
 
 module.exports = {
@@ -62,9 +68,9 @@ module.exports = {
     },
     {
       name: 'domain-below-jobs-and-faces',
-      comment: 'Commission, reports, fraud and push are used by the compositions of a run (jobs/) and the faces, never the other way round.',
+      comment: 'Commission, reports, fraud, push and access (API clients, console users) are used by the compositions of a run (jobs/) and the faces, never the other way round.',
       severity: 'error',
-      from: { path: '^src/(commission|reports|fraud|push)/' },
+      from: { path: '^src/(commission|reports|fraud|push|access)/' },
       to: { path: '^src/(onboarding|worker|cli|api|console|sandbox)/|^jobs/|^connectors/' },
     },
     {
@@ -90,10 +96,17 @@ module.exports = {
     },
     {
       name: 'no-module-imports-a-face',
-      comment: 'Faces (CLI, HTTP API, console) sit on top: nothing below imports them. The API server mounts the console; the CLI starts the others.',
+      comment: 'Faces (CLI, worker, HTTP API, console) sit on top: nothing below imports them.',
       severity: 'error',
       from: { pathNot: FACES },
       to: { path: FACES },
+    },
+    {
+      name: 'faces-import-no-face',
+      comment: 'A face imports the layers below it, never another face: what two faces share (the stream locks and the exclusive run, the freshness rule, API clients and console users) sits below both. The CLI starts the worker and serves the API with the console, each from one module (FACE_STARTERS).',
+      severity: 'error',
+      from: { path: '^src/(cli|worker|api|console)/', pathNot: FACE_STARTERS },
+      to: { path: FACES, pathNot: '^src/$1/' },
     },
     {
       name: 'api-and-console-import-no-cli',

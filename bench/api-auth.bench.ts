@@ -15,7 +15,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { Authenticator, requireToken } from '../src/api/auth.js';
 import { issueToken, signingKey, verifyToken } from '../src/api/tokens.js';
-import { createClient } from '../src/api/clients.js';
+import { createClient } from '../src/access/api-clients.js';
 import { MemoryRateLimiter, StoreRateLimiter, type RateLimiter } from '../src/api/rate-limit.js';
 import { buildApi } from '../src/api/server.js';
 import type { RouteModule } from '../src/api/types.js';

@@ -16,11 +16,11 @@
  */
 import { join } from 'node:path';
 import pg from 'pg';
-import { buildApi } from '../src/api/server.js';
-import type { KdfParams } from '../src/api/secret-hash.js';
+import { buildApi } from '../src/cli/server.js';
+import type { KdfParams } from '../src/access/secret-hash.js';
 import { loadConfig } from '../src/cli/definitions.js';
 import { addDays } from '../src/kernel/dates.js';
-import { addUser } from '../src/console/users.js';
+import { addUser } from '../src/access/console-users.js';
 import { silentLogger } from '../src/log.js';
 import { packageRoot } from '../src/paths.js';
 import { Loader } from '../src/pipeline/load.js';

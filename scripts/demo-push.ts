@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { createClient } from '../src/api/clients.js';
+import { createClient } from '../src/access/api-clients.js';
 import { openStore } from '../src/store/store.js';
 
 export async function demoPush(root: string, storeUrl: string): Promise<void> {

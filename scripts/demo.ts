@@ -20,7 +20,7 @@ import { emailKey } from '../src/fraud/identity.js';
 import { demoPush } from './demo-push.js';
 import { DEMO_STORE_FILE, prepareDemoEnvironment, serveLine } from './demo-env.js';
 
-import { addUser, generatePassword } from '../src/console/users.js';
+import { addUser, generatePassword } from '../src/access/console-users.js';
 
 const root = packageRoot();
 const storeFile = DEMO_STORE_FILE;

@@ -19,6 +19,12 @@ export interface Freshness {
   detail: string;
 }
 
+/**
+ * Whether a stream's freshness breaches its target: behind, late, or never loaded when it should
+ * have. The one rule of `status --check`, the worker's alerts and the console's Partners page.
+ */
+export const isBreach = (f: Freshness): boolean => f.state === 'behind' || f.state === 'late' || f.state === 'never' || f.state === 'stopped';
+
 const minutes = (ms: number): string => (ms < 60_000 ? `${Math.round(ms / 1000)}s` : ms < 7_200_000 ? `${Math.round(ms / 60_000)}m` : `${(ms / 3_600_000).toFixed(1)}h`);
 
 export function freshness(entity: Entity, state: { watermark?: string; last_day?: string; days?: Record<string, string>; halted?: { detail: string } } | undefined, now: Date, mode: 'cursor' | 'daily' = entity === 'activity' ? 'daily' : 'cursor'): Freshness {

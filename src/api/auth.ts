@@ -15,14 +15,11 @@ import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'f
 import type { Store } from '../store/store.js';
 import type { Clock } from '../kernel/clock.js';
 import { isVariant, type Variant } from '../types.js';
-import { clientRevoked } from './clients.js';
+import { clientRevoked, DEFAULT_REVOCATION_CACHE_MS, type Scope } from '../access/api-clients.js';
 import type { RateLimiter } from './rate-limit.js';
 import { InvalidTokenError, verifyToken, type VerifiedToken } from './tokens.js';
-import type { Scope } from './types.js';
 
 export const REALM = 'partner-sync';
-/** How long a process trusts its last look at a client's revocation (a revoked client's tokens stop within this). */
-export const DEFAULT_REVOCATION_CACHE_MS = 5000;
 /** Verified tokens remembered at most (about 1 KB each); the memory is emptied when full. */
 const VERIFIED_CACHE_SIZE = 10_000;
 

@@ -9,10 +9,9 @@ import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { queryErrorBody } from './query-errors.js';
 import type { Store } from '../store/store.js';
 import type { Clock } from '../kernel/clock.js';
-import { authenticateClient, parseScopes } from './clients.js';
+import { authenticateClient, parseScopes, type Scope } from '../access/api-clients.js';
 import { REALM } from './auth.js';
 import { issueToken } from './tokens.js';
-import type { Scope } from './types.js';
 
 export const TOKEN_PATH = '/oauth/token';
 

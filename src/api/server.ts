@@ -22,7 +22,7 @@ import { BodyError, MAX_JSON_DEPTH, parseJsonBody } from './json-body.js';
 import { oauthRoutes } from './oauth.js';
 import { MemoryRateLimiter, RATE_LIMIT_PER_MINUTE, StoreRateLimiter, type RateLimiter } from './rate-limit.js';
 import { queryErrorBody } from './query-errors.js';
-import { ROUTE_MODULES } from './routes/index.js';
+import { API_ROUTE_MODULES } from './routes/index.js';
 import { signingKey } from './tokens.js';
 import type { ApiDeps, RouteModule } from './types.js';
 
@@ -89,7 +89,7 @@ export interface ApiOptions {
   maxConcurrentHashes?: number;
   /** How long the store has to answer a readiness probe (default READINESS_TIMEOUT_MS). */
   readinessTimeoutMs?: number;
-  /** Route modules (default ROUTE_MODULES). */
+  /** Route modules (default API_ROUTE_MODULES; `serve` adds the web console's: src/cli/server.ts). */
   routes?: readonly RouteModule[];
 }
 
@@ -178,7 +178,7 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
 
   // The route modules first: hooks they add to the app (metrics) then cover the token endpoint's
   // scope too, which copies the app's hooks when it is registered.
-  for (const register of options.routes ?? ROUTE_MODULES) await register(app, deps);
+  for (const register of options.routes ?? API_ROUTE_MODULES) await register(app, deps);
   await oauthRoutes(app, { store, key, clock, maxConcurrentHashes: options.maxConcurrentHashes });
 
   // Liveness apart from readiness (src/store/readiness.ts): a store outage makes this process

@@ -10,9 +10,9 @@ import { errors, jwtVerify, SignJWT } from 'jose';
 import type { Store } from '../store/store.js';
 import type { Clock } from '../kernel/clock.js';
 import { isVariant } from '../types.js';
-import type { ApiClient } from './clients.js';
-import { SCOPES } from './clients.js';
-import type { Principal, Scope } from './types.js';
+import type { ApiClient, Scope } from '../access/api-clients.js';
+import { SCOPES } from '../access/api-clients.js';
+import type { Principal } from './types.js';
 
 /** Spec §5.4, §8: a token lives 3600 seconds. */
 export const TOKEN_LIFETIME_S = 3600;

@@ -3,14 +3,13 @@
  * calling, and what every route module gets.
  */
 import type { FastifyInstance } from 'fastify';
+import type { Scope } from '../access/api-clients.js';
 import type { PartnerDefinition } from '../config/definition.js';
 import type { InvalidDefinition } from '../config/load-definitions.js';
 import type { Logger, Redact } from '../log.js';
 import type { Loader } from '../pipeline/load.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
-
-export type Scope = 'read' | 'write';
 
 /** The caller, from a verified, unrevoked, unexpired bearer token. */
 export interface Principal {

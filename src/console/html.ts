@@ -3,7 +3,7 @@
  * from escaped parts with `html`), so data from partners never becomes markup.
  */
 import { fromStoreTimestamp } from '../store/values.js';
-import type { Session } from './users.js';
+import type { Session } from '../access/console-users.js';
 
 export class Html {
   constructor(readonly text: string) {}

@@ -5,8 +5,7 @@
  */
 import { statusRows } from '../../jobs/stream-status.js';
 import { describeUnevaluated, notCountedBy, unevaluated } from '../store/unevaluated.js';
-import type { Freshness } from '../freshness.js';
-import { isBreach } from '../worker/freshness-monitor.js';
+import { isBreach, type Freshness } from '../freshness.js';
 import { ledgerReport } from '../commission/report.js';
 import { listReviewHolds } from '../commission/review-holds.js';
 import type { PartnerDefinition } from '../config/definition.js';
@@ -16,7 +15,7 @@ import { checklistStatus } from '../onboarding/checklist.js';
 import { countOpenRejects, listRejects } from '../store/rejects.js';
 import type { Store } from '../store/store.js';
 import { csrfField, html, Html, num, q, table, when } from './html.js';
-import { listAudit, type Session } from './users.js';
+import { listAudit, type Session } from '../access/console-users.js';
 import type { Plan } from '../commission/plans.js';
 import type { BackfillJob, StreamProgress } from './backfills.js';
 

@@ -8,7 +8,7 @@ import { listPostbacks } from '../postbacks/definitions.js';
 import { EVENT_KINDS } from '../postbacks/events.js';
 import type { Store } from '../store/store.js';
 import { csrfField, html, num, q, table, when, type Html } from './html.js';
-import type { Session } from './users.js';
+import type { Session } from '../access/console-users.js';
 
 const STATES = ['pending', 'retrying', 'delivered', 'dead'];
 

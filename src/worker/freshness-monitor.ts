@@ -11,12 +11,12 @@
  */
 import { invalidStreams } from '../config/invalid-streams.js';
 import type { InvalidDefinition } from '../config/load-definitions.js';
-import { DELTA_TARGET_MS, freshness, type Freshness } from '../freshness.js';
+import { DELTA_TARGET_MS, freshness, isBreach, type Freshness } from '../freshness.js';
 import { streamFreshness, type PushedState } from '../push/freshness.js';
 import type { Logger } from '../log.js';
 import type { Entity } from '../types.js';
 import type { Alerter, AlertEvent } from './alert.js';
-import type { StreamLocks, Lease } from './locks.js';
+import type { StreamLocks, Lease } from '../store/stream-locks.js';
 import type { WorkerMetrics } from './metrics.js';
 import type { Timers, TimerHandle } from './timers.js';
 
@@ -28,9 +28,6 @@ export interface StreamFreshness {
   freshness: Freshness;
   breach: boolean;
 }
-
-/** Whether a stream's freshness breaches its target: behind, late, or never loaded when it should have. */
-export const isBreach = (f: Freshness): boolean => f.state === 'behind' || f.state === 'late' || f.state === 'never' || f.state === 'stopped';
 
 const split = (key: string): { partner: string; stream: Entity } => {
   const cut = key.lastIndexOf('/');

@@ -6,6 +6,7 @@
  * T's previous day, and is retried until that day has loaded.
  */
 import type { PartnerDefinition } from '../config/definition.js';
+import { jobKey } from '../store/stream-locks.js';
 import { ENTITIES, type Entity } from '../types.js';
 import { parseCron, type CronSchedule } from './cron.js';
 
@@ -19,8 +20,6 @@ export interface StreamJob {
   mode: JobMode;
   schedule: CronSchedule;
 }
-
-export const jobKey = (partner: string, stream: string): string => `${partner}/${stream}`;
 
 /** The UTC day a daily run scheduled for `scheduledFor` must load: the previous one. */
 export function requiredDay(scheduledFor: Date): string {

@@ -11,7 +11,7 @@ import type { Logger, Redact } from '../log.js';
 import type { Store } from '../store/store.js';
 import type { Alerter } from './alert.js';
 import { parseCron } from './cron.js';
-import type { StreamLocks } from './locks.js';
+import type { StreamLocks } from '../store/stream-locks.js';
 import type { TimerHandle, Timers } from './timers.js';
 import { reconcile, type Reconciliation } from '../onboarding/reconcile.js';
 

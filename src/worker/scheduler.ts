@@ -25,7 +25,7 @@ import type { StreamRunResult } from '../../jobs/sync-stream.js';
 import type { Logger } from '../log.js';
 import { emptyCounts } from '../store/runs.js';
 import { requiredDay, type StreamJob } from './jobs.js';
-import type { StreamLocks } from './locks.js';
+import type { StreamLocks } from '../store/stream-locks.js';
 import type { Slot } from './slot.js';
 import { StoreOutage } from './store-outage.js';
 import type { TimerHandle, Timers } from './timers.js';

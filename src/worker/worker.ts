@@ -21,7 +21,7 @@ import type { Alerter } from './alert.js';
 import { FreshnessMonitor } from './freshness-monitor.js';
 import { acquireInstanceLock, type InstanceLock } from './instance-lock.js';
 import { jobsFromDefinitions } from './jobs.js';
-import { locksFor, type StreamLocks } from './locks.js';
+import { locksFor, type StreamLocks } from '../store/stream-locks.js';
 import { workerMetrics, type WorkerMetrics } from './metrics.js';
 import { Scheduler, type SchedulerPorts, type StopResult } from './scheduler.js';
 import { closeAbandonedRuns, readStates, storePorts } from './store-ports.js';

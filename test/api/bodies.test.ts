@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { requireToken } from '../../src/api/auth.js';
 import { MAX_JSON_DEPTH, nestingDepth } from '../../src/api/json-body.js';
-import { hashSecret, verifySecret } from '../../src/api/secret-hash.js';
+import { hashSecret, verifySecret } from '../../src/access/secret-hash.js';
 import { DEFAULT_BODY_LIMIT } from '../../src/api/server.js';
 import type { RouteModule } from '../../src/api/types.js';
 import { createLogger } from '../../src/log.js';
@@ -174,7 +174,7 @@ describe('client secrets', () => {
     assert.equal(await verifySecret('correct-horse-battery-stapld', stored), false);
     assert.equal(await verifySecret('short', stored), false);
     assert.equal(await verifySecret('', stored), false);
-    const source = readFileSync(fileURLToPath(new URL('../../src/api/secret-hash.js', import.meta.url)), 'utf8');
+    const source = readFileSync(fileURLToPath(new URL('../../src/access/secret-hash.js', import.meta.url)), 'utf8');
     assert.match(source, /timingSafeEqual\(actual, expected\)/);
     assert.doesNotMatch(source, /\.equals\(|\.compare\(/);
   });

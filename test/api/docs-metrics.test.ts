@@ -51,7 +51,7 @@ describe('API self-description: /openapi.json, /docs, /metrics', () => {
             for (const method of [r.method].flat()) routes.push({ method: method.toLowerCase(), url: r.url });
           });
         },
-        ...(await import('../../src/api/routes/index.js')).ROUTE_MODULES,
+        ...(await import('../../src/cli/server.js')).ROUTE_MODULES,
       ],
     });
     await app.ready();
@@ -63,7 +63,7 @@ describe('API self-description: /openapi.json, /docs, /metrics', () => {
     }
     assert.ok(routes.length >= 2 + 6 * 3 + 3, `${routes.length} routes seen`);
     await app.close();
-    // The web console (src/api/routes/console.ts) marks its pages so: they are served, not documented.
+    // The web console (src/console/request.ts) marks its pages so: they are served, not documented.
     for (const page of ['GET /', 'GET /console/login', 'POST /console/login', 'GET /console/partners']) assert.ok(hidden.includes(page), `${page} is a hidden console route`);
     const served = routes.filter((r) => r.method !== 'head' && r.method !== 'options');
 

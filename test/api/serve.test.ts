@@ -5,7 +5,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient, type NewClient } from '../../src/api/clients.js';
+import { createClient, type NewClient } from '../../src/access/api-clients.js';
 import { packageRoot } from '../../src/paths.js';
 import { Readable } from 'node:stream';
 import { main } from '../../src/cli/main.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createClient, revokeClient } from '../../src/api/clients.js';
+import { createClient, revokeClient } from '../../src/access/api-clients.js';
 import { requirePartnerAccess, requireToken } from '../../src/api/auth.js';
 import type { RouteModule } from '../../src/api/types.js';
 import { startApi, type StartedApi } from '../support/api.js';

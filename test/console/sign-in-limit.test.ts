@@ -5,9 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
-import type { KdfParams } from '../../src/api/secret-hash.js';
-import { buildApi } from '../../src/api/server.js';
-import { addUser } from '../../src/console/users.js';
+import type { KdfParams } from '../../src/access/secret-hash.js';
+import { buildApi } from '../../src/cli/server.js';
+import { addUser } from '../../src/access/console-users.js';
 import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { createSpecValidator } from '../../src/spec/validator.js';

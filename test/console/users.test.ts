@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { KdfParams } from '../../src/api/secret-hash.js';
-import { addUser, audit, checkPassword, endSession, findSession, listAudit, startSession, UserError } from '../../src/console/users.js';
+import type { KdfParams } from '../../src/access/secret-hash.js';
+import { addUser, audit, checkPassword, endSession, findSession, listAudit, startSession, UserError } from '../../src/access/console-users.js';
 import { fixedClock, STORES, type TestStore } from '../support/stores.js';
 
 const TEST_KDF: KdfParams = { alg: 'scrypt', N: 1024, r: 8, p: 1, keylen: 32 };

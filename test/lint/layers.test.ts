@@ -45,6 +45,10 @@ const CASES: { rule: string; from: string; files: Record<string, string> }[] = [
   { rule: 'api-and-console-import-no-cli', from: 'src/console/pages.ts', files: { 'src/console/pages.ts': "import { x } from '../cli/commands/status.js';\nexport const y = x;\n", 'src/cli/commands/status.ts': 'export const x = 1;\n' } },
   { rule: 'spec-and-config-below-the-store', from: 'src/config/check.ts', files: { 'src/config/check.ts': "import { x } from '../pipeline/map-record.js';\nexport const y = x;\n", 'src/pipeline/map-record.ts': 'export const x = 1;\n' } },
   { rule: 'reports-read-the-ledger-only', from: 'src/reports/explain.ts', files: { 'src/reports/explain.ts': "import { x } from '../commission/engine.js';\nexport const y = x;\n" } },
+  { rule: 'faces-import-no-face', from: 'src/api/routes/records.ts', files: { 'src/api/routes/records.ts': "import { x } from '../../worker/locks.js';\nexport const y = x;\n", 'src/worker/locks.ts': 'export const x = 1;\n' } },
+  { rule: 'faces-import-no-face', from: 'src/console/users.ts', files: { 'src/console/users.ts': "import type { H } from '../api/secret-hash.js';\nexport type U = H;\n", 'src/api/secret-hash.ts': 'export type H = string;\n' } },
+  { rule: 'faces-import-no-face', from: 'src/worker/reload.ts', files: { 'src/worker/reload.ts': "import { x } from '../console/backfills.js';\nexport const y = x;\n", 'src/console/backfills.ts': 'export const x = 1;\n' } },
+  { rule: 'faces-import-no-face', from: 'src/cli/commands/run.ts', files: { 'src/cli/commands/run.ts': "import { x } from '../../worker/exclusive.js';\nexport const y = x;\n", 'src/worker/exclusive.ts': 'export const x = 1;\n' } },
 ];
 
 describe('layer rules (npm run lint)', function () {
@@ -62,6 +66,24 @@ describe('layer rules (npm run lint)', function () {
       const { code, output } = await cruise(dir, ['src', 'connectors', 'jobs']);
       assert.notEqual(code, 0, output);
       for (const { rule, from } of CASES) assert.match(output, new RegExp(`error ${rule}: ${from.replace(/\./g, '\\.')}`), `${rule} did not fire for ${from}:\n${output}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the CLI starts the other faces from its two starting modules; a face imports its own folder', async () => {
+    const dir = tree({
+      'src/worker/worker.ts': 'export const startWorker = 1;\n',
+      'src/api/routes/index.ts': 'export const API_ROUTE_MODULES = [];\n',
+      'src/api/server.ts': "import { API_ROUTE_MODULES } from './routes/index.js';\nexport const buildApi = API_ROUTE_MODULES;\n",
+      'src/console/routes.ts': 'export const consoleRoutes = 1;\n',
+      'src/cli/server.ts': "import { buildApi } from '../api/server.js';\nimport { consoleRoutes } from '../console/routes.js';\nexport const app = [buildApi, consoleRoutes];\n",
+      'src/cli/commands/worker.ts': "import { startWorker } from '../../worker/worker.js';\nexport const w = startWorker;\n",
+      'src/cli/commands/serve.ts': "import { app } from '../server.js';\nimport { w } from './worker.js';\nexport const s = [app, w];\n",
+    });
+    try {
+      const { code, output } = await cruise(dir, ['src']);
+      assert.equal(code, 0, output);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -15,7 +15,7 @@ import { loadDefinition } from '../../src/config/load-definitions.js';
 import { startReconcileSchedule } from '../../src/worker/reconcile-schedule.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { webhookAlerter, type AlertEvent } from '../../src/worker/alert.js';
-import { localLocks } from '../../src/worker/locks.js';
+import { localLocks } from '../../src/store/stream-locks.js';
 import { FakeTimers } from '../worker/support/fake-timers.js';
 import { captureLogger } from '../worker/support/log-capture.js';
 import { emptyCounts, finishRun, startRun } from '../../src/store/runs.js';

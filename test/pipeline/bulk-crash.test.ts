@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { partnersPage } from '../../src/console/pages.js';
-import type { Session } from '../../src/console/users.js';
+import type { Session } from '../../src/access/console-users.js';
 import { money } from '../../src/kernel/money.js';
 import { packageRoot } from '../../src/paths.js';
 import { createSandboxData } from '../../src/sandbox/data.js';

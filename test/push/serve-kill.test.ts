@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { createClient } from '../../src/api/clients.js';
+import { createClient } from '../../src/access/api-clients.js';
 import { packageRoot } from '../../src/paths.js';
 import { customer } from '../support/records.js';
 import { STORES, type TestStore } from '../support/stores.js';

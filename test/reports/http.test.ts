@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { STORES } from '../support/stores.js';
 import { startApi, type StartedApi } from '../support/api.js';
 import type { SpecRecord } from '../../src/types.js';
-import { revokeClient } from '../../src/api/clients.js';
+import { revokeClient } from '../../src/access/api-clients.js';
 
 const backend = STORES.find((b) => b.name === 'sqlite') ?? STORES[0];
 

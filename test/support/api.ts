@@ -11,15 +11,15 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { createLoadHooks } from '../../jobs/load-hooks.js';
-import { createClient } from '../../src/api/clients.js';
+import { createClient, type Scope } from '../../src/access/api-clients.js';
 import { buildApi, type ApiOptions } from '../../src/api/server.js';
-import type { ApiDeps, Scope } from '../../src/api/types.js';
+import type { ApiDeps } from '../../src/api/types.js';
 import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { specValidator } from '../../src/spec/validator.js';
 import type { Store } from '../../src/store/store.js';
 import type { Variant } from '../../src/types.js';
-import type { KdfParams } from '../../src/api/secret-hash.js';
+import type { KdfParams } from '../../src/access/secret-hash.js';
 
 const TEST_KDF: KdfParams = { alg: 'scrypt', N: 1024, r: 8, p: 1, keylen: 32 };
 

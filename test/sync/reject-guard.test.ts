@@ -18,7 +18,7 @@ import { readState } from '../../src/store/sync-state.js';
 import type { SpecRecord } from '../../src/types.js';
 import { webhookAlerter, type AlertEvent } from '../../src/worker/alert.js';
 import { FreshnessMonitor } from '../../src/worker/freshness-monitor.js';
-import { localLocks } from '../../src/worker/locks.js';
+import { localLocks } from '../../src/store/stream-locks.js';
 import { readStates } from '../../src/worker/store-ports.js';
 import { runCli } from '../support/cli.js';
 import { SANDBOX_SECRET } from '../support/sandbox.js';

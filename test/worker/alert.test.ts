@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { webhookAlerter, webhookUrlFromEnv, type AlertEvent } from '../../src/worker/alert.js';
 import { FreshnessMonitor, type StreamState } from '../../src/worker/freshness-monitor.js';
-import { localLocks } from '../../src/worker/locks.js';
+import { localLocks } from '../../src/store/stream-locks.js';
 import { mergeDefinitions } from '../../src/worker/reload.js';
 import { loadDefinitions } from '../../src/config/load-definitions.js';
 import { packageRoot } from '../../src/paths.js';

@@ -12,7 +12,7 @@ import pg from 'pg';
 import { noRedaction, silentLogger } from '../../src/log.js';
 import { openStore } from '../../src/store/store.js';
 import { acquireInstanceLock, InstanceLockedError } from '../../src/worker/instance-lock.js';
-import { advisoryLocks, localLocks } from '../../src/worker/locks.js';
+import { advisoryLocks, localLocks } from '../../src/store/stream-locks.js';
 import { startWorker } from '../../src/worker/worker.js';
 import { STORES } from '../support/stores.js';
 

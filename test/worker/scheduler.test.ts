@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { FreshnessMonitor } from '../../src/worker/freshness-monitor.js';
 import { parseCron } from '../../src/worker/cron.js';
-import { jobKey, type StreamJob } from '../../src/worker/jobs.js';
-import { localLocks } from '../../src/worker/locks.js';
+import type { StreamJob } from '../../src/worker/jobs.js';
+import { jobKey, localLocks } from '../../src/store/stream-locks.js';
 import { Scheduler, type SkipReason } from '../../src/worker/scheduler.js';
 import { sleep } from '../../src/worker/timers.js';
 import type { Entity } from '../../src/types.js';

@@ -6,8 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { parseCron } from '../../src/worker/cron.js';
-import { jobKey, type StreamJob } from '../../src/worker/jobs.js';
-import { localLocks } from '../../src/worker/locks.js';
+import type { StreamJob } from '../../src/worker/jobs.js';
+import { jobKey, localLocks } from '../../src/store/stream-locks.js';
 import { Scheduler } from '../../src/worker/scheduler.js';
 import { FakeTimers } from './support/fake-timers.js';
 import { FakeWorld } from './support/fake-world.js';

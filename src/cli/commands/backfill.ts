@@ -6,7 +6,7 @@ import { loadConfig, partnerDefinition } from '../definitions.js';
 import { CliError, EXIT_USAGE, type Io } from '../io.js';
 import { progressLine } from '../progress.js';
 import { printStreamResults, resultsExitCode } from './run.js';
-import { withExclusiveStreams } from '../../worker/exclusive.js';
+import { withExclusiveStreams } from '../../../jobs/exclusive-streams.js';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const isDate = (s: string) => DATE.test(s) && new Date(`${s}T00:00:00Z`).toISOString().slice(0, 10) === s;

@@ -6,9 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { createClient, listClients, parseScopes, revokeClient, type ApiClient } from '../../api/clients.js';
-import { DEFAULT_REVOCATION_CACHE_MS } from '../../api/auth.js';
-import type { Scope } from '../../api/types.js';
+import { createClient, DEFAULT_REVOCATION_CACHE_MS, listClients, parseScopes, revokeClient, type ApiClient, type Scope } from '../../access/api-clients.js';
 import { isVariant, VARIANTS, type Variant } from '../../types.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { formatDefinitionError, loadConfig } from '../definitions.js';

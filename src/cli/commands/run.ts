@@ -1,5 +1,5 @@
 import { runPartner } from '../../../jobs/run-partner.js';
-import { withExclusiveStreams } from '../../worker/exclusive.js';
+import { withExclusiveStreams } from '../../../jobs/exclusive-streams.js';
 import { rejectedLine, type StreamRunResult } from '../../../jobs/sync-stream.js';
 import { cliLoader } from '../loader.js';
 import type { Entity } from '../../types.js';

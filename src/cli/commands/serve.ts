@@ -1,6 +1,6 @@
 /**
- * `partner-sync serve`: the HTTP API (src/api/server.ts) on one store, loading through the one
- * Loader composition (src/cli/loader.ts).
+ * `partner-sync serve`: the HTTP API and the web console (src/cli/server.ts) on one store, loading
+ * through the one Loader composition (src/cli/loader.ts).
  * - Transport: HTTPS with --tls-cert and --tls-key; plain HTTP only on a loopback address, or
  *   with --trust-proxy behind a TLS-terminating proxy. Anything else is a usage error (exit 2):
  *   spec §5.5, all requests use HTTPS.
@@ -14,12 +14,12 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { buildApi } from '../../api/server.js';
 import { createLogger } from '../../log.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { loadConfig } from '../definitions.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 import { cliLoader } from '../loader.js';
+import { buildApi } from '../server.js';
 import { nodeProcess, type WorkerProcess } from './worker.js';
 import { startPostbackDelivery } from '../../postbacks/start.js';
 import type { Delivery } from '../../postbacks/delivery-thread.js';

@@ -6,7 +6,7 @@ import { checklistStatus } from '../../onboarding/checklist.js';
 import { statusRows, type StatusRow } from '../../../jobs/stream-status.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { formatDefinitionError, loadConfig, type LoadedConfig } from '../definitions.js';
-import { isBreach } from '../../worker/freshness-monitor.js';
+import { isBreach } from '../../freshness.js';
 import { EXIT_FAILURE, EXIT_OK, type Io } from '../io.js';
 import { formatTable } from '../table.js';
 

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline';
-import { addUser, generatePassword, isRole, ROLES, UserError } from '../../console/users.js';
+import { addUser, generatePassword, isRole, ROLES, UserError } from '../../access/console-users.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { CliError, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 

@@ -3,7 +3,7 @@ import type { StoreMigration } from './migration.js';
 /**
  * The web console (src/console/):
  * - console_users: who may sign in, their role (operator | manager) and a salted scrypt hash of
- *   their password (src/api/secret-hash.ts, the same hashing as API client secrets).
+ *   their password (src/access/secret-hash.ts, the same hashing as API client secrets).
  * - console_sessions: a signed-in browser; the cookie carries a random id, the store keeps only its
  *   SHA-256, the CSRF token of the session, and when it expires.
  * - console_audit: every action taken in the console, append-only in use: who, when, what, and

@@ -1,5 +1,5 @@
 /**
- * Client secrets are kept only as a salted slow hash: scrypt (node:crypto) with a random salt per
+ * API client secrets and console passwords are kept only as a salted slow hash: scrypt (node:crypto) with a random salt per
  * secret, its parameters stored beside the hash so that they can be raised later without making
  * older secrets unverifiable. Comparison is constant-time (crypto.timingSafeEqual).
  */

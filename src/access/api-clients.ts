@@ -1,14 +1,16 @@
 /**
  * API clients (OAuth client credentials) in the store: created by `partner-sync clients add`,
- * listed, revoked. A client belongs to one partner and variant, has scopes (read, write) and may
- * be limited to one affiliate's report rows. The secret is returned once, at creation, and kept
- * only hashed (./secret-hash.ts).
+ * listed, revoked, and authenticated by the HTTP API. A client belongs to one partner and
+ * variant, has scopes (read, write) and may be limited to one affiliate's report rows. The secret
+ * is returned once, at creation, and kept only hashed (./secret-hash.ts).
  */
 import { randomBytes } from 'node:crypto';
 import type { Store } from '../store/store.js';
 import { isVariant, type Variant } from '../types.js';
 import { decoyHash, hashSecret, verifySecret, type KdfParams } from './secret-hash.js';
-import type { Scope } from './types.js';
+
+/** What an API client may do: read (list records, reports) and write (push records). */
+export type Scope = 'read' | 'write';
 
 export const SCOPES: readonly Scope[] = ['read', 'write'];
 
@@ -119,6 +121,9 @@ export async function authenticateClient(store: Store, clientId: string, clientS
   if (!row || !ok || row.revoked_at !== null) return undefined;
   return toClient(row);
 }
+
+/** How long a process trusts its last look at a client's revocation (a revoked client's tokens stop within this). */
+export const DEFAULT_REVOCATION_CACHE_MS = 5000;
 
 /** Whether the client is revoked or gone (one indexed row read). */
 export async function clientRevoked(store: Store, clientId: string): Promise<boolean> {

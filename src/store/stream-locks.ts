@@ -1,5 +1,7 @@
 /**
- * Mutual exclusion of (partner, stream) runs across worker processes.
+ * Mutual exclusion of (partner, stream) runs across processes: the worker's scheduled runs and
+ * the runs started by hand (`run`, `backfill`, the console: jobs/exclusive-streams.ts) take the
+ * same lock, named by `jobKey`.
  *
  * - PostgreSQL (`locking: 'advisory'`): `pg_try_advisory_lock` on a connection of its own, held
  *   for the run and unlocked after it (the connection kept for a later lock). A killed worker's
@@ -7,15 +9,18 @@
  *   expire, nothing to clean up. Keepalives are on, so a worker whose host vanishes without
  *   closing its sockets is noticed too. The lock key hashes the store's schema with the name, so
  *   stores in several schemas of one database (tests) do not exclude each other.
- * - SQLite (`locking: 'single-process'`): one worker per store file (instance-lock.ts) makes
+ * - SQLite (`locking: 'single-process'`): one worker per store file (src/worker/instance-lock.ts) makes
  *   in-process exclusion enough.
  *
  * Which one a store gets is data from its dialect profile, not a test of the client name.
  */
 import pg from 'pg';
 import type { Logger } from '../log.js';
-import type { DialectProfile } from '../store/dialects.js';
-import type { Store } from '../store/store.js';
+import type { DialectProfile } from './dialects.js';
+import type { Store } from './store.js';
+
+/** `partner/stream`: the name of a stream's lock, and of the worker's job for it. */
+export const jobKey = (partner: string, stream: string): string => `${partner}/${stream}`;
 
 export interface Lease {
   readonly name: string;

@@ -1,11 +1,12 @@
 /**
- * Console users, sessions and the audit log (migration 012). Passwords are kept as a salted
- * scrypt hash made by src/api/secret-hash.ts (the same function as API client secrets). A session
- * id is 32 random bytes in the browser's cookie; the store keeps its SHA-256 only, so a copy of
- * the store does not sign anyone in.
+ * Console users, sessions and the audit log (migration 012): added by `partner-sync users add`,
+ * signed in and audited by the web console. Passwords are kept as a salted scrypt hash made by
+ * ./secret-hash.ts (the same function as API client secrets). A session id is 32 random bytes in
+ * the browser's cookie; the store keeps its SHA-256 only, so a copy of the store does not sign
+ * anyone in.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { decoyHash, hashSecret, verifySecret, type KdfParams } from '../api/secret-hash.js';
+import { decoyHash, hashSecret, verifySecret, type KdfParams } from './secret-hash.js';
 import type { Store } from '../store/store.js';
 import { fromStoreTimestamp } from '../store/values.js';
 
