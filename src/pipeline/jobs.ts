@@ -55,10 +55,13 @@ export interface ChangeSet {
    * absent was not stored. Empty when the store could hold none of the keys (a COPY of only new keys).
    */
   prior: PriorRows;
-  /** Activity days replaced whole (their stored rows were deleted). */
+  /**
+   * Stored rows the batch deleted, per entity, with their table key: the activity rows of the days
+   * it replaced (and the room for what else a source takes back, or an erasure removes).
+   */
+  removed: Record<Entity, StoredRow[]>;
+  /** Activity days replaced whole (their stored rows are in `removed.activity`). */
   replacedDays: string[];
-  /** The customers whose activity rows of those days were deleted. */
-  replacedCustomers: string[];
 }
 
 /** A partner a committed transaction wrote to, as an evaluation is asked for it. */

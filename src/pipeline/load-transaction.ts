@@ -85,7 +85,7 @@ export class LoadTransaction {
   private changeSet(partner: string, variant: Variant, runId: string): ChangeSet {
     return {
       partner, variant, runId, policy: this.loader.policyOf(runId),
-      records: { customers: [], transactions: [], activity: [] }, prior: emptyPriorRows(), replacedDays: [], replacedCustomers: [],
+      records: { customers: [], transactions: [], activity: [] }, prior: emptyPriorRows(), removed: { customers: [], transactions: [], activity: [] }, replacedDays: [],
     };
   }
 
@@ -118,20 +118,18 @@ export class LoadTransaction {
     return this.enqueue(async () => {
       await this.lockPartner(partner);
       const table = entityTable(variant, 'activity');
-      const gone = new Set<string>();
+      const change = this.changeSet(partner, variant, runId);
       for (let i = 0; i < days.length; i += 500) {
         const part = days.slice(i, i + 500);
         // Raw: knex's builder returns only a count from a DELETE on SQLite; both return a raw RETURNING's rows.
-        const deleted = await this.trx.raw(`DELETE FROM ${table.name} WHERE partner_id = ? AND date IN (${part.map(() => '?').join(', ')}) RETURNING customer_id`, [partner, ...part]) as unknown;
-        for (const r of rawRows<{ customer_id: string }>(deleted)) gone.add(r.customer_id);
+        const deleted = await this.trx.raw(`DELETE FROM ${table.name} WHERE partner_id = ? AND date IN (${part.map(() => '?').join(', ')}) RETURNING ${table.key.join(', ')}`, [partner, ...part]) as unknown;
+        for (const r of rawRows<Record<string, unknown>>(deleted)) change.removed.activity.push(r);
       }
       let replaced = this.replacedDays.get(partner);
       if (!replaced) this.replacedDays.set(partner, (replaced = new Set()));
       for (const day of days) replaced.add(day);
       await dropParkedDays(this.trx, partner, days);
-      const change = this.changeSet(partner, variant, runId);
       change.replacedDays = days;
-      change.replacedCustomers = [...gone];
       await this.loader.jobs.mark(this.jobs, change);
       this.committed.push({ partner, variant, runId, policy: change.policy, customers: [], records: 0 });
     });
