@@ -94,7 +94,8 @@ export function listChunks<T>(db: Knex, keys: readonly T[], options: { valuesPer
   return cut(keys, size);
 }
 
-function cut<T>(items: readonly T[], size: number): T[][] {
+/** Items cut into runs of `size`. */
+export function cut<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
