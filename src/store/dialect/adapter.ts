@@ -86,7 +86,7 @@ export interface StoreDialect extends DialectProfile {
    * Deletes the partner's rows of these keys (each key: the values of `key`'s columns in order):
    * PostgreSQL in one statement, the keys as one JSON parameter; SQLite at most `atMost` keys a statement.
    */
-  deleteKeys(trx: Knex.Transaction, table: string, partner: string, key: Record<string, SqlType>, keys: readonly (readonly unknown[])[], atMost: number): Promise<void>;
+  deleteKeys(trx: Knex.Transaction, table: string, partner: string, key: Record<string, SqlType>, keys: readonly (readonly string[])[], atMost: number): Promise<void>;
 
   /** A date column as its `YYYY-MM-DD` text. */
   dateText(column: string): string;
