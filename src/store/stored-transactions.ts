@@ -7,7 +7,7 @@
  */
 import type { Knex } from 'knex';
 import type { SpecRecord } from '../types.js';
-import { inList, inListSize } from './dialects.js';
+import { dialectOf } from './dialect/index.js';
 
 /** The columns read: what either job needs of a stored transaction. */
 export const STORED_TRANSACTION_COLUMNS = ['transaction_id', 'customer_id', 'transaction_date', 'transaction_type', 'status', 'amount_currency', 'currency', 'amount_usd'] as const;
@@ -27,11 +27,11 @@ export function storedTransactions(trx: Knex.Transaction, partner: string, recor
 }
 
 async function readStored(trx: Knex.Transaction, partner: string, ids: readonly string[]): Promise<Record<string, unknown>[]> {
-  const size = inListSize(trx);
+  const dialect = dialectOf(trx);
   const out: Record<string, unknown>[] = [];
-  for (let i = 0; i < ids.length; i += size) {
+  for (const part of dialect.chunks(ids, { form: 'inList' })) {
     const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner)
-      .modify(inList('transaction_id', ids.slice(i, i + size))).select(...STORED_TRANSACTION_COLUMNS);
+      .modify(dialect.inList('transaction_id', part)).select(...STORED_TRANSACTION_COLUMNS);
     for (const r of rows) out.push(r);
   }
   return out;
