@@ -38,7 +38,6 @@ export function createReportFactsHook(store: Store): ReportFactsHooks {
         return;
       }
       await updateFacts(trx, {
-        kind: store.profile.kind,
         partner: change.partner,
         variant: change.variant,
         customers: change.records.customers,

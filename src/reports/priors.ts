@@ -8,7 +8,8 @@ import { fromStoreTimestamp } from '../store/values.js';
 import { toUtcTimestamp } from '../kernel/timestamp.js';
 import type { SpecRecord } from '../types.js';
 import { STORED_TRANSACTION_COLUMNS, storedTransactions } from '../store/stored-transactions.js';
-import { campaignKey, chunks, decimalKey, inList, pairKey, productKey } from './facts-values.js';
+import { dialectOf } from '../store/dialect/index.js';
+import { CHUNK, campaignKey, decimalKey, pairKey, productKey } from './facts-values.js';
 
 /** A stored transaction as the facts read it. */
 export interface StoredTransaction {
@@ -69,8 +70,9 @@ export function writtenTransaction(record: SpecRecord): StoredTransaction {
 export async function readPriors(trx: Knex.Transaction, partner: string, entity: string, records: readonly SpecRecord[], into: PriorVersions): Promise<void> {
   if (entity === 'customers') {
     const wanted = [...new Set(records.map((r) => String(r.customer_id)))].filter((id) => !into.customers.has(id));
-    for (const part of chunks(wanted)) {
-      const rows: Record<string, unknown>[] = await trx('customers').where('partner_id', partner).modify(inList('customer_id', part))
+    const dialect = dialectOf(trx);
+    for (const part of dialect.chunks(wanted, CHUNK)) {
+      const rows: Record<string, unknown>[] = await trx('customers').where('partner_id', partner).modify(dialect.inList('customer_id', part))
         .select('customer_id', 'affiliate_id', 'campaign_id', 'signup_date', 'challenge_type', 'account_size');
       for (const r of rows) {
         into.customers.set(String(r.customer_id), {
@@ -105,8 +107,9 @@ export async function readActivity(trx: Knex.Transaction, partner: string, keys:
     days.add(day);
   }
   const out: Record<string, unknown>[] = [];
-  for (const part of chunks([...customers])) {
-    const rows: Record<string, unknown>[] = await trx('gaming_activity').where('partner_id', partner).modify(inList('customer_id', part)).whereIn('date', [...days]).select(...ACTIVITY_READ);
+  const dialect = dialectOf(trx);
+  for (const part of dialect.chunks([...customers], CHUNK)) {
+    const rows: Record<string, unknown>[] = await trx('gaming_activity').where('partner_id', partner).modify(dialect.inList('customer_id', part)).whereIn('date', [...days]).select(...ACTIVITY_READ);
     for (const r of rows) if (keys.has(activityKey(r as never))) out.push(r);
   }
   return out;
@@ -115,7 +118,8 @@ export async function readActivity(trx: Knex.Transaction, partner: string, keys:
 /** Every stored activity row of these customers. */
 export async function readCustomerActivity(trx: Knex.Transaction, partner: string, customers: readonly string[]): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
-  for (const part of chunks(customers)) out.push(...((await trx('gaming_activity').where('partner_id', partner).modify(inList('customer_id', part)).select(...ACTIVITY_READ)) as Record<string, unknown>[]));
+  const dialect = dialectOf(trx);
+  for (const part of dialect.chunks(customers, CHUNK)) out.push(...((await trx('gaming_activity').where('partner_id', partner).modify(dialect.inList('customer_id', part)).select(...ACTIVITY_READ)) as Record<string, unknown>[]));
   return out;
 }
 
