@@ -10,7 +10,7 @@
  * rests on (`batchParameters`, `exactDecimals`, `concurrent`), never for a name.
  */
 import type { Knex } from 'knex';
-import { cut, rowsPerStatement, type DialectProfile, type StatementForm } from '../dialects.js';
+import { columnCount, cut, rowsPerStatement, type DialectProfile, type StatementForm } from '../dialects.js';
 import type { StoreLocation } from '../store-url.js';
 
 /** A column's SQL type, for the casts of a batch's parameters (PostgreSQL's `?::type[]`, `json_to_recordset`). */
@@ -101,16 +101,12 @@ export interface StoreDialect extends DialectProfile {
   migrationTurn<T>(location: StoreLocation, migrate: () => Promise<T>): Promise<T>;
 }
 
-/** The sizing both adapters share: the limits are their data. */
-export function statementChunks<T>(dialect: StoreDialect, items: readonly T[], shape: number | StatementShape = {}): T[][] {
-  const s: StatementShape = typeof shape === 'number' ? { atMost: shape } : shape;
-  const byLimits = s.form === 'inList' ? dialect.inListSize : rowsPerStatement(dialect, s.valuesPerRow ?? 1, s.form ?? 'list', s.otherValues ?? 0);
-  return cut(items, Math.min(s.atMost ?? Infinity, byLimits));
-}
-
-/** Variables per row of a knex multi-row insert: every key of any row. */
-export function columnCount(rows: readonly object[]): number {
-  const columns = new Set<string>();
-  for (const row of rows) for (const key of Object.keys(row)) columns.add(key);
-  return columns.size;
+/** The statement sizing both adapters share, from their limits (`limits`; `inListSize`: values of one `inList` at most). */
+export function sizing(limits: DialectProfile, inListSize: number): Pick<StoreDialect, 'chunks' | 'insertChunks' | 'inListSize'> {
+  const chunks = <T>(items: readonly T[], shape: number | StatementShape = {}): T[][] => {
+    const s: StatementShape = typeof shape === 'number' ? { atMost: shape } : shape;
+    const byLimits = s.form === 'inList' ? inListSize : rowsPerStatement(limits, s.valuesPerRow ?? 1, s.form ?? 'list', s.otherValues ?? 0);
+    return cut(items, Math.min(s.atMost ?? Infinity, byLimits));
+  };
+  return { chunks, insertChunks: (rows, otherValues = 0) => chunks(rows, { valuesPerRow: columnCount(rows), form: 'insert', otherValues }), inListSize };
 }

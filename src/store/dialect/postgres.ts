@@ -8,7 +8,7 @@ import pg from 'pg';
 import { DIALECTS } from '../dialects.js';
 import { arrayLiteral, insertArrays, insertJson, insertRowArrays } from '../json-insert.js';
 import { transactionLock } from '../transaction-lock.js';
-import { columnCount, statementChunks, type Conflict, type StoreDialect } from './adapter.js';
+import { sizing, type Conflict, type StoreDialect } from './adapter.js';
 
 // Type OIDs read as text, so that dates, timestamps and NUMERIC keep full precision (pg would
 // turn timestamps into millisecond Dates).
@@ -30,9 +30,7 @@ const conflictSql = (c: Conflict | undefined): string =>
 
 export const postgresDialect: StoreDialect = {
   ...DIALECTS.postgres,
-  chunks: (items, shape) => statementChunks(postgresDialect, items, shape),
-  insertChunks: (rows, otherValues = 0) => statementChunks(postgresDialect, rows, { valuesPerRow: columnCount(rows), form: 'insert', otherValues }),
-  inListSize: 20_000,
+  ...sizing(DIALECTS.postgres, 20_000),
   inList: (column, values) => (q) => { q.whereRaw('?? = ANY(?::text[])', [column, arrayLiteral(values) as string]); },
 
   concurrent: true,

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { DIALECTS } from '../dialects.js';
-import { columnCount, statementChunks, type Conflict, type StoreDialect } from './adapter.js';
+import { sizing, type Conflict, type StoreDialect } from './adapter.js';
 
 /** How long a process waits for another's migrations: 100 × 100 ms. */
 const MIGRATION_ATTEMPTS = 100;
@@ -56,9 +56,7 @@ async function insert(trx: Knex.Transaction, table: string, rows: readonly Recor
 
 export const sqliteDialect: StoreDialect = {
   ...DIALECTS.sqlite,
-  chunks: (items, shape) => statementChunks(sqliteDialect, items, shape),
-  insertChunks: (rows, otherValues = 0) => statementChunks(sqliteDialect, rows, { valuesPerRow: columnCount(rows), form: 'insert', otherValues }),
-  inListSize: 500,
+  ...sizing(DIALECTS.sqlite, 500),
   inList: (column, values) => (q) => { q.whereIn(column, values as string[]); },
 
   concurrent: false,
