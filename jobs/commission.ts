@@ -155,7 +155,7 @@ export async function importRatesFile(store: Store, plans: readonly Plan[], file
   const saved = await store.transaction(async (trx) => {
     const result = await saveRates(trx, rates, file.replace(/^.*[\\/]/, ''), store.now());
     // The report facts convert with the same rates: their days are recomputed with the import.
-    await refreshFactsForRates(trx, store.profile.kind, rates);
+    await refreshFactsForRates(trx, rates);
     return result;
   });
   const evaluations = await reevaluateForRates(store, plans, saved, runId, logger);

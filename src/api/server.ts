@@ -195,7 +195,7 @@ export async function buildApi(deps: ApiDeps, options: ApiOptions = {}): Promise
 
 /** Counted in the store when several processes may share it (PostgreSQL), else in this process. */
 async function defaultLimiter(deps: ApiDeps, perMinute: number): Promise<RateLimiter> {
-  if (deps.store.profile.locking === 'single-process') return new MemoryRateLimiter(perMinute);
+  if (!deps.store.dialect.concurrent) return new MemoryRateLimiter(perMinute);
   return new StoreRateLimiter(deps.store, {
     limit: perMinute,
     onError: (error) => deps.logger.warn(`rate limit: the store's counter failed, deciding locally: ${error.message}`, { event: 'rate_limit_store_error' }),

@@ -8,8 +8,7 @@ import type { Knex } from 'knex';
 import { RateBook, type MissingRate } from '../kernel/fx.js';
 import type { CustomerFact, TxFact } from './facts.js';
 import { money, moneyOrNull, sum, ZERO, type Money } from '../kernel/money.js';
-import { inList, inListSize, insertChunks } from '../store/dialects.js';
-import { insertArrays } from '../store/json-insert.js';
+import { dialectOf, type StoreDialect } from '../store/dialect/index.js';
 import { append } from '../kernel/collections.js';
 import { monthKey, splitMonthKey, type MonthDeltas } from './month-deltas.js';
 
@@ -121,7 +120,7 @@ interface PairReads {
   wanted: (customer: string, day: string) => boolean;
 }
 
-function pairReads(pairs: ReadonlyMap<string, ReadonlySet<string>>): PairReads {
+function pairReads(dialect: StoreDialect, pairs: ReadonlyMap<string, ReadonlySet<string>>): PairReads {
   let from = '9999-12-31';
   let to = '0000-01-01';
   let total = 0;
@@ -138,18 +137,18 @@ function pairReads(pairs: ReadonlyMap<string, ReadonlySet<string>>): PairReads {
   const span = Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000) + 1;
   if (span <= DENSE_SPAN || total * 2 >= pairs.size * span) {
     const customers = [...pairs.keys()].filter((c) => (pairs.get(c)?.size ?? 0) > 0);
-    for (let i = 0; i < customers.length; i += CHUNK) reads.push([from, to, customers.slice(i, i + CHUNK)]);
+    for (const part of dialect.chunks(customers, CHUNK)) reads.push([from, to, part]);
     return { reads, wanted };
   }
   const byDay = new Map<string, string[]>();
   for (const [customer, days] of pairs) for (const day of days) append(byDay, day, customer);
-  for (const [day, customers] of byDay) for (let i = 0; i < customers.length; i += CHUNK) reads.push([day, day, customers.slice(i, i + CHUNK)]);
+  for (const [day, customers] of byDay) for (const part of dialect.chunks(customers, CHUNK)) reads.push([day, day, part]);
   return { reads, wanted };
 }
 
 /** Reads the activity rows of these (customer, day) pairs (pairReads: per customer chunk over the range when dense, per day otherwise). */
 export async function readActivity(knex: Knex, partner: string, pairs: ReadonlyMap<string, ReadonlySet<string>>): Promise<ActivityRow[]> {
-  const { reads, wanted } = pairReads(pairs);
+  const { reads, wanted } = pairReads(dialectOf(knex), pairs);
   const out: ActivityRow[] = [];
   for (const [from, to, customers] of reads) {
     const q = knex('gaming_activity').where('partner_id', partner).whereIn('customer_id', customers)
@@ -161,7 +160,7 @@ export async function readActivity(knex: Knex, partner: string, pairs: ReadonlyM
 }
 
 /** Approved bonus transactions of these customers on these days, per `customer\0day`. */
-export async function readBonuses(pairs: ReadonlyMap<string, ReadonlySet<string>>, read: (customers: string[], from: string, to: string) => Promise<TxFact[]>): Promise<Map<string, TxFact[]>> {
+export async function readBonuses(knex: Knex, pairs: ReadonlyMap<string, ReadonlySet<string>>, read: (customers: string[], from: string, to: string) => Promise<TxFact[]>): Promise<Map<string, TxFact[]>> {
   const out = new Map<string, TxFact[]>();
   const customers = [...pairs.keys()];
   if (customers.length === 0) return out;
@@ -171,8 +170,8 @@ export async function readBonuses(pairs: ReadonlyMap<string, ReadonlySet<string>
     if (d < from) from = d;
     if (d > to) to = d;
   }
-  for (let i = 0; i < customers.length; i += CHUNK) {
-    for (const tx of await read(customers.slice(i, i + CHUNK), from, to)) {
+  for (const part of dialectOf(knex).chunks(customers, CHUNK)) {
+    for (const tx of await read(part, from, to)) {
       if (tx.status !== 'approved' || !pairs.get(tx.customerId)?.has(tx.day)) continue;
       const key = `${tx.customerId}\u0000${tx.day}`;
       append(out, key, tx);
@@ -184,7 +183,7 @@ export async function readBonuses(pairs: ReadonlyMap<string, ReadonlySet<string>
 /** Cached days of these pairs. */
 export async function readCachedDays(knex: Knex, partner: string, pairs: ReadonlyMap<string, ReadonlySet<string>>): Promise<Map<string, CachedDay>> {
   const out = new Map<string, CachedDay>();
-  const { reads, wanted } = pairReads(pairs);
+  const { reads, wanted } = pairReads(dialectOf(knex), pairs);
   for (const [from, to, customers] of reads) {
     const q = knex('commission_customer_days').where('partner_id', partner).whereIn('customer_id', customers).select('*');
     const rows: Record<string, unknown>[] = await (from === to ? q.where('date', from) : q.whereBetween('date', [from, to]));
@@ -197,59 +196,31 @@ export async function readCachedDays(knex: Knex, partner: string, pairs: Readonl
   return out;
 }
 
-function cacheRow(partner: string, d: CachedDay, now: string): Record<string, unknown> {
-  return {
-    partner_id: partner,
-    customer_id: d.customerId,
-    date: d.date,
-    affiliate_id: d.affiliateId,
-    ggr_usd: d.ggr === null ? null : d.ggr.toFixed(),
-    ngr_usd: d.ngr === null ? null : d.ngr.toFixed(),
-    bets_usd: d.bets === null ? null : d.bets.toFixed(),
-    missing: d.missing.length === 0 ? null : d.missing.join(','),
-    updated_at: now,
-  };
-}
-
 /** Customer-days per upsert statement on PostgreSQL (each column one array parameter). */
 const UPSERT_ARRAYS = 10_000;
 /** The columns a customer-day's upsert replaces. */
 const UPSERT_SET = ['affiliate_id', 'ggr_usd', 'ngr_usd', 'bets_usd', 'missing', 'updated_at'] as const;
 
-export async function writeCachedDays(trx: Knex.Transaction, partner: string, upserts: readonly CachedDay[], deletes: readonly CachedDay[], now: string): Promise<void> {
-  if (trx.client.config.client === 'pg') await upsertDaysByArrays(trx, partner, upserts, now);
-  else await upsertDaysByRows(trx, partner, upserts, now);
-  const byDay = new Map<string, string[]>();
-  for (const d of deletes) append(byDay, d.date, d.customerId);
-  for (const [day, customers] of byDay) {
-    for (let i = 0; i < customers.length; i += CHUNK) {
-      await trx('commission_customer_days').where('partner_id', partner).where('date', day).whereIn('customer_id', customers.slice(i, i + CHUNK)).delete();
-    }
-  }
-}
-
 /**
  * PostgreSQL: one statement per UPSERT_ARRAYS customer-days, every column an array parameter
  * (knex's multi-row insert compiled 9 placeholders a row: a bulk run's 171,000 days took 3.4 s).
  */
-async function upsertDaysByArrays(trx: Knex.Transaction, partner: string, upserts: readonly CachedDay[], now: string): Promise<void> {
+export async function writeCachedDays(trx: Knex.Transaction, partner: string, upserts: readonly CachedDay[], deletes: readonly CachedDay[], now: string): Promise<void> {
+  const dialect = dialectOf(trx);
   const text = (v: Money | null) => (v === null ? null : v.toFixed());
-  for (let i = 0; i < upserts.length; i += UPSERT_ARRAYS) {
-    const part = upserts.slice(i, i + UPSERT_ARRAYS);
-    await insertArrays(trx, 'commission_customer_days', { partner_id: ['text', partner], updated_at: ['timestamptz', now] }, {
+  for (const part of dialect.chunks(upserts, UPSERT_ARRAYS)) {
+    await dialect.insertColumns(trx, 'commission_customer_days', { partner_id: ['text', partner], updated_at: ['timestamptz', now] }, {
       customer_id: ['text', part.map((d) => d.customerId)], date: ['date', part.map((d) => d.date)], affiliate_id: ['text', part.map((d) => d.affiliateId)],
       ggr_usd: ['numeric', part.map((d) => text(d.ggr))], ngr_usd: ['numeric', part.map((d) => text(d.ngr))], bets_usd: ['numeric', part.map((d) => text(d.bets))],
       missing: ['text', part.map((d) => (d.missing.length === 0 ? null : d.missing.join(',')))],
-    }, ` ON CONFLICT (partner_id, customer_id, date) DO UPDATE SET ${UPSERT_SET.map((c) => `${c} = excluded.${c}`).join(', ')}`);
+    }, { on: ['partner_id', 'customer_id', 'date'], update: UPSERT_SET });
   }
-}
-
-async function upsertDaysByRows(trx: Knex.Transaction, partner: string, upserts: readonly CachedDay[], now: string): Promise<void> {
-  for (const part of insertChunks(trx, upserts.map((d) => cacheRow(partner, d, now)))) {
-    await trx('commission_customer_days')
-      .insert(part)
-      .onConflict(['partner_id', 'customer_id', 'date'])
-      .merge([...UPSERT_SET]);
+  const byDay = new Map<string, string[]>();
+  for (const d of deletes) append(byDay, d.date, d.customerId);
+  for (const [day, customers] of byDay) {
+    for (const part of dialect.chunks(customers, CHUNK)) {
+      await trx('commission_customer_days').where('partner_id', partner).where('date', day).whereIn('customer_id', part).delete();
+    }
   }
 }
 
@@ -273,7 +244,7 @@ export async function refreshDays(
     const key = `${r.customerId}\u0000${r.date}`;
     append(rowsByPair, key, r);
   }
-  const bonuses = await readBonuses(pairs, readBonusTxs);
+  const bonuses = await readBonuses(trx, pairs, readBonusTxs);
   const cached = await readCachedDays(trx, partner, pairs);
   const ratePairs: [string, string][] = activity.map((r) => [r.currency, r.date]);
   for (const list of bonuses.values()) for (const b of list) if (b.amountUsd === null) ratePairs.push([b.currency, b.day]);
@@ -305,9 +276,9 @@ export async function refreshDays(
 export async function reattributedCustomers(knex: Knex, partner: string, customers: ReadonlyMap<string, CustomerFact>, ids: Iterable<string>): Promise<string[]> {
   const list = [...new Set(ids)].filter((id) => customers.has(id));
   const out: string[] = [];
-  const size = inListSize(knex);
-  for (let i = 0; i < list.length; i += size) {
-    const rows: { customer_id: string; affiliate_id: string }[] = await knex('commission_customers').where('partner_id', partner).modify(inList('customer_id', list.slice(i, i + size))).select('customer_id', 'affiliate_id');
+  const dialect = dialectOf(knex);
+  for (const part of dialect.chunks(list, { form: 'inList' })) {
+    const rows: { customer_id: string; affiliate_id: string }[] = await knex('commission_customers').where('partner_id', partner).modify(dialect.inList('customer_id', part)).select('customer_id', 'affiliate_id');
     for (const r of rows) if (customers.get(r.customer_id)?.affiliateId !== r.affiliate_id) out.push(r.customer_id);
   }
   return out;
@@ -317,28 +288,22 @@ export async function reattributedCustomers(knex: Knex, partner: string, custome
 export async function recordAttribution(trx: Knex.Transaction, partner: string, customers: ReadonlyMap<string, CustomerFact>, ids: Iterable<string>, now: string): Promise<void> {
   const rows = [...new Set(ids)].flatMap((id) => {
     const c = customers.get(id);
-    return c ? [{ partner_id: partner, customer_id: id, affiliate_id: c.affiliateId, updated_at: now }] : [];
+    return c ? [{ customer_id: id, affiliate_id: c.affiliateId }] : [];
   });
-  if (trx.client.config.client === 'pg') {
-    // One statement, a parameter per column: a bulk settle's passes attribute thousands of customers each.
-    await insertArrays(trx, 'commission_customers', { partner_id: ['text', partner], updated_at: ['timestamptz', now] },
-      { customer_id: ['text', rows.map((r) => r.customer_id)], affiliate_id: ['text', rows.map((r) => r.affiliate_id)] },
-      ' ON CONFLICT (partner_id, customer_id) DO UPDATE SET affiliate_id = excluded.affiliate_id, updated_at = excluded.updated_at');
-    return;
-  }
-  for (const part of insertChunks(trx, rows)) {
-    await trx('commission_customers').insert(part).onConflict(['partner_id', 'customer_id']).merge(['affiliate_id', 'updated_at']);
-  }
+  // One statement on PostgreSQL, a parameter per column: a bulk settle's passes attribute thousands of customers each.
+  await dialectOf(trx).insertColumns(trx, 'commission_customers', { partner_id: ['text', partner], updated_at: ['timestamptz', now] },
+    { customer_id: ['text', rows.map((r) => r.customer_id)], affiliate_id: ['text', rows.map((r) => r.affiliate_id)] },
+    { on: ['partner_id', 'customer_id'], update: ['affiliate_id', 'updated_at'] });
 }
 
 /** Customer-days of these customers whose affiliate is not the customer's current one (an affiliate change): moved, with deltas. */
 export async function reattributeDays(trx: Knex.Transaction, partner: string, customerIds: readonly string[], deltas: MonthDeltas, now: string): Promise<number> {
   let moved = 0;
-  for (let i = 0; i < customerIds.length; i += CHUNK) {
+  for (const part of dialectOf(trx).chunks(customerIds, CHUNK)) {
     const rows: Record<string, unknown>[] = await trx('commission_customer_days as d')
       .join('customers as c', (j) => j.on('c.partner_id', 'd.partner_id').andOn('c.customer_id', 'd.customer_id'))
       .where('d.partner_id', partner)
-      .whereIn('d.customer_id', customerIds.slice(i, i + CHUNK))
+      .whereIn('d.customer_id', part)
       .whereRaw('d.affiliate_id <> c.affiliate_id')
       .select('d.*', 'c.affiliate_id as current_affiliate');
     const current = new Map<string, string>();
@@ -385,9 +350,10 @@ export async function applyMonthDeltas(trx: Knex.Transaction, partner: string, d
   const affiliates = [...new Set(changed.map(([k]) => splitMonthKey(k)[0]))];
   const months = [...new Set(changed.map(([k]) => splitMonthKey(k)[1]))];
   const existing = new Map<string, AffiliateMonth>();
-  for (let i = 0; i < affiliates.length; i += CHUNK) {
+  const dialect = dialectOf(trx);
+  for (const part of dialect.chunks(affiliates, CHUNK)) {
     const rows: Record<string, unknown>[] = await trx('commission_affiliate_months').where('partner_id', partner)
-      .whereIn('affiliate_id', affiliates.slice(i, i + CHUNK)).whereIn('month', months).select('*');
+      .whereIn('affiliate_id', part).whereIn('month', months).select('*');
     for (const r of rows) existing.set(monthKey(String(r.affiliate_id), String(r.month)), toAffiliateMonth(r));
   }
   const upserts: Record<string, unknown>[] = [];
@@ -400,7 +366,7 @@ export async function applyMonthDeltas(trx: Knex.Transaction, partner: string, d
     if (next.days === 0) removed.push([affiliate, month]);
     else upserts.push({ partner_id: partner, affiliate_id: affiliate, month, ggr_usd: next.ggr.toFixed(), ngr_usd: next.ngr.toFixed(), days: next.days, missing_days: next.missingDays, updated_at: now });
   }
-  for (const part of insertChunks(trx, upserts)) {
+  for (const part of dialect.insertChunks(upserts)) {
     await trx('commission_affiliate_months').insert(part)
       .onConflict(['partner_id', 'affiliate_id', 'month']).merge(['ggr_usd', 'ngr_usd', 'days', 'missing_days', 'updated_at']);
   }
@@ -411,8 +377,8 @@ export async function applyMonthDeltas(trx: Knex.Transaction, partner: string, d
 export async function readAffiliateMonths(knex: Knex, partner: string, affiliates: Iterable<string>): Promise<Map<string, AffiliateMonth[]>> {
   const list = [...new Set(affiliates)];
   const out = new Map<string, AffiliateMonth[]>();
-  for (let i = 0; i < list.length; i += CHUNK) {
-    const rows: Record<string, unknown>[] = await knex('commission_affiliate_months').where('partner_id', partner).whereIn('affiliate_id', list.slice(i, i + CHUNK)).orderBy('month').select('*');
+  for (const part of dialectOf(knex).chunks(list, CHUNK)) {
+    const rows: Record<string, unknown>[] = await knex('commission_affiliate_months').where('partner_id', partner).whereIn('affiliate_id', part).orderBy('month').select('*');
     for (const r of rows) {
       const m = toAffiliateMonth(r);
       append(out, m.affiliateId, m);

@@ -8,6 +8,7 @@ import type { Knex } from 'knex';
 import { addDays, monthOf } from '../kernel/dates.js';
 import { RateBook } from '../kernel/fx.js';
 import { append } from '../kernel/collections.js';
+import { dialectOf } from '../store/dialect/index.js';
 import { book, type Evaluation } from './booking.js';
 import { applyMonthDeltas, reattributeDays, reattributedCustomers, recordAttribution, refreshDays, toCachedDay, type CachedDay } from './customer-days.js';
 import { refreshDaysSql } from './customer-days-sql.js';
@@ -153,12 +154,10 @@ export async function bookRead(work: Work, pass: DerivedPass, read: PassReads): 
  */
 async function readWageringDays(knex: Knex, partner: string, customers: readonly CustomerFact[], days: number): Promise<Map<string, CachedDay[]>> {
   const out = new Map<string, CachedDay[]>();
-  const postgres = knex.client.config.client === 'pg';
-  const size = postgres ? 1000 : 100;
-  for (let i = 0; i < customers.length; i += size) {
-    const part = customers.slice(i, i + size);
+  const dialect = dialectOf(knex);
+  for (const part of dialect.chunks(customers, dialect.batchParameters ? 1000 : 100)) {
     let rows: Record<string, unknown>[];
-    if (postgres) {
+    if (dialect.batchParameters) {
       const result = await knex.raw(`SELECT d.* FROM unnest(?::text[], ?::date[], ?::date[]) AS w(customer_id, since, until)
         CROSS JOIN LATERAL (SELECT * FROM commission_customer_days c WHERE c.partner_id = ? AND c.customer_id = w.customer_id AND c.date >= w.since AND c.date < w.until) d`,
       [part.map((c) => c.customerId), part.map((c) => c.signupDay), part.map((c) => addDays(c.signupDay, days)), partner]);

@@ -6,7 +6,7 @@
  * book the same difference. Rerunning anything that changed nothing adds no line.
  */
 import type { Knex } from 'knex';
-import type { DialectProfile } from '../store/dialects.js';
+import { dialectOf } from '../store/dialect/index.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 import { readAffiliateMonths, toCachedDay } from './customer-days.js';
@@ -18,7 +18,6 @@ import { ZERO } from '../kernel/money.js';
 import { PLAN_VARIANT, type ChallengeCpaPlan, type CpaFtdPlan, type Plan, type RevsharePlan } from './plans.js';
 import { CHALLENGE_REASONS, challengeKey } from './rules/challenge-cpa.js';
 import { revshareKey } from './rules/revshare.js';
-import { transactionLock } from '../store/transaction-lock.js';
 import { addDay, KEY_KINDS, openDayTakes, savePending, takePending, type Scope } from './scope.js';
 import { flaggedDaysByAffiliate, readFlaggedDays, readReviews, reviewedRevshareTargets } from './review-holds.js';
 import { book, type Evaluation } from './booking.js';
@@ -26,17 +25,9 @@ import { bookRead, deriveCustomers, evaluateCustomers, readPass, type DerivedPas
 
 export { book, type Evaluation } from './booking.js';
 
-/** Cross-process exclusion per partner, as data per backend capability. */
-const LOCKS: Record<DialectProfile['locking'], (trx: Knex.Transaction, key: string) => Promise<void>> = {
-  advisory: async (trx, key) => {
-    await transactionLock(trx, key);
-  },
-  // One process, one connection: transactions are already serial.
-  'single-process': async () => {},
-};
-
+/** Cross-process exclusion per partner (the dialect's transaction lock; SQLite's transactions are serial already). */
 export async function lockPartner(store: Store, trx: Knex.Transaction, partner: string): Promise<void> {
-  await LOCKS[store.profile.locking](trx, `partner-sync commissions ${partner}`);
+  await store.dialect.transactionLock(trx, `partner-sync commissions ${partner}`);
 }
 
 /** The plans that read a partner's data of this variant. */
@@ -84,9 +75,9 @@ export async function evaluateScope(store: Store, plans: readonly Plan[], scope:
  */
 async function missingByMonth(knex: Knex, partner: string, affiliates: readonly string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, Set<string>>();
-  for (let i = 0; i < affiliates.length; i += 300) {
+  for (const part of dialectOf(knex).chunks(affiliates, 300)) {
     const rows: { affiliate_id: string; date: unknown; missing: string }[] = await knex('commission_customer_days').where('partner_id', partner).whereNotNull('missing')
-      .whereIn('affiliate_id', affiliates.slice(i, i + 300)).distinct('affiliate_id', 'date', 'missing');
+      .whereIn('affiliate_id', part).distinct('affiliate_id', 'date', 'missing');
     for (const r of rows) {
       const key = `${r.affiliate_id}\u0000${monthOf(String(r.date).slice(0, 10))}`;
       const set = out.get(key) ?? new Set<string>();
@@ -134,9 +125,10 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
   const work: Work = { trx, plans, scope, now, needDays, wageringDays, months: new MonthDeltas(SOURCES_LISTED), produced: new Set() };
   const limit = evaluationPass();
   const evaluated = new Set<string>();
-  // A bulk group's takes re-derive their customer-days set-based where the store can (PostgreSQL:
-  // ./customer-days-sql.ts); the rest, a batch's few days, in the process.
-  const setBased = trx.client.config.client === 'pg';
+  // A bulk group's takes re-derive their customer-days set-based where the store sums money
+  // exactly (PostgreSQL: ./customer-days-sql.ts); the rest, a batch's few days, in the process.
+  const dialect = dialectOf(trx);
+  const setBased = dialect.exactDecimals;
   /** The customers in passes, each with its days of `pairs`; every customer is marked evaluated. */
   const passes = function* (ids: readonly string[], pairs: ReadonlyMap<string, ReadonlySet<string>>) {
     for (const pass of customerPasses(ids, pairs, limit)) {
@@ -155,8 +147,8 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
   const pairs = new Map<string, Set<string>>();
   if (needDays) {
     const replaced = [...scope.replacedDays];
-    for (let i = 0; i < replaced.length; i += 500) {
-      const rows: { customer_id: string; date: unknown }[] = await trx('commission_customer_days').where('partner_id', partner).whereIn('date', replaced.slice(i, i + 500)).select('customer_id', 'date');
+    for (const part of dialect.chunks(replaced, 500)) {
+      const rows: { customer_id: string; date: unknown }[] = await trx('commission_customer_days').where('partner_id', partner).whereIn('date', part).select('customer_id', 'date');
       for (const r of rows) {
         const set = pairs.get(r.customer_id) ?? new Set<string>();
         set.add(String(r.date).slice(0, 10));

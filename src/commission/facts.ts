@@ -4,7 +4,7 @@
  * decimals and UTC timestamps. Cost follows the customers asked for, not the store's size.
  */
 import type { Knex } from 'knex';
-import { inList, inListSize } from '../store/dialects.js';
+import { dialectOf } from '../store/dialect/index.js';
 import { fromStoreTimestamp } from '../store/values.js';
 import { addDays } from '../kernel/dates.js';
 import type { Converted, RateBook } from '../kernel/fx.js';
@@ -38,14 +38,6 @@ export interface TxFact {
   note: string | null;
   /** When the service wrote this version of the row: when it learned of the current status. */
   loadedAt: string;
-}
-
-const CHUNK = 500;
-
-function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
 }
 
 const text = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
@@ -89,8 +81,9 @@ export const TX_COLUMNS = ['transaction_id', 'customer_id', 'transaction_type', 
 
 export async function readCustomers(knex: Knex, partner: string, ids: Iterable<string>): Promise<Map<string, CustomerFact>> {
   const out = new Map<string, CustomerFact>();
-  for (const part of chunks([...new Set(ids)], inListSize(knex))) {
-    const rows: Record<string, unknown>[] = await knex('customers').where('partner_id', partner).modify(inList('customer_id', part)).select(CUSTOMER_COLUMNS);
+  const dialect = dialectOf(knex);
+  for (const part of dialect.chunks([...new Set(ids)], { form: 'inList' })) {
+    const rows: Record<string, unknown>[] = await knex('customers').where('partner_id', partner).modify(dialect.inList('customer_id', part)).select(CUSTOMER_COLUMNS);
     for (const r of rows) out.set(String(r.customer_id), toCustomerFact(r));
   }
   return out;
@@ -100,10 +93,11 @@ export async function readCustomers(knex: Knex, partner: string, ids: Iterable<s
 export async function readTransactions(knex: Knex, partner: string, ids: Iterable<string>, types: readonly string[]): Promise<Map<string, TxFact[]>> {
   const out = new Map<string, TxFact[]>();
   if (types.length === 0) return out;
-  for (const part of chunks([...new Set(ids)], inListSize(knex))) {
+  const dialect = dialectOf(knex);
+  for (const part of dialect.chunks([...new Set(ids)], { form: 'inList' })) {
     const rows: Record<string, unknown>[] = await knex('transactions')
       .where('partner_id', partner)
-      .modify(inList('customer_id', part))
+      .modify(dialect.inList('customer_id', part))
       .whereIn('transaction_type', [...types])
       .select(TX_COLUMNS);
     for (const r of rows) {

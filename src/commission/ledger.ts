@@ -9,8 +9,7 @@ import { fromStoreTimestamp } from '../store/values.js';
 import { centsText, money, ZERO, type Money } from '../kernel/money.js';
 import type { PlanKind } from './plans.js';
 import type { LineState, Target } from './target.js';
-import { inList, inListSize, insertChunks } from '../store/dialects.js';
-import { insertRowArrays } from '../store/json-insert.js';
+import { dialectOf } from '../store/dialect/index.js';
 
 
 
@@ -60,10 +59,10 @@ export function toLedgerLine(row: Record<string, unknown>): LedgerLine {
 export async function readKeyLines(knex: Knex, keys: Iterable<string>): Promise<Map<string, LineState[]>> {
   const list = [...new Set(keys)];
   const out = new Map<string, LineState[]>();
-  const size = inListSize(knex);
-  for (let i = 0; i < list.length; i += size) {
+  const dialect = dialectOf(knex);
+  for (const part of dialect.chunks(list, { form: 'inList' })) {
     const rows: Record<string, unknown>[] = await knex('commission_ledger')
-      .modify(inList('line_key', list.slice(i, i + size)))
+      .modify(dialect.inList('line_key', part))
       .orderBy('id')
       .select('id', 'line_key', 'affiliate_id', 'amount_usd', 'reason', 'ref_id', 'period', 'created_at');
     for (const r of rows) {
@@ -139,26 +138,23 @@ export async function appendLines(trx: Knex.Transaction, lines: readonly NewLine
     run_id: runId,
     created_at: now,
   }));
-  if (trx.client.config.client === 'pg') {
-    // One statement, a parameter per column; the ids follow the lines' order.
-    await insertRowArrays(trx, 'commission_ledger', LEDGER_TYPES, rows);
-    return;
-  }
-  for (const part of insertChunks(trx, rows)) await trx('commission_ledger').insert(part);
+  // PostgreSQL: one statement, a parameter per column; the ids follow the lines' order.
+  await dialectOf(trx).insertRows(trx, 'commission_ledger', LEDGER_TYPES, rows);
 }
 
 /** Replaces the holds of the evaluated keys: what is held now stays or is added, the rest is released. Returns the released count. */
 export async function replaceHolds(trx: Knex.Transaction, evaluatedKeys: readonly string[], held: readonly Target[], now: string): Promise<number> {
   const previous = new Map<string, string>();
-  const size = inListSize(trx);
-  for (let i = 0; i < evaluatedKeys.length; i += size) {
+  const dialect = dialectOf(trx);
+  const parts = dialect.chunks(evaluatedKeys, { form: 'inList' });
+  for (const part of parts) {
     const rows: { line_key: string; affiliate_id: string; since: unknown }[] = await trx('commission_holds')
-      .modify(inList('line_key', evaluatedKeys.slice(i, i + size)))
+      .modify(dialect.inList('line_key', part))
       .select('line_key', 'affiliate_id', 'since');
     for (const r of rows) previous.set(`${r.line_key}\u0000${r.affiliate_id}`, fromStoreTimestamp(r.since) ?? now);
   }
   if (previous.size === 0 && held.length === 0) return 0;
-  for (let i = 0; i < evaluatedKeys.length; i += size) await trx('commission_holds').modify(inList('line_key', evaluatedKeys.slice(i, i + size))).delete();
+  for (const part of parts) await trx('commission_holds').modify(dialect.inList('line_key', part)).delete();
   const rows = held.map((t) => ({
     line_key: t.key,
     affiliate_id: t.affiliate,
@@ -171,7 +167,7 @@ export async function replaceHolds(trx: Knex.Transaction, evaluatedKeys: readonl
     since: previous.get(`${t.key}\u0000${t.affiliate}`) ?? now,
     updated_at: now,
   }));
-  for (const part of insertChunks(trx, rows)) await trx('commission_holds').insert(part);
+  for (const part of dialect.insertChunks(rows)) await trx('commission_holds').insert(part);
   const still = new Set(held.map((t) => `${t.key}\u0000${t.affiliate}`));
   return [...previous.keys()].filter((k) => !still.has(k)).length;
 }

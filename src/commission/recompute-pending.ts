@@ -6,7 +6,7 @@
 import type { Knex } from 'knex';
 import { loadLockKey } from '../pipeline/load.js';
 import type { Store } from '../store/store.js';
-import { transactionLock } from '../store/transaction-lock.js';
+import { dialectOf } from '../store/dialect/index.js';
 
 export interface PendingEntry {
   kind: string;
@@ -15,8 +15,7 @@ export interface PendingEntry {
 
 /** The partner's load lock (see LoadTransaction.lockPartner); SQLite has one writer already. */
 export async function lockPartnerLoads(store: Store, trx: Knex.Transaction, partner: string): Promise<void> {
-  if (store.profile.locking !== 'advisory') return;
-  await transactionLock(trx, loadLockKey(partner));
+  await store.dialect.transactionLock(trx, loadLockKey(partner));
 }
 
 export async function readPending(trx: Knex.Transaction, partner: string): Promise<PendingEntry[]> {
@@ -32,8 +31,6 @@ export async function dropPending(trx: Knex.Transaction, partner: string, entrie
     else byKind.set(e.kind, [e.value]);
   }
   for (const [kind, values] of byKind) {
-    for (let i = 0; i < values.length; i += 500) {
-      await trx('commission_pending').where({ partner_id: partner, kind }).whereIn('value', values.slice(i, i + 500)).delete();
-    }
+    for (const part of dialectOf(trx).chunks(values, 500)) await trx('commission_pending').where({ partner_id: partner, kind }).whereIn('value', part).delete();
   }
 }

@@ -23,7 +23,7 @@ import { money, ZERO } from '../kernel/money.js';
 import { dropPending, lockPartnerLoads, readPending } from './recompute-pending.js';
 import type { CpaFtdPlan, Plan, RevsharePlan } from './plans.js';
 import { applyReview, flaggedDaysByAffiliate, readReviews, reviewedRevshareTargets } from './review-holds.js';
-import { insertChunks } from '../store/dialects.js';
+import { dialectOf } from '../store/dialect/index.js';
 import { append } from '../kernel/collections.js';
 
 export interface Difference {
@@ -188,7 +188,7 @@ async function compareMonths(trx: Knex.Transaction, partner: string, months: Map
   if (repair && diffs > 0) {
     await trx('commission_affiliate_months').where('partner_id', partner).delete();
     const all = [...rebuilt.values()].map((m) => ({ partner_id: partner, affiliate_id: m.affiliateId, month: m.month, ggr_usd: m.ggr.toFixed(), ngr_usd: m.ngr.toFixed(), days: m.days, missing_days: m.missingDays, updated_at: now }));
-    for (const part of insertChunks(trx, all)) await trx('commission_affiliate_months').insert(part);
+    for (const part of dialectOf(trx).insertChunks(all)) await trx('commission_affiliate_months').insert(part);
   }
   return diffs;
 }
@@ -202,7 +202,7 @@ async function compareAttributions(trx: Knex.Transaction, partner: string, attri
   if (repair && diffs > 0) {
     await trx('commission_customers').where('partner_id', partner).delete();
     const all = [...attributed].map(([c, a]) => ({ partner_id: partner, customer_id: c, affiliate_id: a, updated_at: now }));
-    for (const part of insertChunks(trx, all)) await trx('commission_customers').insert(part);
+    for (const part of dialectOf(trx).insertChunks(all)) await trx('commission_customers').insert(part);
   }
   return diffs;
 }
@@ -257,8 +257,7 @@ async function recomputePartner(store: Store, trx: Knex.Transaction, allPlans: r
   if (perCustomerPlans.length > 0) {
     const src: TargetSource = { plans: perCustomerPlans, customers, lines, now };
     const ids = [...customers.keys()];
-    for (let i = 0; i < ids.length; i += 500) {
-      const part = ids.slice(i, i + 500);
+    for (const part of dialectOf(trx).chunks(ids, 500)) {
       const txs = await readTransactions(trx, partner, part, transactionTypes(perCustomerPlans));
       const fx = await RateBook.load(trx, ratePairs([...txs.values()].flat()));
       const own: Target[] = [];

@@ -16,7 +16,7 @@
  * rebuild from history agrees with the incremental ledger.
  */
 import type { Knex } from 'knex';
-import { inList, inListSize, insertChunks } from '../store/dialects.js';
+import { dialectOf } from '../store/dialect/index.js';
 import type { Store } from '../store/store.js';
 import { fromStoreTimestamp } from '../store/values.js';
 import type { Variant } from '../types.js';
@@ -63,11 +63,12 @@ const flagText = (flags: readonly FlagRef[]): string => flags.map((f) => `#${f.i
  */
 export async function readReviews(knex: Knex, partner: string, customers?: Iterable<string>): Promise<Map<string, CustomerReview>> {
   const out = new Map<string, CustomerReview>();
+  const dialect = dialectOf(knex);
   const read = async (ids: string[] | null): Promise<void> => {
     const q = knex('fraud_flag_customers as fc').join('fraud_flags as f', 'f.id', 'fc.flag_id')
       .where('fc.partner_id', partner).where('f.partner_id', partner).whereIn('f.status', ['open', 'confirmed'])
       .select('fc.customer_id', 'f.id', 'f.rule', 'f.status').orderBy('f.id');
-    if (ids) q.modify(inList('fc.customer_id', ids));
+    if (ids) q.modify(dialect.inList('fc.customer_id', ids));
     const rows: { customer_id: string; id: unknown; rule: string; status: string }[] = await q;
     for (const r of rows) {
       let review = out.get(r.customer_id);
@@ -76,11 +77,7 @@ export async function readReviews(knex: Knex, partner: string, customers?: Itera
     }
   };
   if (customers === undefined) await read(null);
-  else {
-    const list = [...new Set(customers)];
-    const size = inListSize(knex);
-    for (let i = 0; i < list.length; i += size) await read(list.slice(i, i + size));
-  }
+  else for (const part of dialect.chunks([...new Set(customers)], { form: 'inList' })) await read(part);
   return out;
 }
 
@@ -127,8 +124,8 @@ export async function readFlaggedDays(knex: Knex, partner: string, customers: It
   const list = [...new Set(customers)];
   const only = affiliates === undefined ? undefined : [...new Set(affiliates)];
   const out: CachedDay[] = [];
-  for (let i = 0; i < list.length; i += 500) {
-    const q = knex('commission_customer_days').where('partner_id', partner).whereIn('customer_id', list.slice(i, i + 500)).select('*');
+  for (const part of dialectOf(knex).chunks(list, 500)) {
+    const q = knex('commission_customer_days').where('partner_id', partner).whereIn('customer_id', part).select('*');
     if (only) q.whereIn('affiliate_id', only);
     const rows: Record<string, unknown>[] = await q;
     out.push(...rows.map(toCachedDay));
@@ -185,15 +182,16 @@ export function reviewedRevshareTargets(input: RevshareInput, flaggedDays: reado
 /** Replaces the review holds of the evaluated keys with the marks of these targets. */
 export async function replaceReviewHolds(trx: Knex.Transaction, evaluatedKeys: readonly string[], targets: readonly Target[], now: string): Promise<{ held: number; released: number }> {
   const previous = new Map<string, string>();
-  const size = inListSize(trx);
-  for (let i = 0; i < evaluatedKeys.length; i += size) {
+  const dialect = dialectOf(trx);
+  const parts = dialect.chunks(evaluatedKeys, { form: 'inList' });
+  for (const part of parts) {
     const rows: { line_key: string; affiliate_id: string; since: unknown }[] = await trx('commission_review_holds')
-      .modify(inList('line_key', evaluatedKeys.slice(i, i + size))).select('line_key', 'affiliate_id', 'since');
+      .modify(dialect.inList('line_key', part)).select('line_key', 'affiliate_id', 'since');
     for (const r of rows) previous.set(`${r.line_key}\u0000${r.affiliate_id}`, fromStoreTimestamp(r.since) ?? now);
   }
   const marked = targets.filter((t) => t.review !== undefined);
   if (previous.size === 0 && marked.length === 0) return { held: 0, released: 0 };
-  for (let i = 0; i < evaluatedKeys.length; i += size) await trx('commission_review_holds').modify(inList('line_key', evaluatedKeys.slice(i, i + size))).delete();
+  for (const part of parts) await trx('commission_review_holds').modify(dialect.inList('line_key', part)).delete();
   const rows = marked.map((t) => {
     const r = t.review as ReviewMark;
     return {
@@ -202,7 +200,7 @@ export async function replaceReviewHolds(trx: Knex.Transaction, evaluatedKeys: r
       since: previous.get(`${t.key}\u0000${t.affiliate}`) ?? now, updated_at: now,
     };
   });
-  for (const part of insertChunks(trx, rows)) await trx('commission_review_holds').insert(part);
+  for (const part of dialect.insertChunks(rows)) await trx('commission_review_holds').insert(part);
   const still = new Set(marked.map((t) => `${t.key}\u0000${t.affiliate}`));
   return { held: marked.length, released: [...previous.keys()].filter((k) => !still.has(k)).length };
 }

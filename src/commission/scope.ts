@@ -10,8 +10,8 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { ChangeSet } from '../pipeline/load.js';
 import { utcDay } from '../kernel/dates.js';
-import { insertChunks, rawRows } from '../store/dialects.js';
-import { insertArrays } from '../store/json-insert.js';
+import { rawRows } from '../store/dialects.js';
+import { dialectOf } from '../store/dialect/index.js';
 import type { Store } from '../store/store.js';
 import { entityTable } from '../store/tables.js';
 import { marksByRunDay, runCustomers } from '../store/run-days.js';
@@ -116,8 +116,9 @@ type PendingRow = { kind: string; value: string };
  * evaluation (or `resumePending`) takes it.
  */
 export async function writePending(trx: Knex.Transaction, scope: Scope, now: string): Promise<void> {
-  const rows: Record<string, string>[] = [];
-  const add = (kind: PendingKind, value: string) => rows.push({ partner_id: scope.partner, variant: scope.variant, kind, value, created_at: now });
+  const kinds: PendingKind[] = [];
+  const values: string[] = [];
+  const add = (kind: PendingKind, value: string) => { kinds.push(kind); values.push(value); };
   // A customer record's entry stands for the customer too (one row where a customers batch wrote two).
   for (const c of scope.customers) if (!scope.customerRecords.has(c)) add('customer', c);
   for (const c of scope.customerRecords) add('record', c);
@@ -131,15 +132,9 @@ export async function writePending(trx: Knex.Transaction, scope: Scope, now: str
   for (const d of scope.replacedDays) add('replaced', d);
   for (const [id, customer] of scope.formerFees) add('former_fee', JSON.stringify([id, customer]));
   for (const c of scope.reviewed) add('review', c);
-  if (trx.client.config.client === 'pg') {
-    // One statement for a batch's scope (inserts of 200 rows a statement took 32-46 ms a 1000-record batch), a parameter per column.
-    await insertArrays(trx, 'commission_pending', { partner_id: ['text', scope.partner], variant: ['text', scope.variant], created_at: ['timestamptz', now] },
-      { kind: ['text', rows.map((r) => r.kind)], value: ['text', rows.map((r) => r.value)] }, ' ON CONFLICT (partner_id, kind, value) DO NOTHING');
-    return;
-  }
-  for (const part of insertChunks(trx, rows)) {
-    await trx('commission_pending').insert(part).onConflict(['partner_id', 'kind', 'value']).ignore();
-  }
+  // PostgreSQL: one statement for a batch's scope (inserts of 200 rows a statement took 32-46 ms a 1000-record batch).
+  await dialectOf(trx).insertColumns(trx, 'commission_pending', { partner_id: ['text', scope.partner], variant: ['text', scope.variant], created_at: ['timestamptz', now] },
+    { kind: ['text', kinds], value: ['text', values] }, { on: ['partner_id', 'kind', 'value'] });
 }
 
 /** Saves a scope whose evaluation failed; the partner's next evaluation takes it first. */
@@ -210,11 +205,12 @@ async function listRunTransactions(trx: Knex.Transaction, scope: Scope): Promise
  * load transactions.
  */
 export async function openDayTakes(trx: Knex.Transaction, scope: Scope): Promise<(limit: number) => Promise<{ days: Map<string, Set<string>>; entries: number }>> {
-  const pg = trx.client.config.client === 'pg';
+  // A cursor over array parameters where the store takes them (PostgreSQL), else a keyset over an indexed copy.
+  const cursor = dialectOf(trx).batchParameters;
   const partner = scope.partner;
-  await trx.raw(`DROP TABLE IF EXISTS ${pg ? 'pg_temp' : 'temp'}.${TAKES}`);
-  await trx.raw(pg ? `CREATE TEMP TABLE ${TAKES} (customer_id text NOT NULL, date text NOT NULL) ON COMMIT DROP` : `CREATE TEMP TABLE ${TAKES} (customer_id text NOT NULL, date text NOT NULL)`);
-  if (pg) {
+  await trx.raw(`DROP TABLE IF EXISTS ${cursor ? 'pg_temp' : 'temp'}.${TAKES}`);
+  await trx.raw(cursor ? `CREATE TEMP TABLE ${TAKES} (customer_id text NOT NULL, date text NOT NULL) ON COMMIT DROP` : `CREATE TEMP TABLE ${TAKES} (customer_id text NOT NULL, date text NOT NULL)`);
+  if (cursor) {
     await trx.raw(`WITH d AS (DELETE FROM commission_pending WHERE partner_id = ? AND kind = 'day' RETURNING value)
       INSERT INTO ${TAKES} SELECT value::json->>0, value::json->>1 FROM d`, [partner]);
   } else {
@@ -235,7 +231,7 @@ export async function openDayTakes(trx: Knex.Transaction, scope: Scope): Promise
     }
     return { days, entries: list.length };
   };
-  if (pg) {
+  if (cursor) {
     // A cursor over the entries and the run days' customer-days, read take by take: no copy of the
     // run days' customer-days, no index on it (0.3 s of a month's settle each). Each (run, day) is a
     // range scan of the day on the activity key (partner, date, customer, ...); the rows are made

@@ -97,7 +97,7 @@ export interface ReportsFilter {
 async function factSeries(store: Store, by: 'day' | 'month', from: string, to: string, partner: string | undefined): Promise<Map<string, { ftd: number; ggr: number; ngr: number }>> {
   const knex = store.knex;
   const partners = partner ? [partner] : ((await knex('partners').select('partner_id')) as { partner_id: string }[]).map((p) => p.partner_id);
-  const period = by === 'month' ? 'month' : store.profile.kind === 'postgres' ? "to_char(day, 'YYYY-MM-DD')" : 'day';
+  const period = by === 'month' ? 'month' : store.dialect.dateText('day');
   const rows = (await Promise.all(partners.map((p) => {
     const query = by === 'month'
       ? knex('report_month_cells').where('partner_id', p).whereBetween('month', [from.slice(0, 7), to.slice(0, 7)])

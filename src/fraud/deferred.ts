@@ -10,19 +10,14 @@ import type { ChangeSet } from '../pipeline/load.js';
 import type { Variant } from '../types.js';
 import { utcDay } from '../kernel/dates.js';
 import { customersOfRunDays, type DeferredDay, type RunDayEntity } from '../store/run-days.js';
-import { insertChunks, listChunks, rawRows } from '../store/dialects.js';
+import { rawRows } from '../store/dialects.js';
+import { dialectOf } from '../store/dialect/index.js';
 import { fromStoreTimestamp } from '../store/values.js';
-import { insertArrays } from '../store/json-insert.js';
 
 /** Records customers whose detection a bulk run defers (fraud_deferred), in the batch's transaction. */
 export async function deferCustomers(trx: Knex.Transaction, partner: string, variant: Variant, customers: ReadonlySet<string>, now: string): Promise<void> {
-  if (trx.client.config.client === 'pg') {
-    await insertArrays(trx, 'fraud_deferred', { partner_id: ['text', partner], variant: ['text', variant], created_at: ['timestamptz', now] },
-      { customer_id: ['text', [...customers]] }, ' ON CONFLICT DO NOTHING');
-    return;
-  }
-  const rows = [...customers].map((customer_id) => ({ partner_id: partner, variant, customer_id, created_at: now }));
-  for (const part of insertChunks(trx, rows)) await trx('fraud_deferred').insert(part).onConflict(['partner_id', 'customer_id']).ignore();
+  await dialectOf(trx).insertColumns(trx, 'fraud_deferred', { partner_id: ['text', partner], variant: ['text', variant], created_at: ['timestamptz', now] },
+    { customer_id: ['text', [...customers]] }, { on: ['partner_id', 'customer_id'] });
 }
 
 /** Records the UTC days of a bulk batch's transactions and activity (fraud_deferred_days, src/store/run-days.ts), in its transaction. */
@@ -34,7 +29,7 @@ export async function deferDays(trx: Knex.Transaction, change: ChangeSet, now: s
   };
   add('transactions', change.records.transactions.map((t) => utcDay(String(t.transaction_date))));
   add('activity', change.records.activity.map((a) => String(a.date).slice(0, 10)));
-  for (const part of insertChunks(trx, rows)) await trx('fraud_deferred_days').insert(part);
+  for (const part of dialectOf(trx).insertChunks(rows)) await trx('fraud_deferred_days').insert(part);
 }
 
 /**
@@ -65,14 +60,14 @@ export async function takeGroup(trx: Knex.Transaction, partner: string, chunk: n
   const group = new Set([...stored.map((r) => r.customer_id), ...(taken?.customers ?? [])]);
   if (stored.length <= chunk && group.size <= chunk) {
     if (group.size === 0) return undefined;
-    for (const part of listChunks(trx, stored.map((r) => r.customer_id))) await trx('fraud_deferred').where('partner_id', partner).whereIn('customer_id', part).delete();
+    for (const part of dialectOf(trx).chunks(stored.map((r) => r.customer_id))) await trx('fraud_deferred').where('partner_id', partner).whereIn('customer_id', part).delete();
     return { variant: stored[0]?.variant ?? taken!.variant, customers: group };
   }
   if (taken && taken.customers.size > 0) await deferCustomers(trx, partner, taken.variant, taken.customers, taken.since);
   const rows: { customer_id: string; variant: Variant }[] = await trx('fraud_deferred').where('partner_id', partner).orderBy('customer_id').limit(chunk).select('customer_id', 'variant');
   if (rows.length === 0) return undefined;
   const ids = rows.map((r) => r.customer_id);
-  for (const part of listChunks(trx, ids)) await trx('fraud_deferred').where('partner_id', partner).whereIn('customer_id', part).delete();
+  for (const part of dialectOf(trx).chunks(ids)) await trx('fraud_deferred').where('partner_id', partner).whereIn('customer_id', part).delete();
   return { variant: rows[0]!.variant, customers: new Set(ids) };
 }
 

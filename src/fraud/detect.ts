@@ -7,7 +7,7 @@
  * is withdrawn when still open, noted unsupported when decided (docs/fraud.md). All in the caller's transaction.
  */
 import type { Knex } from 'knex';
-import { inList, inListSize } from '../store/dialects.js';
+import { dialectOf } from '../store/dialect/index.js';
 import { addDays, lastDayOf, monthOf } from '../kernel/dates.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
@@ -162,9 +162,9 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
     const all = [...t].sort();
     const extra = all.filter((c) => !data.has(c));
     const rows = new Map([...data, ...(await loadCustomerData(trx, partner, variant, extra, settings, { rowsOnly: true }))]);
-    const funded = new Map((await chunked(all, 300, (c) => trx('fraud_customers').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'funded_days') as Promise<{ customer_id: string; funded_days: unknown }[]>))
+    const funded = new Map((await chunked(trx, all, 300, (c) => trx('fraud_customers').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'funded_days') as Promise<{ customer_id: string; funded_days: unknown }[]>))
       .map((r) => [r.customer_id, r.funded_days == null ? null : Number(r.funded_days)]));
-    const keysOf = await chunked(all, 300, (c) => trx('fraud_identities').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'kind', 'value') as Promise<{ customer_id: string; kind: string; value: string }[]>);
+    const keysOf = await chunked(trx, all, 300, (c) => trx('fraud_identities').where('partner_id', partner).whereIn('customer_id', c).select('customer_id', 'kind', 'value') as Promise<{ customer_id: string; kind: string; value: string }[]>);
     const linkedMembers = await identityMembers(trx, partner, [...new Set(keysOf.map((k) => key(k.kind, k.value)))], rows);
     own('fast_funding', all);
     for (const c of all) {
@@ -223,13 +223,13 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
     candidates.push(...(await trx('fraud_flags').where('partner_id', partner).whereIn('rule', [...rules]).select('id', 'rule', 'instance_key')));
   } else {
     for (const [rule, instances] of evaluated) {
-      candidates.push(...(await chunked([...instances], inListSize(trx), (c) => trx('fraud_flags').where({ partner_id: partner, rule }).modify(inList('instance_key', c)).select('id', 'rule', 'instance_key') as Promise<{ id: number; rule: string; instance_key: string }[]>)));
+      candidates.push(...(await chunked(trx, [...instances], { form: 'inList' }, (c) => trx('fraud_flags').where({ partner_id: partner, rule }).modify(dialectOf(trx).inList('instance_key', c)).select('id', 'rule', 'instance_key') as Promise<{ id: number; rule: string; instance_key: string }[]>)));
     }
     // The flags of the customer rules that name these customers: one query for all of them.
     const ruleList = CUSTOMER_RULES.filter((rule) => (owners.get(rule)?.size ?? 0) > 0);
     const everyone = new Set(ruleList.flatMap((rule) => [...owners.get(rule)!]));
-    const rows: { id: number; rule: string; instance_key: string }[] = ruleList.length === 0 ? [] : await chunked([...everyone], inListSize(trx), (c) => trx('fraud_flags as f').join('fraud_flag_customers as c', 'c.flag_id', 'f.id')
-      .where('f.partner_id', partner).whereIn('f.rule', ruleList).modify(inList('c.customer_id', c)).distinct('f.id', 'f.rule', 'f.instance_key'));
+    const rows: { id: number; rule: string; instance_key: string }[] = ruleList.length === 0 ? [] : await chunked(trx, [...everyone], { form: 'inList' }, (c) => trx('fraud_flags as f').join('fraud_flag_customers as c', 'c.flag_id', 'f.id')
+      .where('f.partner_id', partner).whereIn('f.rule', ruleList).modify(dialectOf(trx).inList('c.customer_id', c)).distinct('f.id', 'f.rule', 'f.instance_key'));
     for (const r of rows) {
       const set = owners.get(r.rule as RuleName)!;
       const parts = JSON.parse(r.instance_key) as string[];
@@ -266,14 +266,14 @@ async function knownFlags(trx: Knex.Transaction, partner: string, findings: read
   const byRule = new Map<string, string[]>();
   for (const f of findings) append(byRule, f.rule, f.instanceKey);
   const rows: Record<string, unknown>[] = [];
-  for (const [rule, keys] of byRule) rows.push(...(await chunked(keys, inListSize(trx), (c) => trx('fraud_flags').where({ partner_id: partner, rule }).modify(inList('instance_key', c)).select('*') as Promise<Record<string, unknown>[]>)));
+  for (const [rule, keys] of byRule) rows.push(...(await chunked(trx, keys, { form: 'inList' }, (c) => trx('fraud_flags').where({ partner_id: partner, rule }).modify(dialectOf(trx).inList('instance_key', c)).select('*') as Promise<Record<string, unknown>[]>)));
   const byId = new Map<number, KnownFlag>();
   for (const r of rows) {
     const k: KnownFlag = { row: r, customers: [] };
     byId.set(Number(r.id), k);
     out.set(`${String(r.rule)}\u0000${String(r.instance_key)}`, k);
   }
-  const customers = await chunked([...byId.keys()], 300, (c) => trx('fraud_flag_customers').whereIn('flag_id', c).select('flag_id', 'customer_id') as Promise<{ flag_id: unknown; customer_id: string }[]>);
+  const customers = await chunked(trx, [...byId.keys()], 300, (c) => trx('fraud_flag_customers').whereIn('flag_id', c).select('flag_id', 'customer_id') as Promise<{ flag_id: unknown; customer_id: string }[]>);
   for (const c of customers) byId.get(Number(c.flag_id))?.customers.push(c.customer_id);
   for (const k of byId.values()) k.customers.sort();
   return out;

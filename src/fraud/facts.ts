@@ -14,8 +14,8 @@ import { fromStoreTimestamp } from '../store/values.js';
 import type { Variant } from '../types.js';
 import type { RuleSettings } from './config.js';
 import { identityKeys, type IdentityKey } from './identity.js';
-import { inList, inListSize, insertChunks } from '../store/dialects.js';
-import { arrayLiteral, insertArrays } from '../store/json-insert.js';
+import { dialectOf, type StatementShape } from '../store/dialect/index.js';
+import { arrayLiteral } from '../store/json-insert.js';
 import { append } from '../kernel/collections.js';
 
 export interface CustomerRow {
@@ -117,10 +117,11 @@ export interface Facts {
 
 const CHUNK = 400;
 
-export async function chunked<T, R>(values: readonly T[], size: number, work: (chunk: T[]) => Promise<R[]>): Promise<R[]> {
+/** The rows of `work` run on each statement's part of `values` (the dialect's chunks), in order. */
+export async function chunked<T, R>(db: Knex, values: readonly T[], shape: number | StatementShape, work: (chunk: T[]) => Promise<R[]>): Promise<R[]> {
   const out: R[] = [];
   // No spread: a chunk's rows can be more than a call's arguments may be (a busy instrument-day).
-  for (let i = 0; i < values.length; i += size) for (const r of await work(values.slice(i, i + size))) out.push(r);
+  for (const part of dialectOf(db).chunks(values, shape)) for (const r of await work(part)) out.push(r);
   return out;
 }
 
@@ -163,7 +164,7 @@ class StoredTx implements Tx {
 /** Reads the rows of these customers (one query per table per chunk). */
 export async function loadCustomerData(db: Knex | Knex.Transaction, partner: string, variant: Variant, ids: readonly string[], settings: RuleSettings | undefined, options: { rowsOnly?: boolean } = {}): Promise<Map<string, CustomerData>> {
   const out = new Map<string, CustomerData>();
-  const rows = await chunked(ids, inListSize(db), (c) => db('customers').where('partner_id', partner).modify(inList('customer_id', c))
+  const rows = await chunked(db, ids, { form: 'inList' }, (c) => db('customers').where('partner_id', partner).modify(dialectOf(db).inList('customer_id', c))
     .select('customer_id', 'affiliate_id', 'signup_date', 'last_modified_date', 'email', 'first_name', 'last_name', 'country_code', 'click_id', 'phase', ...(variant === 'prop-trading' ? ['challenge_type'] : [])) as Promise<Record<string, unknown>[]>);
   for (const r of rows) {
     const row = { ...(r as unknown as CustomerRow), signup_date: ts(r.signup_date), last_modified_date: r.last_modified_date == null ? null : ts(r.last_modified_date) };
@@ -171,7 +172,7 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
   }
   if (options.rowsOnly) return out;
   const present = [...out.keys()];
-  const txRows = await chunked(present, inListSize(db), (c) => db('transactions').where('partner_id', partner).modify(inList('customer_id', c))
+  const txRows = await chunked(db, present, { form: 'inList' }, (c) => db('transactions').where('partner_id', partner).modify(dialectOf(db).inList('customer_id', c))
     .select('transaction_id', 'customer_id', 'transaction_type', 'transaction_subtype', 'status', 'transaction_date', 'amount_currency', 'currency', 'amount_usd') as Promise<Record<string, unknown>[]>);
   const pairs: [string, string][] = [];
   for (const t of txRows) if (t.amount_usd == null) pairs.push([String(t.currency), ts(t.transaction_date).slice(0, 10)]);
@@ -224,9 +225,9 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
  */
 async function readWindows(db: Knex | Knex.Transaction, partner: string, ranges: readonly { customer: string; from: string; to: string }[]): Promise<Record<string, unknown>[]> {
   const activity: Record<string, unknown>[] = [];
-  if (db.client.config.client === 'pg') {
-    for (let i = 0; i < ranges.length; i += 1000) {
-      const part = ranges.slice(i, i + 1000);
+  const dialect = dialectOf(db);
+  if (dialect.batchParameters) {
+    for (const part of dialect.chunks(ranges, 1000)) {
       const result = (await db.raw(`SELECT a.customer_id, a.date, a.game_type, a.currency, a.total_bets
         FROM unnest(?::text[], ?::date[], ?::date[]) AS w(customer_id, since, until)
         CROSS JOIN LATERAL (SELECT g.customer_id, g.date, g.game_type, g.currency, g.total_bets FROM gaming_activity g
@@ -245,7 +246,7 @@ async function readWindows(db: Knex | Knex.Transaction, partner: string, ranges:
   }
   for (const [range, customers] of byRange) {
     const [from, to] = range.split('|') as [string, string];
-    const rows = await chunked(customers, 500, (c) => db('gaming_activity').where('partner_id', partner).whereIn('customer_id', c).whereBetween('date', [from, to])
+    const rows = await chunked(db, customers, 500, (c) => db('gaming_activity').where('partner_id', partner).whereIn('customer_id', c).whereBetween('date', [from, to])
       .select('customer_id', 'date', 'game_type', 'currency', 'total_bets') as Promise<Record<string, unknown>[]>);
     for (const r of rows) activity.push(r);
   }
@@ -398,11 +399,11 @@ export function signatureOf(f: Facts, pending: [string, string] | undefined): Si
 }
 
 export async function readFacts(db: Knex | Knex.Transaction, partner: string, ids: readonly string[]): Promise<StoredFacts> {
-  const customers = await chunked(ids, inListSize(db), (c) => db('fraud_customers').where('partner_id', partner).modify(inList('customer_id', c))
+  const customers = await chunked(db, ids, { form: 'inList' }, (c) => db('fraud_customers').where('partner_id', partner).modify(dialectOf(db).inList('customer_id', c))
     .select('customer_id', 'affiliate_id', 'signup_date', 'ftd_date', 'ftd_usd', 'farmed', 'funded_days', 'pending_from', 'pending_to') as Promise<Record<string, unknown>[]>);
-  const days = (await chunked(ids, inListSize(db), (c) => db('fraud_customer_days').where('partner_id', partner).modify(inList('customer_id', c)).select('customer_id', 'affiliate_id', 'date', 'deposits', 'reversals', 'refunds') as Promise<Record<string, unknown>[]>))
+  const days = (await chunked(db, ids, { form: 'inList' }, (c) => db('fraud_customer_days').where('partner_id', partner).modify(dialectOf(db).inList('customer_id', c)).select('customer_id', 'affiliate_id', 'date', 'deposits', 'reversals', 'refunds') as Promise<Record<string, unknown>[]>))
     .map((d) => ({ ...(d as unknown as StoredFacts['days'][number]), deposits: Number(d.deposits), reversals: Number(d.reversals), refunds: Number(d.refunds) }));
-  const identities = await chunked(ids, inListSize(db), (c) => db('fraud_identities').where('partner_id', partner).modify(inList('customer_id', c)).select('customer_id', 'kind', 'value') as Promise<(IdentityKey & { customer_id: string })[]>);
+  const identities = await chunked(db, ids, { form: 'inList' }, (c) => db('fraud_identities').where('partner_id', partner).modify(dialectOf(db).inList('customer_id', c)).select('customer_id', 'kind', 'value') as Promise<(IdentityKey & { customer_id: string })[]>);
   const signatures = new Map<string, Signature>();
   const daysOf = new Map<string, StoredFacts['days']>();
   for (const d of days) append(daysOf, d.customer_id, d);
@@ -437,49 +438,41 @@ export async function writeFacts(trx: Knex.Transaction, partner: string, ids: re
   const parts = [['fraud_customers', changed?.row, stored?.row], ['fraud_customer_days', changed?.days, stored?.days], ['fraud_identities', changed?.identities, stored?.identities]] as const;
   for (const [table, set, had] of parts) {
     const list = ids.filter((id) => (!set || set.has(id)) && (!had || had.has(id)));
-    await chunked(list, CHUNK, async (c) => [await trx(table).where('partner_id', partner).whereIn('customer_id', c).delete()]);
+    await chunked(trx, list, CHUNK, async (c) => [await trx(table).where('partner_id', partner).whereIn('customer_id', c).delete()]);
   }
   const only = (set: ReadonlySet<string> | undefined) => (set ? allFacts.filter((f) => set.has(f.customer_id)) : allFacts);
   const facts = only(changed?.row);
-  if (trx.client.config.client === 'pg') {
-    // One statement per table, an array parameter per column, filled straight from the facts (a bulk
-    // run's group writes tens of thousands of rows: no row objects in between).
-    await insertArrays(trx, 'fraud_customers', { partner_id: ['text', partner] }, {
-      customer_id: ['text', facts.map((f) => f.customer_id)], affiliate_id: ['text', facts.map((f) => f.affiliate_id)],
-      signup_date: ['text', facts.map((f) => f.signup_date)], ftd_date: ['text', facts.map((f) => f.ftd_date)], ftd_usd: ['text', facts.map((f) => f.ftd_usd)],
-      farmed: ['integer', facts.map((f) => f.farmed)], funded_days: ['float8', facts.map((f) => f.funded_days)],
-      pending_from: ['text', facts.map((f) => pending.get(f.customer_id)?.[0] ?? null)], pending_to: ['text', facts.map((f) => pending.get(f.customer_id)?.[1] ?? null)],
-    });
-    const days = { customer_id: [] as string[], affiliate_id: [] as string[], date: [] as string[], deposits: [] as number[], reversals: [] as number[], refunds: [] as number[] };
-    for (const f of only(changed?.days)) {
-      for (const d of f.days) {
-        days.customer_id.push(f.customer_id);
-        days.affiliate_id.push(f.affiliate_id);
-        days.date.push(d.date);
-        days.deposits.push(d.deposits);
-        days.reversals.push(d.reversals);
-        days.refunds.push(d.refunds);
-      }
+  // PostgreSQL: one statement per table, an array parameter per column, filled straight from the
+  // facts (a bulk run's group writes tens of thousands of rows: no row objects in between).
+  const dialect = dialectOf(trx);
+  await dialect.insertColumns(trx, 'fraud_customers', { partner_id: ['text', partner] }, {
+    customer_id: ['text', facts.map((f) => f.customer_id)], affiliate_id: ['text', facts.map((f) => f.affiliate_id)],
+    signup_date: ['text', facts.map((f) => f.signup_date)], ftd_date: ['text', facts.map((f) => f.ftd_date)], ftd_usd: ['text', facts.map((f) => f.ftd_usd)],
+    farmed: ['integer', facts.map((f) => f.farmed)], funded_days: ['float8', facts.map((f) => f.funded_days)],
+    pending_from: ['text', facts.map((f) => pending.get(f.customer_id)?.[0] ?? null)], pending_to: ['text', facts.map((f) => pending.get(f.customer_id)?.[1] ?? null)],
+  });
+  const days = { customer_id: [] as string[], affiliate_id: [] as string[], date: [] as string[], deposits: [] as number[], reversals: [] as number[], refunds: [] as number[] };
+  for (const f of only(changed?.days)) {
+    for (const d of f.days) {
+      days.customer_id.push(f.customer_id);
+      days.affiliate_id.push(f.affiliate_id);
+      days.date.push(d.date);
+      days.deposits.push(d.deposits);
+      days.reversals.push(d.reversals);
+      days.refunds.push(d.refunds);
     }
-    await insertArrays(trx, 'fraud_customer_days', { partner_id: ['text', partner] }, {
-      customer_id: ['text', days.customer_id], affiliate_id: ['text', days.affiliate_id], date: ['text', days.date],
-      deposits: ['integer', days.deposits], reversals: ['integer', days.reversals], refunds: ['integer', days.refunds],
-    });
-    const keys = { customer_id: [] as string[], kind: [] as string[], value: [] as string[] };
-    for (const f of only(changed?.identities)) {
-      for (const k of f.identities) {
-        keys.customer_id.push(f.customer_id);
-        keys.kind.push(k.kind);
-        keys.value.push(k.value);
-      }
-    }
-    await insertArrays(trx, 'fraud_identities', { partner_id: ['text', partner] }, { customer_id: ['text', keys.customer_id], kind: ['text', keys.kind], value: ['text', keys.value] });
-    return;
   }
-  const customers = facts.map((f) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, signup_date: f.signup_date, ftd_date: f.ftd_date, ftd_usd: f.ftd_usd, farmed: f.farmed, funded_days: f.funded_days, pending_from: pending.get(f.customer_id)?.[0] ?? null, pending_to: pending.get(f.customer_id)?.[1] ?? null }));
-  const days = only(changed?.days).flatMap((f) => f.days.map((d) => ({ partner_id: partner, customer_id: f.customer_id, affiliate_id: f.affiliate_id, ...d })));
-  const identities = only(changed?.identities).flatMap((f) => f.identities.map((k) => ({ partner_id: partner, customer_id: f.customer_id, kind: k.kind, value: k.value })));
-  for (const part of insertChunks(trx, customers)) await trx('fraud_customers').insert(part);
-  for (const part of insertChunks(trx, days)) await trx('fraud_customer_days').insert(part);
-  for (const part of insertChunks(trx, identities)) await trx('fraud_identities').insert(part);
+  await dialect.insertColumns(trx, 'fraud_customer_days', { partner_id: ['text', partner] }, {
+    customer_id: ['text', days.customer_id], affiliate_id: ['text', days.affiliate_id], date: ['text', days.date],
+    deposits: ['integer', days.deposits], reversals: ['integer', days.reversals], refunds: ['integer', days.refunds],
+  });
+  const keys = { customer_id: [] as string[], kind: [] as string[], value: [] as string[] };
+  for (const f of only(changed?.identities)) {
+    for (const k of f.identities) {
+      keys.customer_id.push(f.customer_id);
+      keys.kind.push(k.kind);
+      keys.value.push(k.value);
+    }
+  }
+  await dialect.insertColumns(trx, 'fraud_identities', { partner_id: ['text', partner] }, { customer_id: ['text', keys.customer_id], kind: ['text', keys.kind], value: ['text', keys.value] });
 }

@@ -14,11 +14,10 @@
  */
 import type { Knex } from 'knex';
 import { lockPartnerLoads } from '../commission/recompute-pending.js';
-import { transactionLock } from '../store/transaction-lock.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 import { reviewCustomers } from './review.js';
-import { insertChunks } from '../store/dialects.js';
+import { dialectOf } from '../store/dialect/index.js';
 import { ts } from './facts.js';
 
 export type FlagStatus = 'open' | 'confirmed' | 'dismissed';
@@ -87,7 +86,7 @@ async function customersOf(db: Knex | Knex.Transaction, flagId: number): Promise
 }
 
 async function addCustomers(trx: Knex.Transaction, flagId: number, partner: string, ids: readonly string[]): Promise<void> {
-  for (const part of insertChunks(trx, ids.map((customer_id) => ({ flag_id: flagId, partner_id: partner, customer_id })))) await trx('fraud_flag_customers').insert(part);
+  for (const part of dialectOf(trx).insertChunks(ids.map((customer_id) => ({ flag_id: flagId, partner_id: partner, customer_id })))) await trx('fraud_flag_customers').insert(part);
 }
 
 /** A stored flag's row (undefined: none) and sorted customers, when the caller read them already. */
@@ -129,9 +128,7 @@ export async function upsertFlag(trx: Knex.Transaction, store: Store, finding: F
     evidence, severity: finding.severity, affiliate_id: finding.affiliateId, last_seen: now, unsupported_since: null,
   });
   if (added.length > 0) await addCustomers(trx, row.id, finding.partner, added);
-  for (let i = 0; i < removed.length; i += 300) {
-    await trx('fraud_flag_customers').where('flag_id', row.id).whereIn('customer_id', removed.slice(i, i + 300)).delete();
-  }
+  for (const part of dialectOf(trx).chunks(removed, 300)) await trx('fraud_flag_customers').where('flag_id', row.id).whereIn('customer_id', part).delete();
   await reviewCustomers(trx, store, finding.partner, finding.variant, [...added, ...removed]);
   return { id: row.id, created: false, changed: true, added, removed };
 }
@@ -178,8 +175,8 @@ export async function listFlags(db: Knex, filter: FlagFilter = {}): Promise<Flag
   const out: Flag[] = [];
   const customers = new Map<number, string[]>();
   const ids = rows.map((r) => Number(r.id));
-  for (let i = 0; i < ids.length; i += 500) {
-    const cs: { flag_id: unknown; customer_id: string }[] = await db('fraud_flag_customers').whereIn('flag_id', ids.slice(i, i + 500)).select('flag_id', 'customer_id');
+  for (const part of dialectOf(db).chunks(ids, 500)) {
+    const cs: { flag_id: unknown; customer_id: string }[] = await db('fraud_flag_customers').whereIn('flag_id', part).select('flag_id', 'customer_id');
     for (const c of cs) {
       const list = customers.get(Number(c.flag_id));
       if (list) list.push(c.customer_id);
@@ -240,6 +237,5 @@ export async function decideFlag(store: Store, id: number, decision: Decision, b
  * both, never before it. SQLite has one writer already.
  */
 export async function lockFraud(store: Store, trx: Knex.Transaction, partner: string): Promise<void> {
-  if (store.profile.locking !== 'advisory') return;
-  await transactionLock(trx, `partner-sync fraud ${partner}`);
+  await store.dialect.transactionLock(trx, `partner-sync fraud ${partner}`);
 }

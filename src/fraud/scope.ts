@@ -7,15 +7,15 @@ import type { Knex } from 'knex';
 import type { ChangeSet } from '../pipeline/load.js';
 import type { Variant } from '../types.js';
 import { addDays } from '../kernel/dates.js';
-import { insertChunks } from '../store/dialects.js';
+import { dialectOf } from '../store/dialect/index.js';
 import { entityTable } from '../store/tables.js';
 import type { RuleSettings } from './config.js';
 
 /** Whether any activity of the partner is loaded for each of these days (fraud_loaded_days). */
 async function coverage(trx: Knex.Transaction, partner: string, days: readonly string[]): Promise<Map<string, boolean>> {
   const out = new Map<string, boolean>(days.map((d) => [d, false]));
-  for (let i = 0; i < days.length; i += 500) {
-    for (const r of (await trx('fraud_loaded_days').where('partner_id', partner).whereIn('date', days.slice(i, i + 500)).select('date')) as { date: string }[]) out.set(r.date, true);
+  for (const part of dialectOf(trx).chunks(days, 500)) {
+    for (const r of (await trx('fraud_loaded_days').where('partner_id', partner).whereIn('date', part).select('date')) as { date: string }[]) out.set(r.date, true);
   }
   return out;
 }
@@ -39,7 +39,7 @@ export async function touchedCustomers(trx: Knex.Transaction, change: ChangeSet,
   const before = await coverage(trx, partner, watch);
   // The partner's loaded days: the batch's days are loaded; a replaced day stays loaded only if
   // some row of it is left.
-  for (const part of insertChunks(trx, batchDays.map((date) => ({ partner_id: partner, date })))) await trx('fraud_loaded_days').insert(part).onConflict(['partner_id', 'date']).ignore();
+  for (const part of dialectOf(trx).insertChunks(batchDays.map((date) => ({ partner_id: partner, date })))) await trx('fraud_loaded_days').insert(part).onConflict(['partner_id', 'date']).ignore();
   const activity = entityTable(change.variant, 'activity').name;
   for (const d of change.replacedDays) {
     if (batchDays.includes(d)) continue;
@@ -67,7 +67,7 @@ export async function touchedCustomers(trx: Knex.Transaction, change: ChangeSet,
 export async function rebuildLoadedDays(trx: Knex.Transaction, partner: string, variant: Variant): Promise<void> {
   const activity = entityTable(variant, 'activity').name;
   await trx('fraud_loaded_days').where('partner_id', partner).delete();
-  const day = trx.client.config.client === 'pg' ? "to_char(date, 'YYYY-MM-DD')" : 'date';
+  const day = dialectOf(trx).dateText('date');
   await trx.raw(`INSERT INTO fraud_loaded_days (partner_id, date) SELECT DISTINCT partner_id, ${day} FROM ${activity} WHERE partner_id = ?`, [partner]);
 }
 

@@ -18,7 +18,6 @@ import { writeUpsert, type PreparedUpsert } from '../store/upsert.js';
 import { anyParked, dropParked, dropParkedDays, park, unpark, type ParkedRecord } from '../store/waiting.js';
 import { resolveLoadedRejects } from '../store/reject-lifecycle.js';
 import { settleVersions, type VersionedWrite } from '../store/versions.js';
-import { transactionLock } from '../store/transaction-lock.js';
 import type { MonthPartitions } from '../store/partitions.js';
 import { FreshKeys } from '../store/fresh-keys.js';
 import { rawRows } from '../store/dialects.js';
@@ -119,8 +118,7 @@ export class LoadTransaction {
       await this.lockPartner(partner);
       const table = entityTable(variant, 'activity');
       const change = this.changeSet(partner, variant, runId);
-      for (let i = 0; i < days.length; i += 500) {
-        const part = days.slice(i, i + 500);
+      for (const part of this.loader.store.dialect.chunks(days, 500)) {
         // Raw: knex's builder returns only a count from a DELETE on SQLite; both return a raw RETURNING's rows.
         const deleted = await this.trx.raw(`DELETE FROM ${table.name} WHERE partner_id = ? AND date IN (${part.map(() => '?').join(', ')}) RETURNING ${table.key.join(', ')}`, [partner, ...part]) as unknown;
         for (const r of rawRows<Record<string, unknown>>(deleted)) change.removed.activity.push(r);
@@ -152,8 +150,8 @@ export class LoadTransaction {
    * single writer already.
    */
   private async lockPartner(partner: string): Promise<void> {
-    if (this.lockedPartners.has(partner) || this.loader.store.profile.locking !== 'advisory') return;
-    await transactionLock(this.trx, loadLockKey(partner));
+    if (this.lockedPartners.has(partner)) return;
+    await this.loader.store.dialect.transactionLock(this.trx, loadLockKey(partner));
     this.lockedPartners.add(partner);
   }
 

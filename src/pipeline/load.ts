@@ -85,7 +85,7 @@ export class Loader implements TransactionLoader {
 
   constructor(private readonly deps: LoaderDeps) {
     this.partitions = new MonthPartitions(deps.store);
-    this.jobs = new AfterLoadJobs(deps.jobs ?? [], deps.store.profile.locking === 'advisory');
+    this.jobs = new AfterLoadJobs(deps.jobs ?? [], deps.store.dialect.concurrent);
     this.behind = new EvaluationsBehind({
       gatherBehindMs: deps.gatherBehindMs,
       settle: (change) => this.jobs.evaluate(change),

@@ -33,9 +33,6 @@ export interface ClaimedEvent {
 /** A time as the store keeps it (the format of Store.now()). */
 export const storeTime = (ms: number): string => new Date(ms).toISOString().replace('Z', '000Z');
 
-/** The profile difference, as data: how the candidate rows are locked. */
-const LOCK_CLAUSE: Record<Store['profile']['kind'], string> = { postgres: 'FOR UPDATE SKIP LOCKED', sqlite: '' };
-
 /** Due, not leased, and no earlier event of its order key unsettled (`e` is the candidate). */
 const CLAIMABLE = `e.state IN ('pending', 'retrying') AND e.next_attempt_at <= ? AND (e.lease_until IS NULL OR e.lease_until < ?)
   AND NOT EXISTS (SELECT 1 FROM postback_events p WHERE p.postback_id = e.postback_id AND p.order_key = e.order_key AND p.seq < e.seq AND p.state IN ('pending', 'retrying'))`;
@@ -54,7 +51,7 @@ export async function claim(store: Store, postbackId: string, limit: number, lea
   const token = randomUUID();
   const sql = `UPDATE postback_events SET lease_until = ?, lease_token = ? WHERE seq IN (
     SELECT e.seq FROM postback_events e WHERE e.postback_id = ? AND ${CLAIMABLE}
-    ORDER BY e.seq LIMIT ? ${LOCK_CLAUSE[store.profile.kind]}) RETURNING seq, event_id, postback_id, kind, order_key, data, attempts, window_start, created_at`;
+    ORDER BY e.seq LIMIT ? ${store.dialect.skipLocked}) RETURNING seq, event_id, postback_id, kind, order_key, data, attempts, window_start, created_at`;
   const rows = rawRows<Record<string, unknown>>(await store.knex.raw(sql, [storeTime(nowMs + leaseMs), token, postbackId, now, now, limit]));
   return rows.map((r) => ({
     seq: Number(r.seq), eventId: String(r.event_id), postbackId: String(r.postback_id), kind: String(r.kind), orderKey: String(r.order_key),
@@ -103,8 +100,7 @@ export async function settleDelivered(store: Store, items: readonly { event: Cla
   }
   const kept = new Set<number>();
   for (const g of groups.values()) {
-    for (let i = 0; i < g.seqs.length; i += 500) {
-      const seqs = g.seqs.slice(i, i + 500);
+    for (const seqs of store.dialect.chunks(g.seqs, 500)) {
       const rows = rawRows<Record<string, unknown>>(await store.knex.raw(`UPDATE postback_events SET state = 'delivered', attempts = attempts + 1, last_status = ?, last_error = NULL,
         last_attempt_at = ?, lease_until = NULL, lease_token = NULL, delivered_at = ? WHERE lease_token = ? AND seq IN (${seqs.map(() => '?').join(', ')}) RETURNING seq`,
       [g.status, now, now, g.token, ...seqs]));

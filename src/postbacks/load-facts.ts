@@ -7,6 +7,7 @@
  */
 import type { Knex } from 'knex';
 import type { SpecRecord } from '../types.js';
+import { dialectOf } from '../store/dialect/index.js';
 import { fromStoreTimestamp } from '../store/values.js';
 import type { EventValues, Fact } from './events.js';
 
@@ -47,8 +48,8 @@ export function customerValues(partner: string, c: Record<string, unknown>): Eve
 export async function readCustomerValues(db: Knex, partner: string, ids: Iterable<string>): Promise<Map<string, EventValues>> {
   const list = [...new Set(ids)];
   const out = new Map<string, EventValues>();
-  for (let i = 0; i < list.length; i += CHUNK) {
-    const rows = (await db('customers').where('partner_id', partner).whereIn('customer_id', list.slice(i, i + CHUNK))
+  for (const part of dialectOf(db).chunks(list, CHUNK)) {
+    const rows = (await db('customers').where('partner_id', partner).whereIn('customer_id', part)
       .select('customer_id', 'affiliate_id', 'campaign_id', 'click_id', 'country_code', 'first_name', 'last_name', 'email')) as Record<string, unknown>[];
     for (const r of rows) out.set(String(r.customer_id), customerValues(partner, r));
   }
@@ -96,8 +97,8 @@ export async function transactionFacts(db: Knex, partner: string, written: reado
   const newlyApproved = new Set(approved.map((t) => String(t.transaction_id)));
   const earlier = new Set<string>();
   const owners = [...new Set(approved.map((t) => String(t.customer_id)))];
-  for (let i = 0; i < owners.length; i += CHUNK) {
-    const rows = (await db('transactions').where('partner_id', partner).whereIn('customer_id', owners.slice(i, i + CHUNK))
+  for (const part of dialectOf(db).chunks(owners, CHUNK)) {
+    const rows = (await db('transactions').where('partner_id', partner).whereIn('customer_id', part)
       .where('transaction_type', 'deposit').whereIn('status', FTD_STATUSES).select('customer_id', 'transaction_id')) as { customer_id: string; transaction_id: string }[];
     for (const r of rows) if (!newlyApproved.has(r.transaction_id) || prior.statuses.get(r.transaction_id) === 'reversed') earlier.add(r.customer_id);
   }
@@ -122,8 +123,8 @@ export async function phaseChanges(db: Knex, partner: string, written: readonly 
   const ids = written.map((r) => String(r.customer_id));
   const byId = new Map(written.map((r) => [String(r.customer_id), r]));
   const out: Fact[] = [];
-  for (let i = 0; i < ids.length; i += CHUNK) {
-    const rows = (await db('phase_history').where('partner_id', partner).whereIn('customer_id', ids.slice(i, i + CHUNK))
+  for (const part of dialectOf(db).chunks(ids, CHUNK)) {
+    const rows = (await db('phase_history').where('partner_id', partner).whereIn('customer_id', part)
       .select('customer_id', 'seq', 'phase', 'observed_at', 'time_source', 'run_id').orderBy([{ column: 'customer_id' }, { column: 'seq' }])) as Record<string, unknown>[];
     let previous: Record<string, unknown> | undefined;
     for (const r of rows) {

@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import type { PostbackDefinition } from './definitions.js';
 import { PERSONAL_FIELDS, type Fact } from './events.js';
 import { append } from '../kernel/collections.js';
+import { dialectOf } from '../store/dialect/index.js';
 
 /** Rows per INSERT: 15 columns each, far below both stores' bind limits. */
 const CHUNK = 200;
@@ -45,5 +46,5 @@ export async function writeEvents(trx: Knex.Transaction, facts: readonly Fact[],
       });
     }
   }
-  for (let i = 0; i < rows.length; i += CHUNK) await trx('postback_events').insert(rows.slice(i, i + CHUNK)).onConflict(['postback_id', 'fact_key']).ignore();
+  for (const part of dialectOf(trx).chunks(rows, CHUNK)) await trx('postback_events').insert(part).onConflict(['postback_id', 'fact_key']).ignore();
 }

@@ -25,13 +25,14 @@ export async function startPostbackDelivery(store: Store, logger: Logger, env: N
   const secretKey = secretKeyFromEnv(env);
   const metrics = registry ? deliveryMetrics(registry) : undefined;
   let delivery: Delivery;
-  if (store.profile.kind === 'postgres') {
+  // A thread of its own, on connections of its own, where the store takes several at once (PostgreSQL).
+  if (store.dialect.concurrent) {
     delivery = await startDeliveryThread({ url: store.location.target, secretKey, options, debug: logger.isDebugEnabled() }, logger, metrics);
   } else {
     const deliverer = new Deliverer({ store, logger, secretKey, options, metrics });
     deliverer.start();
     delivery = deliverer;
   }
-  logger.info('postbacks: delivering', { event: 'postbacks_delivering', poll_ms: options.pollMs, timeout_ms: options.timeoutMs, thread: store.profile.kind === 'postgres' });
+  logger.info('postbacks: delivering', { event: 'postbacks_delivering', poll_ms: options.pollMs, timeout_ms: options.timeoutMs, thread: store.dialect.concurrent });
   return delivery;
 }

@@ -7,7 +7,6 @@ import type { Knex } from 'knex';
 import { ledgerReport } from '../commission/report.js';
 import { lastDayOf } from '../kernel/dates.js';
 import { money, ZERO, type Money } from '../kernel/money.js';
-import type { StoreKind } from '../store/dialects.js';
 import type { Store } from '../store/store.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS, type MoneyColumn } from './facts.js';
 
@@ -69,13 +68,9 @@ export interface AffiliateReport {
   rows: AffiliateRow[];
 }
 
-/** Where exact decimal sums are taken: PostgreSQL NUMERIC sums exactly in SQL; SQLite stores decimal text, summed here. */
-const SUM_IN_SQL: Record<StoreKind, boolean> = { postgres: true, sqlite: false };
-/** The row's period or campaign as an SQL expression on a facts table, per backend. */
-const GROUP_EXPR: Record<StoreKind, Record<Grain | 'total', string>> = {
-  postgres: { day: "to_char(day, 'YYYY-MM-DD')", month: "to_char(day, 'YYYY-MM')", campaign: 'campaign_id', total: "''" },
-  sqlite: { day: 'day', month: 'substr(day, 1, 7)', campaign: 'campaign_id', total: "''" },
-};
+/** The row's period or campaign as an SQL expression on a day facts table. */
+const groupExpr = (store: Store): Record<Grain | 'total', string> =>
+  ({ day: store.dialect.dateText('day'), month: store.dialect.monthText('day'), campaign: 'campaign_id', total: "''" });
 
 /** The same for month cells (no day grain: day reports read day cells). */
 const MONTH_GROUP_EXPR: Record<Grain | 'total', string> = { day: 'month', month: 'month', campaign: 'campaign_id', total: "''" };
@@ -142,9 +137,10 @@ interface Sums {
 
 /** Sums of these columns of a facts table per (partner, affiliate, group [, extra columns]). */
 async function groupedSums(store: Store, table: string, filter: ReportFilter, grain: Grain | 'total', counts: readonly string[], sums: readonly string[], extra: readonly string[] = []): Promise<Map<string, Sums & { extra: Record<string, string> }>> {
-  const kind = store.profile.kind;
+  // Exact decimal sums are taken in SQL where it sums exactly (PostgreSQL's NUMERIC); SQLite stores decimal text, summed here.
+  const sumInSql = store.dialect.exactDecimals;
   const source = table === 'report_month_cells' ? 'month' : 'day';
-  const expr = source === 'month' ? MONTH_GROUP_EXPR[grain] : GROUP_EXPR[kind][grain];
+  const expr = source === 'month' ? MONTH_GROUP_EXPR[grain] : groupExpr(store)[grain];
   const knex = store.knex;
   const out = new Map<string, Sums & { extra: Record<string, string> }>();
   const q = applyFilter(knex(table), filter, source).select('partner_id', 'affiliate_id', knex.raw(`${expr} as g`), ...extra);
@@ -152,7 +148,7 @@ async function groupedSums(store: Store, table: string, filter: ReportFilter, gr
   const oneRowPerGroup = source === 'month' && grain === 'campaign' && filter.from !== undefined && filter.to !== undefined && filter.from.slice(0, 7) === filter.to.slice(0, 7);
   if (oneRowPerGroup) {
     q.select(...counts, ...sums);
-  } else if (SUM_IN_SQL[kind]) {
+  } else if (sumInSql) {
     q.groupBy('partner_id', 'affiliate_id', knex.raw(expr), ...extra);
     for (const c of [...counts, ...sums]) q.sum({ [c]: c });
   } else {
@@ -170,7 +166,7 @@ async function groupedSums(store: Store, table: string, filter: ReportFilter, gr
     }
     for (const c of counts) s.counts[c] = (s.counts[c] as number) + Number(r[c] ?? 0);
     // Summed in SQL: one row per group, its sums kept as the text PostgreSQL gives.
-    if (SUM_IN_SQL[kind] || oneRowPerGroup) for (const c of sums) s.sums[c] = r[c] === null || r[c] === undefined ? '0' : String(r[c]);
+    if (sumInSql || oneRowPerGroup) for (const c of sums) s.sums[c] = r[c] === null || r[c] === undefined ? '0' : String(r[c]);
     else for (const c of sums) s.sums[c] = (s.sums[c] as Money).plus(money(r[c] ?? 0));
   }
   return out;
@@ -178,7 +174,7 @@ async function groupedSums(store: Store, table: string, filter: ReportFilter, gr
 
 /** Distinct depositors per group: a customer depositing on several days of a month counts once. */
 async function depositorCounts(store: Store, filter: ReportFilter, grain: Grain | 'total'): Promise<Map<string, number>> {
-  const expr = GROUP_EXPR[store.profile.kind][grain];
+  const expr = groupExpr(store)[grain];
   const knex = store.knex;
   const rows: Record<string, unknown>[] = await applyFilter(knex('report_depositors'), filter)
     .select('partner_id', 'affiliate_id', knex.raw(`${expr} as g`))

@@ -14,9 +14,9 @@
  * cost as much again); SQLite, in-process, reads each table on its own.
  */
 import type { Knex } from 'knex';
-import type { StoreKind } from '../store/dialects.js';
 import { fromStoreTimestamp } from '../store/values.js';
-import { type Attribution, attributions, campaignKey, chunks, inList, pairKey, productKey } from './facts-values.js';
+import { dialectOf } from '../store/dialect/index.js';
+import { CHUNK, type Attribution, attributions, campaignKey, pairKey, productKey } from './facts-values.js';
 import { type Deposit, DEPOSIT_READ, depositOf, readDeposits, readStoredFtd, type StoredFtd } from './ftd.js';
 
 /** Deposit customers read for their additions only: customer → the first day of the earliest month a new deposit falls in. */
@@ -39,14 +39,15 @@ export interface CustomerReads {
  * Reads what the facts need of these customers (`depositCustomers`: a subset of `customers`, or not
  * stored at all; `additions`: a subset of `depositCustomers`).
  */
-export async function readCustomers(trx: Knex.Transaction, kind: StoreKind, partner: string, customers: ReadonlySet<string>, depositCustomers: ReadonlySet<string>,
+export async function readCustomers(trx: Knex.Transaction, partner: string, customers: ReadonlySet<string>, depositCustomers: ReadonlySet<string>,
   additions: Additions = new Map()): Promise<CustomerReads> {
   const reads: CustomerReads = { now: new Map(), deposits: new Map(), ftd: new Map(), depositorDays: new Map(), additions: new Map(additions) };
   const all = [...new Set([...customers, ...depositCustomers])];
   if (all.length === 0) return reads;
   const whole = [...depositCustomers].filter((c) => !additions.has(c));
-  if (kind === 'postgres') {
-    for (const part of chunks(all)) await readInOneStatement(trx, partner, part, depositCustomers, additions, reads);
+  const dialect = dialectOf(trx);
+  if (dialect.batchParameters) {
+    for (const part of dialect.chunks(all, CHUNK)) await readInOneStatement(trx, partner, part, depositCustomers, additions, reads);
   } else {
     reads.now = await attributions(trx, partner, customers);
     const deposit = [...depositCustomers];
@@ -55,8 +56,8 @@ export async function readCustomers(trx: Knex.Transaction, kind: StoreKind, part
     reads.depositorDays = await readDepositorDays(trx, partner, deposit, additions);
     // Each stored FTD's deposit, when it is an approved deposit of the same customer.
     const ftdOf = new Map([...additions.keys()].flatMap((c) => { const f = reads.ftd.get(c); return f ? [[String(f.transaction_id), c] as const] : []; }));
-    for (const part of chunks([...ftdOf.keys()])) {
-      const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).modify(inList('transaction_id', part))
+    for (const part of dialect.chunks([...ftdOf.keys()], CHUNK)) {
+      const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).modify(dialect.inList('transaction_id', part))
         .where('transaction_type', 'deposit').where('status', 'approved').select(...DEPOSIT_READ);
       for (const r of rows) {
         if (ftdOf.get(String(r.transaction_id)) === String(r.customer_id)) reads.deposits.set(String(r.customer_id), [depositOf(r)]);
@@ -81,8 +82,9 @@ export async function readCustomers(trx: Knex.Transaction, kind: StoreKind, part
 /** The stored depositor days of these customers: day → cell pair (`since`: a customer's days from that day on only). */
 export async function readDepositorDays(trx: Knex.Transaction, partner: string, customers: readonly string[], since?: Additions): Promise<Map<string, Map<string, string>>> {
   const out = new Map<string, Map<string, string>>();
-  for (const part of chunks([...new Set(customers)])) {
-    const rows: Record<string, unknown>[] = await trx('report_depositors').where('partner_id', partner).modify(inList('customer_id', part)).select('customer_id', 'day', 'affiliate_id', 'campaign_id');
+  const dialect = dialectOf(trx);
+  for (const part of dialect.chunks([...new Set(customers)], CHUNK)) {
+    const rows: Record<string, unknown>[] = await trx('report_depositors').where('partner_id', partner).modify(dialect.inList('customer_id', part)).select('customer_id', 'day', 'affiliate_id', 'campaign_id');
     for (const r of rows) {
       const customer = String(r.customer_id);
       const day = String(r.day).slice(0, 10);

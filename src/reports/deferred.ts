@@ -12,10 +12,8 @@ import { utcDay } from '../kernel/dates.js';
 import { loadLockKey, type ChangeSet } from '../pipeline/load.js';
 import { append } from '../kernel/collections.js';
 import { marksByRunDay, runCustomers } from '../store/run-days.js';
-import { insertChunks, listChunks } from '../store/dialects.js';
-import { insertArrays } from '../store/json-insert.js';
+import { dialectOf } from '../store/dialect/index.js';
 import type { Store } from '../store/store.js';
-import { transactionLock } from '../store/transaction-lock.js';
 import { fromStoreDate, fromStoreTimestamp } from '../store/values.js';
 import type { Variant } from '../types.js';
 import { campaignKey, pairKey, productKey } from './facts-values.js';
@@ -91,13 +89,8 @@ export async function writeFactsPending(trx: Knex.Transaction, partner: string, 
     values.push(JSON.stringify([runId, day]));
   }
   if (values.length === 0) return;
-  if (trx.client.config.client === 'pg') {
-    await insertArrays(trx, 'report_pending', { partner_id: ['text', partner], variant: ['text', variant], created_at: ['timestamptz', now] },
-      { kind: ['text', kinds], value: ['text', values] }, ' ON CONFLICT DO NOTHING');
-    return;
-  }
-  const rows = values.map((value, i) => ({ partner_id: partner, variant, kind: kinds[i], value, created_at: now }));
-  for (const part of insertChunks(trx, rows)) await trx('report_pending').insert(part).onConflict(['partner_id', 'kind', 'value']).ignore();
+  await dialectOf(trx).insertColumns(trx, 'report_pending', { partner_id: ['text', partner], variant: ['text', variant], created_at: ['timestamptz', now] },
+    { kind: ['text', kinds], value: ['text', values] }, { on: ['partner_id', 'kind', 'value'] });
 }
 
 /**
@@ -108,7 +101,7 @@ export async function writeFactsPending(trx: Knex.Transaction, partner: string, 
 export async function settleFacts(store: Store, partner: string): Promise<number> {
   if (!(await store.knex('report_pending').where('partner_id', partner).first('partner_id'))) return 0;
   return store.transaction(async (trx) => {
-    if (store.profile.locking === 'advisory') await transactionLock(trx, loadLockKey(partner));
+    await store.dialect.transactionLock(trx, loadLockKey(partner));
     const rows: { kind: string; value: string; variant: Variant }[] = await trx('report_pending').where('partner_id', partner).select('kind', 'value', 'variant');
     if (rows.length === 0) return 0;
     await trx('report_pending').where('partner_id', partner).delete();
@@ -119,13 +112,13 @@ export async function settleFacts(store: Store, partner: string): Promise<number
     await depositCustomersOfRunDays(trx, partner, variant, rows.filter((r) => r.kind === FTD_RUN_DAY).map((r) => JSON.parse(r.value) as [string, string]), ftd);
     for (const day of await daysOfCustomers(trx, partner, variant, moved)) days.add(day);
     for (const id of moved) ftd.add(id);
-    if (store.profile.kind === 'postgres') {
+    if (store.dialect.exactDecimals) {
       await recomputeDaysSql(trx, partner, variant, days, [...ftd]);
       return days.size;
     }
     for (const changed of (await recomputeFtd(trx, partner, [...ftd])).values()) for (const day of changed) days.add(day);
     for (const day of [...days].sort()) await recomputeDay(trx, partner, variant, day, 'all');
-    await recomputeMonths(trx, store.profile.kind, partner, [...days].map((d) => [d, 'all']));
+    await recomputeMonths(trx, partner, [...days].map((d) => [d, 'all']));
     return days.size;
   });
 }
@@ -140,7 +133,7 @@ async function depositCustomersOfRunDays(trx: Knex.Transaction, partner: string,
 /** Every UTC day these customers' signups, transactions and activity count in. */
 async function daysOfCustomers(trx: Knex.Transaction, partner: string, variant: Variant, customers: readonly string[]): Promise<Set<string>> {
   const days = new Set<string>();
-  for (const part of listChunks(trx, customers, { otherValues: 1 })) {
+  for (const part of dialectOf(trx).chunks(customers, { otherValues: 1 })) {
     const signups: { signup_date: unknown }[] = await trx('customers').where('partner_id', partner).whereIn('customer_id', part).select('signup_date');
     const txs: { transaction_date: unknown }[] = await trx('transactions').where('partner_id', partner).whereIn('customer_id', part).select('transaction_date');
     for (const r of signups) days.add((fromStoreTimestamp(r.signup_date) as string).slice(0, 10));

@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import type { RateBook } from '../kernel/fx.js';
 import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
-import { insertChunks, type StoreKind } from '../store/dialects.js';
+import { dialectOf } from '../store/dialect/index.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS, REPORT_TX_TYPES, type CountColumn, type MoneyColumn } from './facts-columns.js';
 import { activityGgr, pairKey, SUMMED_COLUMNS, toUsd, TYPE_COLUMN } from './facts-values.js';
 
@@ -114,24 +114,18 @@ const keyText = (table: Table, r: Record<string, unknown>): string => table.key.
 /** SQLite: the stored rows of these keys (each key: the key columns' values in order). */
 async function readRows(trx: Knex.Transaction, table: Table, partner: string, keys: readonly string[][]): Promise<Map<string, Record<string, unknown>>> {
   const out = new Map<string, Record<string, unknown>>();
-  for (let i = 0; i < keys.length; i += 200) {
-    const rows: Record<string, unknown>[] = await trx(table.name).where('partner_id', partner).whereIn([...table.key], keys.slice(i, i + 200));
+  for (const part of dialectOf(trx).chunks(keys, 200)) {
+    const rows: Record<string, unknown>[] = await trx(table.name).where('partner_id', partner).whereIn([...table.key], part);
     for (const r of rows) out.set(keyText(table, r), r);
   }
   return out;
 }
 
-/** Deletes these keys' rows, and (SQLite) writes these whole rows. */
-async function writeRows(trx: Knex.Transaction, kind: StoreKind, table: Table, partner: string, upserts: Record<string, unknown>[], deletes: string[][]): Promise<void> {
-  if (kind === 'postgres') {
-    if (deletes.length === 0) return;
-    const shape = table.key.map((k, i) => `${k} ${table.keyTypes[i] as string}`).join(', ');
-    await trx.raw(`DELETE FROM ${table.name} t USING json_to_recordset(?::json) AS k(${shape}) WHERE t.partner_id = ? AND ${table.key.map((k) => `t.${k} = k.${k}`).join(' AND ')}`,
-      [JSON.stringify(deletes.map((values) => Object.fromEntries(table.key.map((k, i) => [k, values[i]])))), partner]);
-    return;
-  }
-  for (let i = 0; i < deletes.length; i += 200) await trx(table.name).where('partner_id', partner).whereIn([...table.key], deletes.slice(i, i + 200)).delete();
-  for (const part of insertChunks(trx, upserts)) await trx(table.name).insert(part).onConflict(['partner_id', ...table.key]).merge();
+/** Deletes these keys' rows, and writes these whole rows (SQLite: PostgreSQL adds in SQL, addInSql). */
+async function writeRows(trx: Knex.Transaction, table: Table, partner: string, upserts: Record<string, unknown>[], deletes: string[][]): Promise<void> {
+  const dialect = dialectOf(trx);
+  await dialect.deleteKeys(trx, table.name, partner, Object.fromEntries(table.key.map((k, i) => [k, table.keyTypes[i] as string])), deletes, 200);
+  for (const part of dialect.insertChunks(upserts)) await trx(table.name).insert(part).onConflict(['partner_id', ...table.key]).merge();
 }
 
 const movingOf = (changes: Map<string, Map<string, Money>>): [string, Map<string, Money>][] =>
@@ -158,7 +152,7 @@ async function applyTo(trx: Knex.Transaction, table: Table, partner: string, cha
       if (before) deletes.push(values);
     } else upserts.push(row);
   }
-  await writeRows(trx, 'sqlite', table, partner, upserts, deletes);
+  await writeRows(trx, table, partner, upserts, deletes);
   return upserts.length;
 }
 
@@ -201,7 +195,7 @@ async function addInSql(trx: Knex.Transaction, partner: string, parts: { table: 
   const empty = (result as { rows: { t: number; k: string[] }[] }).rows;
   for (const [n, p] of used.entries()) {
     const keys = empty.filter((r) => Number(r.t) === n).map((r) => r.k.map(String));
-    if (keys.length > 0) await writeRows(trx, 'postgres', p.table, partner, [], keys);
+    if (keys.length > 0) await writeRows(trx, p.table, partner, [], keys);
   }
   const day = used.findIndex((p) => p.table === DAY_CELLS);
   return day < 0 ? 0 : (used[day] as { moving: unknown[] }).moving.length - empty.filter((r) => Number(r.t) === day).length;
@@ -212,7 +206,7 @@ const zeroSql = (columns: readonly string[]): string => columns.map((c) => `u.${
 const allZero = (columns: readonly string[]) => (row: Record<string, unknown>): boolean => columns.every((c) => money(row[c] as string | number).isZero());
 
 /** Writes a batch's differences to the day cells, their month cells and the product cells. Returns the day cells written. */
-export async function applyDeltas(trx: Knex.Transaction, kind: StoreKind, partner: string, deltas: FactDeltas): Promise<number> {
+export async function applyDeltas(trx: Knex.Transaction, partner: string, deltas: FactDeltas): Promise<number> {
   const months = new Map<string, Map<string, Money>>();
   const monthOf = (month: string, pair: string): Map<string, Money> => {
     const key = `${month}\u0000${pair}`;
@@ -236,7 +230,8 @@ export async function applyDeltas(trx: Knex.Transaction, kind: StoreKind, partne
   const products = new Map([...deltas.products].map(([k, p]) => [k, new Map<string, Money>([['purchases', money(p.purchases)], ['unconverted', money(p.unconverted)], ['fees_usd', p.fees]])]));
   const cellColumns = [...COUNT_COLUMNS, ...MONEY_COLUMNS];
   const dayCells = deltas.cells as Map<string, Map<string, Money>>;
-  if (kind === 'postgres') {
+  // Exact sums in SQL (PostgreSQL's NUMERIC) add the differences where they are written; else here.
+  if (dialectOf(trx).exactDecimals) {
     return addInSql(trx, partner, [
       { table: DAY_CELLS, changes: dayCells, emptySql: zeroSql(cellColumns) },
       { table: MONTH_CELLS, changes: months, emptySql: zeroSql(cellColumns) },

@@ -7,10 +7,9 @@
  * by one at a time. Read per customer: the cost is the customer's deposits, not the day's.
  */
 import type { Knex } from 'knex';
-import { insertChunks, type StoreKind } from '../store/dialects.js';
 import type { FactDeltas } from './deltas.js';
-import { insertJson } from '../store/json-insert.js';
-import { chunks, splitPair } from './facts-values.js';
+import { dialectOf } from '../store/dialect/index.js';
+import { splitPair } from './facts-values.js';
 import type { CustomerReads } from './customer-reads.js';
 import { updateFtd } from './ftd.js';
 
@@ -20,7 +19,7 @@ import { updateFtd } from './ftd.js';
  * their deposits, stored FTD and depositor days); `pairBefore`: the cell its stored FTD counted in
  * (absent: nowhere).
  */
-export async function moveDepositFacts(trx: Knex.Transaction, kind: StoreKind, partner: string, customers: readonly string[], reads: CustomerReads,
+export async function moveDepositFacts(trx: Knex.Transaction, partner: string, customers: readonly string[], reads: CustomerReads,
   pairBefore: (customer: string) => string | undefined, deltas: FactDeltas): Promise<number> {
   if (customers.length === 0) return 0;
   const { now, deposits } = reads;
@@ -67,12 +66,8 @@ export async function moveDepositFacts(trx: Knex.Transaction, kind: StoreKind, p
     for (const m of monthsBefore) if (!monthsAfter.has(m)) deltas.addMonthDepositor(m.slice(0, 7), m.slice(8), -1);
     for (const m of monthsAfter) if (!monthsBefore.has(m)) deltas.addMonthDepositor(m.slice(0, 7), m.slice(8), 1);
   }
-  for (const part of chunks(deletes, 400)) {
-    if (kind === 'postgres') await trx.raw('DELETE FROM report_depositors d USING json_to_recordset(?::json) AS k(day date, customer_id text) WHERE d.partner_id = ? AND d.day = k.day AND d.customer_id = k.customer_id',
-      [JSON.stringify(part.map(([day, customer_id]) => ({ day, customer_id }))), partner]);
-    else await trx('report_depositors').where('partner_id', partner).whereIn(['day', 'customer_id'], part).delete();
-  }
-  if (kind === 'postgres') await insertJson(trx, 'report_depositors', { partner_id: 'text', day: 'date', customer_id: 'text', affiliate_id: 'text', campaign_id: 'text' }, inserts);
-  else for (const part of insertChunks(trx, inserts)) await trx('report_depositors').insert(part);
+  const dialect = dialectOf(trx);
+  for (const part of dialect.chunks(deletes, 400)) await dialect.deleteKeys(trx, 'report_depositors', partner, { day: 'date', customer_id: 'text' }, part, 400);
+  await dialect.insertRows(trx, 'report_depositors', { partner_id: 'text', day: 'date', customer_id: 'text', affiliate_id: 'text', campaign_id: 'text' }, inserts, { json: true });
   return inserts.length + deletes.length;
 }

@@ -6,11 +6,8 @@ import type { Knex } from 'knex';
 import { RateBook } from '../kernel/fx.js';
 import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
 import { decimalText } from '../store/values.js';
-import { inList } from '../store/dialects.js';
+import { dialectOf } from '../store/dialect/index.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS, type MoneyColumn } from './facts-columns.js';
-
-/** `column IN (values)` (src/store/dialects.ts), as the facts' reads have it from here. */
-export { inList };
 
 /** Keys per statement (a batch of 1000 records reads in one). */
 export const CHUNK = 1000;
@@ -19,12 +16,6 @@ export const CHUNK = 1000;
 export const pairKey = (affiliate: string, campaign: string): string => `${affiliate}\u0000${campaign}`;
 export const splitPair = (key: string): [string, string] => key.split('\u0000') as [string, string];
 export const dayStart = (day: string): string => `${day}T00:00:00.000000Z`;
-
-export function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
 
 const PLAIN = /^(-?)0*(\d+?)(?:\.(\d*?)0*)?$/;
 
@@ -78,8 +69,9 @@ export interface Attribution {
 /** The current attribution of these customers (absent: not stored). */
 export async function attributions(trx: Knex.Transaction, partner: string, customers: Iterable<string>): Promise<Map<string, Attribution>> {
   const out = new Map<string, Attribution>();
-  for (const part of chunks([...new Set(customers)])) {
-    const rows: Record<string, unknown>[] = await trx('customers').where('partner_id', partner).modify(inList('customer_id', part))
+  const dialect = dialectOf(trx);
+  for (const part of dialect.chunks([...new Set(customers)], CHUNK)) {
+    const rows: Record<string, unknown>[] = await trx('customers').where('partner_id', partner).modify(dialect.inList('customer_id', part))
       .select('customer_id', 'affiliate_id', 'campaign_id', 'challenge_type', 'account_size');
     for (const r of rows) out.set(String(r.customer_id), { pair: pairKey(String(r.affiliate_id), campaignKey(r.campaign_id)), product: productKey(r.challenge_type, r.account_size) });
   }

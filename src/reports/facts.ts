@@ -9,15 +9,11 @@
  */
 import type { Knex } from 'knex';
 import { addDays } from '../kernel/dates.js';
-import type { StoreKind } from '../store/dialects.js';
 import type { Store } from '../store/store.js';
 import type { Variant } from '../types.js';
 import { recomputeFtd } from './ftd.js';
 import { rebuildFactsSql } from './rebuild-sql.js';
 import { recomputeDay, recomputeMonths } from './recompute-day.js';
-
-/** Whether a whole partner is rebuilt by set-based SQL (exact NUMERIC sums) or day by day here. */
-const SET_BASED_REBUILD: Record<StoreKind, boolean> = { postgres: true, sqlite: false };
 
 export { COUNT_COLUMNS, MONEY_COLUMNS, REPORT_TX_TYPES } from './facts-columns.js';
 export type { CountColumn, MoneyColumn } from './facts-columns.js';
@@ -32,7 +28,8 @@ export { recomputeDay, type Part } from './recompute-day.js';
  * to check the incremental facts): every FTD, then every day that has data. Returns cells written.
  */
 export async function rebuildFacts(store: Store, partner: string, variant: Variant, options: { pageSize?: number; onProgress?: (what: string) => void } = {}): Promise<number> {
-  if (SET_BASED_REBUILD[store.profile.kind]) return rebuildFactsSql(store.knex, partner, variant);
+  // Set-based SQL where the store sums money exactly (PostgreSQL's NUMERIC), else day by day here.
+  if (store.dialect.exactDecimals) return rebuildFactsSql(store.knex, partner, variant);
   const knex = store.knex;
   const pageSize = options.pageSize ?? 5000;
   await knex.transaction(async (trx) => {
@@ -64,7 +61,7 @@ export async function rebuildFacts(store: Store, partner: string, variant: Varia
   }
   await knex.transaction(async (trx) => {
     await trx('report_month_cells').where('partner_id', partner).delete();
-    await recomputeMonths(trx, store.profile.kind, partner, [...days].map((d) => [d, 'all']));
+    await recomputeMonths(trx, partner, [...days].map((d) => [d, 'all']));
   });
   return cells;
 }
@@ -72,8 +69,9 @@ export async function rebuildFacts(store: Store, partner: string, variant: Varia
 /**
  * After an FX import: the facts of every day a saved rate covers are recomputed (amounts that
  * waited for the rate convert; a changed rate moves what used it), in the import's transaction.
+ * `_kind` is not read (the transaction's dialect decides); callers still pass the store's kind.
  */
-export async function refreshFactsForRates(trx: Knex.Transaction, kind: StoreKind, rates: readonly { currency: string; date: string }[]): Promise<number> {
+export async function refreshFactsForRates(trx: Knex.Transaction, rates: readonly { currency: string; date: string }[]): Promise<number> {
   if (rates.length === 0) return 0;
   const byDay = new Map<string, Set<string>>();
   for (const r of rates) {
@@ -89,7 +87,7 @@ export async function refreshFactsForRates(trx: Knex.Transaction, kind: StoreKin
       if (ftd.length > 0) await recomputeFtd(trx, partner, ftd);
       cells += await recomputeDay(trx, partner, variant, day, 'all');
     }
-    await recomputeMonths(trx, kind, partner, [...byDay.keys()].map((d) => [d, 'all']));
+    await recomputeMonths(trx, partner, [...byDay.keys()].map((d) => [d, 'all']));
   }
   return cells;
 }

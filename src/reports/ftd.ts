@@ -6,11 +6,9 @@ import type { Knex } from 'knex';
 import { RateBook } from '../kernel/fx.js';
 import { money } from '../kernel/money.js';
 import { fromStoreTimestamp } from '../store/values.js';
-import { insertChunks } from '../store/dialects.js';
-import { insertJson } from '../store/json-insert.js';
-import { chunks, inList, toUsd } from './facts-values.js';
+import { dialectOf } from '../store/dialect/index.js';
+import { CHUNK, toUsd } from './facts-values.js';
 
-const isPostgres = (db: Knex): boolean => db.client.config.client === 'pg';
 const FTD_TYPES: Record<string, string> = {
   partner_id: 'text', customer_id: 'text', transaction_id: 'text', transaction_date: 'timestamptz', day: 'date', amount_currency: 'numeric', currency: 'text', amount_usd: 'numeric',
 };
@@ -34,8 +32,9 @@ export const depositOf = (r: Record<string, unknown>): Deposit =>
 /** Every approved deposit of these customers, per customer. */
 export async function readDeposits(trx: Knex.Transaction, partner: string, customers: readonly string[]): Promise<Map<string, Deposit[]>> {
   const out = new Map<string, Deposit[]>();
-  for (const part of chunks([...new Set(customers)])) {
-    const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).modify(inList('customer_id', part))
+  const dialect = dialectOf(trx);
+  for (const part of dialect.chunks([...new Set(customers)], CHUNK)) {
+    const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).modify(dialect.inList('customer_id', part))
       .where('transaction_type', 'deposit').where('status', 'approved')
       .select(...DEPOSIT_READ);
     for (const r of rows) {
@@ -57,8 +56,9 @@ export const FTD_READ = ['customer_id', 'transaction_id', 'transaction_date', 'd
 /** The stored FTD rows of these customers. */
 export async function readStoredFtd(trx: Knex.Transaction, partner: string, customers: readonly string[]): Promise<Map<string, StoredFtd>> {
   const out = new Map<string, StoredFtd>();
-  for (const part of chunks([...new Set(customers)])) {
-    const rows: StoredFtd[] = await trx('report_ftd').where('partner_id', partner).modify(inList('customer_id', part)).select(...FTD_READ);
+  const dialect = dialectOf(trx);
+  for (const part of dialect.chunks([...new Set(customers)], CHUNK)) {
+    const rows: StoredFtd[] = await trx('report_ftd').where('partner_id', partner).modify(dialect.inList('customer_id', part)).select(...FTD_READ);
     for (const r of rows) out.set(String(r.customer_id), r);
   }
   return out;
@@ -84,7 +84,11 @@ export interface FtdChange {
 export async function updateFtd(trx: Knex.Transaction, partner: string, customers: readonly string[], deposits: ReadonlyMap<string, readonly Deposit[]>,
   stored?: ReadonlyMap<string, StoredFtd>): Promise<Map<string, FtdChange>> {
   const out = new Map<string, FtdChange>();
-  for (const part of chunks([...new Set(customers)])) {
+  const dialect = dialectOf(trx);
+  // Where one parameter carries a batch (PostgreSQL): one upsert for the FTDs that moved, a delete
+  // only for customers left without one; elsewhere the moved ones are deleted and inserted.
+  const upsert = dialect.batchParameters;
+  for (const part of dialect.chunks([...new Set(customers)], CHUNK)) {
     // The stored FTD rows: as read already by the caller (./customer-reads.ts), or read here.
     const before = stored ?? await readStoredFtd(trx, partner, part);
     const first = new Map<string, Deposit>();
@@ -127,16 +131,10 @@ export async function updateFtd(trx: Knex.Transaction, partner: string, customer
       if (prior) deletes.push(customer);
       if (row) inserts.push(row);
     }
-    if (isPostgres(trx)) {
-      // One upsert for the FTDs that moved; a delete only for customers left without one.
-      const kept = new Set(inserts.map((r) => r.customer_id as string));
-      const gone = deletes.filter((c) => !kept.has(c));
-      if (gone.length > 0) await trx('report_ftd').where('partner_id', partner).modify(inList('customer_id', gone)).delete();
-      await insertJson(trx, 'report_ftd', FTD_TYPES, inserts, ` ON CONFLICT (partner_id, customer_id) DO UPDATE SET ${Object.keys(FTD_TYPES).slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}`);
-      continue;
-    }
-    for (const ids of chunks(deletes)) await trx('report_ftd').where('partner_id', partner).modify(inList('customer_id', ids)).delete();
-    for (const rows of insertChunks(trx, inserts)) await trx('report_ftd').insert(rows);
+    const kept = new Set(upsert ? inserts.map((r) => r.customer_id as string) : []);
+    const gone = deletes.filter((c) => !kept.has(c));
+    for (const ids of dialect.chunks(gone, CHUNK)) await trx('report_ftd').where('partner_id', partner).modify(dialect.inList('customer_id', ids)).delete();
+    await dialect.insertRows(trx, 'report_ftd', FTD_TYPES, inserts, { json: true, conflict: upsert ? { on: ['partner_id', 'customer_id'], update: Object.keys(FTD_TYPES).slice(2) } : undefined });
   }
   return out;
 }
@@ -147,7 +145,7 @@ export async function updateFtd(trx: Knex.Transaction, partner: string, customer
  */
 export async function recomputeFtd(trx: Knex.Transaction, partner: string, customers: readonly string[]): Promise<Map<string, Set<string>>> {
   const touched = new Map<string, Set<string>>();
-  for (const part of chunks([...new Set(customers)])) {
+  for (const part of dialectOf(trx).chunks([...new Set(customers)], CHUNK)) {
     const changes = await updateFtd(trx, partner, part, await readDeposits(trx, partner, part));
     for (const [customer, c] of changes) {
       if (!c.changed) continue;

@@ -8,6 +8,7 @@
  * `funnelExplain` lists the customers behind one cell, with their phase history.
  */
 import type { Knex } from 'knex';
+import { dialectOf } from '../store/dialect/index.js';
 import { readHistories, type PhaseEntry } from './phase-history.js';
 
 export const FUNNEL_GROUPS = ['affiliate', 'challenge_type', 'account_size', 'cohort'] as const;
@@ -82,43 +83,34 @@ const groupKey = (value: unknown): string => (value === null || value === undefi
 type Medians = Map<string, Map<string, number>>;
 
 /**
- * The median of each step's known day counts per group, per backend: PostgreSQL's ordered-set
- * aggregate inside the counting scan; SQLite (no percentile function) ranks the values of each
- * step within the group and averages the middle one or two.
+ * The median of each step's known day counts per group, where the store has no median aggregate
+ * for the counting scan (the dialect's `median`: PostgreSQL's ordered-set aggregate): SQLite ranks
+ * the values of each step within the group and averages the middle one or two.
  */
-const MEDIANS: Record<'pg' | 'sqlite', { inScan: (knex: Knex) => Knex.Raw[]; separate(knex: Knex, filters: FunnelFilters, column?: string): Promise<Medians> }> = {
-  pg: {
-    inScan: (knex) => MEDIAN_STEPS.map(([step, days]) => knex.raw('percentile_cont(0.5) WITHIN GROUP (ORDER BY ??) AS ??', [days, `median_${step}`])),
-    separate: async () => new Map(),
-  },
-  sqlite: {
-    inScan: () => [],
-    async separate(knex, filters, column) {
-      const medians: Medians = new Map();
-      for (const [step, days] of MEDIAN_STEPS) {
-        const ranked = filtered(knex, filters).whereNotNull(days).select(
-          { days },
-          knex.raw(`ROW_NUMBER() OVER (${column ? 'PARTITION BY ?? ' : ''}ORDER BY ??) AS rn`, column ? [column, days] : [days]),
-          knex.raw(`COUNT(*) OVER (${column ? 'PARTITION BY ??' : ''}) AS n`, column ? [column] : []),
-        );
-        if (column) ranked.select({ grp: column });
-        const middle = knex.from(ranked.as('ranked')).whereRaw('rn * 2 IN (n, n + 1, n + 2)').select(knex.raw('AVG(days) AS median'));
-        if (column) middle.select('grp').groupBy('grp');
-        const byGroup = new Map<string, number>();
-        for (const r of (await middle) as Record<string, unknown>[]) {
-          if (r.median !== null && r.median !== undefined) byGroup.set(groupKey(column ? r.grp : 'all'), Number(r.median));
-        }
-        medians.set(step, byGroup);
-      }
-      return medians;
-    },
-  },
-};
+async function rankedMedians(knex: Knex, filters: FunnelFilters, column?: string): Promise<Medians> {
+  const medians: Medians = new Map();
+  for (const [step, days] of MEDIAN_STEPS) {
+    const ranked = filtered(knex, filters).whereNotNull(days).select(
+      { days },
+      knex.raw(`ROW_NUMBER() OVER (${column ? 'PARTITION BY ?? ' : ''}ORDER BY ??) AS rn`, column ? [column, days] : [days]),
+      knex.raw(`COUNT(*) OVER (${column ? 'PARTITION BY ??' : ''}) AS n`, column ? [column] : []),
+    );
+    if (column) ranked.select({ grp: column });
+    const middle = knex.from(ranked.as('ranked')).whereRaw('rn * 2 IN (n, n + 1, n + 2)').select(knex.raw('AVG(days) AS median'));
+    if (column) middle.select('grp').groupBy('grp');
+    const byGroup = new Map<string, number>();
+    for (const r of (await middle) as Record<string, unknown>[]) {
+      if (r.median !== null && r.median !== undefined) byGroup.set(groupKey(column ? r.grp : 'all'), Number(r.median));
+    }
+    medians.set(step, byGroup);
+  }
+  return medians;
+}
 
 /** The funnel, one row per group (one row in all without `by`), groups in their natural order. */
 export async function funnelReport(knex: Knex, filters: FunnelFilters = {}): Promise<FunnelRow[]> {
   const column = filters.by ? GROUP_COLUMN[filters.by] : undefined;
-  const medianSql = MEDIANS[knex.client.config.client === 'pg' ? 'pg' : 'sqlite'];
+  const medianSql = dialectOf(knex).median;
   const counts = filtered(knex, filters).select(
     knex.raw('COUNT(*) AS signups'),
     knex.raw('SUM(reached_phase_1) AS phase_1'),
@@ -126,11 +118,11 @@ export async function funnelReport(knex: Knex, filters: FunnelFilters = {}): Pro
     knex.raw('SUM(reached_funded) AS funded'),
     ...(['phase_1', 'phase_2', 'funded', 'unknown'].map((s) => knex.raw(`SUM(CASE WHEN failed_stage = ? THEN 1 ELSE 0 END) AS ??`, [s, `failed_${s}`]))),
     ...MEDIAN_STEPS.map(([step, days]) => knex.raw('COUNT(??) AS ??', [days, `of_${step}`])),
-    ...medianSql.inScan(knex),
+    ...(medianSql ? MEDIAN_STEPS.map(([step, days]) => knex.raw(`${medianSql} AS ??`, [days, `median_${step}`])) : []),
   );
   if (column) counts.select({ grp: column }).groupBy(column);
   const countRows = (await counts) as Record<string, unknown>[];
-  const separate = await medianSql.separate(knex, filters, column);
+  const separate: Medians = medianSql ? new Map() : await rankedMedians(knex, filters, column);
 
   const rows = countRows.filter((r) => n(r.signups) > 0).map((r): FunnelRow => {
     const key = groupKey(column ? r.grp : 'all');

@@ -42,7 +42,6 @@ export function reportFactsJob(store: Store): AfterLoadJob {
         return;
       }
       await updateFacts(trx, {
-        kind: store.profile.kind,
         partner: change.partner,
         variant: change.variant,
         customers: change.records.customers,

@@ -18,17 +18,15 @@ import type { Knex } from 'knex';
 import { utcDay } from '../kernel/dates.js';
 import { RateBook } from '../kernel/fx.js';
 import { money } from '../kernel/money.js';
-import type { StoreKind } from '../store/dialects.js';
 import type { SpecRecord, Variant } from '../types.js';
 import { applyDeltas, FactDeltas, reported, type Sign } from './deltas.js';
 import { readCustomers } from './customer-reads.js';
 import { moveDepositFacts } from './deposit-facts.js';
-import { type Attribution, campaignKey, chunks, decimalKey, inList, pairKey, productKey } from './facts-values.js';
+import { dialectOf } from '../store/dialect/index.js';
+import { CHUNK, type Attribution, campaignKey, decimalKey, pairKey, productKey } from './facts-values.js';
 import { activityKey, readCustomerActivity, TX_READ, storedTransaction, writtenTransaction, type ActivityValues, type PriorVersions, type StoredTransaction } from './priors.js';
 
 export interface WrittenChange {
-  /** The store's backend. */
-  kind: StoreKind;
   partner: string;
   variant: Variant;
   customers: readonly SpecRecord[];
@@ -55,7 +53,7 @@ interface Moved {
 
 /** Brings the facts up to date with what a batch wrote, in the batch's transaction. */
 export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, priors: PriorVersions): Promise<FactsUpdate> {
-  const { kind, partner, variant } = change;
+  const { partner, variant } = change;
   const deltas = new FactDeltas();
   const igaming = variant === 'igaming';
   if (igaming) for (const day of change.replacedDays) await takeOutActivity(trx, partner, day, deltas);
@@ -100,7 +98,7 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
   const wanted = new Set<string>([...depositCustomers]);
   for (const { t } of versions) if (reported(t)) wanted.add(t.customer);
   for (const { key } of activityVersions) wanted.add(key.split('\u0000')[0] as string);
-  const reads = await readCustomers(trx, kind, partner, wanted, depositCustomers, depositAdditions(versions, moved));
+  const reads = await readCustomers(trx, partner, wanted, depositCustomers, depositAdditions(versions, moved));
   // Customers read for their additions: the new deposits join the stored FTD's.
   for (const { t, sign } of versions) {
     if (sign < 0 || t.type !== 'deposit' || t.status !== 'approved' || !reads.additions.has(t.customer)) continue;
@@ -124,9 +122,9 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
   }
   const movedBefore = new Map(moved.map((m) => [m.id, m.before.pair]));
   const pairBefore = (customer: string): string | undefined => (newCustomers.has(customer) ? undefined : movedBefore.get(customer) ?? now.get(customer)?.pair);
-  await moveDepositFacts(trx, kind, partner, [...depositCustomers], reads, pairBefore, deltas);
+  await moveDepositFacts(trx, partner, [...depositCustomers], reads, pairBefore, deltas);
 
-  const cells = await applyDeltas(trx, kind, partner, deltas);
+  const cells = await applyDeltas(trx, partner, deltas);
   return { cells, ftdCustomers: depositCustomers.size };
 }
 
@@ -185,8 +183,9 @@ async function moveHistories(trx: Knex.Transaction, partner: string, igaming: bo
   writtenTx: ReadonlySet<string>, writtenActivity: ReadonlySet<string>, deltas: FactDeltas): Promise<void> {
   const byId = new Map(moved.map((m) => [m.id, m]));
   const txs: StoredTransaction[] = [];
-  for (const part of chunks([...byId.keys()])) {
-    const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).modify(inList('customer_id', part)).where('status', 'approved').select(...TX_READ);
+  const dialect = dialectOf(trx);
+  for (const part of dialect.chunks([...byId.keys()], CHUNK)) {
+    const rows: Record<string, unknown>[] = await trx('transactions').where('partner_id', partner).modify(dialect.inList('customer_id', part)).where('status', 'approved').select(...TX_READ);
     for (const r of rows) if (!writtenTx.has(String(r.transaction_id))) txs.push(storedTransaction(r));
   }
   for (const t of priors.transactions.values()) if (writtenTx.has(t.id) && byId.has(t.customer)) txs.push(t);

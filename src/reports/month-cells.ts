@@ -7,10 +7,11 @@
 import type { Knex } from 'knex';
 import { lastDayOf } from '../kernel/dates.js';
 import { money, ZERO, type Money } from '../kernel/money.js';
-import { insertChunks, type StoreKind } from '../store/dialects.js';
+import { dialectOf } from '../store/dialect/index.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS } from './facts-columns.js';
 
 const SUMMED_COUNTS = COUNT_COLUMNS.filter((c) => c !== 'depositors');
+/** Affiliates per statement. */
 const CHUNK = 500;
 
 /** The affiliates of a month to recompute (every campaign of each), or every affiliate of the partner's month. */
@@ -18,19 +19,14 @@ export type MonthAffiliates = ReadonlySet<string> | 'all';
 
 const split = (pair: string): [string, string] => pair.split('\u0000') as [string, string];
 
-export async function recomputeMonth(trx: Knex.Transaction, kind: StoreKind, partner: string, month: string, affiliates: MonthAffiliates): Promise<void> {
+export async function recomputeMonth(trx: Knex.Transaction, partner: string, month: string, affiliates: MonthAffiliates): Promise<void> {
   const from = `${month}-01`;
   const to = lastDayOf(month);
-  const affiliateChunks: (string[] | null)[] = [];
-  if (affiliates === 'all') affiliateChunks.push(null);
-  else {
-    const list = [...affiliates];
-    for (let i = 0; i < list.length; i += CHUNK) affiliateChunks.push(list.slice(i, i + CHUNK));
-  }
-  for (const part of affiliateChunks) {
+  const dialect = dialectOf(trx);
+  for (const part of affiliates === 'all' ? [null] : dialect.chunks([...affiliates], CHUNK)) {
     const named = (q: Knex.QueryBuilder, prefix = '') => (part === null ? q : q.whereIn(`${prefix}affiliate_id`, part));
     await named(trx('report_month_cells').where('partner_id', partner).where('month', month)).delete();
-    if (kind === 'postgres') {
+    if (dialect.exactDecimals) {
       const depositors = named(trx('report_depositors').where('partner_id', partner).whereBetween('day', [from, to]))
         .select('affiliate_id', 'campaign_id').countDistinct({ n: 'customer_id' }).groupBy('affiliate_id', 'campaign_id');
       const cells = named(trx('report_cells as c').where('c.partner_id', partner).whereBetween('c.day', [from, to]), 'c.')
@@ -59,6 +55,6 @@ export async function recomputeMonth(trx: Knex.Transaction, kind: StoreKind, par
       return { partner_id: partner, affiliate_id: affiliate, campaign_id: campaign, month, depositors: depositors.get(key) ?? 0, ...s.counts,
         ...Object.fromEntries(MONEY_COLUMNS.map((c) => [c, (s.money[c] as Money).toFixed()])) };
     });
-    for (const part of insertChunks(trx, inserts)) await trx('report_month_cells').insert(part);
+    for (const chunk of dialect.insertChunks(inserts)) await trx('report_month_cells').insert(chunk);
   }
 }

@@ -20,7 +20,7 @@ import type { Knex } from 'knex';
 import type { SpecRecord } from '../types.js';
 import { decimalText } from '../store/values.js';
 import { toUtcTimestamp } from '../kernel/timestamp.js';
-import { listChunks } from '../store/dialects.js';
+import { dialectOf } from '../store/dialect/index.js';
 
 /** The evaluation path, in order. */
 export const STAGES = ['phase_1', 'phase_2', 'funded'] as const;
@@ -174,8 +174,8 @@ const READ_CHUNK = 500;
 /** The stored histories of these customers of a partner, each in order. */
 export async function readHistories(db: Knex, partner: string, customerIds: readonly string[]): Promise<Map<string, PhaseEntry[]>> {
   const out = new Map<string, PhaseEntry[]>();
-  for (let i = 0; i < customerIds.length; i += READ_CHUNK) {
-    const rows = (await db('phase_history').where('partner_id', partner).whereIn('customer_id', customerIds.slice(i, i + READ_CHUNK))
+  for (const part of dialectOf(db).chunks(customerIds, READ_CHUNK)) {
+    const rows = (await db('phase_history').where('partner_id', partner).whereIn('customer_id', part)
       .select('customer_id', 'seq', 'phase', 'observed_at', 'time_source', 'failed_from').orderBy([{ column: 'customer_id' }, { column: 'seq' }])) as (PhaseEntry & { customer_id: string })[];
     for (const { customer_id, ...entry } of rows) {
       let list = out.get(customer_id);
@@ -195,22 +195,21 @@ const SUMMARY_COLUMNS: readonly (keyof FunnelCustomer)[] = [
 /** The stored funnel rows of these customers of a partner. */
 async function readSummaries(db: Knex, partner: string, customerIds: readonly string[]): Promise<Map<string, FunnelCustomer>> {
   const out = new Map<string, FunnelCustomer>();
-  if (isPostgres(db)) {
+  const dialect = dialectOf(db);
+  if (dialect.batchParameters) {
     // One statement for the batch: the ids as one JSON parameter.
     const result = (await db.raw(`SELECT ${SUMMARY_COLUMNS.join(', ')} FROM funnel_customers WHERE partner_id = ? AND customer_id IN (SELECT json_array_elements_text(?::json))`,
       [partner, JSON.stringify(customerIds)])) as { rows: FunnelCustomer[] };
     for (const row of result.rows) out.set(row.customer_id, row);
     return out;
   }
-  for (let i = 0; i < customerIds.length; i += READ_CHUNK) {
-    const rows = (await db('funnel_customers').where('partner_id', partner).whereIn('customer_id', customerIds.slice(i, i + READ_CHUNK))
+  for (const part of dialect.chunks(customerIds, READ_CHUNK)) {
+    const rows = (await db('funnel_customers').where('partner_id', partner).whereIn('customer_id', part)
       .select(SUMMARY_COLUMNS)) as FunnelCustomer[];
     for (const row of rows) out.set(row.customer_id, row);
   }
   return out;
 }
-
-const isPostgres = (db: Knex): boolean => db.client.config.client === 'pg';
 
 /** A row that would change nothing the funnel shows is not written again. */
 function sameRow(a: FunnelCustomer, b: FunnelCustomer): boolean {
@@ -243,7 +242,7 @@ export async function recordPhases(db: Knex, partner: string, customers: readonl
     const row = summarize(partner, record, old, entries, now);
     if (!old || !sameRow(old, row)) changed.push(row);
   }
-  if (isPostgres(db)) await writePg(db, added, changed as unknown as Record<string, unknown>[]);
+  if (dialectOf(db).batchParameters) await writePg(db, added, changed as unknown as Record<string, unknown>[]);
   else {
     await writeSqlite(db, 'phase_history', HISTORY_TYPES, added);
     await writeSqlite(db, 'funnel_customers', SUMMARY_TYPES, changed as unknown as Record<string, unknown>[], SUMMARY_UPSERT);
@@ -287,7 +286,7 @@ async function writePg(db: Knex, added: readonly Record<string, unknown>[], chan
 async function writeSqlite(db: Knex, table: string, types: Record<string, SqlType>, rows: readonly Record<string, unknown>[], tail = ''): Promise<void> {
   const columns = Object.keys(types);
   const one = `(${columns.map(() => '?').join(', ')})`;
-  for (const part of listChunks(db, rows, { valuesPerKey: columns.length })) {
+  for (const part of dialectOf(db).chunks(rows, { valuesPerRow: columns.length })) {
     const bindings: unknown[] = [];
     for (const r of part) for (const c of columns) bindings.push(r[c] ?? null);
     await db.raw(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${part.map(() => one).join(', ')}${tail}`, bindings as Knex.RawBinding[]);

@@ -7,7 +7,8 @@ import type { Knex } from 'knex';
 import { fromStoreTimestamp } from '../store/values.js';
 import { toUtcTimestamp } from '../kernel/timestamp.js';
 import type { SpecRecord } from '../types.js';
-import { campaignKey, chunks, decimalKey, inList, pairKey, productKey } from './facts-values.js';
+import { dialectOf } from '../store/dialect/index.js';
+import { CHUNK, campaignKey, decimalKey, pairKey, productKey } from './facts-values.js';
 
 /** A stored transaction as the facts read it. */
 export interface StoredTransaction {
@@ -87,6 +88,7 @@ const ACTIVITY_READ = ['customer_id', 'date', 'game_type', ...ACTIVITY_VALUES] a
 /** Every stored activity row of these customers. */
 export async function readCustomerActivity(trx: Knex.Transaction, partner: string, customers: readonly string[]): Promise<Record<string, unknown>[]> {
   const out: Record<string, unknown>[] = [];
-  for (const part of chunks(customers)) out.push(...((await trx('gaming_activity').where('partner_id', partner).modify(inList('customer_id', part)).select(...ACTIVITY_READ)) as Record<string, unknown>[]));
+  const dialect = dialectOf(trx);
+  for (const part of dialect.chunks(customers, CHUNK)) out.push(...((await trx('gaming_activity').where('partner_id', partner).modify(dialect.inList('customer_id', part)).select(...ACTIVITY_READ)) as Record<string, unknown>[]));
   return out;
 }

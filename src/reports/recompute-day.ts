@@ -8,10 +8,10 @@ import type { Knex } from 'knex';
 import { addDays, lastDayOf } from '../kernel/dates.js';
 import { RateBook } from '../kernel/fx.js';
 import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
-import { insertChunks, type StoreKind } from '../store/dialects.js';
 import type { Variant } from '../types.js';
 import { COUNT_COLUMNS, MONEY_COLUMNS, REPORT_TX_TYPES, type CountColumn, type MoneyColumn } from './facts-columns.js';
-import { activityGgr, campaignKey, chunks, dayStart, pairKey, sizeKey, splitPair, SUMMED_COLUMNS, toUsd, TYPE_COLUMN } from './facts-values.js';
+import { dialectOf } from '../store/dialect/index.js';
+import { CHUNK, activityGgr, campaignKey, dayStart, pairKey, sizeKey, splitPair, SUMMED_COLUMNS, toUsd, TYPE_COLUMN } from './facts-values.js';
 import { recomputeMonth } from './month-cells.js';
 
 /**
@@ -67,8 +67,9 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
   };
   const start = dayStart(day);
   const end = dayStart(addDays(day, 1));
+  const dialect = dialectOf(trx);
   // Affiliate lists are cut in chunks; each query reads only the customers of those affiliates.
-  const affiliateChunks: (string[] | null)[] = affiliates === null ? [null] : chunks(affiliates);
+  const affiliateChunks: (string[] | null)[] = affiliates === null ? [null] : dialect.chunks(affiliates, CHUNK);
 
   for (const affs of affiliateChunks) {
     const regs = trx('customers').where('partner_id', partner).where('signup_date', '>=', start).where('signup_date', '<', end)
@@ -192,9 +193,9 @@ export async function recomputeDay(trx: Knex.Transaction, partner: string, varia
     }
     for (const customer of cell.depositors) depositorRows.push({ partner_id: partner, day, customer_id: customer, affiliate_id: cell.affiliate, campaign_id: cell.campaign });
   }
-  for (const part of insertChunks(trx, cellRows)) await trx('report_cells').insert(part);
-  for (const part of insertChunks(trx, productRows)) await trx('report_purchase_cells').insert(part);
-  for (const part of insertChunks(trx, depositorRows)) await trx('report_depositors').insert(part);
+  for (const part of dialect.insertChunks(cellRows)) await trx('report_cells').insert(part);
+  for (const part of dialect.insertChunks(productRows)) await trx('report_purchase_cells').insert(part);
+  for (const part of dialect.insertChunks(depositorRows)) await trx('report_depositors').insert(part);
   if (month) addDayChange(month, old, cellRows, parts.has('tx') ? { old: oldDepositors, cells } : undefined);
   return cellRows.length;
 }
@@ -248,11 +249,12 @@ export async function applyMonthChange(trx: Knex.Transaction, partner: string, m
   const depositorAffiliates = [...new Set([...change.depositorPairs].map((p) => splitPair(p)[0]))];
   const stored = new Map<string, Record<string, unknown>>();
   const recount = new Map<string, number>();
-  for (const part of chunks(affiliates)) {
+  const dialect = dialectOf(trx);
+  for (const part of dialect.chunks(affiliates, CHUNK)) {
     const rows: Record<string, unknown>[] = await trx('report_month_cells').where('partner_id', partner).where('month', month).whereIn('affiliate_id', part).select('*');
     for (const r of rows) stored.set(pairKey(String(r.affiliate_id), String(r.campaign_id)), r);
   }
-  for (const part of chunks(depositorAffiliates)) {
+  for (const part of dialect.chunks(depositorAffiliates, CHUNK)) {
     const rows: Record<string, unknown>[] = await trx('report_depositors').where('partner_id', partner).whereBetween('day', [`${month}-01`, lastDayOf(month)]).whereIn('affiliate_id', part)
       .select('affiliate_id', 'campaign_id').countDistinct({ n: 'customer_id' }).groupBy('affiliate_id', 'campaign_id');
     for (const r of rows) recount.set(pairKey(String(r.affiliate_id), String(r.campaign_id)), Number(r.n));
@@ -276,12 +278,12 @@ export async function applyMonthChange(trx: Knex.Transaction, partner: string, m
       if (before) empty.push([affiliate, campaign]);
     } else upserts.push(row);
   }
-  for (const part of chunks(empty)) await trx('report_month_cells').where('partner_id', partner).where('month', month).whereIn(['affiliate_id', 'campaign_id'], part).delete();
-  for (const part of insertChunks(trx, upserts)) await trx('report_month_cells').insert(part).onConflict(['partner_id', 'month', 'affiliate_id', 'campaign_id']).merge();
+  for (const part of dialect.chunks(empty, CHUNK)) await trx('report_month_cells').where('partner_id', partner).where('month', month).whereIn(['affiliate_id', 'campaign_id'], part).delete();
+  for (const part of dialect.insertChunks(upserts)) await trx('report_month_cells').insert(part).onConflict(['partner_id', 'month', 'affiliate_id', 'campaign_id']).merge();
 }
 
 /** The month cells of the days recomputed (their pairs, or every pair). */
-export async function recomputeMonths(trx: Knex.Transaction, kind: StoreKind, partner: string, days: [string, ReadonlySet<string> | 'all'][]): Promise<void> {
+export async function recomputeMonths(trx: Knex.Transaction, partner: string, days: [string, ReadonlySet<string> | 'all'][]): Promise<void> {
   const months = new Map<string, Set<string> | 'all'>();
   for (const [day, pairs] of days) {
     const month = day.slice(0, 7);
@@ -294,5 +296,5 @@ export async function recomputeMonths(trx: Knex.Transaction, kind: StoreKind, pa
       months.set(month, affiliates);
     }
   }
-  for (const [month, pairs] of months) await recomputeMonth(trx, kind, partner, month, pairs);
+  for (const [month, pairs] of months) await recomputeMonth(trx, partner, month, pairs);
 }

@@ -1,11 +1,10 @@
 /**
- * What differs between store backends, as data: column types, how bulk upserts are written,
- * connection set-up, and the size limits of one statement. Code elsewhere asks the profile
- * instead of testing the client name; every multi-row statement takes its rows per statement
- * from `rowsPerStatement`, so a batch, scope or plan of any size stays inside the limits.
+ * What differs between store backends, as data: column types (which the frozen migrations read),
+ * how bulk upserts are written, locking, and the size limits of one statement. The behaviour that
+ * differs is the adapter's (./dialect/: each adapter extends its profile); every multi-row
+ * statement takes its rows per statement from `rowsPerStatement`, so a batch, scope or plan of any
+ * size stays inside the limits.
  */
-import type { Knex } from 'knex';
-import { arrayLiteral } from './json-insert.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -56,14 +55,6 @@ export const DIALECTS: Record<StoreKind, DialectProfile> = {
   },
 };
 
-/** The profile of the store a knex handle (or transaction) talks to. */
-export function profileOf(db: Knex): DialectProfile {
-  const client = (db as unknown as { client: { config: { client: unknown } } }).client.config.client;
-  const profile = Object.values(DIALECTS).find((p) => p.knexClient === client);
-  if (!profile) throw new Error(`store: no dialect profile for the knex client ${String(client)}`);
-  return profile;
-}
-
 /**
  * How a statement carries its rows: `insert`, knex's multi-row insert builder (a compound SELECT
  * on SQLite); `list`, a VALUES list or an IN list (only the bind variables count).
@@ -80,38 +71,19 @@ export function rowsPerStatement(profile: DialectProfile, valuesPerRow: number, 
   return Math.max(1, Math.min(byVariables, byRows));
 }
 
-/** Rows of a knex multi-row insert cut into statements inside the store's limits (columns: every key of any row). */
-export function insertChunks<T extends object>(db: Knex, rows: readonly T[], otherValues = 0): T[][] {
-  if (rows.length === 0) return [];
+/** Variables per row of a knex multi-row insert: every key of any row. */
+export function columnCount(rows: readonly object[]): number {
   const columns = new Set<string>();
   for (const row of rows) for (const key of Object.keys(row)) columns.add(key);
-  return cut(rows, rowsPerStatement(profileOf(db), columns.size, 'insert', otherValues));
+  return columns.size;
 }
 
-/** Keys of an IN list (`valuesPerKey` variables each, 2 for a pair) cut into statements inside the store's limits, at most `atMost` a statement. */
-export function listChunks<T>(db: Knex, keys: readonly T[], options: { valuesPerKey?: number; otherValues?: number; atMost?: number } = {}): T[][] {
-  const size = Math.min(options.atMost ?? Infinity, rowsPerStatement(profileOf(db), options.valuesPerKey ?? 1, 'list', options.otherValues ?? 0));
-  return cut(keys, size);
-}
-
-function cut<T>(items: readonly T[], size: number): T[][] {
+/** Items cut into runs of `size`. */
+export function cut<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
 
-/**
- * `column IN (values)` for a batch's keys: on PostgreSQL as one array parameter (thousands of
- * placeholders cost more to compile and parse than the lookup), elsewhere as a plain list (cut
- * the values with listChunks or to 500 there: SQLite's variable limit).
- */
-export const inList = (column: string, values: readonly string[]) => (q: Knex.QueryBuilder): void => {
-  if ((q as unknown as { client: { config: { client: string } } }).client.config.client === 'pg') q.whereRaw('?? = ANY(?::text[])', [column, arrayLiteral(values) as string]);
-  else q.whereIn(column, values as string[]);
-};
-
 /** The rows of a raw statement's result: SQLite's driver returns the array, PostgreSQL's a result with `rows`. */
 export const rawRows = <T>(result: unknown): T[] => (Array.isArray(result) ? result : (result as { rows: unknown[] }).rows) as T[];
-
-/** Values per `inList` statement: a batch's whole list on PostgreSQL (one array parameter), 500 elsewhere. */
-export const inListSize = (db: Knex | Knex.Transaction): number => (db.client.config.client === 'pg' ? 20_000 : 500);

@@ -6,7 +6,7 @@
 import type { Knex } from 'knex';
 import { isDay } from '../kernel/dates.js';
 import { money, type Money } from '../kernel/money.js';
-import { insertChunks } from './dialects.js';
+import { dialectOf } from './dialect/index.js';
 import { append } from '../kernel/collections.js';
 
 export interface FxRate {
@@ -87,9 +87,10 @@ export async function saveRates(trx: Knex.Transaction, rates: readonly FxRate[],
   const existing = new Map<string, Money>();
   const byCurrency = new Map<string, string[]>();
   for (const r of rates) append(byCurrency, r.currency, r.date);
+  const dialect = dialectOf(trx);
   for (const [currency, days] of byCurrency) {
-    for (let i = 0; i < days.length; i += 500) {
-      const rows: { date: string; rate: string }[] = await trx('fx_rates').where('currency', currency).whereIn('date', days.slice(i, i + 500)).select('date', 'rate');
+    for (const part of dialect.chunks(days, 500)) {
+      const rows: { date: string; rate: string }[] = await trx('fx_rates').where('currency', currency).whereIn('date', part).select('date', 'rate');
       for (const row of rows) existing.set(`${currency} ${String(row.date).slice(0, 10)}`, money(row.rate));
     }
   }
@@ -106,7 +107,7 @@ export async function saveRates(trx: Knex.Transaction, rates: readonly FxRate[],
     }
     write.push(r);
   }
-  for (const part of insertChunks(trx, write.map((r) => ({ currency: r.currency, date: r.date, rate: r.rate.toFixed(), source, loaded_at: now })))) {
+  for (const part of dialect.insertChunks(write.map((r) => ({ currency: r.currency, date: r.date, rate: r.rate.toFixed(), source, loaded_at: now })))) {
     await trx('fx_rates')
       .insert(part)
       .onConflict(['currency', 'date'])

@@ -109,7 +109,7 @@ export class MonthPartitions {
 
   /** Whether the activity tables are partitioned in this store (asked once). */
   private enabled(trx: Knex.Transaction): Promise<boolean> {
-    if (this.store.profile.kind !== 'postgres') return Promise.resolve(false);
+    if (!this.store.dialect.partitions) return Promise.resolve(false);
     this.partitioned ??= isPartitioned(trx, 'gaming_activity');
     return this.partitioned;
   }
@@ -147,7 +147,7 @@ export class MonthPartitions {
  * partitioned table, each in its own short transaction. Resolves with the partitions created.
  */
 export async function ensureMonthsAhead(store: Store, today: string, months = 2): Promise<string[]> {
-  if (store.profile.kind !== 'postgres') return [];
+  if (!store.dialect.partitions) return [];
   const created: string[] = [];
   for (const table of PARTITIONED_TABLES) {
     if (!(await isPartitioned(store.knex, table))) continue;

@@ -5,7 +5,7 @@
  */
 import type { Knex } from 'knex';
 import type { SpecRecord } from '../types.js';
-import { inList, inListSize } from './dialects.js';
+import { dialectOf } from './dialect/index.js';
 import { batchKey } from './rows.js';
 import type { EntityTable } from './tables.js';
 
@@ -29,7 +29,7 @@ export async function readPriorRows(trx: Knex.Transaction, table: EntityTable, p
   }
   if (wanted.size === 0) return;
   const select = [...new Set([...table.key, ...columns])];
-  const size = inListSize(trx);
+  const dialect = dialectOf(trx);
   const add = (rows: Record<string, unknown>[]) => {
     for (const row of rows) {
       const key = storedKey(table, row);
@@ -38,14 +38,13 @@ export async function readPriorRows(trx: Knex.Transaction, table: EntityTable, p
   };
   if (table.key.length === 1) {
     const column = table.key[0] as string;
-    const ids = [...wanted];
-    for (let i = 0; i < ids.length; i += size) add(await trx(table.name).where('partner_id', partner).modify(inList(column, ids.slice(i, i + size))).select(...select));
+    for (const part of dialect.chunks([...wanted], { form: 'inList' })) add(await trx(table.name).where('partner_id', partner).modify(dialect.inList(column, part)).select(...select));
     return;
   }
   // An activity key (date, customer, ...): the records' customers on the records' days, the rest compared here.
   const customers = [...new Set(records.map((r) => String(r.customer_id)))];
   const days = [...new Set(records.map((r) => String(r.date).slice(0, 10)))];
-  for (let i = 0; i < customers.length; i += size) {
-    add(await trx(table.name).where('partner_id', partner).modify(inList('customer_id', customers.slice(i, i + size))).whereIn('date', days).select(...select));
+  for (const part of dialect.chunks(customers, { form: 'inList', otherValues: days.length + 1 })) {
+    add(await trx(table.name).where('partner_id', partner).modify(dialect.inList('customer_id', part)).whereIn('date', days).select(...select));
   }
 }

@@ -12,6 +12,7 @@
  */
 import type { Knex } from 'knex';
 import type { Entity, SpecRecord } from '../types.js';
+import { dialectOf } from './dialect/index.js';
 import { metaOf, versionOf } from './record-meta.js';
 import { payloadHash, type Resolution } from './rejects.js';
 import { recordKey } from './rows.js';
@@ -45,8 +46,8 @@ export interface ResolveScope {
 
 /** Closes rejects by id with a resolution (the run that closed them, when). */
 export async function markResolved(trx: Knex.Transaction, ids: readonly number[], resolution: Resolution, runId: string, now: string): Promise<void> {
-  for (let i = 0; i < ids.length; i += CHUNK) {
-    await trx('rejects').whereIn('id', ids.slice(i, i + CHUNK))
+  for (const part of dialectOf(trx).chunks(ids, CHUNK)) {
+    await trx('rejects').whereIn('id', part)
       .update({ status: 'resolved', resolution, resolved_at: now, resolved_run_id: runId, resolved_by: null, resolution_reason: null });
   }
 }
@@ -72,8 +73,8 @@ export async function resolveLoadedRejects(trx: Knex.Transaction, scope: Resolve
   const versions = new Map<string, string | undefined>();
   for (const record of applied) versions.set(recordKey(scope.table, record), versionOf(record));
   const keys = [...versions.keys()];
-  for (let i = 0; i < keys.length; i += CHUNK) {
-    const rows = (await open().whereIn('record_key', keys.slice(i, i + CHUNK)).select('id', 'record_key', 'version')) as { id: number; record_key: string; version: string | null }[];
+  for (const part of dialectOf(trx).chunks(keys, CHUNK)) {
+    const rows = (await open().whereIn('record_key', part).select('id', 'record_key', 'version')) as { id: number; record_key: string; version: string | null }[];
     // A record older than the reject leaves it open: the partner's newer state is still the bad one.
     for (const r of rows) if (!isOlder(versions.get(r.record_key), r.version)) ids.push(r.id);
   }
@@ -82,8 +83,8 @@ export async function resolveLoadedRejects(trx: Knex.Transaction, scope: Resolve
       const source = metaOf(r)?.source;
       return source === undefined ? [] : [payloadHash(source)];
     }))];
-    for (let i = 0; i < hashes.length; i += CHUNK) {
-      const rows = (await open().whereNull('record_key').whereIn('payload_hash', hashes.slice(i, i + CHUNK)).select('id')) as { id: number }[];
+    for (const part of dialectOf(trx).chunks(hashes, CHUNK)) {
+      const rows = (await open().whereNull('record_key').whereIn('payload_hash', part).select('id')) as { id: number }[];
       for (const r of rows) ids.push(r.id);
     }
   }

@@ -10,7 +10,7 @@ import type { Entity, Variant, Violation } from '../types.js';
 import { escapeNul, storableJson } from './nul-escape.js';
 import { entityTable } from './tables.js';
 import { isOlder, storedVersions } from './versions.js';
-import { insertChunks } from './dialects.js';
+import { dialectOf } from './dialect/index.js';
 
 export interface NewReject {
   position: number;
@@ -101,7 +101,7 @@ export async function quarantine(
   // Seen again, a reject reopens (the fix it was closed by did not hold), unless it was
   // discarded: that decision was about this very payload, and stays with its audit fields.
   const unlessDiscarded = (column: string) => trx.raw(`CASE WHEN rejects.resolution = 'discarded' THEN rejects.${column} ELSE excluded.${column} END`);
-  for (const part of insertChunks(trx, unique)) {
+  for (const part of dialectOf(trx).insertChunks(unique)) {
     await trx('rejects')
       .insert(part)
       .onConflict(['partner_id', 'entity', 'payload_hash'])

@@ -20,7 +20,7 @@ const BULK_STATISTICS_TARGET = 30;
  * SQLite's planner does not lean on row estimates this way.
  */
 export async function refreshStaleStatistics(store: Store): Promise<string[]> {
-  if (store.profile.kind !== 'postgres') return [];
+  if (!store.dialect.plannerStatistics) return [];
   const result = (await store.knex.raw(`SELECT s.relid::regclass::text AS name FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
     WHERE s.schemaname = current_schema() AND s.n_mod_since_analyze > GREATEST(?::bigint, ?::float8 * GREATEST(c.reltuples, 0)) ORDER BY 1`, [MIN_CHANGED, SHARE])) as { rows: { name: string }[] };
   const names = result.rows.map((r) => r.name);

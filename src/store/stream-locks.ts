@@ -213,7 +213,7 @@ export function locksFor(store: Store, logger: Logger): StreamLocks {
     advisory: () => advisoryLocks({ connectionString: store.location.target, logger }),
     'single-process': () => localLocks(),
   };
-  return kinds[store.profile.locking]();
+  return kinds[store.dialect.locking]();
 }
 
 /**

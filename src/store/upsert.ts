@@ -264,9 +264,10 @@ async function olderThanStored(conn: pg.Client, table: EntityTable, batch: Upser
   return stale;
 }
 
-const WRITERS: Record<BulkWriteStrategy, Writer> = {
-  'prepared-rows': preparedRows,
-  'copy-staging': copyStaging,
+/** Each writer, and the COPY text it renders ahead of its turn (copy-staging; SQLite has nothing to prepare). */
+const WRITERS: Record<BulkWriteStrategy, { write: Writer; copyText?: typeof renderCopyText }> = {
+  'prepared-rows': { write: preparedRows },
+  'copy-staging': { write: copyStaging, copyText: renderCopyText },
 };
 
 /**
@@ -274,15 +275,15 @@ const WRITERS: Record<BulkWriteStrategy, Writer> = {
  * text (SQLite has nothing to prepare), a chunk at a time with the event loop let in between.
  */
 export async function prepareUpsert(store: Store, table: EntityTable, batch: UpsertBatch): Promise<PreparedUpsert> {
-  if (store.profile.bulkWrite !== 'copy-staging' || batch.records.length === 0) return { table, batch };
-  return { table, batch, copyText: await renderCopyText(table, batch, yieldToEventLoop) };
+  const render = WRITERS[store.dialect.bulkWrite].copyText;
+  return !render || batch.records.length === 0 ? { table, batch } : { table, batch, copyText: await render(table, batch, yieldToEventLoop) };
 }
 
 /** Writes a prepared upsert inside the caller's transaction; resolves with the keys left unwritten as older than the stored row. */
 export async function writeUpsert(store: Store, trx: Knex.Transaction, prepared: PreparedUpsert, storedMayChange: () => Promise<void> = async () => {}): Promise<StaleKeys> {
   if (prepared.batch.records.length === 0) return new Set();
   try {
-    return await WRITERS[store.profile.bulkWrite](trx, prepared, storedMayChange);
+    return await WRITERS[store.dialect.bulkWrite].write(trx, prepared, storedMayChange);
   } catch (error) {
     // The writers run their statements on the driver's connection: their errors get the store's words too.
     throw rewordDriverError(error, `INSERT INTO ${quote(prepared.table.name)}`);

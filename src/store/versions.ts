@@ -14,6 +14,7 @@ import type { Knex } from 'knex';
 import type { Entity, RawRecord, SpecRecord } from '../types.js';
 import { VERSION_COLUMN, isVersioned, type EntityTable } from './tables.js';
 import { toUtcTimestamp } from '../kernel/timestamp.js';
+import { dialectOf } from './dialect/index.js';
 import { versionOf } from './record-meta.js';
 import { batchKey, recordKey } from './rows.js';
 import type { ParkedRecord } from './waiting.js';
@@ -67,8 +68,8 @@ export async function storedVersions(trx: Knex.Transaction, table: EntityTable, 
   const out = new Map<string, string>();
   if (!isVersioned(table)) return out;
   const key = table.key[0] as string;
-  for (let i = 0; i < keys.length; i += CHUNK_SIZE) {
-    const rows = (await trx(table.name).where('partner_id', partner).whereIn(key, keys.slice(i, i + CHUNK_SIZE)).whereNotNull(VERSION_COLUMN)
+  for (const part of dialectOf(trx).chunks(keys, CHUNK_SIZE)) {
+    const rows = (await trx(table.name).where('partner_id', partner).whereIn(key, part).whereNotNull(VERSION_COLUMN)
       .select({ key, version: VERSION_COLUMN })) as { key: string; version: string }[];
     for (const r of rows) out.set(r.key, r.version);
   }
@@ -78,8 +79,8 @@ export async function storedVersions(trx: Knex.Transaction, table: EntityTable, 
 /** The versions of parked records of these keys. */
 export async function parkedVersions(trx: Knex.Transaction, partner: string, entity: Entity, keys: readonly string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  for (let i = 0; i < keys.length; i += CHUNK_SIZE) {
-    const rows = (await trx('waiting_records').where({ partner_id: partner, entity }).whereIn('record_key', keys.slice(i, i + CHUNK_SIZE)).whereNotNull('version')
+  for (const part of dialectOf(trx).chunks(keys, CHUNK_SIZE)) {
+    const rows = (await trx('waiting_records').where({ partner_id: partner, entity }).whereIn('record_key', part).whereNotNull('version')
       .select('record_key', 'version')) as { record_key: string; version: string }[];
     for (const r of rows) out.set(r.record_key, r.version);
   }

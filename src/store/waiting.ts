@@ -10,7 +10,7 @@ import type { Knex } from 'knex';
 import type { Entity, SpecRecord } from '../types.js';
 import { storableJson } from './nul-escape.js';
 import { setMeta, versionOf } from './record-meta.js';
-import { insertChunks } from './dialects.js';
+import { dialectOf } from './dialect/index.js';
 
 export interface ParkedRecord {
   entity: Entity;
@@ -22,16 +22,10 @@ export interface ParkedRecord {
 /** Keys per query: well inside every backend's bind-variable limit. */
 const CHUNK_SIZE = 1000;
 
-function chunks<T>(items: readonly T[], size = CHUNK_SIZE): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
-}
-
 /** Which of these customer ids are customers of the partner in the store. */
 export async function knownCustomers(trx: Knex.Transaction, partner: string, ids: readonly string[]): Promise<Set<string>> {
   const known = new Set<string>();
-  for (const part of chunks(ids)) {
+  for (const part of dialectOf(trx).chunks(ids, CHUNK_SIZE)) {
     const rows: { customer_id: string }[] = await trx('customers')
       .where('partner_id', partner)
       .whereIn('customer_id', part)
@@ -54,7 +48,7 @@ export async function park(trx: Knex.Transaction, partner: string, runId: string
     first_seen_at: now,
     last_seen_at: now,
   }));
-  for (const part of insertChunks(trx, rows)) {
+  for (const part of dialectOf(trx).insertChunks(rows)) {
     await trx('waiting_records')
       .insert(part)
       .onConflict(['partner_id', 'entity', 'record_key'])
@@ -74,7 +68,7 @@ export async function anyParked(trx: Knex.Transaction, partner: string, entity: 
 export async function dropParked(trx: Knex.Transaction, partner: string, entity: Entity, keys: () => string[]): Promise<boolean> {
   const any = await trx('waiting_records').where({ partner_id: partner, entity }).first('record_key');
   if (!any) return false;
-  for (const part of chunks(keys())) {
+  for (const part of dialectOf(trx).chunks(keys(), CHUNK_SIZE)) {
     await trx('waiting_records').where({ partner_id: partner, entity }).whereIn('record_key', part).delete();
   }
   return true;
@@ -85,7 +79,7 @@ export async function unpark(trx: Knex.Transaction, partner: string, customerIds
   const any = await trx('waiting_records').where({ partner_id: partner }).first('record_key');
   if (!any) return [];
   const out: ParkedRecord[] = [];
-  for (const part of chunks(customerIds)) {
+  for (const part of dialectOf(trx).chunks(customerIds, CHUNK_SIZE)) {
     const rows: { entity: Entity; record_key: string; customer_id: string; record: unknown; version: string | null }[] = await trx('waiting_records')
       .where('partner_id', partner)
       .whereIn('customer_id', part)

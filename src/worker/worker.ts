@@ -90,7 +90,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   const { store, logger, redact } = options;
   // The store's clock unless told otherwise: the process's clock (a test's, in tests) for every schedule.
   const timers = options.timers ?? clockTimers(store.clock);
-  const profile = WORKER_PROFILES[store.profile.locking];
+  const profile = WORKER_PROFILES[store.dialect.locking];
   const metrics = options.metrics ?? workerMetrics();
   let instanceLock: InstanceLock | undefined;
   if (profile.instanceLock && store.location.target !== ':memory:') instanceLock = acquireInstanceLock(store.location.target, timers.now());

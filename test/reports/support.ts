@@ -67,7 +67,7 @@ export async function reportWorld(backend: StoreBackend, plansYaml = PLANS): Pro
       assert.deepEqual(problems, []);
       const saved = await t.store.transaction(async (trx) => {
         const result = await saveRates(trx, rates, 'test.csv', t.store.now());
-        await refreshFactsForRates(trx, t.store.profile.kind, rates);
+        await refreshFactsForRates(trx, rates);
         return result;
       });
       await reevaluateForRates(t.store, plans, saved, 'fx-test', silentLogger());

@@ -17,7 +17,8 @@ import { packageRoot } from '../../src/paths.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { rebuildFacts } from '../../src/reports/facts.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
-import { DIALECTS, insertChunks, listChunks, profileOf, rowsPerStatement } from '../../src/store/dialects.js';
+import { dialectOf } from '../../src/store/dialect/index.js';
+import { DIALECTS, rowsPerStatement } from '../../src/store/dialects.js';
 import type { Entity, SpecRecord, Variant } from '../../src/types.js';
 import { raw } from '../support/records.js';
 import { STORES, fixedClock, type TestStore } from '../support/stores.js';
@@ -201,27 +202,27 @@ for (const backend of STORES) {
     });
 
     it("the store's own limits: a multi-row insert and an IN list at and one past them", async () => {
-      const profile = profileOf(t.store.knex);
+      const dialect = dialectOf(t.store.knex);
       const perRow = 5;
-      const rows = rowsPerStatement(profile, perRow);
+      const rows = rowsPerStatement(dialect, perRow);
       // SQLite: the 500 compound terms bind first; PostgreSQL: 65,535 parameters / 5 columns.
       assert.equal(rows, backend.name === 'sqlite' ? 500 : 13_107);
-      const ids = rowsPerStatement(profile, 1, 'list');
+      const ids = rowsPerStatement(dialect, 1, 'list');
       assert.equal(ids, backend.name === 'sqlite' ? 32_766 : 65_535);
       for (const n of [rows, rows + 1]) {
         const partner = `lim-insert-${n}`;
         const values = Array.from({ length: n }, (_, i) => ({ partner_id: partner, day: '2026-10-01', customer_id: `c-${pad(i)}`, affiliate_id: 'a', campaign_id: '' }));
-        const parts = insertChunks(t.store.knex, values);
+        const parts = dialect.insertChunks(values);
         assert.equal(parts.length, n === rows ? 1 : 2);
         await t.store.transaction(async (trx) => { for (const part of parts) await trx('report_depositors').insert(part); });
         assert.deepEqual(await counts(t.store.knex, partner, ['report_depositors']), { report_depositors: n });
       }
       const partner = 'lim-list';
       const many = Array.from({ length: ids + 1 }, (_, i) => ({ partner_id: partner, day: '2026-10-01', customer_id: `k-${String(i).padStart(6, '0')}`, affiliate_id: 'a', campaign_id: '' }));
-      await t.store.transaction(async (trx) => { for (const part of insertChunks(trx, many)) await trx('report_depositors').insert(part); });
+      await t.store.transaction(async (trx) => { for (const part of dialect.insertChunks(many)) await trx('report_depositors').insert(part); });
       for (const n of [ids, ids + 1]) {
         const keys = many.slice(0, n).map((r) => r.customer_id);
-        const parts = listChunks(t.store.knex, keys);
+        const parts = dialect.chunks(keys);
         assert.equal(parts.length, n === ids ? 1 : 2);
         let found = 0;
         for (const part of parts) found += ((await t.store.knex('report_depositors').whereIn('customer_id', part).select('customer_id')) as unknown[]).length;

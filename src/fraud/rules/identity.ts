@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import { ts, chunked, type CustomerRow } from '../facts.js';
 import type { Finding } from '../flags.js';
 import { append } from '../../kernel/collections.js';
-import { inList, inListSize } from '../../store/dialects.js';
+import { dialectOf } from '../../store/dialect/index.js';
 import { finding, key, type Ctx } from './unit.js';
 
 export interface Member { customer_id: string; affiliate_id: string; signup_date: string }
@@ -26,8 +26,8 @@ export async function identityMembers(db: Knex | Knex.Transaction, partner: stri
   for (const k of keys) { const [kind, value] = JSON.parse(k) as [string, string]; append(byKind, kind, value); }
   const rows: Record<string, string>[] = [];
   for (const [kind, values] of byKind) {
-    rows.push(...(await chunked(values, inListSize(db), (c) => {
-      const q = db('fraud_identities').where({ partner_id: partner, kind }).modify(inList('value', c));
+    rows.push(...(await chunked(db, values, { form: 'inList' }, (c) => {
+      const q = db('fraud_identities').where({ partner_id: partner, kind }).modify(dialectOf(db).inList('value', c));
       if (!options.shared) return q.select('kind', 'value', 'customer_id') as Promise<Record<string, string>[]>;
       // One customer per (partner, customer, kind): the count is of customers.
       return db.from(q.select('kind', 'value', 'customer_id', db.raw('count(*) OVER (PARTITION BY value) AS n')).as('k'))
@@ -41,7 +41,7 @@ export async function identityMembers(db: Knex | Knex.Transaction, partner: stri
     if (k) records.set(r.customer_id!, { affiliate_id: k.row.affiliate_id, signup_date: k.row.signup_date });
     else others.add(r.customer_id!);
   }
-  for (const m of await chunked([...others], inListSize(db), (c) => db('customers').where('partner_id', partner).modify(inList('customer_id', c)).select('customer_id', 'affiliate_id', 'signup_date') as Promise<Record<string, unknown>[]>)) {
+  for (const m of await chunked(db, [...others], { form: 'inList' }, (c) => db('customers').where('partner_id', partner).modify(dialectOf(db).inList('customer_id', c)).select('customer_id', 'affiliate_id', 'signup_date') as Promise<Record<string, unknown>[]>)) {
     records.set(String(m.customer_id), { affiliate_id: String(m.affiliate_id), signup_date: ts(m.signup_date) });
   }
   for (const r of rows) {

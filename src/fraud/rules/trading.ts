@@ -9,7 +9,7 @@ import { append } from '../../kernel/collections.js';
 import { finding, key, ratio, type Ctx } from './unit.js';
 
 async function tradeRows(ctx: Ctx, customers: readonly string[]): Promise<TradeRow[]> {
-  const rows = await chunked(customers, 300, (c) => ctx.db('trading_activity').where('partner_id', ctx.partner).whereIn('customer_id', c)
+  const rows = await chunked(ctx.db, customers, 300, (c) => ctx.db('trading_activity').where('partner_id', ctx.partner).whereIn('customer_id', c)
     .select('customer_id', 'date', 'instrument', 'currency', 'lots_traded', 'pnl') as Promise<Record<string, unknown>[]>);
   return rows.map(toTrade);
 }
@@ -21,7 +21,7 @@ const toTrade = (r: Record<string, unknown>): TradeRow => ({
 /** Other accounts' rows on the same (instrument, date) as these rows. */
 async function sameInstrumentDay(ctx: Ctx, mine: readonly TradeRow[]): Promise<TradeRow[]> {
   const cells = [...new Set(mine.map((r) => key(r.instrument, r.date)))];
-  const rows = await chunked(cells, 200, (c) => ctx.db('trading_activity').where('partner_id', ctx.partner)
+  const rows = await chunked(ctx.db, cells, 200, (c) => ctx.db('trading_activity').where('partner_id', ctx.partner)
     .where(function () { for (const cell of c) { const [instrument, date] = JSON.parse(cell) as [string, string]; this.orWhere(function () { this.where('instrument', instrument).where('date', date); }); } })
     .select('customer_id', 'date', 'instrument', 'currency', 'lots_traded', 'pnl') as Promise<Record<string, unknown>[]>);
   return rows.map(toTrade);
@@ -94,7 +94,7 @@ export async function tradingPairs(ctx: Ctx, customers: readonly string[]): Prom
   }
   const out: Finding[] = [];
   const involved = [...new Set([...mirrored.keys(), ...copyCandidates].flatMap((p) => JSON.parse(p) as string[]))];
-  const affRows = await chunked(involved, 300, (x) => ctx.db('fraud_customers').where('partner_id', ctx.partner).whereIn('customer_id', x).select('customer_id', 'affiliate_id') as Promise<{ customer_id: string; affiliate_id: string }[]>);
+  const affRows = await chunked(ctx.db, involved, 300, (x) => ctx.db('fraud_customers').where('partner_id', ctx.partner).whereIn('customer_id', x).select('customer_id', 'affiliate_id') as Promise<{ customer_id: string; affiliate_id: string }[]>);
   const affiliates = new Map(affRows.map((r) => [r.customer_id, r.affiliate_id]));
   const aff = (a: string, b: string): string | null => (affiliates.get(a) !== undefined && affiliates.get(a) === affiliates.get(b) ? affiliates.get(a)! : null);
   // A hedge is the pair's habit, not a coincidence: the mirrored days are at least min_share of the

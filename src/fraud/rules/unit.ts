@@ -12,6 +12,7 @@ import type { Variant } from '../../types.js';
 import type { RuleName, RuleSettings } from '../config.js';
 import type { Finding, Severity } from '../flags.js';
 import { append } from '../../kernel/collections.js';
+import { dialectOf } from '../../store/dialect/index.js';
 
 export const usd = (m: Money): string => m.toDecimalPlaces(2).toFixed(2);
 export const ratio = (a: Money | number, b: Money | number): string => money(a).dividedBy(money(b)).toDecimalPlaces(4).toFixed(4);
@@ -71,9 +72,8 @@ export async function prefetch(ctx: Ctx, table: AffiliateTable, units: readonly 
   }
   for (const [range, affiliates] of byRange) {
     const [from, to] = range.split('|') as [string, string];
-    const list = [...affiliates];
-    for (let i = 0; i < list.length; i += 300) {
-      for (const [a, days] of await readDaySums(ctx, table, list.slice(i, i + 300), from, to)) append(ctx.cache, `${table}\u0000${a}`, { from, to, days });
+    for (const part of dialectOf(ctx.db).chunks([...affiliates], 300)) {
+      for (const [a, days] of await readDaySums(ctx, table, part, from, to)) append(ctx.cache, `${table}\u0000${a}`, { from, to, days });
     }
   }
 }
