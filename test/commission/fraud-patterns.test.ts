@@ -14,19 +14,11 @@ import { createSandboxData } from '../../src/sandbox/data.js';
 import { PATTERN_RULES } from '../../src/sandbox/fraud-patterns.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Entity, SpecRecord, Variant } from '../../src/types.js';
+import { CPA_FROM_20, plansFrom, plansYaml, planWith } from '../support/plans.js';
 import { raw } from '../support/records.js';
 import { fixedClock, STORES, type TestStore } from '../support/stores.js';
-import { plansFrom } from './harness.js';
 
-const PLANS = plansFrom(`plans:
-  - id: casino-cpa
-    kind: cpa_ftd
-    partner: sandbox-casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    qualification: { min_first_deposit_usd: 20 }
-    amount_usd: { default: 100 }
-`);
+const PLANS = plansFrom(plansYaml(planWith(CPA_FROM_20, { id: 'casino-cpa', partner: 'sandbox-casino' })));
 
 describe('sandbox fraud patterns through the load hooks', () => {
   let t: TestStore;

@@ -8,18 +8,12 @@ import winston from 'winston';
 import { commissionJob } from '../../jobs/commission.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
+import { CPA, plansFrom, plansYaml } from '../support/plans.js';
 import { raw } from '../support/records.js';
 import { STORES, fixedClock, type TestStore } from '../support/stores.js';
-import { igCustomer, plansFrom, tx } from './harness.js';
+import { igCustomer, tx } from './harness.js';
 
-const PLANS = `plans:
-  - id: cpa
-    kind: cpa_ftd
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    amount_usd: { default: 100 }
-`;
+const PLANS = plansYaml(CPA);
 
 interface Entry { level: string; message: string; missing_rates?: string[] }
 

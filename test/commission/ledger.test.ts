@@ -16,24 +16,11 @@ import { cents, money } from '../../src/kernel/money.js';
 import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
+import { CPA, plansYaml, REVSHARE } from '../support/plans.js';
 import { STORES } from '../support/stores.js';
 import { harness, igCustomer, play, tx, type Harness } from './harness.js';
 
-const PLANS = `plans:
-  - id: cpa
-    kind: cpa_ftd
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    amount_usd: { default: 100 }
-  - id: rs
-    kind: revshare
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    revenue: ggr
-    tiers: { mode: tiered, bands: [{ from_usd: 0, rate: 0.25 }] }
-`;
+const PLANS = plansYaml(CPA, REVSHARE);
 
 function captureIo(): Io & { stdout: string[]; stderr: string[] } {
   const stdout: string[] = [];

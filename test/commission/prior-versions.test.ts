@@ -10,27 +10,15 @@ import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Entity, SpecRecord } from '../../src/types.js';
+import { CPA_FROM_20, plansYaml, planWith, REVSHARE } from '../support/plans.js';
 import { raw } from '../support/records.js';
 import { STORES } from '../support/stores.js';
 import { harness, igCustomer, play, tx, type Harness } from './harness.js';
 
-const PLANS = `
-plans:
-  - id: cpa
-    kind: cpa_ftd
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    qualification: { min_first_deposit_usd: 20 }
-    amount_usd: { default: 100, by_country: { DE: 150 } }
-  - id: rs
-    kind: revshare
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    revenue: ngr
-    tiers: { mode: tiered, bands: [{ from_usd: 0, rate: 0.25 }] }
-`;
+const PLANS = plansYaml(
+  planWith(CPA_FROM_20, { amount_usd: '{ default: 100, by_country: { DE: 150 } }' }),
+  planWith(REVSHARE, { revenue: 'ngr' }),
+);
 
 type Resend = (h: Harness, entity: Entity, records: SpecRecord[]) => Promise<void>;
 

@@ -5,13 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { createLoadHooks } from '../../jobs/load-hooks.js';
-import { parsePlans } from '../../src/commission/load-plans.js';
 import { addPostback } from '../../src/postbacks/definitions.js';
 import { utcDay } from '../../src/kernel/dates.js';
 import { silentLogger } from '../../src/log.js';
 import { AfterLoadJobs, orderJobs, type AfterLoadJob, type CommittedChange } from '../../src/pipeline/jobs.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
+import { CPA_FROM_20, plansFrom, plansYaml, planWith } from '../support/plans.js';
 import { customer, deposit, raw } from '../support/records.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
@@ -101,16 +101,7 @@ function registrationsJob(): AfterLoadJob {
   };
 }
 
-const PLANS = `
-plans:
-  - id: cpa
-    kind: cpa_ftd
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    qualification: { window_days: 30, min_first_deposit_usd: 20 }
-    amount_usd: { default: 100 }
-`;
+const PLANS = plansYaml(planWith(CPA_FROM_20, { qualification: '{ window_days: 30, min_first_deposit_usd: 20 }' }));
 
 for (const backend of STORES) {
   describe(`after-load jobs on ${backend.name}: a change set read once, and a sixth job`, function () {
@@ -129,7 +120,7 @@ for (const backend of STORES) {
     afterEach(async () => t?.drop());
 
     const loaderWith = (extra: AfterLoadJob[]) => {
-      const { plans } = parsePlans(PLANS, 'test.yaml');
+      const plans = plansFrom(PLANS);
       const hooks = createLoadHooks(t.store, { plans, logger: silentLogger() });
       return new Loader({ store: t.store, validator: createSpecValidator(), ...hooks, jobs: [...(hooks.jobs ?? []), ...extra] });
     };

@@ -8,17 +8,17 @@
 import assert from 'node:assert/strict';
 import { createLoadHooks, resumeJobs } from '../../jobs/load-hooks.js';
 import { parseFraudConfig, type FraudConfig } from '../../src/fraud/config.js';
-import { parsePlans } from '../../src/commission/load-plans.js';
 import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Entity, SpecRecord } from '../../src/types.js';
 import { customer, deposit, gaming, raw } from '../support/records.js';
 import { fixedClock, STORES, type TestStore } from '../support/stores.js';
+import { plansFrom } from '../support/plans.js';
 import { PLANS } from '../reports/support.js';
 
 const validator = createSpecValidator();
-const { plans } = parsePlans(PLANS, 'test.yaml');
+const plans = plansFrom(PLANS);
 // Two quick round trips with no play are a pattern here (docs/fraud.md, deposit_cycling's worked example).
 const fraud = parseFraudConfig('rules:\n  deposit_cycling:\n    min_cycles: 2\n', 'fraud.yaml').config as FraudConfig;
 const options = { plans, logger: silentLogger(), fraud };
