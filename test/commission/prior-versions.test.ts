@@ -7,9 +7,8 @@
 import assert from 'node:assert/strict';
 import { commissionJob } from '../../jobs/commission.js';
 import { silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Entity, SpecRecord } from '../../src/types.js';
+import { loaderWith } from '../support/loader.js';
 import { CPA_FROM_20, plansYaml, planWith, REVSHARE } from '../support/plans.js';
 import { raw } from '../support/records.js';
 import { STORES } from '../support/stores.js';
@@ -25,7 +24,7 @@ type Resend = (h: Harness, entity: Entity, records: SpecRecord[]) => Promise<voi
 const paths: [string, Resend][] = [
   ['customers remembered (direct upsert)', (h, entity, records) => h.load(entity, records)],
   ['a fresh loader (customers looked up)', async (h, entity, records) => {
-    const fresh = new Loader({ store: h.t.store, validator: createSpecValidator(), jobs: [commissionJob(h.t.store, h.plans, silentLogger())] });
+    const fresh = loaderWith(h.t.store, [commissionJob(h.t.store, h.plans, silentLogger())]);
     const r = await fresh.load({ partner: 'casino', variant: 'igaming', entity, runId: 'resend', records: raw(records) });
     assert.equal(r.loaded, records.length);
   }],

@@ -4,7 +4,6 @@
  */
 import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { reevaluateForRates } from '../../jobs/commission.js';
 import { parseRatesCsv, saveRates } from '../../src/store/fx-rates.js';
 import { money as dec } from '../../src/kernel/money.js';
@@ -12,13 +11,11 @@ import type { Plan } from '../../src/commission/plans.js';
 import { silentLogger } from '../../src/log.js';
 import { refreshFactsForRates } from '../../src/reports/facts.js';
 import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Entity, SpecRecord, Variant } from '../../src/types.js';
+import { loaderWithEveryJob } from '../support/loader.js';
 import { CHALLENGE_FEES, CPA, plansFrom, plansYaml, planWith } from '../support/plans.js';
 import { raw } from '../support/records.js';
 import { fixedClock, type StoreBackend, type TestStore } from '../support/stores.js';
-
-const validator = createSpecValidator();
 
 /** The plans the reports are computed with: the CPA and 10% of challenge and reset fees. */
 export const PLANS = plansYaml(CPA, planWith(CHALLENGE_FEES, { include_reset_fee: 'true' }));
@@ -37,7 +34,7 @@ export async function reportWorld(backend: StoreBackend, yaml = PLANS): Promise<
   const clock = fixedClock('2026-11-22T10:00:00.000Z');
   const t = await backend.create(clock);
   const plans = plansFrom(yaml);
-  const loader = new Loader({ store: t.store, validator, ...createLoadHooks(t.store, { plans, logger: silentLogger() }) });
+  const loader = loaderWithEveryJob(t.store, { plans });
   let run = 0;
   return {
     t, loader, plans, clock,
