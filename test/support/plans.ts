@@ -5,7 +5,7 @@
  * the same entry with a few keys changed (another partner, a qualification), visible where it is
  * used; `plansFrom(yaml)` parses a plans file and fails at once on a broken one.
  *
- * A test of one plan kind's rules (test/commission/cpa-ftd.test.ts, revshare, prop-trading) writes
+ * A test of one plan kind's rules (test/commission/cpa-ftd.test.ts, revshare, prop-trading, property) writes
  * out its own plans: there the plan is what is tested.
  */
 import { formatPlanError, parsePlans } from '../../src/commission/load-plans.js';
