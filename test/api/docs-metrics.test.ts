@@ -9,11 +9,9 @@ import ajvFormats from 'ajv-formats';
 import type { RouteOptions } from 'fastify';
 import { buildApi } from '../../src/api/server.js';
 import { isDocumentedRoute, type ApiDeps } from '../../src/api/types.js';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { specValidator } from '../../src/spec/validator.js';
 import { startApi, type StartedApi } from '../support/api.js';
+import { loaderWithEveryJob } from '../support/loader.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
 type Doc = { paths: Record<string, Record<string, unknown>>; servers: { url: string }[]; components: { schemas: Record<string, unknown> } };
@@ -42,7 +40,7 @@ describe('API self-description: /openapi.json, /docs, /metrics', () => {
     const routes: { method: string; url: string }[] = [];
     const hidden: string[] = [];
     const store = t.store;
-    const deps: ApiDeps = { store, logger: silentLogger(), loader: new Loader({ store, validator: specValidator(), ...createLoadHooks(store, { plans: [], logger: silentLogger() }) }) };
+    const deps: ApiDeps = { store, logger: silentLogger(), loader: loaderWithEveryJob(store) };
     const app = await buildApi(deps, {
       routes: [
         (a) => {

@@ -9,31 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { emptyScope, writePending } from '../../src/commission/scope.js';
 import { runCli, type CliResult } from '../support/cli.js';
+import { CPA, CPA_FROM_20, plansYaml, planWith, REVSHARE } from '../support/plans.js';
 import { fixedClock, STORES, type TestStore } from '../support/stores.js';
 
-const PLANS = `
-plans:
-  - id: cpa1
-    kind: cpa_ftd
-    partner: p1
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    qualification: { min_first_deposit_usd: 20 }
-    amount_usd: { default: 100, by_country: { DE: 150 } }
-  - id: rs1
-    kind: revshare
-    partner: p1
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    revenue: ngr
-    tiers: { mode: tiered, bands: [{ from_usd: 0, rate: 0.25 }] }
-  - id: cpa2
-    kind: cpa_ftd
-    partner: p2
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    amount_usd: { default: 40 }
-`;
+const PLANS = plansYaml(
+  planWith(CPA_FROM_20, { id: 'cpa1', partner: 'p1', amount_usd: '{ default: 100, by_country: { DE: 150 } }' }),
+  planWith(REVSHARE, { id: 'rs1', partner: 'p1', revenue: 'ngr' }),
+  planWith(CPA, { id: 'cpa2', partner: 'p2', amount_usd: '{ default: 40 }' }),
+);
 
 const customer = (id: string, extra: Record<string, unknown> = {}) => ({ customer_id: id, signup_date: '2026-09-01T09:30:00Z', affiliate_id: 'aff-1', country_code: 'GB', ...extra });
 const deposit = (id: string, customerId: string, amount: number, date: string, extra: Record<string, unknown> = {}) =>

@@ -14,10 +14,9 @@ import { refreshDays } from '../../src/commission/customer-days.js';
 import { MonthDeltas } from '../../src/commission/month-deltas.js';
 import { readBonusTransactions, readCustomers } from '../../src/commission/facts.js';
 import { money } from '../../src/kernel/money.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { parseRatesCsv, saveRates } from '../../src/store/fx-rates.js';
 import type { Entity, SpecRecord } from '../../src/types.js';
+import { loaderWith } from '../support/loader.js';
 import { customer, deposit, gaming, raw } from '../support/records.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
@@ -78,7 +77,7 @@ for (const backend of postgres) {
     let t: TestStore;
     before(async () => {
       t = await backend.create();
-      const loader = new Loader({ store: t.store, validator: createSpecValidator() });
+      const loader = loaderWith(t.store, []);
       const load = async (entity: Entity, records: SpecRecord[]) => {
         const r = await loader.load({ partner: P, variant: 'igaming', entity, runId: `run-${entity}`, records: raw(records) });
         assert.equal(r.rejected, 0, JSON.stringify(r.rejects));

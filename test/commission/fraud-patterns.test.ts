@@ -4,29 +4,18 @@
  * commission of the flagged customers is held for review (docs/commissions.md, Review holds).
  */
 import assert from 'node:assert/strict';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { loadFraudConfig } from '../../jobs/fraud.js';
 import { listReviewHolds } from '../../src/commission/review-holds.js';
 import { listFlags } from '../../src/fraud/flags.js';
-import { silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
 import { createSandboxData } from '../../src/sandbox/data.js';
 import { PATTERN_RULES } from '../../src/sandbox/fraud-patterns.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Entity, SpecRecord, Variant } from '../../src/types.js';
+import { loaderWithEveryJob } from '../support/loader.js';
+import { CPA_FROM_20, plansFrom, plansYaml, planWith } from '../support/plans.js';
 import { raw } from '../support/records.js';
 import { fixedClock, STORES, type TestStore } from '../support/stores.js';
-import { plansFrom } from './harness.js';
 
-const PLANS = plansFrom(`plans:
-  - id: casino-cpa
-    kind: cpa_ftd
-    partner: sandbox-casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    qualification: { min_first_deposit_usd: 20 }
-    amount_usd: { default: 100 }
-`);
+const PLANS = plansFrom(plansYaml(planWith(CPA_FROM_20, { id: 'casino-cpa', partner: 'sandbox-casino' })));
 
 describe('sandbox fraud patterns through the load hooks', () => {
   let t: TestStore;
@@ -37,7 +26,7 @@ describe('sandbox fraud patterns through the load hooks', () => {
     const data = createSandboxData({ customers: 0, fraudPatterns: 1, from: '2026-10-01', to: '2026-10-31', clock: () => new Date('2026-11-01T12:00:00Z') });
     assert.deepEqual(data.patterns.map((p) => p.rule).sort(), [...PATTERN_RULES.igaming, ...PATTERN_RULES['prop-trading']].sort());
     const { config } = await loadFraudConfig('config/fraud.yaml');
-    const loader = new Loader({ store: t.store, validator: createSpecValidator(), ...createLoadHooks(t.store, { plans: PLANS, logger: silentLogger(), fraud: config }) });
+    const loader = loaderWithEveryJob(t.store, { plans: PLANS, fraud: config });
     let run = 0;
     const load = async (variant: Variant, entity: Entity, records: readonly SpecRecord[]) => {
       const partner = variant === 'igaming' ? 'sandbox-casino' : 'sandbox-prop';

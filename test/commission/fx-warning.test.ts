@@ -6,20 +6,13 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import winston from 'winston';
 import { commissionJob } from '../../jobs/commission.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
+import { loaderWith } from '../support/loader.js';
+import { CPA, plansFrom, plansYaml } from '../support/plans.js';
 import { raw } from '../support/records.js';
 import { STORES, fixedClock, type TestStore } from '../support/stores.js';
-import { igCustomer, plansFrom, tx } from './harness.js';
+import { igCustomer, tx } from './harness.js';
 
-const PLANS = `plans:
-  - id: cpa
-    kind: cpa_ftd
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    amount_usd: { default: 100 }
-`;
+const PLANS = plansYaml(CPA);
 
 interface Entry { level: string; message: string; missing_rates?: string[] }
 
@@ -43,7 +36,7 @@ for (const backend of STORES) {
     it('is logged once per missing rate and day, not once per batch', async () => {
       t = await backend.create(fixedClock('2026-11-22T10:00:00.000Z'));
       const { logger, entries } = capturingLogger();
-      const loader = new Loader({ store: t.store, validator: createSpecValidator(), jobs: [commissionJob(t.store, plansFrom(PLANS), logger)] });
+      const loader = loaderWith(t.store, [commissionJob(t.store, plansFrom(PLANS), logger)]);
       let run = 0;
       const load = (entity: 'customers' | 'transactions', records: Record<string, unknown>[]) =>
         loader.load({ partner: 'casino', variant: 'igaming', entity, runId: `run-${++run}`, records: raw(records) });

@@ -1,29 +1,22 @@
 /**
  * A store, a Loader wired to the commission job, and helpers to read the ledger back: what every
- * commission test builds on. Plans are written as YAML, exactly as in config/commissions.yaml.
+ * commission test builds on. Plans are written as YAML, exactly as in config/commissions.yaml
+ * (the shared ones in ../support/plans.ts).
  */
 import assert from 'node:assert/strict';
 import { commissionJob, recompute } from '../../jobs/commission.js';
-import { parsePlans, formatPlanError } from '../../src/commission/load-plans.js';
 import { saveRates, parseRatesCsv } from '../../src/store/fx-rates.js';
 import { listHolds, toLedgerLine, type LedgerLine } from '../../src/commission/ledger.js';
 import type { Plan } from '../../src/commission/plans.js';
 import { money } from '../../src/kernel/money.js';
 import { silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
+import type { Loader } from '../../src/pipeline/load.js';
 import type { Entity, SpecRecord, Variant } from '../../src/types.js';
+import { loaderWith } from '../support/loader.js';
+import { plansFrom } from '../support/plans.js';
 import { raw } from '../support/records.js';
 import { fixedClock, type StoreBackend, type TestStore } from '../support/stores.js';
 import { reevaluateForRates } from '../../jobs/commission.js';
-
-const validator = createSpecValidator();
-
-export function plansFrom(yaml: string): Plan[] {
-  const { plans, errors } = parsePlans(yaml, 'test.yaml');
-  if (errors.length > 0) throw new Error(errors.map(formatPlanError).join('\n'));
-  return plans;
-}
 
 export interface Harness {
   t: TestStore;
@@ -45,7 +38,7 @@ export async function harness(backend: StoreBackend, plansYaml: string, clockAt 
   const clock = fixedClock(clockAt);
   const t = await backend.create(clock);
   const plans = plansFrom(plansYaml);
-  const loader = new Loader({ store: t.store, validator, jobs: [commissionJob(t.store, plans, silentLogger())] });
+  const loader = loaderWith(t.store, [commissionJob(t.store, plans, silentLogger())]);
   let run = 0;
   const h: Harness = {
     t, loader, clock, plans,

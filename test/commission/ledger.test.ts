@@ -14,26 +14,12 @@ import { parseRatesCsv } from '../../src/store/fx-rates.js';
 import { commissionHoldSummary } from '../../src/commission/ledger.js';
 import { cents, money } from '../../src/kernel/money.js';
 import { silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
+import { loaderWith } from '../support/loader.js';
+import { CPA, plansYaml, REVSHARE } from '../support/plans.js';
 import { STORES } from '../support/stores.js';
 import { harness, igCustomer, play, tx, type Harness } from './harness.js';
 
-const PLANS = `plans:
-  - id: cpa
-    kind: cpa_ftd
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    amount_usd: { default: 100 }
-  - id: rs
-    kind: revshare
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    revenue: ggr
-    tiers: { mode: tiered, bands: [{ from_usd: 0, rate: 0.25 }] }
-`;
+const PLANS = plansYaml(CPA, REVSHARE);
 
 function captureIo(): Io & { stdout: string[]; stderr: string[] } {
   const stdout: string[] = [];
@@ -114,7 +100,7 @@ for (const backend of STORES) {
     it('a crash between a batch\'s commit and its evaluation loses nothing: the scope committed with the batch is evaluated on resume', async () => {
       const job = commissionJob(h.t.store, h.plans, silentLogger());
       // The process dies right after each commit: the evaluation never runs.
-      const dying = new Loader({ store: h.t.store, validator: createSpecValidator(), jobs: [{ ...job, evaluate: async () => { throw new Error('killed after commit'); } }] });
+      const dying = loaderWith(h.t.store, [{ ...job, evaluate: async () => { throw new Error('killed after commit'); } }]);
       const load = (entity: 'customers' | 'transactions' | 'activity', records: unknown[], runId: string) =>
         dying.load({ partner: 'casino', variant: 'igaming', entity, runId, records: records.map((value, i) => ({ position: i + 1, value })) });
       await assert.rejects(load('customers', [igCustomer('c1'), igCustomer('c2')], 'r1'), /killed after commit/);
@@ -144,7 +130,7 @@ for (const backend of STORES) {
       // Two loaders (as two workers would have) writing and evaluating one partner at the same time;
       // on PostgreSQL each transaction runs on its own connection.
       const job = commissionJob(h.t.store, h.plans, silentLogger());
-      const loaders = [0, 1].map(() => new Loader({ store: h.t.store, validator: createSpecValidator(), jobs: [job] }));
+      const loaders = [0, 1].map(() => loaderWith(h.t.store, [job]));
       const rounds = 12;
       await Promise.all(loaders.map(async (loader, w) => {
         for (let k = 0; k < rounds; k++) {

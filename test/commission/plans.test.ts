@@ -4,16 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatPlanError, loadPlans, parsePlans } from '../../src/commission/load-plans.js';
 import { packageRoot } from '../../src/paths.js';
+import { CPA } from '../support/plans.js';
 
 const messages = (yaml: string) => parsePlans(yaml, 'commissions.yaml').errors.map(formatPlanError);
-
-const CPA = `
-  - id: cpa
-    kind: cpa_ftd
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    amount_usd: { default: 100 }`;
 
 describe('commission plans file', () => {
   it('the bundled config/commissions.yaml is valid and resolves defaults', async () => {

@@ -7,37 +7,24 @@
 import assert from 'node:assert/strict';
 import { commissionJob } from '../../jobs/commission.js';
 import { silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Entity, SpecRecord } from '../../src/types.js';
+import { loaderWith } from '../support/loader.js';
+import { CPA_FROM_20, plansYaml, planWith, REVSHARE } from '../support/plans.js';
 import { raw } from '../support/records.js';
 import { STORES } from '../support/stores.js';
 import { harness, igCustomer, play, tx, type Harness } from './harness.js';
 
-const PLANS = `
-plans:
-  - id: cpa
-    kind: cpa_ftd
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    qualification: { min_first_deposit_usd: 20 }
-    amount_usd: { default: 100, by_country: { DE: 150 } }
-  - id: rs
-    kind: revshare
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    revenue: ngr
-    tiers: { mode: tiered, bands: [{ from_usd: 0, rate: 0.25 }] }
-`;
+const PLANS = plansYaml(
+  planWith(CPA_FROM_20, { amount_usd: '{ default: 100, by_country: { DE: 150 } }' }),
+  planWith(REVSHARE, { revenue: 'ngr' }),
+);
 
 type Resend = (h: Harness, entity: Entity, records: SpecRecord[]) => Promise<void>;
 
 const paths: [string, Resend][] = [
   ['customers remembered (direct upsert)', (h, entity, records) => h.load(entity, records)],
   ['a fresh loader (customers looked up)', async (h, entity, records) => {
-    const fresh = new Loader({ store: h.t.store, validator: createSpecValidator(), jobs: [commissionJob(h.t.store, h.plans, silentLogger())] });
+    const fresh = loaderWith(h.t.store, [commissionJob(h.t.store, h.plans, silentLogger())]);
     const r = await fresh.load({ partner: 'casino', variant: 'igaming', entity, runId: 'resend', records: raw(records) });
     assert.equal(r.loaded, records.length);
   }],

@@ -5,21 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { recompute } from '../../jobs/commission.js';
+import { CPA, plansYaml, planWith } from '../support/plans.js';
 import { raw } from '../support/records.js';
 import { STORES } from '../support/stores.js';
 import { harness, igCustomer, tx } from './harness.js';
 
 // Advisory locks are per database, not per schema: a partner name no other test uses.
 const PARTNER = `casino-lock-${process.pid}`;
-const PLANS = `
-plans:
-  - id: cpa
-    kind: cpa_ftd
-    partner: ${PARTNER}
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    amount_usd: { default: 100 }
-`;
+const PLANS = plansYaml(planWith(CPA, { partner: PARTNER }));
 
 for (const backend of STORES.filter((b) => b.name === 'postgres')) {
   describe(`commissions recompute under the partner's load lock, on ${backend.name}`, () => {

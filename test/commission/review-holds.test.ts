@@ -16,38 +16,18 @@ import type { Io } from '../../src/cli/io.js';
 import { listReviewHolds } from '../../src/commission/review-holds.js';
 import { decideFlag, upsertFlag } from '../../src/fraud/flags.js';
 import { silentLogger } from '../../src/log.js';
+import { CHALLENGE_FEES, CPA_FROM_20, plansYaml, REVSHARE } from '../support/plans.js';
 import { STORES } from '../support/stores.js';
 import { brief, harness, igCustomer, play, prop, trader, tx, type Harness } from './harness.js';
 
-const PLANS = `plans:
-  - id: cpa
-    kind: cpa_ftd
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    qualification: { min_first_deposit_usd: 20 }
-    amount_usd: { default: 100 }
-  - id: rs
-    kind: revshare
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    revenue: ggr
-    tiers: { mode: tiered, bands: [{ from_usd: 0, rate: 0.25 }] }
-  - id: fees
-    kind: challenge_cpa
-    partner: firm
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    rates: [{ rate: 0.10 }]
+const PLANS = plansYaml(CPA_FROM_20, REVSHARE, CHALLENGE_FEES, `
   - id: funded
     kind: phase_bonus
     partner: firm
     affiliates: all
     effective: { from: 2026-01-01 }
     phase: funded
-    amount_usd: 50
-`;
+    amount_usd: 50`);
 
 const CPA_C1 = 'cpa_ftd|cpa|casino|c1';
 const RS_NOV = 'revshare|rs|casino|aff-1|2026-11';

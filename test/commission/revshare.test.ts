@@ -3,14 +3,13 @@
  * November is open (accruing), October closed on 2026-11-01 06:00 UTC.
  */
 import assert from 'node:assert/strict';
+import { loaderWith } from '../support/loader.js';
 import { raw } from '../support/records.js';
 import { STORES } from '../support/stores.js';
 import { harness, igCustomer, play, tx, type Harness } from './harness.js';
 import type { SpecRecord } from '../../src/types.js';
 import { commissionJob } from '../../jobs/commission.js';
 import { silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 
 const band = (rate: number) => `{ mode: tiered, bands: [{ from_usd: 0, rate: ${rate} }] }`;
 const BANDS = '[{ from_usd: 0, rate: 0.25 }, { from_usd: 10000, rate: 0.30 }, { from_usd: 50000, rate: 0.35 }]';
@@ -212,7 +211,7 @@ for (const backend of STORES) {
     for (const [label, settleAfterMs, early] of [['have waited the time bound', 0, true], ['are within the time bound', undefined, false]] as const) {
       it(`a bulk run's records that ${label} are evaluated ${early ? 'at the next commit' : 'at its end'}, however few`, async () => {
         await h.load('customers', [igCustomer('c1')]);
-        const loader = new Loader({ store: h.t.store, validator: createSpecValidator(), jobs: [commissionJob(h.t.store, h.plans, silentLogger())], ...(settleAfterMs === undefined ? {} : { settleAfterMs }) });
+        const loader = loaderWith(h.t.store, [commissionJob(h.t.store, h.plans, silentLogger())], settleAfterMs === undefined ? {} : { settleAfterMs });
         loader.evaluateRun('slow-backfill', 'behind');
         const load = (date: string, ggr: number) => loader.load({ partner: 'casino', variant: 'igaming', entity: 'activity', runId: 'slow-backfill', records: raw([play(date, 'c1', { ggr })]) });
         await load('2026-11-02', 400);

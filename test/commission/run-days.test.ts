@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
 import { emptyScope, openDayTakes, takePending, writePending, addRunDay, type Scope } from '../../src/commission/scope.js';
 import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Entity, SpecRecord } from '../../src/types.js';
+import { loaderWith } from '../support/loader.js';
 import { customer, deposit, gaming, raw } from '../support/records.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
@@ -48,7 +48,7 @@ for (const backend of STORES) {
     };
     beforeEach(async () => {
       t = await backend.create();
-      loader = new Loader({ store: t.store, validator: createSpecValidator() });
+      loader = loaderWith(t.store, []);
       await load('customers', 'setup', ['c1', 'c2', 'c3', 'c4', 'c5'].map((id) => customer(id)));
     });
     afterEach(async () => t?.drop());

@@ -9,9 +9,8 @@ import type { KdfParams } from '../../src/access/secret-hash.js';
 import { buildApi } from '../../src/cli/server.js';
 import { addUser } from '../../src/access/console-users.js';
 import { silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { openStore, type Store } from '../../src/store/store.js';
+import { loaderWith } from '../support/loader.js';
 import { fixedClock, STORES, type TestStore } from '../support/stores.js';
 
 const TEST_KDF: KdfParams = { alg: 'scrypt', N: 1024, r: 8, p: 1, keylen: 32 };
@@ -25,7 +24,7 @@ for (const backend of STORES) {
     let second: Store;
     let apps: FastifyInstance[];
 
-    const appOf = (store: Store) => buildApi({ store, loader: new Loader({ store, validator: createSpecValidator() }), logger: silentLogger() }, { env: { PARTNER_SYNC_JWT_SECRET: 'x'.repeat(40) } });
+    const appOf = (store: Store) => buildApi({ store, loader: loaderWith(store, []), logger: silentLogger() }, { env: { PARTNER_SYNC_JWT_SECRET: 'x'.repeat(40) } });
     const attempt = (app: FastifyInstance, name: string, password: string, address = '10.0.0.1') =>
       app.inject({ method: 'POST', url: '/console/login', remoteAddress: address, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ name, password }).toString() });
 

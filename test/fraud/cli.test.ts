@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { main } from '../../src/cli/main.js';
 import { emailKey } from '../../src/fraud/identity.js';
+import { CPA_FROM_20, plansYaml, planWith } from '../support/plans.js';
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
@@ -85,13 +86,7 @@ describe('fraud commands', () => {
     const d = join(dir, 'decide');
     mkdirSync(join(d, 'config'), { recursive: true });
     writeFileSync(join(d, 'config', 'fraud.yaml'), 'rules:\n  duplicate_identity: { min_accounts: 2 }\n');
-    writeFileSync(join(d, 'config', 'commissions.yaml'), [
-      'plans:',
-      '  - id: cpa', '    kind: cpa_ftd', '    partner: casino', '    affiliates: all',
-      '    effective: { from: 2026-01-01 }',
-      '    qualification: { window_days: 30, min_first_deposit_usd: 20 }',
-      '    amount_usd: { default: 100 }', '',
-    ].join('\n'));
+    writeFileSync(join(d, 'config', 'commissions.yaml'), plansYaml(planWith(CPA_FROM_20, { qualification: '{ window_days: 30, min_first_deposit_usd: 20 }' })));
     writeFileSync(join(d, 'deposits.ndjson'), ['c1', 'c2'].map((c, i) => JSON.stringify({
       transaction_id: `t${i + 1}`, customer_id: c, transaction_type: 'deposit', amount_currency: 60, currency: 'USD', transaction_date: '2026-11-03T10:00:00Z', status: 'approved',
     })).join('\n'));

@@ -3,17 +3,13 @@
  * rules written as YAML, exactly as in config/fraud.yaml; functions that read the flags back.
  */
 import assert from 'node:assert/strict';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { parseFraudConfig, formatFraudConfigError, type FraudConfig } from '../../src/fraud/config.js';
 import { listFlags, type Flag } from '../../src/fraud/flags.js';
-import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Entity, SpecRecord, Variant } from '../../src/types.js';
+import { loaderWithEveryJob } from '../support/loader.js';
 import { raw } from '../support/records.js';
 import { fixedClock, type StoreBackend, type TestStore } from '../support/stores.js';
-
-const validator = createSpecValidator();
 
 export function fraudFrom(yaml: string): FraudConfig {
   const { config, errors } = parseFraudConfig(yaml, 'test.yaml');
@@ -35,7 +31,7 @@ export async function fraudHarness(backend: StoreBackend, yaml: string, variant:
   const clock = fixedClock('2026-11-22T10:00:00.000Z');
   const t = await backend.create(clock);
   const config = fraudFrom(yaml);
-  const loader = new Loader({ store: t.store, validator, ...createLoadHooks(t.store, { plans: [], logger: silentLogger(), fraud: config }) });
+  const loader = loaderWithEveryJob(t.store, { fraud: config });
   let run = 0;
   return {
     t, config, clock, loader,

@@ -5,15 +5,13 @@
  * and a scan of the incremental store changes nothing. Seeded, on every store backend.
  */
 import { strict as assert } from 'node:assert';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { scanFraud } from '../../jobs/fraud.js';
 import { listFlags } from '../../src/fraud/flags.js';
-import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { createRandom, type Random } from '../../src/sandbox/prng.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Store } from '../../src/store/store.js';
 import type { Entity, SpecRecord, Variant } from '../../src/types.js';
+import { loaderWith, loaderWithEveryJob } from '../support/loader.js';
 import { raw } from '../support/records.js';
 import { fixedClock, STORES } from '../support/stores.js';
 import { bets, cust, fraudFrom, trade, tx } from './harness.js';
@@ -28,7 +26,6 @@ rules:
   refund_after_fee: { min_refunds: 2 }
   deposit_cycling: { min_cycles: 2 }
 `);
-const validator = createSpecValidator();
 
 interface Rec { partner: string; variant: Variant; entity: Entity; record: SpecRecord }
 
@@ -137,7 +134,7 @@ for (const backend of STORES) {
         const inc = await backend.create(fixedClock());
         const scanned = await backend.create(fixedClock());
         try {
-          const loader = new Loader({ store: inc.store, validator, ...createLoadHooks(inc.store, { plans: [], logger: silentLogger(), fraud: CONFIG }) });
+          const loader = loaderWithEveryJob(inc.store, { fraud: CONFIG });
           await loadAll(loader, shuffled, r);
           const incremental = await snapshot(inc.store);
           const rules = new Set(incremental.map((f) => (JSON.parse(f) as string[])[1]));
@@ -149,7 +146,7 @@ for (const backend of STORES) {
           assert.deepEqual(await snapshot(inc.store), incremental);
 
           // Rescan: customers first, then the rest, without detection; then one scan.
-          const plain = new Loader({ store: scanned.store, validator });
+          const plain = loaderWith(scanned.store, []);
           const order: Entity[] = ['customers', 'transactions', 'activity'];
           await loadAll(plain, [...all].sort((a, b) => order.indexOf(a.entity) - order.indexOf(b.entity)), undefined);
           // In chunks of 7 customers: each instance is judged last with all its customers' facts.

@@ -6,17 +6,14 @@
  * customers of two groups included.
  */
 import assert from 'node:assert/strict';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { settleFraud } from '../../jobs/fraud.js';
 import { parseFraudConfig, type FraudConfig } from '../../src/fraud/config.js';
 import { silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Entity, SpecRecord } from '../../src/types.js';
+import { loaderWithEveryJob } from '../support/loader.js';
 import { customer, deposit, gaming, raw } from '../support/records.js';
 import { fixedClock, STORES, type TestStore } from '../support/stores.js';
 
-const validator = createSpecValidator();
 const fraud = parseFraudConfig('rules:\n  deposit_cycling:\n    min_cycles: 2\n', 'fraud.yaml').config as FraudConfig;
 const options = { plans: [], logger: silentLogger(), fraud };
 
@@ -35,7 +32,7 @@ const PLAY = ['2026-11-02', '2026-11-03', '2026-11-04', '2026-11-05', '2026-11-0
 
 /** A bulk run that loads and ends without its settle: what it deferred stays on disk. */
 async function unsettledRun(t: TestStore): Promise<void> {
-  const loader = new Loader({ store: t.store, validator, ...createLoadHooks(t.store, options) });
+  const loader = loaderWithEveryJob(t.store, options);
   loader.evaluateRun('bulk', 'group');
   const load = (entity: Entity, records: SpecRecord[]) => loader.load({ partner: 'casino', variant: 'igaming', entity, runId: 'bulk', records: raw(records) });
   await load('customers', CUSTOMERS);

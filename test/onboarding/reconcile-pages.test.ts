@@ -14,8 +14,7 @@ import type { PartnerDefinition } from '../../src/config/definition.js';
 import { loadDefinition } from '../../src/config/load-definitions.js';
 import { noRedaction, silentLogger } from '../../src/log.js';
 import { reconcile, reconciliationLines } from '../../src/onboarding/reconcile.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
+import { loaderWith } from '../support/loader.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
 const BASE = 'https://shifting-pages.partner.example';
@@ -81,7 +80,7 @@ for (const backend of STORES) {
     });
 
     const sync = async (def: PartnerDefinition) => {
-      const results = await runPartner({ loader: new Loader({ store: t.store, validator: createSpecValidator() }), clock: t.store.clock, logger: silentLogger(), redact: noRedaction }, def, { kind: 'run', scheduledFor: new Date() });
+      const results = await runPartner({ loader: loaderWith(t.store, []), clock: t.store.clock, logger: silentLogger(), redact: noRedaction }, def, { kind: 'run', scheduledFor: new Date() });
       assert.deepEqual(results.map((r) => r.status), ['succeeded'], JSON.stringify(results));
     };
     const deps = () => ({ store: t.store, clock: t.store.clock, logger: silentLogger(), redact: noRedaction });

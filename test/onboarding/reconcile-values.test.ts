@@ -18,9 +18,8 @@ import type { PartnerDefinition } from '../../src/config/definition.js';
 import { loadDefinition } from '../../src/config/load-definitions.js';
 import { noRedaction, silentLogger } from '../../src/log.js';
 import { reconcile, reconciliationLines } from '../../src/onboarding/reconcile.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { SERVER_DATABASES, type TestDatabase } from '../sql/databases.js';
+import { loaderWith } from '../support/loader.js';
 import { STORES, type TestStore } from '../support/stores.js';
 import { cli } from './support.js';
 
@@ -163,7 +162,7 @@ for (const backend of STORES) {
       const clock = () => new Date(now);
       async function synced(wrong: Wrong): Promise<PartnerDefinition> {
         const { def } = await definition(wrong);
-        const results = await runPartner({ loader: new Loader({ store: t.store, validator: createSpecValidator() }), clock, logger: silentLogger(), redact: noRedaction }, def, { kind: 'backfill', from, to: day(now) });
+        const results = await runPartner({ loader: loaderWith(t.store, []), clock, logger: silentLogger(), redact: noRedaction }, def, { kind: 'backfill', from, to: day(now) });
         // Read an hour off, the newest moves lie past the backfill's end: they are not loaded.
         if (wrong !== 'zone') assert.deepEqual(results.map((r) => [r.stream, r.status, r.counts.loaded]), [['customers', 'succeeded', PLAYERS], ['transactions', 'succeeded', N]], JSON.stringify(results));
         return def;

@@ -22,22 +22,20 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { recompute } from '../../jobs/commission.js';
 import { importFile, importFiles } from '../../jobs/import-file.js';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { unevaluated } from '../../src/store/unevaluated.js';
 import { loadPlans } from '../../src/commission/load-plans.js';
 import { loadFraudConfig } from '../../src/fraud/config.js';
 import { money } from '../../src/kernel/money.js';
 import { silentLogger } from '../../src/log.js';
 import { packageRoot } from '../../src/paths.js';
-import { Loader } from '../../src/pipeline/load.js';
 import { affiliateReport } from '../../src/reports/affiliates.js';
 import { rebuildFacts } from '../../src/reports/facts.js';
 import { createSandboxData } from '../../src/sandbox/data.js';
 import { mulberry32 } from '../../src/sandbox/prng.js';
-import { specValidator } from '../../src/spec/validator.js';
 import { parseRatesCsv, saveRates } from '../../src/store/fx-rates.js';
 import type { Store } from '../../src/store/store.js';
 import type { Entity, SpecRecord } from '../../src/types.js';
+import { loaderWithEveryJob } from '../support/loader.js';
 import { STORES, type TestStore } from '../support/stores.js';
 import { ratesCsv } from '../volume/support.js';
 
@@ -162,7 +160,7 @@ for (const backend of STORES) {
       const fraud = (await loadFraudConfig(join(packageRoot(), 'config', 'fraud.yaml'))).config;
       assert.ok(plans.length > 0 && fraud);
       const logger = silentLogger();
-      const loaders = [a, b].map((t, i) => new Loader({ store: t.store, validator: specValidator(), ...createLoadHooks(t.store, { plans, logger, fraud }), ...(i === 1 ? { settleEvery: 700 } : {}) }));
+      const loaders = [a, b].map((t, i) => loaderWithEveryJob(t.store, { plans, logger, fraud, ...(i === 1 ? { settleEvery: 700 } : {}) }));
       for (const t of [a, b]) {
         const { rates } = parseRatesCsv(ratesCsv('2026-10-01', '2026-10-31'));
         await t.store.transaction((trx) => saveRates(trx, rates, 'rates.csv', t.store.now()));

@@ -11,16 +11,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { importFile, type ImportSummary } from '../../jobs/import-file.js';
-import { silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Entity, SpecRecord } from '../../src/types.js';
+import { everyJob, loaderWith, loaderWithEveryJob } from '../support/loader.js';
 import { customer, deposit, stored } from '../support/records.js';
 import { STORES, type TestStore } from '../support/stores.js';
-
-const validator = createSpecValidator();
 
 const CUSTOMERS: SpecRecord[] = [
   customer('c1', { last_modified_date: '2026-11-01T10:00:00Z', country_code: 'DE' }),
@@ -65,7 +60,7 @@ for (const backend of STORES) {
       process.env.PARTNER_SYNC_IMPORT_BATCH = String(batch);
       const t = await backend.create();
       stores.push(t);
-      const loader = new Loader({ store: t.store, validator, ...createLoadHooks(t.store, { plans: [], logger: silentLogger() }) });
+      const loader = loaderWithEveryJob(t.store);
       const summaries: ImportSummary[] = [];
       for (const [i, f] of files.entries()) {
         const file = join(dir, `${batch}-${i}-${f.entity}.ndjson`);
@@ -91,16 +86,12 @@ for (const backend of STORES) {
       const t = await backend.create();
       stores.push(t);
       // A job that fails inside the transaction of the batch holding t4 (the third batch of two).
-      const hooks = createLoadHooks(t.store, { plans: [], logger: silentLogger() });
-      const loader = new Loader({
-        store: t.store, validator, ...hooks,
-        jobs: [{
-          name: 'fails-on-t4',
-          async mark(_tx, change) {
-            if (change.records.transactions.some((r) => r.transaction_id === 't4')) throw new Error('the job failed on t4');
-          },
-        }, ...hooks.jobs ?? []],
-      });
+      const loader = loaderWith(t.store, [{
+        name: 'fails-on-t4',
+        async mark(_tx, change) {
+          if (change.records.transactions.some((r) => r.transaction_id === 't4')) throw new Error('the job failed on t4');
+        },
+      }, ...everyJob(t.store)]);
       const customers = join(dir, 'customers.ndjson');
       writeFileSync(customers, ndjson(CUSTOMERS));
       await importFile({ store: t.store, loader }, { partner: 'casino', variant: 'igaming', entity: 'customers', file: customers, stdin: new PassThrough() });

@@ -4,14 +4,11 @@
  * sixth job written as docs/development.md shows joins every other job on both stores.
  */
 import assert from 'node:assert/strict';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
-import { parsePlans } from '../../src/commission/load-plans.js';
 import { addPostback } from '../../src/postbacks/definitions.js';
 import { utcDay } from '../../src/kernel/dates.js';
-import { silentLogger } from '../../src/log.js';
 import { AfterLoadJobs, orderJobs, type AfterLoadJob, type CommittedChange } from '../../src/pipeline/jobs.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
+import { everyJob, loaderWith } from '../support/loader.js';
+import { CPA_FROM_20, plansFrom, plansYaml, planWith } from '../support/plans.js';
 import { customer, deposit, raw } from '../support/records.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
@@ -101,16 +98,7 @@ function registrationsJob(): AfterLoadJob {
   };
 }
 
-const PLANS = `
-plans:
-  - id: cpa
-    kind: cpa_ftd
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    qualification: { window_days: 30, min_first_deposit_usd: 20 }
-    amount_usd: { default: 100 }
-`;
+const PLANS = plansYaml(planWith(CPA_FROM_20, { qualification: '{ window_days: 30, min_first_deposit_usd: 20 }' }));
 
 for (const backend of STORES) {
   describe(`after-load jobs on ${backend.name}: a change set read once, and a sixth job`, function () {
@@ -128,17 +116,13 @@ for (const backend of STORES) {
     });
     afterEach(async () => t?.drop());
 
-    const loaderWith = (extra: AfterLoadJob[]) => {
-      const { plans } = parsePlans(PLANS, 'test.yaml');
-      const hooks = createLoadHooks(t.store, { plans, logger: silentLogger() });
-      return new Loader({ store: t.store, validator: createSpecValidator(), ...hooks, jobs: [...(hooks.jobs ?? []), ...extra] });
-    };
+    const everyJobAnd = (extra: AfterLoadJob[]) => loaderWith(t.store, [...everyJob(t.store, { plans: plansFrom(PLANS) }), ...extra]);
     const registrations = async () => ((await t.store.knex('registration_days').orderBy(['affiliate_id', 'date']).select('affiliate_id', 'date', 'n')) as { affiliate_id: string; date: string; n: unknown }[])
       .map((r) => `${r.affiliate_id} ${r.date} ${Number(r.n)}`);
 
     for (const policy of ['at-commit', 'group'] as const) {
       it(`counts each customer once however often it is re-sent, beside every other job (${policy})`, async () => {
-        const loader = loaderWith([registrationsJob()]);
+        const loader = everyJobAnd([registrationsJob()]);
         const load = async (runId: string, ids: string[]) => {
           loader.evaluateRun(runId, policy);
           await loader.load({ partner: 'casino', variant: 'igaming', entity: 'customers', runId, records: raw(ids.map((id) => customer(id, { affiliate_id: id < 'c3' ? 'aff-a' : 'aff-b', signup_date: id === 'c2' ? '2026-11-02T23:59:59Z' : '2026-11-01T00:00:00+01:00' }))) });
@@ -155,7 +139,7 @@ for (const backend of STORES) {
     it('reads the stored versions of a batch once, with every job on', async () => {
       // A postback definition: the postback job needs the replaced versions too.
       await addPostback(t.store, { affiliate: 'aff-1', events: 'ftd,deposit', url: 'http://127.0.0.1:9/postback', allowPrivate: true }, 'test-postback-key-0123456789abcdef0123456789');
-      const loader = loaderWith([]);
+      const loader = everyJobAnd([]);
       await loader.load({ partner: 'casino', variant: 'igaming', entity: 'customers', runId: 'c', records: raw([customer('c1'), customer('c2')]) });
       await loader.load({ partner: 'casino', variant: 'igaming', entity: 'transactions', runId: 't1', records: raw([deposit('t1', 'c1', { currency: 'USD' }), deposit('t2', 'c2', { currency: 'USD' })]) });
       const reads: string[] = [];

@@ -6,19 +6,18 @@
  * the customer's transactions open a fraud flag first there.
  */
 import assert from 'node:assert/strict';
-import { createLoadHooks, resumeJobs } from '../../jobs/load-hooks.js';
+import { resumeJobs } from '../../jobs/load-hooks.js';
 import { parseFraudConfig, type FraudConfig } from '../../src/fraud/config.js';
-import { parsePlans } from '../../src/commission/load-plans.js';
 import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Entity, SpecRecord } from '../../src/types.js';
+import { loaderWithEveryJob } from '../support/loader.js';
+import { plansFrom } from '../support/plans.js';
 import { customer, deposit, gaming, raw } from '../support/records.js';
 import { fixedClock, STORES, type TestStore } from '../support/stores.js';
 import { PLANS } from '../reports/support.js';
 
-const validator = createSpecValidator();
-const { plans } = parsePlans(PLANS, 'test.yaml');
+const plans = plansFrom(PLANS);
 // Two quick round trips with no play are a pattern here (docs/fraud.md, deposit_cycling's worked example).
 const fraud = parseFraudConfig('rules:\n  deposit_cycling:\n    min_cycles: 2\n', 'fraud.yaml').config as FraudConfig;
 const options = { plans, logger: silentLogger(), fraud };
@@ -32,7 +31,7 @@ const SECOND = [usd('d2', 'deposit', 200, '2026-11-05'), usd('w2', 'withdrawal',
 /** ... and the play: 10.00 a day, below half of each deposit over its round trip (20 < 50, 20 < 100). */
 const PLAY = ['2026-11-02', '2026-11-03', '2026-11-04', '2026-11-05', '2026-11-06'].map((day) => gaming(day, 'c1', { currency: 'USD', total_bets: 10, wins: 4 }));
 
-const newLoader = (t: TestStore) => new Loader({ store: t.store, validator, ...createLoadHooks(t.store, options) });
+const newLoader = (t: TestStore) => loaderWithEveryJob(t.store, options);
 const load = (loader: Loader, runId: string, entity: Entity, records: SpecRecord[]) =>
   loader.load({ partner: 'casino', variant: 'igaming', entity, runId, records: raw(records) });
 

@@ -10,9 +10,9 @@ import { evaluatePartner } from '../../jobs/commission.js';
 import { upsertFlag } from '../../src/fraud/flags.js';
 import { approveMonth } from '../../src/postbacks/approvals.js';
 import { silentLogger } from '../../src/log.js';
-import { plansFrom, igCustomer, tx, trader, prop } from '../commission/harness.js';
+import { igCustomer, tx, trader, prop } from '../commission/harness.js';
 import { STORES } from '../support/stores.js';
-import { CPA_PLANS, postbackHarness, type PostbackHarness } from './harness.js';
+import { postbackHarness, type PostbackHarness } from './harness.js';
 
 for (const backend of STORES) {
   describe(`postback events on ${backend.name}`, () => {
@@ -58,7 +58,7 @@ for (const backend of STORES) {
 
     it('announces a CPA held by a fraud flag when the flag is dismissed, and nothing when one is confirmed', async () => {
       await h.define({ url: 'http://127.0.0.1:9/pb', events: 'cpa_qualified,cpa_clawback' });
-      const plans = plansFrom(CPA_PLANS);
+      const { plans } = h;
       await h.load('customers', [igCustomer('c1'), igCustomer('c2')]);
       const { store } = h.t;
       const flag = async (customer: string, key: string): Promise<number> => {

@@ -4,33 +4,24 @@
  * build on. Events are read back from the outbox and from what the receiver got.
  */
 import assert from 'node:assert/strict';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
+import type { Plan } from '../../src/commission/plans.js';
+import type { Loader } from '../../src/pipeline/load.js';
 import { addPostback, type NewPostback, type PostbackDefinition } from '../../src/postbacks/definitions.js';
 import { Deliverer, type DeliveryOptions } from '../../src/postbacks/deliverer.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Entity, SpecRecord, Variant } from '../../src/types.js';
-import { plansFrom } from '../commission/harness.js';
+import { loaderWithEveryJob } from '../support/loader.js';
+import { CPA_FROM_20, plansFrom, plansYaml } from '../support/plans.js';
 import { raw } from '../support/records.js';
 import { fixedClock, type StoreBackend, type TestStore } from '../support/stores.js';
 
 export const SECRET_KEY = 'test-postback-key-0123456789abcdef0123456789';
 
-export const CPA_PLANS = `plans:
-  - id: cpa
-    kind: cpa_ftd
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    qualification: { min_first_deposit_usd: 20 }
-    amount_usd: { default: 100 }
-`;
-
 export interface PostbackHarness {
   t: TestStore;
   loader: Loader;
   clock: ReturnType<typeof fixedClock>;
+  plans: Plan[];
   load(entity: Entity, records: SpecRecord[], options?: { partner?: string; variant?: Variant; runId?: string }): Promise<void>;
   define(input: Partial<NewPostback> & { url: string }): Promise<{ postback: PostbackDefinition; secret: string }>;
   /** The outbox: [kind, fact key] in order. */
@@ -39,14 +30,15 @@ export interface PostbackHarness {
   drop(): Promise<void>;
 }
 
-export async function postbackHarness(backend: StoreBackend, plansYaml = CPA_PLANS, clockAt = '2026-11-22T10:00:00.000Z'): Promise<PostbackHarness> {
+/** Plans: CPA_FROM_20 (test/support/plans.ts). */
+export async function postbackHarness(backend: StoreBackend, clockAt = '2026-11-22T10:00:00.000Z'): Promise<PostbackHarness> {
   const clock = fixedClock(clockAt);
   const t = await backend.create(clock);
-  const plans = plansFrom(plansYaml);
-  const loader = new Loader({ store: t.store, validator: createSpecValidator(), ...createLoadHooks(t.store, { plans, logger: silentLogger() }) });
+  const plans = plansFrom(plansYaml(CPA_FROM_20));
+  const loader = loaderWithEveryJob(t.store, { plans });
   let run = 0;
   return {
-    t, loader, clock,
+    t, loader, clock, plans,
     async load(entity, records, options = {}) {
       const result = await loader.load({ partner: options.partner ?? 'casino', variant: options.variant ?? 'igaming', entity, runId: options.runId ?? `run-${++run}`, records: raw(records) });
       assert.equal(result.rejected, 0, `test records must be valid: ${JSON.stringify(result.rejects)}`);

@@ -4,14 +4,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
 import { pushFreshness } from '../../src/push/freshness.js';
 import { PushService } from '../../src/push/service.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { assessStreams } from '../../src/worker/freshness-monitor.js';
 import { readStates } from '../../src/worker/store-ports.js';
 import { runCli } from '../support/cli.js';
+import { loaderWith } from '../support/loader.js';
 import { customer, gaming } from '../support/records.js';
 
 describe('freshness of pushed streams', function () {
@@ -23,7 +22,7 @@ describe('freshness of pushed streams', function () {
     dir = mkdtempSync(join(tmpdir(), 'partner-sync-push-fresh-'));
     url = `sqlite:${join(dir, 's.sqlite')}`;
     store = await openStore({ url });
-    const service = new PushService(new Loader({ store, validator: createSpecValidator() }), { logger: silentLogger() });
+    const service = new PushService(loaderWith(store, []), { logger: silentLogger() });
     await service.push({ partner: 'pusher', variant: 'igaming', entity: 'customers', clientId: 'c', body: customer('c1'), bulk: false });
     const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
     await service.push({ partner: 'pusher', variant: 'igaming', entity: 'activity', clientId: 'c', body: [gaming(yesterday, 'c1')], bulk: true });

@@ -4,17 +4,14 @@
  */
 import assert from 'node:assert/strict';
 import { silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
 import { listRecords, parseListQuery } from '../../src/push/list.js';
 import { PushService } from '../../src/push/service.js';
 import { pushStreams } from '../../src/push/store.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { entityTable } from '../../src/store/tables.js';
 import type { Entity } from '../../src/types.js';
+import { loaderWith } from '../support/loader.js';
 import { customer, deposit, gaming, stored } from '../support/records.js';
 import { STORES, fixedClock, type TestStore } from '../support/stores.js';
-
-const validator = createSpecValidator();
 
 for (const backend of STORES) {
   describe(`push library on ${backend.name}`, () => {
@@ -37,7 +34,7 @@ for (const backend of STORES) {
     beforeEach(() => {
       partner = `casino-${++n}`;
       client = `client-${n}`;
-      service = new PushService(new Loader({ store: t.store, validator }), { maxWaitMs: 5, logger: silentLogger() });
+      service = new PushService(loaderWith(t.store, []), { maxWaitMs: 5, logger: silentLogger() });
     });
     afterEach(async () => service.close());
 
@@ -137,7 +134,7 @@ for (const backend of STORES) {
     });
 
     it('Idempotency-Key across processes: two servers on one store given the same key at once store the records once and give one answer', async () => {
-      const second = new PushService(new Loader({ store: t.store, validator }), { maxWaitMs: 5, logger: silentLogger() });
+      const second = new PushService(loaderWith(t.store, []), { maxWaitMs: 5, logger: silentLogger() });
       try {
         const body = [deposit('x1', 'nobody'), deposit('x2', 'nobody')];
         const [a, b] = await Promise.all([
@@ -155,7 +152,7 @@ for (const backend of STORES) {
     });
 
     it('a group waits for bulk requests being received and for the senders it just answered, never longer than its bound', async () => {
-      const held = new PushService(new Loader({ store: t.store, validator }), { maxWaitMs: 5, maxHoldMs: 1000, holdShare: 1000, logger: silentLogger() });
+      const held = new PushService(loaderWith(t.store, []), { maxWaitMs: 5, maxHoldMs: 1000, holdShare: 1000, logger: silentLogger() });
       const announce = () => held.queue.announce(partner, 'igaming', 'customers');
       const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
       try {

@@ -8,31 +8,23 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { unevaluated } from '../../src/store/unevaluated.js';
 import { toLedgerLine } from '../../src/commission/ledger.js';
 import { defaultConfig } from '../../src/fraud/config.js';
-import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
-import { specValidator } from '../../src/spec/validator.js';
 import { ENTITIES, type Entity } from '../../src/types.js';
-import { plansFrom } from '../commission/harness.js';
 import { startApi, type StartedApi } from '../support/api.js';
+import { everyJob, loaderWith, loaderWithEveryJob, waitingFor } from '../support/loader.js';
+import { CPA_FROM_20, plansFrom, plansYaml, planWith } from '../support/plans.js';
 import { customer, deposit, gaming, stored } from '../support/records.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
 const execFileAsync = promisify(execFile);
 
-const PLANS = `
-plans:
-  - id: pusher-cpa
-    kind: cpa_ftd
-    partner: flow-casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    qualification: { window_days: 30, min_first_deposit_usd: 20 }
-    amount_usd: { default: 100, by_country: { DE: 150 } }
-`;
+/** The CPA of a partner: 100 USD (150 for a German customer) for a first deposit of 20 USD or more within 30 days of signup. */
+const plansOf = (partner: string) => plansFrom(plansYaml(planWith(CPA_FROM_20, {
+  id: 'pusher-cpa', partner, qualification: '{ window_days: 30, min_first_deposit_usd: 20 }', amount_usd: '{ default: 100, by_country: { DE: 150 } }',
+})));
 
 interface Answer {
   status: number;
@@ -62,7 +54,7 @@ for (const backend of STORES) {
     // One store and server per backend; each test is its own partner.
     before(async () => {
       t = await backend.create();
-      loader = new Loader({ store: t.store, validator: specValidator(), ...createLoadHooks(t.store, { plans: plansFrom(PLANS), logger: silentLogger() }) });
+      loader = loaderWithEveryJob(t.store, { plans: plansOf('flow-casino') });
       api = await startApi(t.store, { loader });
     });
     after(async () => {
@@ -123,13 +115,12 @@ for (const backend of STORES) {
 
     it('answered at the commit: fraud rules and commissions evaluate right behind it, one evaluation per partner at a time over what committed meanwhile; until then status counts it', async () => {
       // A second API whose evaluations wait for a gate, so what a partner sees in between is observable.
-      const hooks = createLoadHooks(t.store, { plans: plansFrom(PLANS.replace('flow-casino', 'behind-casino')), logger: silentLogger(), fraud: defaultConfig() });
       let open!: () => void;
       const gate = new Promise<void>((resolve) => { open = resolve; });
       let settles = 0;
       // A first job every evaluation waits for: it holds them at the gate.
-      const held = (hooks.jobs ?? []).map((j) => (j.evaluate ? { ...j, after: [...(j.after ?? []), 'gate'] } : j));
-      const gated = new Loader({ store: t.store, validator: specValidator(), ...hooks, gatherBehindMs: 0, jobs: [{ name: 'gate', evaluate: async () => { settles++; await gate; } }, ...held] });
+      const jobs = waitingFor({ name: 'gate', evaluate: async () => { settles++; await gate; } }, everyJob(t.store, { plans: plansOf('behind-casino'), fraud: defaultConfig() }));
+      const gated = loaderWith(t.store, jobs, { gatherBehindMs: 0 });
       const behind = await startApi(t.store, { loader: gated });
       try {
         const own = await behind.token(await behind.addClient('behind-casino', 'igaming'));

@@ -4,18 +4,14 @@
  * phase history, to compare every cell of `funnelReport` with.
  */
 import assert from 'node:assert/strict';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
-import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { MEDIAN_STEPS, ratio, roundDays, type FunnelGroup, type FunnelRow } from '../../src/reports/funnel.js';
 import { daysBetween } from '../../src/reports/phase-history.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { fromStoreTimestamp } from '../../src/store/values.js';
 import type { SpecRecord } from '../../src/types.js';
+import { loaderWithEveryJob } from '../support/loader.js';
 import { raw } from '../support/records.js';
 import { fixedClock, type StoreBackend, type TestStore } from '../support/stores.js';
-
-const validator = createSpecValidator();
 
 export interface FunnelHarness {
   t: TestStore;
@@ -29,7 +25,7 @@ export interface FunnelHarness {
 export async function funnelHarness(backend: StoreBackend, clockAt = '2026-10-01T00:00:00.000Z'): Promise<FunnelHarness> {
   const clock = fixedClock(clockAt);
   const t = await backend.create(clock);
-  const loader = new Loader({ store: t.store, validator, ...createLoadHooks(t.store, { plans: [], logger: silentLogger() }) });
+  const loader = loaderWithEveryJob(t.store);
   let run = 0;
   return {
     t, loader, clock,

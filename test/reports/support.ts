@@ -4,40 +4,21 @@
  */
 import assert from 'node:assert/strict';
 import type { Knex } from 'knex';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { reevaluateForRates } from '../../jobs/commission.js';
 import { parseRatesCsv, saveRates } from '../../src/store/fx-rates.js';
-import { formatPlanError, parsePlans } from '../../src/commission/load-plans.js';
 import { money as dec } from '../../src/kernel/money.js';
 import type { Plan } from '../../src/commission/plans.js';
 import { silentLogger } from '../../src/log.js';
 import { refreshFactsForRates } from '../../src/reports/facts.js';
 import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Entity, SpecRecord, Variant } from '../../src/types.js';
+import { loaderWithEveryJob } from '../support/loader.js';
+import { CHALLENGE_FEES, CPA, plansFrom, plansYaml, planWith } from '../support/plans.js';
 import { raw } from '../support/records.js';
 import { fixedClock, type StoreBackend, type TestStore } from '../support/stores.js';
 
-const validator = createSpecValidator();
-
-export const PLANS = `
-plans:
-  - id: cpa
-    kind: cpa_ftd
-    partner: casino
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    amount_usd: { default: 100 }
-    clawback: { window_days: 90 }
-  - id: fees
-    kind: challenge_cpa
-    partner: firm
-    affiliates: all
-    effective: { from: 2026-01-01 }
-    include_reset_fee: true
-    rates:
-      - { rate: 0.10 }
-`;
+/** The plans the reports are computed with: the CPA and 10% of challenge and reset fees. */
+export const PLANS = plansYaml(CPA, planWith(CHALLENGE_FEES, { include_reset_fee: 'true' }));
 
 export interface ReportWorld {
   t: TestStore;
@@ -49,12 +30,11 @@ export interface ReportWorld {
   drop(): Promise<void>;
 }
 
-export async function reportWorld(backend: StoreBackend, plansYaml = PLANS): Promise<ReportWorld> {
+export async function reportWorld(backend: StoreBackend, yaml = PLANS): Promise<ReportWorld> {
   const clock = fixedClock('2026-11-22T10:00:00.000Z');
   const t = await backend.create(clock);
-  const { plans, errors } = parsePlans(plansYaml, 'test.yaml');
-  if (errors.length > 0) throw new Error(errors.map(formatPlanError).join('\n'));
-  const loader = new Loader({ store: t.store, validator, ...createLoadHooks(t.store, { plans, logger: silentLogger() }) });
+  const plans = plansFrom(yaml);
+  const loader = loaderWithEveryJob(t.store, { plans });
   let run = 0;
   return {
     t, loader, plans, clock,

@@ -11,8 +11,8 @@ import { checkPartner } from '../../jobs/check-partner.js';
 import { syncStream } from '../../jobs/sync-stream.js';
 import type { DbSource, DbStream, PartnerDefinition } from '../../src/config/definition.js';
 import { noRedaction, silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
+import { loaderWith } from '../support/loader.js';
 import { STORES } from '../support/stores.js';
 import { cursorStream, DATABASES, dbSource, useDatabase, type TestDatabase } from './databases.js';
 
@@ -42,7 +42,7 @@ async function backfill(source: DbSource, s: DbStream) {
   const store = await (STORES[0] as (typeof STORES)[number]).create();
   const replica = createDbSource(source, { clock: () => NOW, logger: silentLogger(), redact: noRedaction, variant: 'igaming' });
   try {
-    const result = await syncStream({ loader: new Loader({ store: store.store, validator }), source: replica, logger: silentLogger(), redact: noRedaction }, definition(source, s), 'customers', { kind: 'backfill', from: '2024-05-01', to: '2024-05-02' });
+    const result = await syncStream({ loader: loaderWith(store.store, []), source: replica, logger: silentLogger(), redact: noRedaction }, definition(source, s), 'customers', { kind: 'backfill', from: '2024-05-01', to: '2024-05-02' });
     const stored = (await store.store.knex('customers').where({ partner_id: 'gaps' }).select('customer_id')).map((r: { customer_id: string }) => r.customer_id);
     return { result, stored };
   } finally {

@@ -18,8 +18,8 @@ import { syncStream } from '../../jobs/sync-stream.js';
 import type { DbSource, PartnerDefinition } from '../../src/config/definition.js';
 import { noRedaction, silentLogger } from '../../src/log.js';
 import { toUtcTimestamp } from '../../src/kernel/timestamp.js';
-import { Loader } from '../../src/pipeline/load.js';
 import { createSpecValidator } from '../../src/spec/validator.js';
+import { loaderWith } from '../support/loader.js';
 import { STORES, type TestStore } from '../support/stores.js';
 import { captureLogger } from '../worker/support/log-capture.js';
 import { cursorStream, dbSource, readAll, SERVER_DATABASES, useDatabase, type TestDatabase } from './databases.js';
@@ -97,7 +97,7 @@ for (const backend of SERVER_DATABASES) {
         const replica = createDbSource(source, { clock: () => new Date('2026-12-01T00:00:00Z'), logger: silentLogger(), redact: noRedaction, variant: 'igaming' });
         try {
           const { result, sent } = await recordStatements(() =>
-            syncStream({ loader: new Loader({ store: store.store, validator }), source: replica, logger: silentLogger(), redact: noRedaction }, definition(source), 'customers', { kind: 'backfill', from: '2026-10-24', to: '2026-10-25' }),
+            syncStream({ loader: loaderWith(store.store, []), source: replica, logger: silentLogger(), redact: noRedaction }, definition(source), 'customers', { kind: 'backfill', from: '2026-10-24', to: '2026-10-25' }),
           );
           assert.equal(result.status, 'succeeded', result.error);
           const stored = (await store.store.knex('customers').where({ partner_id: 'isle' }).orderBy('customer_id').select('customer_id', 'signup_date', 'last_modified_date'))
@@ -184,7 +184,7 @@ for (const backend of SERVER_DATABASES) {
       const store = await (STORES[0] as (typeof STORES)[number]).create();
       try {
         const def = definition(source, cursorStream({ table: 'players', cursor_column: 'last_modified_date', tiebreak_column: 'id', incremental: { mode: 'cursor', cursor_field: 'last_modified_date', lookback_ms: 0, start: now.minus({ days: 1 }).toISO() ?? '' } }));
-        const run = await syncStream({ loader: new Loader({ store: store.store, validator }), source: replica, logger, redact: noRedaction }, def, 'customers', { kind: 'run', scheduledFor: now.toJSDate() });
+        const run = await syncStream({ loader: loaderWith(store.store, []), source: replica, logger, redact: noRedaction }, def, 'customers', { kind: 'run', scheduledFor: now.toJSDate() });
         assert.equal(run.status, 'succeeded', run.error);
         const warned = lines.filter((l) => l.level === 'warn' && /cursor column last_modified_date/.test(l.message)).map((l) => l.message);
         assert.deepEqual(warned, [`streams.customers (table players): cursor column last_modified_date: its newest value reads ${iso} in UTC (UTC+00:00), about ${by} ahead of the source's clock: the column looks written in UTC+0${hours}:00, not in UTC; set source.timezone to the zone it is written in`]);

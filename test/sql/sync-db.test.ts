@@ -9,14 +9,12 @@ import { syncStream } from '../../jobs/sync-stream.js';
 import { addDays, utcDay } from '../../jobs/windows.js';
 import type { DbSource, PartnerDefinition } from '../../src/config/definition.js';
 import { noRedaction, silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { readState } from '../../src/store/sync-state.js';
 import { toUtcTimestamp } from '../../src/kernel/timestamp.js';
+import { loaderWith } from '../support/loader.js';
 import { STORES, type TestStore } from '../support/stores.js';
 import { cursorStream, DATABASES, dailyStream, dbSource, useDatabase } from './databases.js';
 
-const validator = createSpecValidator();
 const sqliteStore = STORES.find((s) => s.name === 'sqlite');
 
 for (const backend of DATABASES) {
@@ -63,7 +61,7 @@ for (const backend of DATABASES) {
       const t = store as TestStore;
       const replica = createDbSource(source, { clock: () => new Date(), logger: silentLogger(), redact: noRedaction, variant: 'igaming' });
       try {
-        const deps = { loader: new Loader({ store: t.store, validator }), source: replica, logger: silentLogger(), redact: noRedaction };
+        const deps = { loader: loaderWith(t.store, []), source: replica, logger: silentLogger(), redact: noRedaction };
         const customers = await syncStream(deps, def, 'customers', { kind: 'run', scheduledFor: new Date() });
         assert.equal(customers.status, 'succeeded', customers.error);
         assert.deepEqual([customers.counts.pulled, customers.counts.loaded, customers.counts.rejected], [24, 24, 0]);

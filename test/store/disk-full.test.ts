@@ -18,15 +18,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Readable } from 'node:stream';
 import knexFactory from 'knex';
 import { importFile } from '../../jobs/import-file.js';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { parseFraudConfig } from '../../src/fraud/config.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { ABANDONED_RUN, finishRun, startRun, emptyCounts } from '../../src/store/runs.js';
 import { openStore, type Store } from '../../src/store/store.js';
 import { describeStatementError, statementActivity } from '../../src/store/store-errors.js';
 import { packageRoot } from '../../src/paths.js';
 import { runCli } from '../support/cli.js';
+import { loaderWithEveryJob } from '../support/loader.js';
 import { STORES, fixedClock } from '../support/stores.js';
 import { captureLogger } from '../worker/support/log-capture.js';
 
@@ -90,7 +88,7 @@ describe('disk full on SQLite (PRAGMA max_page_count on the store connection)', 
     const store = await openStore({ url: `sqlite:${join(dir, 'store.sqlite')}`, clock: fixedClock('2026-11-22T10:00:00.000Z') });
     const { config } = parseFraudConfig(FRAUD, 'fraud.yaml');
     const logs = captureLogger();
-    const newLoader = () => new Loader({ store, validator: createSpecValidator(), ...createLoadHooks(store, { plans: [], logger: logs.logger, fraud: config }) });
+    const newLoader = () => loaderWithEveryJob(store, { logger: logs.logger, fraud: config });
     const request = { partner: 'acme', variant: 'igaming' as const, entity: 'customers' as const, file, stdin: Readable.from([]) };
     try {
       // Room for about half the file: one pool connection, so the pragma holds for every statement of the run.

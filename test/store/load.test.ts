@@ -1,14 +1,12 @@
 import assert from 'node:assert/strict';
 import { Loader } from '../../src/pipeline/load.js';
 import { MIGRATIONS } from '../../src/store/migrations/index.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { listRejects } from '../../src/store/rejects.js';
 import { readState } from '../../src/store/sync-state.js';
 import { waitingSummary } from '../../src/store/waiting.js';
+import { loaderWith } from '../support/loader.js';
 import { customer, deposit, gaming, raw, stored } from '../support/records.js';
 import { STORES, fixedClock, type TestStore } from '../support/stores.js';
-
-const validator = createSpecValidator();
 
 for (const backend of STORES) {
   describe(`load path on ${backend.name}`, () => {
@@ -17,7 +15,7 @@ for (const backend of STORES) {
     const clock = fixedClock();
     beforeEach(async () => {
       t = await backend.create(clock);
-      loader = new Loader({ store: t.store, validator });
+      loader = loaderWith(t.store, []);
     });
     afterEach(async () => t.drop());
 
@@ -142,7 +140,7 @@ for (const backend of STORES) {
 
     it('refuses records of the other variant for a known partner', async () => {
       await load('customers', [customer('c1')]);
-      const other = new Loader({ store: t.store, validator });
+      const other = loaderWith(t.store, []);
       await assert.rejects(
         other.load({ partner: 'p1', variant: 'prop-trading', entity: 'customers', runId: 'r', records: raw([customer('c2')]) }),
         /partner p1 is registered as igaming in this store; refusing prop-trading records/,
@@ -152,19 +150,15 @@ for (const backend of STORES) {
     it('hands each batch\'s writes to the in-transaction hook (released records included) and each commit\'s partners to the after-commit hook; a rolled-back batch reaches neither', async () => {
       const inside: { partner: string; customers: string[]; transactions: string[] }[] = [];
       const after: string[][] = [];
-      const hooked = new Loader({
-        store: t.store,
-        validator,
-        jobs: [{
-          name: 'spy',
-          async mark(_tx, c) {
-            inside.push({ partner: c.partner, customers: c.records.customers.map((r) => r.customer_id as string), transactions: c.records.transactions.map((r) => r.transaction_id as string) });
-          },
-          async evaluate({ change: c }) {
-            after.push([`${c.partner}:${c.variant}:${c.runId}`]);
-          },
-        }],
-      });
+      const hooked = loaderWith(t.store, [{
+        name: 'spy',
+        async mark(_tx, c) {
+          inside.push({ partner: c.partner, customers: c.records.customers.map((r) => r.customer_id as string), transactions: c.records.transactions.map((r) => r.transaction_id as string) });
+        },
+        async evaluate({ change: c }) {
+          after.push([`${c.partner}:${c.variant}:${c.runId}`]);
+        },
+      }]);
       const run = (entity: 'customers' | 'transactions', values: unknown[], runId: string, checkpoint?: { stream: string; state: unknown }) =>
         hooked.load({ partner: 'p1', variant: 'igaming', entity, runId, records: raw(values), checkpoint });
       await run('transactions', [deposit('t1', 'c1')], 'r1'); // waits: nothing written
@@ -176,17 +170,13 @@ for (const backend of STORES) {
     });
 
     it('commits what the in-transaction hook writes with the batch, and rolls it back with it', async () => {
-      const hooked = new Loader({
-        store: t.store,
-        validator,
-        jobs: [{
-          name: 'writer',
-          async mark({ trx }, c) {
-            await trx('commission_pending').insert(c.records.customers.map((r) => ({ partner_id: c.partner, variant: c.variant, kind: 'record', value: r.customer_id as string, created_at: t.store.now() })));
-            if (c.runId === 'r2') throw new Error('fails after writing');
-          },
-        }],
-      });
+      const hooked = loaderWith(t.store, [{
+        name: 'writer',
+        async mark({ trx }, c) {
+          await trx('commission_pending').insert(c.records.customers.map((r) => ({ partner_id: c.partner, variant: c.variant, kind: 'record', value: r.customer_id as string, created_at: t.store.now() })));
+          if (c.runId === 'r2') throw new Error('fails after writing');
+        },
+      }]);
       await hooked.load({ partner: 'p1', variant: 'igaming', entity: 'customers', runId: 'r1', records: raw([customer('c1')]) });
       await assert.rejects(hooked.load({ partner: 'p1', variant: 'igaming', entity: 'customers', runId: 'r2', records: raw([customer('c2')]) }), /fails after writing/);
       assert.deepEqual((await stored(t.store, 'p1', 'igaming', 'customers')).map((r) => r.customer_id), ['c1']);

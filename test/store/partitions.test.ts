@@ -7,13 +7,11 @@
  */
 import assert from 'node:assert/strict';
 import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { ensureMonthsAhead, isPartitioned, partitionMonths } from '../../src/store/partitions.js';
 import { openStore } from '../../src/store/store.js';
+import { loaderWith } from '../support/loader.js';
 import { gaming, raw } from '../support/records.js';
 import { STORES, fixedClock, type TestStore } from '../support/stores.js';
-
-const validator = createSpecValidator();
 
 for (const backend of STORES) {
   describe(`activity partitions on ${backend.name}`, () => {
@@ -21,7 +19,7 @@ for (const backend of STORES) {
     let loader: Loader;
     beforeEach(async () => {
       t = await backend.create(fixedClock('2026-11-22T10:00:00.000Z'));
-      loader = new Loader({ store: t.store, validator });
+      loader = loaderWith(t.store, []);
     });
     afterEach(async () => t.drop());
 
@@ -64,7 +62,7 @@ for (const backend of STORES) {
       await loader.load({ partner: 'p1', variant: 'igaming', entity: 'customers', runId: 'r', records: raw([{ customer_id: 'c1', signup_date: '2020-01-01T00:00:00Z', affiliate_id: 'a' }]) });
       await loader.load({ partner: 'p2', variant: 'igaming', entity: 'customers', runId: 'r', records: raw([{ customer_id: 'c1', signup_date: '2020-01-01T00:00:00Z', affiliate_id: 'a' }]) });
       // A second process: its own store handle, its own partition cache.
-      const other = new Loader({ store: await openStore({ url: t.url }), validator });
+      const other = loaderWith(await openStore({ url: t.url }), []);
       try {
         let release!: () => void;
         const held = new Promise<void>((resolve) => { release = resolve; });

@@ -5,13 +5,11 @@
  */
 import assert from 'node:assert/strict';
 import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { countOpenRejects, listRejects } from '../../src/store/rejects.js';
 import type { RawRecord } from '../../src/types.js';
+import { loaderWith } from '../support/loader.js';
 import { customer, raw } from '../support/records.js';
 import { STORES, fixedClock, type TestStore } from '../support/stores.js';
-
-const validator = createSpecValidator();
 
 for (const backend of STORES) {
   describe(`reject lifecycle on ${backend.name}`, () => {
@@ -19,7 +17,7 @@ for (const backend of STORES) {
     let loader: Loader;
     beforeEach(async () => {
       t = await backend.create(fixedClock());
-      loader = new Loader({ store: t.store, validator });
+      loader = loaderWith(t.store, []);
     });
     afterEach(async () => t.drop());
 

@@ -7,19 +7,16 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Knex } from 'knex';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { saveRates } from '../../src/store/fx-rates.js';
 import { formatPlanError, parsePlans } from '../../src/commission/load-plans.js';
 import { money } from '../../src/kernel/money.js';
 import { loadFraudConfig } from '../../src/fraud/config.js';
-import { silentLogger } from '../../src/log.js';
 import { packageRoot } from '../../src/paths.js';
-import { Loader } from '../../src/pipeline/load.js';
 import { rebuildFacts } from '../../src/reports/facts.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { dialectOf } from '../../src/store/dialect/index.js';
 import { DIALECTS, rowsPerStatement } from '../../src/store/dialects.js';
 import type { Entity, SpecRecord, Variant } from '../../src/types.js';
+import { loaderWithEveryJob } from '../support/loader.js';
 import { raw } from '../support/records.js';
 import { STORES, fixedClock, type TestStore } from '../support/stores.js';
 
@@ -169,7 +166,7 @@ for (const backend of STORES) {
       assert.deepEqual(errors.map(formatPlanError), []);
       const fraud = (await loadFraudConfig(join(packageRoot(), 'config', 'fraud.yaml'))).config;
       assert.ok(fraud, 'config/fraud.yaml loads');
-      const loader = new Loader({ store: t.store, validator: createSpecValidator(), ...createLoadHooks(t.store, { plans, logger: silentLogger(), fraud }) });
+      const loader = loaderWithEveryJob(t.store, { plans, fraud });
       let run = 0;
       w = {
         store: t.store,

@@ -5,12 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
+import { loaderWith } from '../support/loader.js';
 import { customer, raw } from '../support/records.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
-const validator = createSpecValidator();
 const postgres = STORES.find((b) => b.name === 'postgres');
 
 if (postgres) {
@@ -29,14 +27,14 @@ if (postgres) {
       let release!: () => void;
       const lockHeld = new Promise<void>((resolve) => (written = resolve));
       const released = new Promise<void>((resolve) => (release = resolve));
-      const first = new Loader({ store: a.store, validator }).transaction(async (tx) => {
+      const first = loaderWith(a.store, []).transaction(async (tx) => {
         await tx.load(batch('a1'));
         written();
         await released;
       });
       await lockHeld;
       try {
-        const second = new Loader({ store: b.store, validator }).load(batch('b1'));
+        const second = loaderWith(b.store, []).load(batch('b1'));
         const outcome = await Promise.race([second.then(() => 'loaded'), delay(5_000).then(() => 'waited')]);
         assert.equal(outcome, 'loaded', "the other store's open transaction held this store's load lock");
         await second;

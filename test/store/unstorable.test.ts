@@ -10,15 +10,13 @@ import { createRedactor } from '../../src/config/redact.js';
 import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { listRejects } from '../../src/store/rejects.js';
 import { readState } from '../../src/store/sync-state.js';
 import type { RawRecord } from '../../src/types.js';
+import { loaderWith } from '../support/loader.js';
 import { customer, deposit, raw, stored } from '../support/records.js';
 import { SANDBOX_SECRET, exampleDefinition, storedByKey } from '../support/sandbox.js';
 import { STORES, fixedClock, type TestStore } from '../support/stores.js';
-
-const validator = createSpecValidator();
 
 for (const backend of STORES) {
   describe(`values no store can hold, on ${backend.name}`, function () {
@@ -27,7 +25,7 @@ for (const backend of STORES) {
     let loader: Loader;
     beforeEach(async () => {
       t = await backend.create(fixedClock());
-      loader = new Loader({ store: t.store, validator });
+      loader = loaderWith(t.store, []);
     });
     afterEach(async () => t.drop());
 
@@ -120,7 +118,7 @@ for (const backend of STORES) {
     it('loads the rest of the page, keeps the NUL record as a reject and moves the watermark', async () => {
       const at = new Date(Date.now() - 60_000).toISOString();
       sandbox.data.upsertCustomer('igaming', { customer_id: 'nul-1', signup_date: '2026-01-01T00:00:00Z', affiliate_id: 'aff-101', kyc_status_id: 'pending\u0000' }, at);
-      const run = () => runPartner({ loader: new Loader({ store: t.store, validator }), clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) },
+      const run = () => runPartner({ loader: loaderWith(t.store, []), clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) },
         def, { kind: 'run', scheduledFor: new Date() }, 'customers');
       const [first] = await run();
       assert.equal(first?.status, 'succeeded', first?.error);

@@ -12,15 +12,13 @@ import { Readable } from 'node:stream';
 import { importFile } from '../../jobs/import-file.js';
 import { replayRejects } from '../../jobs/replay-rejects.js';
 import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { listRejects } from '../../src/store/rejects.js';
 import { waitingSummary } from '../../src/store/waiting.js';
 import type { RawRecord, SpecRecord } from '../../src/types.js';
+import { loaderWith } from '../support/loader.js';
 import { customer, deposit, raw, stored } from '../support/records.js';
 import { exampleDefinition } from '../support/sandbox.js';
 import { STORES, fixedClock, type TestStore } from '../support/stores.js';
-
-const validator = createSpecValidator();
 
 /** A transaction as a cursor stream hands it over: its change time beside the mapped record. */
 const pulled = (records: readonly [SpecRecord, string][]): RawRecord[] =>
@@ -32,7 +30,7 @@ for (const backend of STORES) {
     let loader: Loader;
     beforeEach(async () => {
       t = await backend.create(fixedClock());
-      loader = new Loader({ store: t.store, validator });
+      loader = loaderWith(t.store, []);
     });
     afterEach(async () => t.drop());
 

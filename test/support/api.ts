@@ -10,16 +10,15 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { createClient, type Scope } from '../../src/access/api-clients.js';
 import { buildApi, type ApiOptions } from '../../src/api/server.js';
 import type { ApiDeps } from '../../src/api/types.js';
 import { silentLogger } from '../../src/log.js';
 import { Loader } from '../../src/pipeline/load.js';
-import { specValidator } from '../../src/spec/validator.js';
 import type { Store } from '../../src/store/store.js';
 import type { Variant } from '../../src/types.js';
 import type { KdfParams } from '../../src/access/secret-hash.js';
+import { loaderWithEveryJob } from './loader.js';
 
 const TEST_KDF: KdfParams = { alg: 'scrypt', N: 1024, r: 8, p: 1, keylen: 32 };
 
@@ -47,7 +46,7 @@ export interface StartApiOptions extends ApiOptions {
 
 export async function startApi(store: Store, options: StartApiOptions = {}): Promise<StartedApi> {
   const { logger = silentLogger(), loader: given, ...apiOptions } = options;
-  const loader = given ?? new Loader({ store, validator: specValidator(), ...createLoadHooks(store, { plans: [], logger }) });
+  const loader = given ?? loaderWithEveryJob(store, { logger });
   const deps: ApiDeps = { store, loader, logger };
   const app = await buildApi(deps, apiOptions);
   await app.listen({ host: '127.0.0.1', port: 0 });

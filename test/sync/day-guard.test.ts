@@ -12,17 +12,15 @@ import { addDays, utcDay } from '../../jobs/windows.js';
 import type { PartnerDefinition, RestSource, RestStream } from '../../src/config/definition.js';
 import { createRedactor } from '../../src/config/redact.js';
 import { silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { listRejects } from '../../src/store/rejects.js';
 import { readState } from '../../src/store/sync-state.js';
 import type { Entity } from '../../src/types.js';
+import { loaderWith } from '../support/loader.js';
 import { customer, gaming, raw } from '../support/records.js';
 import { SANDBOX_SECRET, exampleDefinition, storedByKey } from '../support/sandbox.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
-const validator = createSpecValidator();
 const ADVICE = "If the partner's day really shrank or is empty, accept it with --allow-shrink (run, backfill) or max_day_shrink in the definition";
 
 /** A plan that accepts shrinking days (`--allow-shrink`); typed loosely so the same test compiles against a build without the option. */
@@ -54,7 +52,7 @@ for (const backend of STORES) {
     /** Runs whose writes committed (the commission job runs after each such commit). */
     let committedRuns: string[] = [];
     const run = (only?: Entity, plan: SyncPlan = { kind: 'run', scheduledFor: new Date() }) => {
-      const loader = new Loader({ store: t.store, validator, jobs: [{ name: 'spy', mark: async ({ trx }, c) => { trx.executionPromise.then(() => committedRuns.push(c.runId), () => undefined); } }] });
+      const loader = loaderWith(t.store, [{ name: 'spy', mark: async ({ trx }, c) => { trx.executionPromise.then(() => committedRuns.push(c.runId), () => undefined); } }]);
       return runPartner({ loader, clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) }, def, plan, only);
     };
     const activityOf = async (day: string) => [...(await storedByKey(t.store, def.partner, 'igaming', 'activity')).keys()].filter((k) => k.startsWith(day));
@@ -162,11 +160,11 @@ for (const backend of STORES) {
     });
 
     const run = (only: Entity, plan: SyncPlan) =>
-      runPartner({ loader: new Loader({ store: t.store, validator }), clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) }, def, plan, only);
+      runPartner({ loader: loaderWith(t.store, []), clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) }, def, plan, only);
     const rows = ['c1', 'c2', 'c3', 'c4'].map((c) => gaming(D, c, { total_bets: 10 }));
 
     it('fails the day after the retries: a day of 4 rows is not stored with 2', async () => {
-      const loader = new Loader({ store: t.store, validator });
+      const loader = loaderWith(t.store, []);
       await loader.load({ partner: def.partner, variant: 'igaming', entity: 'customers', runId: 'setup', records: raw(['c1', 'c2', 'c3', 'c4'].map((c) => customer(c))) });
       const scope = nock(BASE)
         .get('/api/v1/igaming/activity').query({ date: D, per_page: '500' })

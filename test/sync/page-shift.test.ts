@@ -14,10 +14,9 @@ import { syncStream, type StreamRunResult } from '../../jobs/sync-stream.js';
 import { createRestSource } from '../../connectors/rest/source.js';
 import type { PartnerDefinition, RestSource, RestStream } from '../../src/config/definition.js';
 import { createLogger, noRedaction } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { readState } from '../../src/store/sync-state.js';
 import type { SpecRecord } from '../../src/types.js';
+import { loaderWith } from '../support/loader.js';
 import { customer, gaming } from '../support/records.js';
 import { byKey, exampleDefinition, storedByKey } from '../support/sandbox.js';
 import { STORES, type TestStore } from '../support/stores.js';
@@ -111,7 +110,7 @@ for (const backend of STORES) {
     const sync = async (entity: 'customers' | 'activity' = 'customers'): Promise<StreamRunResult> => {
       const logger = createLogger({ stream: new Writable({ write(chunk: Buffer, _enc, done) { lines.push(chunk.toString()); done(); } }), json: true, level: 'info', redact: noRedaction });
       const source = createRestSource(def.source as RestSource, { clock: t.store.clock, logger, redact: noRedaction });
-      return syncStream({ loader: new Loader({ store: t.store, validator: createSpecValidator() }), source, logger, redact: noRedaction }, def, entity, { kind: 'run', scheduledFor: new Date() });
+      return syncStream({ loader: loaderWith(t.store, []), source, logger, redact: noRedaction }, def, entity, { kind: 'run', scheduledFor: new Date() });
     };
     const assertStoreEqualsPartner = async () => {
       const stored = await storedByKey(t.store, def.partner, 'igaming', 'customers');

@@ -13,16 +13,14 @@ import { utcMicros, type CursorState } from '../../jobs/cursor-state.js';
 import { runPartner } from '../../jobs/run-partner.js';
 import type { PartnerDefinition } from '../../src/config/definition.js';
 import { noRedaction, silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import type { Store } from '../../src/store/store.js';
 import { readState } from '../../src/store/sync-state.js';
 import type { Entity } from '../../src/types.js';
+import { loaderWith } from '../support/loader.js';
 import { mariadb, postgres, replicaDefinition, type Replica } from '../support/replica.js';
 import { storedByKey } from '../support/sandbox.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
-const validator = createSpecValidator();
 const sqlite = STORES.find((s) => s.name === 'sqlite');
 const CURSOR_ENTITIES: Entity[] = ['customers', 'transactions'];
 const DAY_S = 86_400;
@@ -60,7 +58,7 @@ for (const make of [mariadb, postgres]) {
 
     const sync = async (into: Store = store): Promise<void> => {
       for (const entity of CURSOR_ENTITIES) {
-        const [result] = await runPartner({ loader: new Loader({ store: into, validator }), clock: into.clock, logger: silentLogger(), redact: noRedaction },
+        const [result] = await runPartner({ loader: loaderWith(into, []), clock: into.clock, logger: silentLogger(), redact: noRedaction },
           def, { kind: 'run', scheduledFor: new Date() }, entity);
         assert.equal(result?.status, 'succeeded', result?.error);
       }

@@ -14,16 +14,14 @@ import { addDays, utcDay } from '../../jobs/windows.js';
 import type { PartnerDefinition } from '../../src/config/definition.js';
 import { silentLogger, noRedaction } from '../../src/log.js';
 import { packageRoot } from '../../src/paths.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { readState } from '../../src/store/sync-state.js';
 import type { Entity } from '../../src/types.js';
 import { runCli } from '../support/cli.js';
+import { loaderWith } from '../support/loader.js';
 import { mariadb, postgres, replicaDefinition, seed, type Replica } from '../support/replica.js';
 import { storedByKey } from '../support/sandbox.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
-const validator = createSpecValidator();
 const ENTITIES: Entity[] = ['customers', 'transactions', 'activity'];
 const sqlite = STORES.find((s) => s.name === 'sqlite');
 
@@ -46,7 +44,7 @@ for (const make of [mariadb, postgres]) {
     });
 
     const run = async (def: PartnerDefinition) => {
-      const results = await runPartner({ loader: new Loader({ store: store.store, validator }), clock: store.store.clock, logger: silentLogger(), redact: noRedaction },
+      const results = await runPartner({ loader: loaderWith(store.store, []), clock: store.store.clock, logger: silentLogger(), redact: noRedaction },
         def, { kind: 'run', scheduledFor: new Date() });
       assert.ok(results.every((r) => r.status === 'succeeded'), JSON.stringify(results));
       return results;

@@ -12,9 +12,8 @@ import nock from 'nock';
 import { runPartner } from '../../jobs/run-partner.js';
 import { loadDefinition } from '../../src/config/load-definitions.js';
 import { noRedaction, silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { listRejects } from '../../src/store/rejects.js';
+import { loaderWith } from '../support/loader.js';
 import { storedByKey } from '../support/sandbox.js';
 import { STORES } from '../support/stores.js';
 
@@ -66,7 +65,7 @@ for (const backend of STORES) {
         nock(BASE).get(PATH).query((q) => q.page === '1').reply(200, PAGE, { 'Content-Type': 'application/json' });
         nock(BASE).get(PATH).query((q) => q.page === '2').reply(200, { data: [] });
 
-        const results = await runPartner({ loader: new Loader({ store: t.store, validator: createSpecValidator() }), clock: t.store.clock, logger: silentLogger(), redact: noRedaction },
+        const results = await runPartner({ loader: loaderWith(t.store, []), clock: t.store.clock, logger: silentLogger(), redact: noRedaction },
           loaded.definition, { kind: 'run', scheduledFor: new Date() });
         assert.deepEqual(results.map((r) => r.status), ['succeeded'], JSON.stringify(results));
 

@@ -17,12 +17,11 @@ import { createRestSource } from '../../connectors/rest/source.js';
 import type { RestSource, RestStream } from '../../src/config/definition.js';
 import { createLogger, noRedaction, silentLogger } from '../../src/log.js';
 import { packageRoot } from '../../src/paths.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { readState, saveCheckpoint } from '../../src/store/sync-state.js';
 import type { SpecRecord } from '../../src/types.js';
 import { runCli } from '../support/cli.js';
+import { loaderWith } from '../support/loader.js';
 import { SANDBOX_SECRET, byKey, exampleDefinition, storedByKey } from '../support/sandbox.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
@@ -126,7 +125,7 @@ for (const backend of STORES) {
         stores.push(t);
         const sync = (requestsPerMinute: number) => {
           const source = createRestSource({ ...rest, requests_per_minute: requestsPerMinute, run_budget_ms: 1500 }, { clock: t.store.clock, logger: silentLogger(), redact: noRedaction });
-          return syncStream({ loader: new Loader({ store: t.store, validator: createSpecValidator() }), source, logger: silentLogger(), redact: noRedaction }, def, 'customers', { kind: 'run', scheduledFor: new Date() });
+          return syncStream({ loader: loaderWith(t.store, []), source, logger: silentLogger(), redact: noRedaction }, def, 'customers', { kind: 'run', scheduledFor: new Date() });
         };
         // Four requests a minute: the fifth would wait past the 1.5 s budget.
         const first = await sync(4);
@@ -162,7 +161,7 @@ for (const backend of STORES) {
         let log = '';
         const logger = createLogger({ json: true, level: 'info', stream: new Writable({ write(chunk, _e, done) { log += String(chunk); done(); } }) });
         const source = createRestSource(def.source as RestSource, { clock: t.store.clock, logger: silentLogger(), redact: noRedaction });
-        const result = await syncStream({ loader: new Loader({ store: t.store, validator: createSpecValidator() }), source, logger, redact: noRedaction }, def, 'customers', { kind: 'run', scheduledFor: new Date() });
+        const result = await syncStream({ loader: loaderWith(t.store, []), source, logger, redact: noRedaction }, def, 'customers', { kind: 'run', scheduledFor: new Date() });
         assert.equal(result.status, 'succeeded', result.error);
         assert.match(log, /the partner refused the stored read position: GET \S+: HTTP 400 Bad Request: .*invalid_cursor.*; reading the window from \S+ again from its first page/);
         assert.deepEqual(await storedByKey(t.store, def.partner, 'igaming', 'customers'), byKey('igaming', 'customers', sandbox.data.customers('igaming')));

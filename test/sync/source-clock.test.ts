@@ -9,15 +9,13 @@ import { runPartner } from '../../jobs/run-partner.js';
 import { utcMicros, type CursorState } from '../../jobs/cursor-state.js';
 import type { PartnerDefinition, RestStream } from '../../src/config/definition.js';
 import { noRedaction, silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
 import { readState } from '../../src/store/sync-state.js';
 import type { Entity, SpecRecord } from '../../src/types.js';
+import { loaderWith } from '../support/loader.js';
 import { SANDBOX_SECRET, byKey, exampleDefinition, storedByKey } from '../support/sandbox.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
-const validator = createSpecValidator();
 const CURSOR_ENTITIES: Entity[] = ['customers', 'transactions'];
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -52,7 +50,7 @@ for (const backend of STORES) {
 
     async function sync(): Promise<void> {
       for (const entity of CURSOR_ENTITIES) {
-        const [result] = await runPartner({ loader: new Loader({ store: t.store, validator }), clock: t.store.clock, logger: silentLogger(), redact: noRedaction },
+        const [result] = await runPartner({ loader: loaderWith(t.store, []), clock: t.store.clock, logger: silentLogger(), redact: noRedaction },
           def, { kind: 'run', scheduledFor: new Date() }, entity);
         assert.equal(result?.status, 'succeeded', result?.error);
       }

@@ -5,7 +5,6 @@
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { createLoadHooks } from '../../jobs/load-hooks.js';
 import { runPartner } from '../../jobs/run-partner.js';
 import { unevaluated } from '../../src/store/unevaluated.js';
 import { loadPlans } from '../../src/commission/load-plans.js';
@@ -16,15 +15,13 @@ import { addDays, utcDay } from '../../jobs/windows.js';
 import type { PartnerDefinition, RestSource, RestStream } from '../../src/config/definition.js';
 import { createRedactor } from '../../src/config/redact.js';
 import { createLogger, silentLogger } from '../../src/log.js';
-import { Loader } from '../../src/pipeline/load.js';
-import { createSpecValidator } from '../../src/spec/validator.js';
 import { readState } from '../../src/store/sync-state.js';
 import type { Entity, Variant } from '../../src/types.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { everyJob, loaderWith, waitingFor } from '../support/loader.js';
 import { SANDBOX_SECRET, byKey, exampleDefinition, storedByKey } from '../support/sandbox.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
-const validator = createSpecValidator();
 const ENTITIES: Entity[] = ['customers', 'transactions', 'activity'];
 
 for (const backend of STORES) {
@@ -56,7 +53,7 @@ for (const backend of STORES) {
     });
 
     const run = (only?: Entity, logger = silentLogger()) =>
-      runPartner({ loader: new Loader({ store: t.store, validator }), clock: t.store.clock, logger, redact: createRedactor(def.secrets) },
+      runPartner({ loader: loaderWith(t.store, []), clock: t.store.clock, logger, redact: createRedactor(def.secrets) },
         def, { kind: 'run', scheduledFor: new Date() }, only);
 
     async function assertStoreEqualsPartner(entities: Entity[] = ENTITIES): Promise<void> {
@@ -130,7 +127,7 @@ for (const backend of STORES) {
     it('backfill twice is the same as once, and does not move incremental state', async () => {
       const from = sandbox.data.from;
       const to = addDays(from, 9);
-      const backfill = () => runPartner({ loader: new Loader({ store: t.store, validator }), clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) },
+      const backfill = () => runPartner({ loader: loaderWith(t.store, []), clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) },
         def, { kind: 'backfill', from, to });
       const first = await backfill();
       assert.ok(first.every((r) => r.status === 'succeeded'), JSON.stringify(first));
@@ -163,20 +160,16 @@ for (const backend of STORES) {
     it('a first run settles its three streams together at its end: one evaluation, after all of them, and report facts equal to a rebuild', async () => {
       const plans = (await loadPlans(join(packageRoot(), 'config', 'commissions.yaml'))).plans;
       const fraud = (await loadFraudConfig(join(packageRoot(), 'config', 'fraud.yaml'))).config;
-      const hooks = createLoadHooks(t.store, { plans, logger: silentLogger(), fraud });
       const rows = async () => Promise.all(ENTITIES.map(async (e) => (await storedByKey(t.store, def.partner, variant, e)).size));
       const settled: { partner: string; rows: number[]; pendingDays: number }[] = [];
-      const loader = new Loader({
-        store: t.store, validator, ...hooks,
-        // A first evaluation every job's waits for: what the settle finds before any job evaluates.
-        jobs: [{
-          name: 'spy',
-          evaluate: async ({ change }) => {
-            const [waiting] = await unevaluated(t.store.knex, new Date(), change.partner);
-            settled.push({ partner: change.partner, rows: await rows(), pendingDays: waiting?.report_days ?? 0 });
-          },
-        }, ...(hooks.jobs ?? []).map((j) => (j.evaluate ? { ...j, after: [...(j.after ?? []), 'spy'] } : j))],
-      });
+      // A first evaluation every job's waits for: what the settle finds before any job evaluates.
+      const loader = loaderWith(t.store, waitingFor({
+        name: 'spy',
+        evaluate: async ({ change }) => {
+          const [waiting] = await unevaluated(t.store.knex, new Date(), change.partner);
+          settled.push({ partner: change.partner, rows: await rows(), pendingDays: waiting?.report_days ?? 0 });
+        },
+      }, everyJob(t.store, { plans, fraud })));
       const results = await runPartner({ loader, clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) }, def, { kind: 'run', scheduledFor: new Date() });
       assert.deepEqual(results.map((r) => r.status), ['succeeded', 'succeeded', 'succeeded']);
       const loaded = await rows();
@@ -206,7 +199,7 @@ for (const backend of STORES) {
       await run('customers', logger);
       ((def.source as RestSource).auth as { client_secret: string }).client_secret = `${SANDBOX_SECRET}-wrong`;
       def.secrets.push(`${SANDBOX_SECRET}-wrong`);
-      const failed = await runPartner({ loader: new Loader({ store: t.store, validator }), clock: t.store.clock, logger, redact: createRedactor(def.secrets) },
+      const failed = await runPartner({ loader: loaderWith(t.store, []), clock: t.store.clock, logger, redact: createRedactor(def.secrets) },
         def, { kind: 'run', scheduledFor: new Date() }, 'customers');
       assert.equal(failed[0]?.status, 'failed');
       assert.ok(lines.length > 3);
