@@ -16,9 +16,8 @@ import { ENTITIES, type Entity, type RawRecord, type SpecRecord, type Variant } 
 
 /**
  * Records a batch (one transaction) of an import. A batch has fixed costs (its lock, the partner's
- * rejects and waiting records, the jobs' scope markers of its customers): the month of
- * bench/README.md imported in batches of 1000 took 28.6-29.2 s with every job on PostgreSQL, in
- * batches of 5000 23.9-24.1 s (10,000: 23.1 s, 20,000: 24.1 s). PARTNER_SYNC_IMPORT_BATCH changes it.
+ * rejects and waiting records, the jobs' scope markers of its customers), so larger batches load
+ * a month faster up to about this size (bench/README.md, the whole pipeline). PARTNER_SYNC_IMPORT_BATCH changes it.
  */
 export const IMPORT_BATCH_SIZE = 5000;
 

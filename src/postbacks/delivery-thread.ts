@@ -1,9 +1,9 @@
 /**
  * The deliverer on a thread of its own (PostgreSQL stores). Delivering is many small HTTP
  * exchanges and store statements; on the event loop that answers pushes, each of them delays the
- * next round trip of a load transaction, and a group commit waits on some thirty of those. Measured
- * with `serve` at the push benchmark's load: a load transaction took 29 ms alone and 62 ms beside
- * an in-process deliverer. The thread runs the same Deliverer on its own store connections; its
+ * next round trip of a load transaction, and a group commit waits on some thirty of those (at the
+ * push benchmark's load, a deliverer on the same event loop doubled a load transaction's time:
+ * bench/README.md, Push). The thread runs the same Deliverer on its own store connections; its
  * log lines and metrics come back here, so they go through this process's logger (redaction,
  * format, level) and its /metrics. A thread that dies is started again after a pause; its leases
  * expire, so nothing it held is lost.
