@@ -25,7 +25,8 @@ import type { Plan } from '../src/commission/plans.js';
 import { addPriorVersions, PRIOR_TRANSACTION_COLUMNS } from '../src/commission/prior-versions.js';
 import { scopeOfChange } from '../src/commission/scope.js';
 import { refreshFactsForRates } from '../src/reports/facts.js';
-import { ratedPartners, ratesScope } from '../src/commission/rates-scope.js';
+import { ratesScope } from '../src/commission/rates-scope.js';
+import { listPartners } from '../src/store/partners.js';
 
 export { loadPlans, formatPlanError, type LoadedPlans, type PlanError } from '../src/commission/load-plans.js';
 export { recompute, type PartnerRecompute, type Difference } from '../src/commission/recompute.js';
@@ -165,7 +166,7 @@ export async function importRatesFile(store: Store, plans: readonly Plan[], file
 /** Re-evaluates what the saved rates can move: held entries, customer-days missing a rate, and the records of every replaced rate's day. */
 export async function reevaluateForRates(store: Store, plans: readonly Plan[], saved: RatesImport, runId: string, logger: Logger): Promise<Evaluation[]> {
   const out: Evaluation[] = [];
-  for (const { partner, variant } of await ratedPartners(store.knex)) {
+  for (const { partner, variant } of await listPartners(store.knex)) {
     if (plansFor(plans, partner, variant).length === 0) continue;
     const scope = await ratesScope(store.knex, partner, variant, saved.replaced, runId);
     if (scopeSize(scope) === 0) continue;

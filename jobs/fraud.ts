@@ -14,6 +14,7 @@ import type { Store } from '../src/store/store.js';
 import type { Variant } from '../src/types.js';
 import { lockPartnerLoads } from '../src/commission/recompute-pending.js';
 import { marksByRunDay } from '../src/store/run-days.js';
+import { listPartners } from '../src/store/partners.js';
 import { formatFraudConfigError, loadFraudConfig, settingsFor, type FraudConfig } from '../src/fraud/config.js';
 import { detect, markNotFound, type Detection } from '../src/fraud/detect.js';
 import { lockFraud } from '../src/fraud/flags.js';
@@ -134,11 +135,9 @@ export interface ScanOptions {
  * scan withdraws every open flag of an enabled rule it no longer finds and notes decided ones.
  */
 export async function scanFraud(store: Store, config: FraudConfig, options: ScanOptions = {}): Promise<Detection[]> {
-  let q = store.knex('partners').select('partner_id', 'variant').orderBy('partner_id');
-  if (options.partner) q = q.where('partner_id', options.partner);
-  const partners: { partner_id: string; variant: Variant }[] = await q;
+  const partners = await listPartners(store.knex, options.partner);
   const out: Detection[] = [];
-  for (const { partner_id: partner, variant } of partners) {
+  for (const { partner, variant } of partners) {
     out.push(await store.transaction(async (trx) => {
       await lockPartnerLoads(store, trx, partner);
       const from = options.from;

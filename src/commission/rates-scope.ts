@@ -8,12 +8,6 @@ import type { Variant } from '../types.js';
 import { utcDay } from '../kernel/dates.js';
 import { addDay, emptyScope, type Scope } from './scope.js';
 
-/** The partners whose ledger rates can move. */
-export async function ratedPartners(knex: Knex): Promise<{ partner: string; variant: Variant }[]> {
-  const rows = (await knex('partners').select('partner_id', 'variant')) as { partner_id: string; variant: Variant }[];
-  return rows.map((r) => ({ partner: r.partner_id, variant: r.variant }));
-}
-
 /** The partner's scope for saved rates (`replaced`: the currency days whose rate changed). */
 export async function ratesScope(knex: Knex, partner: string, variant: Variant, replaced: readonly { currency: string; date: string }[], runId: string): Promise<Scope> {
   const scope: Scope = emptyScope(partner, variant, runId);

@@ -12,3 +12,10 @@ export async function ensurePartner(trx: Knex.Transaction, partner: string, vari
     throw new Error(`partner ${partner} is registered as ${row.variant} in this store; refusing ${variant} records`);
   }
 }
+
+/** The partners of the store with their variants, by id; `only`: that partner alone (if stored). */
+export async function listPartners(knex: Knex, only?: string): Promise<{ partner: string; variant: Variant }[]> {
+  let q = knex('partners').select('partner_id', 'variant').orderBy('partner_id');
+  if (only) q = q.where('partner_id', only);
+  return ((await q) as { partner_id: string; variant: Variant }[]).map((r) => ({ partner: r.partner_id, variant: r.variant }));
+}
