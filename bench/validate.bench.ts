@@ -11,21 +11,11 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { AnySchemaObject } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
 import { createSpecValidator } from '../src/spec/validator.js';
+import { mulberry32 as random } from '../src/kernel/prng.js';
 
 const RECORDS = Number(process.argv[2] ?? 1_000_000);
 const ROUNDS = 5;
 
-/** A small seeded PRNG (mulberry32), so every run validates the same records. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const cents = (x: number): number => Math.round(x * 100) / 100;
 

@@ -13,17 +13,8 @@ import { rebuildFacts } from '../../src/reports/facts.js';
 import type { SpecRecord, Variant } from '../../src/types.js';
 import { STORES } from '../support/stores.js';
 import { factTables, reportWorld, type ReportWorld } from './support.js';
+import { mulberry32 as prng } from '../../src/kernel/prng.js';
 
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const DAYS = ['2026-10-30', '2026-10-31', '2026-11-01', '2026-11-02'];
 const RATES = 'date,currency,rate\n2026-10-30,EUR,1.07\n2026-10-31,EUR,1.0834\n2026-11-02,EUR,1.1\n2026-11-01,GBP,1.25\n';

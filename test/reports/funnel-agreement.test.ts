@@ -12,18 +12,8 @@ import type { SpecRecord } from '../../src/types.js';
 import { raw } from '../support/records.js';
 import { STORES } from '../support/stores.js';
 import { expectedFunnel, factsBySql, funnelHarness, type FunnelHarness } from './funnel-support.js';
+import { mulberry32 as random } from '../../src/kernel/prng.js';
 
-/** A small seeded generator (mulberry32): the same sequence on every run and store. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const PATHS: (string | undefined)[][] = [
   [undefined], ['phase_1'], ['phase_1', 'phase_2'], ['phase_1', 'phase_2', 'funded'], ['phase_1', 'failed'],
