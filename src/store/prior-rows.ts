@@ -9,11 +9,10 @@ import { dialectOf } from './dialect/index.js';
 import { batchKey } from './rows.js';
 import type { EntityTable } from './tables.js';
 
-/** A row's key as batchKey gives it for a record: dates as their day, whatever the driver returns. */
-function storedKey(table: EntityTable, row: Record<string, unknown>): string {
-  const dateColumns = new Set(table.columns.filter((c) => c.kind === 'date').map((c) => c.name));
+/** A row's key as batchKey gives it for a record: dates as their day, whatever the driver returns (`dates`: the table's date columns). */
+function storedKey(table: EntityTable, dates: ReadonlySet<string>, row: Record<string, unknown>): string {
   const values: Record<string, unknown> = {};
-  for (const k of table.key) values[k] = dateColumns.has(k) ? String(row[k]).slice(0, 10) : row[k];
+  for (const k of table.key) values[k] = dates.has(k) ? String(row[k]).slice(0, 10) : row[k];
   return batchKey(table, values);
 }
 
@@ -30,9 +29,10 @@ export async function readPriorRows(trx: Knex.Transaction, table: EntityTable, p
   if (wanted.size === 0) return;
   const select = [...new Set([...table.key, ...columns])];
   const dialect = dialectOf(trx);
+  const dates = new Set(table.columns.filter((c) => c.kind === 'date').map((c) => c.name));
   const add = (rows: Record<string, unknown>[]) => {
     for (const row of rows) {
-      const key = storedKey(table, row);
+      const key = storedKey(table, dates, row);
       if (wanted.has(key) && !into.has(key)) into.set(key, row);
     }
   };
