@@ -30,15 +30,25 @@ sign=+
 export FAKETIME_DONT_FAKE_MONOTONIC=1
 ft=(faketime -f "${sign}${offset}")
 
+# A port no socket of this machine holds, listening or not: a client connection's local port (the
+# kernel's ephemeral range, 32768-60999 on Debian) blocks a server's bind as much as a listener does,
+# so the ports are taken below that range and checked against every socket (ss), not only listeners.
+port_taken() {
+  if command -v ss >/dev/null 2>&1; then
+    [ -n "$(ss -Htan "( sport = :$1 )" 2>/dev/null)" ]
+  else
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+  fi
+}
 free_port() {
   local p=$1
-  while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done
+  while port_taken "$p"; do p=$((p + 1)); done
   echo "$p"
 }
 
 work=$(mktemp -d)
-pg_port=$(free_port 55432)
-maria_port=$(free_port 53306)
+pg_port=$(free_port 25432)
+maria_port=$(free_port 23306)
 pgbin=/usr/lib/postgresql/$(ls /usr/lib/postgresql 2>/dev/null | sort -V | tail -n 1)/bin
 as_pg=()
 [ "$(id -u)" = "0" ] && as_pg=(runuser -u postgres --)
