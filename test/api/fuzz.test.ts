@@ -5,8 +5,17 @@
  * fields, NULs, duplicated, over the bulk limit) or malformed text; odd content types and
  * Idempotency-Keys. Whatever comes in: no 5xx, every 4xx is JSON, the server keeps answering.
  * SQLite: the same server runs on both stores; the stores' own paths have their own tests.
+ *
+ * `FUZZ_REQUESTS` and `FUZZ_SEED` change the count (400) and the seed (51). `FUZZ_PRISM=path` (the
+ * `prism` binary of @stoplight/prism-cli, not a dependency of the project) sends every request
+ * through `prism proxy` started on the served document: each answer Prism finds outside the
+ * document (its `sl-violations` header, response side) fails the test too, with the count of the
+ * request-side violations printed (those are the fuzzing).
  */
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { startApi, type StartedApi } from '../support/api.js';
 import { STORES, type TestStore } from '../support/stores.js';
@@ -14,15 +23,52 @@ import { STORES, type TestStore } from '../support/stores.js';
 type Schema = Record<string, unknown>;
 interface Operation { path: string; method: string; query: { name: string; schema: Schema }[]; body?: Schema; bodyType?: string }
 
-const REQUESTS = 400;
+const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 400);
+const SEED = Number(process.env.FUZZ_SEED ?? 51);
+const PRISM = process.env.FUZZ_PRISM;
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  return port;
+}
+
+/** `prism proxy` of the served document in front of the API; resolves once it answers. */
+interface Prism { url: string; process: ChildProcess; log: string[] }
+
+async function startPrism(bin: string, upstream: string): Promise<Prism> {
+  const port = await freePort();
+  const child = spawn(bin, ['proxy', `${upstream}/openapi.json`, upstream, '--host', '127.0.0.1', '--port', String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const log: string[] = [];
+  let rest = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (rest + chunk).split('\n');
+    rest = lines.pop() ?? '';
+    log.push(...lines);
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 120; i += 1) {
+    try {
+      await fetch(`${url}/healthz`);
+      return { url, process: child, log };
+    } catch {
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  child.kill();
+  throw new Error(`prism proxy did not answer on ${url}`);
+}
 const sqlite = STORES.find((b) => b.name === 'sqlite');
 
 (sqlite ? describe : describe.skip)('fuzzed requests from the document (fast-check)', function () {
-  this.timeout(60_000);
+  this.timeout(PRISM || REQUESTS > 400 ? 1_800_000 : 60_000);
   let t: TestStore;
   let api: StartedApi;
   let doc: Schema;
   let tokens: Record<string, string>;
+  let prism: Prism | undefined;
   before(async () => {
     t = await sqlite!.create();
     api = await startApi(t.store);
@@ -31,8 +77,10 @@ const sqlite = STORES.find((b) => b.name === 'sqlite');
       'prop-trading': await api.token(await api.addClient('firm', 'prop-trading', ['read', 'write'])),
     };
     doc = (await (await fetch(`${api.url}/openapi.json`)).json()) as Schema;
+    if (PRISM) prism = await startPrism(PRISM, api.url);
   });
   after(async () => {
+    prism?.process.kill();
     await api.close();
     await t.drop();
   });
@@ -120,20 +168,38 @@ const sqlite = STORES.find((b) => b.name === 'sqlite');
 
     const fivexx: string[] = [];
     const notJson: string[] = [];
-    const samples = fc.sample(request, { numRuns: REQUESTS, seed: 51 });
+    const outsideDocument: string[] = [];
+    let base = prism?.url ?? api.url;
+    const prismFailures: string[] = [];
+    const samples = fc.sample(request, { numRuns: REQUESTS, seed: SEED });
     for (const r of samples) {
       const query = r.query.map(([k, v]) => `${encodeURIComponent(k)}=${v.startsWith('%') ? v : encodeURIComponent(v)}`);
       if (r.repeat && query.length > 0) query.push(query[0] as string);
-      const url = `${api.url}${r.op.path}${query.length > 0 ? `?${query.join('&')}` : ''}`;
+      const url = `${base}${r.op.path}${query.length > 0 ? `?${query.join('&')}` : ''}`;
       const headers: Record<string, string> = {};
       if (r.token === 'forged') headers.authorization = `Bearer ${'x'.repeat(30)}`;
       else if (r.token !== 'none') headers.authorization = `Bearer ${tokens[r.token]}`;
       if (r.contentType) headers['content-type'] = r.contentType;
       if (r.idempotencyKey) headers['idempotency-key'] = r.idempotencyKey;
       const body = r.op.method === 'POST' ? r.body : undefined;
-      const res = await fetch(url, { method: r.op.method, headers, body });
+      let res: Response;
+      try {
+        res = await fetch(url, { method: r.op.method, headers, body });
+      } catch (e) {
+        if (!prism) throw e;
+        // Prism itself fell over (it throws on some malformed form bodies): note it, start it again.
+        prismFailures.push(`${r.op.method} ${url.slice(base.length, 160)}: ${(e as Error).message}`);
+        prism.process.kill();
+        const log = prism.log;
+        prism = await startPrism(PRISM!, api.url);
+        prism.log.unshift(...log);
+        base = prism.url;
+        continue;
+      }
       const text = await res.text();
-      const seen = `${r.op.method} ${url.slice(api.url.length, 160)} -> ${res.status} ${text.slice(0, 120)}`;
+      const seen = `${r.op.method} ${url.slice(base.length, 160)} -> ${res.status} ${text.slice(0, 120)}`;
+      // Prism's own refusals (a request it cannot forward) are its answers, not the server's.
+      if (prism && /prism\/errors/.test(text)) continue;
       // /readyz answers 503 by design when the store is not ready; nothing else may.
       if (res.status >= 500 && r.op.path !== '/readyz') fivexx.push(seen);
       if (res.status >= 400 && res.status < 500) {
@@ -146,6 +212,15 @@ const sqlite = STORES.find((b) => b.name === 'sqlite');
         if (!json) notJson.push(seen);
       }
     }
+    if (prism) {
+      // Prism logs each violation it finds, with its side: `Violation: request...` or `Violation: response...`.
+      await new Promise((r) => setTimeout(r, 500));
+      const violations = prism.log.filter((l) => /Violation: /.test(l));
+      outsideDocument.push(...violations.filter((l) => /Violation: response/.test(l)).map((l) => l.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '').trim()));
+      console.log(`      prism proxy: ${samples.length} requests, ${violations.length - outsideDocument.length} request-side violations (the fuzzing), ${outsideDocument.length} answers outside the document, ${prismFailures.length} requests Prism itself failed on`);
+      for (const f of prismFailures) console.log(`        prism failed: ${f}`);
+    }
+    assert.deepEqual(outsideDocument, [], 'every answer is one the document lists');
     assert.deepEqual(fivexx, [], 'no 5xx');
     assert.deepEqual(notJson, [], 'every 4xx is JSON');
     assert.equal((await fetch(`${api.url}/healthz`)).status, 200, 'the server still answers');
