@@ -8,16 +8,15 @@
  *
  * `FUZZ_REQUESTS` and `FUZZ_SEED` change the count (400) and the seed (51). `FUZZ_PRISM=path` (the
  * `prism` binary of @stoplight/prism-cli, not a dependency of the project) sends every request
- * through `prism proxy` started on the served document: each answer Prism finds outside the
- * document (its `sl-violations` header, response side) fails the test too, with the count of the
- * request-side violations printed (those are the fuzzing).
+ * through `prism proxy` started on the served document: each answer Prism logs as outside the
+ * document (`Violation: response...`) fails the test too; the request-side violations (those are
+ * the fuzzing) and the requests Prism itself refused or fell over on are counted and printed.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer, type AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { startApi, type StartedApi } from '../support/api.js';
+import { freePort } from '../support/ports.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
 type Schema = Record<string, unknown>;
@@ -27,17 +26,9 @@ const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 400);
 const SEED = Number(process.env.FUZZ_SEED ?? 51);
 const PRISM = process.env.FUZZ_PRISM;
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  return port;
-}
-
-/** `prism proxy` of the served document in front of the API; resolves once it answers. */
 interface Prism { url: string; process: ChildProcess; log: string[] }
 
+/** `prism proxy` of the served document in front of the API; resolves once it answers. */
 async function startPrism(bin: string, upstream: string): Promise<Prism> {
   const port = await freePort();
   const child = spawn(bin, ['proxy', `${upstream}/openapi.json`, upstream, '--host', '127.0.0.1', '--port', String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -171,6 +162,7 @@ const sqlite = STORES.find((b) => b.name === 'sqlite');
     const outsideDocument: string[] = [];
     let base = prism?.url ?? api.url;
     const prismFailures: string[] = [];
+    let prismRefused = 0;
     const samples = fc.sample(request, { numRuns: REQUESTS, seed: SEED });
     for (const r of samples) {
       const query = r.query.map(([k, v]) => `${encodeURIComponent(k)}=${v.startsWith('%') ? v : encodeURIComponent(v)}`);
@@ -199,7 +191,10 @@ const sqlite = STORES.find((b) => b.name === 'sqlite');
       const text = await res.text();
       const seen = `${r.op.method} ${url.slice(base.length, 160)} -> ${res.status} ${text.slice(0, 120)}`;
       // Prism's own refusals (a request it cannot forward) are its answers, not the server's.
-      if (prism && /prism\/errors/.test(text)) continue;
+      if (prism && /prism\/errors/.test(text)) {
+        prismRefused += 1;
+        continue;
+      }
       // /readyz answers 503 by design when the store is not ready; nothing else may.
       if (res.status >= 500 && r.op.path !== '/readyz') fivexx.push(seen);
       if (res.status >= 400 && res.status < 500) {
@@ -217,7 +212,7 @@ const sqlite = STORES.find((b) => b.name === 'sqlite');
       await new Promise((r) => setTimeout(r, 500));
       const violations = prism.log.filter((l) => /Violation: /.test(l));
       outsideDocument.push(...violations.filter((l) => /Violation: response/.test(l)).map((l) => l.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'), '').trim()));
-      console.log(`      prism proxy: ${samples.length} requests, ${violations.length - outsideDocument.length} request-side violations (the fuzzing), ${outsideDocument.length} answers outside the document, ${prismFailures.length} requests Prism itself failed on`);
+      console.log(`      prism proxy: ${samples.length} requests, ${violations.length - outsideDocument.length} request-side violations (the fuzzing), ${outsideDocument.length} answers outside the document, ${prismRefused} refused by Prism itself, ${prismFailures.length} it fell over on`);
       for (const f of prismFailures) console.log(`        prism failed: ${f}`);
     }
     assert.deepEqual(outsideDocument, [], 'every answer is one the document lists');

@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/paths.js';
 import { markdownFiles, readPage, type CodeBlock, type Page } from './markdown.js';
-import { SHELL_LANGS, freePort, makeWorkspace, notRunReason, runPage, type BlockRun, type Substitution } from './shell-blocks.js';
+import { freePort } from '../support/ports.js';
+import { SHELL_LANGS, makeWorkspace, notRunReason, runPage, type BlockRun, type Substitution } from './shell-blocks.js';
 
 const root = packageRoot();
 

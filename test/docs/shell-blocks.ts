@@ -7,7 +7,6 @@
  */
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { CodeBlock } from './markdown.js';
 
@@ -82,17 +81,6 @@ export function commandsOf(lines: readonly string[]): Command[] {
   return commands;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface Workspace {
   dir: string;
