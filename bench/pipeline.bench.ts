@@ -148,6 +148,8 @@ async function main(): Promise<void> {
           for (const entity of ENTITIES) {
             const started = performance.now();
             imported(await importFile({ store, loader }, { partner: PARTNER, variant: 'igaming', entity, file: files[entity], stdin: new PassThrough() }), started);
+            if (process.env.BENCH_QUERIES) { console.log(`  ${entity} import, its statements:`); printQueries(); }
+            if (process.env.BENCH_PHASES) console.log(`  ${entity} import, hook time s so far: ${[...phaseMs].map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}`).join(', ')}`);
           }
         }
         const settledAtEnd = TOGETHER ? performance.now() - lastEnd : 0;
