@@ -5,6 +5,7 @@
  * harmless (upserts, and a reject seen again is the same reject).
  */
 import type { Readable } from 'node:stream';
+import type { PersonalData } from '../src/spec/personal-data.js';
 import { assertReadable, openRecordFile } from '../connectors/file/read-records.js';
 import { LoadsInTurn, type BatchResult, type Loader, type SettleGroup } from '../src/pipeline/load.js';
 import type { RunCounts } from '../src/store/runs.js';
@@ -34,6 +35,8 @@ export interface ImportRequest {
   entity: Entity;
   file: string;
   stdin: Readable;
+  /** The partner's policy for personal fields (its definition's `personal_data`); none keeps them. */
+  personalData?: PersonalData;
 }
 
 export interface ImportSummary {
@@ -64,7 +67,7 @@ export async function importFile(deps: { store: Store; loader: Loader; together?
     rejects.push(...result.rejects);
     distinct.add(input.records, result.rejects);
   });
-  const add = (records: RawRecord[]): Promise<void> => batches.add({ partner: request.partner, variant: request.variant, entity: request.entity, runId, records });
+  const add = (records: RawRecord[]): Promise<void> => batches.add({ partner: request.partner, variant: request.variant, entity: request.entity, runId, records, personalData: request.personalData });
 
   const size = importBatchSize();
   try {
@@ -100,6 +103,7 @@ export interface ImportFilesRequest {
   /** At most one file an entity; `-` (stdin) at most once. */
   files: readonly { entity: Entity; file: string }[];
   stdin: Readable;
+  personalData?: PersonalData;
   /** Told of each file's summary as its import ends, before the jobs are evaluated at the end. */
   imported?: (summary: ImportSummary) => void;
 }
@@ -118,7 +122,7 @@ export async function importFiles(deps: { store: Store; loader: Loader }, reques
   return deps.loader.settleTogether(async (together) => {
     const summaries: ImportSummary[] = [];
     for (const f of ordered) {
-      const summary = await importFile({ ...deps, together }, { partner: request.partner, variant: request.variant, entity: f.entity, file: f.file, stdin: request.stdin });
+      const summary = await importFile({ ...deps, together }, { partner: request.partner, variant: request.variant, entity: f.entity, file: f.file, stdin: request.stdin, personalData: request.personalData });
       summaries.push(summary);
       request.imported?.(summary);
     }

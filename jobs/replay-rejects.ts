@@ -69,7 +69,7 @@ export async function replayRejects(loader: Loader, partner: string, def: Partne
       const chunk = rejects.slice(i, i + REPLAY_BATCH);
       const records = chunk.map((r, k) => toRaw(r, k + 1, def));
       await loader.transaction(async (tx) => {
-        const result = await tx.load({ partner, variant: chunk[0]?.variant as Variant, entity, runId, records });
+        const result = await tx.load({ partner, variant: chunk[0]?.variant as Variant, entity, runId, records, personalData: def?.personal_data });
         const failed = new Set(result.rejects.map((r) => r.position));
         const older = new Set(result.stalePositions);
         const passed = chunk.filter((_, k) => !failed.has(k + 1) && !older.has(k + 1)).map((r) => r.id);

@@ -137,7 +137,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
     });
   const rejectedBy = run.rejectedBy;
   const tally = (r: BatchResult) => run.tally(r);
-  const batch = (records: RawRecord[]) => ({ partner: def.partner, variant: def.variant, entity, runId, records });
+  const batch = (records: RawRecord[]) => ({ partner: def.partner, variant: def.variant, entity, runId, records, personalData: def.personal_data });
 
   let status: StreamRunResult['status'] = 'succeeded';
   let error: string | undefined;

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Store } from '../store/store.js';
+import type { PersonalDataPolicy } from '../spec/personal-data.js';
 import { isVariant, type Variant } from '../types.js';
 import { decoyHash, hashSecret, verifySecret, type KdfParams } from './secret-hash.js';
 
@@ -20,6 +21,8 @@ export interface ApiClient {
   variant: Variant;
   scopes: Scope[];
   affiliate?: string;
+  /** What its pushes keep of the personal customer fields (../spec/personal-data.ts); absent: all kept. */
+  personalData?: PersonalDataPolicy;
   createdAt: string;
   revokedAt?: string;
 }
@@ -35,6 +38,7 @@ interface ClientRow {
   variant: string;
   scopes: string;
   affiliate_id: string | null;
+  personal_data: string | null;
   secret_kdf: string;
   secret_salt: string;
   secret_hash: string;
@@ -60,6 +64,7 @@ function toClient(row: ClientRow): ApiClient {
     variant: row.variant,
     scopes: parseScopes(row.scopes),
     ...(row.affiliate_id !== null ? { affiliate: row.affiliate_id } : {}),
+    ...(row.personal_data ? { personalData: JSON.parse(row.personal_data) as PersonalDataPolicy } : {}),
     createdAt: String(row.created_at),
     ...(row.revoked_at !== null ? { revokedAt: String(row.revoked_at) } : {}),
   };
@@ -67,7 +72,7 @@ function toClient(row: ClientRow): ApiClient {
 
 export async function createClient(
   store: Store,
-  input: { partner: string; variant: Variant; scopes?: readonly Scope[]; affiliate?: string },
+  input: { partner: string; variant: Variant; scopes?: readonly Scope[]; affiliate?: string; personalData?: PersonalDataPolicy },
   /** Hash parameters (default DEFAULT_KDF; tests pass cheaper ones). */
   kdf?: KdfParams,
 ): Promise<NewClient> {
@@ -82,13 +87,14 @@ export async function createClient(
     variant: input.variant,
     scopes: scopes.join(' '),
     affiliate_id: input.affiliate ?? null,
+    personal_data: input.personalData ? JSON.stringify(input.personalData) : null,
     secret_kdf: secret.kdf,
     secret_salt: secret.salt,
     secret_hash: secret.hash,
     created_at: createdAt,
     revoked_at: null,
   });
-  return { clientId, clientSecret, partner: input.partner, variant: input.variant, scopes, ...(input.affiliate ? { affiliate: input.affiliate } : {}), createdAt };
+  return { clientId, clientSecret, partner: input.partner, variant: input.variant, scopes, ...(input.affiliate ? { affiliate: input.affiliate } : {}), ...(input.personalData ? { personalData: input.personalData } : {}), createdAt };
 }
 
 export async function listClients(store: Store, filter: { partner?: string } = {}): Promise<ApiClient[]> {

@@ -292,8 +292,9 @@ function buildProgram(io: Io, setExit: (code: number) => void, clock: Clock): Co
     .option('--variant <variant>', 'for a partner without a connector definition (push only): igaming or prop-trading')
     .option('--scope <scopes>', 'read, write or read,write (default read,write)')
     .option('--affiliate <id>', "the credential sees only this affiliate's report rows")
+    .option('--personal-data <policy>', "what its pushes keep of the personal customer fields, e.g. email=hash,first_name=drop (keep, hash or drop; default: the partner definition's personal_data, else keep)")
     .addOption(json())
-    .action((partner: string, opts: { variant?: string; scope?: string; affiliate?: string }, cmd: Command) =>
+    .action((partner: string, opts: { variant?: string; scope?: string; affiliate?: string; personalData?: string }, cmd: Command) =>
       run(commands.clients().then((m) => m.clientsAddCommand(globals(cmd), { partner, ...opts }, io))));
   clients
     .command('list')

@@ -2,6 +2,7 @@
  * A validated connector definition → the resolved PartnerDefinition: the defaults applied,
  * durations parsed, secrets collected for redaction. Only called when no error was found.
  */
+import { HASH_KEY_ENV, personalData, type PersonalDataPolicy } from '../spec/personal-data.js';
 import { ENTITIES } from '../types.js';
 import type { Entity, Variant } from '../types.js';
 import type {
@@ -31,6 +32,7 @@ export interface DefinitionInput {
   streams: Partial<Record<Entity, StreamInput>>;
   affiliates?: { map?: Record<string, string>; unmapped?: 'keep' | 'reject' };
   max_reject_ratio?: number;
+  personal_data?: PersonalDataPolicy;
   reconcile?: { schedule: string; days?: number };
 }
 
@@ -89,7 +91,7 @@ interface StreamInput {
 const ms = (text: string | undefined, fallback: string): number => durationMs(text ?? fallback) ?? 0;
 
 /** Validated input → the resolved definition, defaults applied. Only called when no error was found. */
-export function build(input: DefinitionInput, file: string, secrets: string[]): PartnerDefinition {
+export function build(input: DefinitionInput, file: string, secrets: string[], env: NodeJS.ProcessEnv = {}): PartnerDefinition {
   const d = DEFINITION_DEFAULTS;
   const src = input.source;
   const source = buildSource(src);
@@ -151,9 +153,16 @@ export function build(input: DefinitionInput, file: string, secrets: string[]): 
     streams,
     affiliates: { map: { ...(input.affiliates?.map ?? {}) }, unmapped: input.affiliates?.unmapped ?? d.unmapped },
     max_reject_ratio: input.max_reject_ratio ?? d.max_reject_ratio,
+    ...(input.personal_data ? { personal_data: personalData(input.personal_data, env) } : {}),
     ...(input.reconcile ? { reconcile: { schedule: input.reconcile.schedule, days: input.reconcile.days ?? 3 } } : {}),
-    secrets: src.type === 'rest' ? secrets : [...new Set([...secrets, ...urlPasswords(src.url)])],
+    secrets: withKey(src.type === 'rest' ? secrets : [...new Set([...secrets, ...urlPasswords(src.url)])], input.personal_data, env),
   };
+}
+
+/** The hash key of a policy that hashes is a secret of the definition too (redacted from logs and errors). */
+function withKey(secrets: string[], policy: PersonalDataPolicy | undefined, env: NodeJS.ProcessEnv): string[] {
+  const key = env[HASH_KEY_ENV];
+  return policy && Object.values(policy).includes('hash') && key ? [...secrets, key] : secrets;
 }
 
 function buildSource(src: DefinitionInput['source']): SourceDefinition {

@@ -3,6 +3,7 @@
  * loading: validated against its JSON Schema, `${ENV}` / `*_FILE` secrets resolved, defaults
  * applied, durations parsed. The YAML shape is the same, in snake_case.
  */
+import type { PersonalData } from '../spec/personal-data.js';
 import type { Entity, Variant } from '../types.js';
 
 /** How one spec field is produced from a source record. A bare string is a rename (a dot path). */
@@ -176,6 +177,8 @@ export interface PartnerDefinition {
    * fails and its start does not move (a broken mapping, a changed source format). Default 0.5.
    */
   max_reject_ratio?: number;
+  /** What is kept of the personal customer fields (../spec/personal-data.ts), with the hash key from the environment; absent: all kept. */
+  personal_data?: PersonalData;
   /** The worker's daily reconcile (src/onboarding/reconcile-schedule.ts): cron (UTC) and closed days compared; absent: none. */
   reconcile?: { schedule: string; days: number };
   /** Every resolved secret value, for redaction of logs and errors. */

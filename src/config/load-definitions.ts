@@ -6,9 +6,10 @@
  * PartnerDefinition. Every error of every file is reported, each with the file, the key path and
  * the line.
  */
+import { readFileSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, extname, join } from 'node:path';
-import { isMap, isScalar, LineCounter, parseDocument } from 'yaml';
+import { isMap, isScalar, LineCounter, parse as parseYaml, parseDocument } from 'yaml';
 import { isRecord, locate, position } from './yaml-position.js';
 import type { PartnerDefinition } from './definition.js';
 import { ENTITIES, type Entity } from '../types.js';
@@ -17,6 +18,7 @@ import type { SchemaProblem } from './definition-schema.js';
 import { resolveReferences } from './secrets.js';
 import { build, type DefinitionInput } from './build-definition.js';
 import { semanticProblems, type Within } from './definition-problems.js';
+import { policyProblems } from '../spec/personal-data.js';
 
 export { DEFINITION_DEFAULTS, QUERY_PARAMETERS, URL_SCHEMES } from './definition-defaults.js';
 export { connectionUrlProblem, durationMs } from './definition-problems.js';
@@ -100,6 +102,20 @@ export async function loadDefinitions(dir: string, env: NodeJS.ProcessEnv): Prom
   return { definitions, errors, invalid };
 }
 
+/**
+ * One top-level value of a definition file read as plain YAML (no schema, no secrets): what a file
+ * that does not load where it is read (its secrets live in the worker's environment) still states,
+ * such as its variant or its personal-data policy. Undefined when the file or the key cannot be read.
+ */
+export function declaredValue(file: string, key: string): unknown {
+  try {
+    const doc = parseYaml(readFileSync(file, 'utf8')) as Record<string, unknown> | null;
+    return doc !== null && typeof doc === 'object' ? doc[key] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** One definition file: the resolved definition, or every error found in it. */
 export async function loadDefinition(file: string, env: NodeJS.ProcessEnv): Promise<LoadedDefinition> {
   let text: string;
@@ -136,8 +152,10 @@ export async function loadDefinition(file: string, env: NodeJS.ProcessEnv): Prom
   const value = resolved.value as Record<string, unknown>;
   for (const p of semanticProblems(value, data, stem(file), resolved.unresolved)) report(p.path, p.message, p.at, p.within);
 
+  for (const p of policyProblems(value.personal_data, env)) report(p.path.split('.'), p.message);
+
   if (errors.length > 0) return { errors: errors.sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity)), streams: listedStreams(data) };
-  return { definition: build(value as unknown as DefinitionInput, file, resolved.secrets), errors: [] };
+  return { definition: build(value as unknown as DefinitionInput, file, resolved.secrets, env), errors: [] };
 }
 
 /** The entity names under a definition's `streams`, in the spec's order. */

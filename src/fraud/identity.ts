@@ -5,41 +5,18 @@
  * Personal data (spec §2.1) are not kept in the keys: the e-mail and the name keys are a masked
  * form for people to read (`j*****e@gmail.com`, `a. l. DE`) and a SHA-256 digest of the
  * normalized value that tells keys apart (`j*****e@gmail.com#5f1c…`). The key is what
- * fraud_identities, the flag's instance key and its evidence hold.
+ * fraud_identities, the flag's instance key and its evidence hold. A value stored hashed (the
+ * partner's `personal_data` policy, ../spec/personal-data.ts) gives a key of its digest alone
+ * (`(hashed)#…`, `*. *. DE#…`): equal values still link.
  */
 import { hash } from 'node:crypto';
+import { cleanPersonal as clean, isHashed, normalizeEmail, type PersonalDataPolicy } from '../spec/personal-data.js';
 
 export type IdentityKind = 'email' | 'name' | 'click';
 
 export interface IdentityKey {
   kind: IdentityKind;
   value: string;
-}
-
-const GMAIL_DOMAINS = new Set(['gmail.com', 'googlemail.com']);
-
-const clean = (v: unknown): string => (typeof v === 'string' ? v.normalize('NFKC').trim().replace(/\s+/g, ' ').toLowerCase() : '');
-
-/**
- * `John.Doe+casino@GoogleMail.com` → `johndoe@gmail.com`: lower case; the `+tag` of the local part
- * dropped (every provider delivers it to the same mailbox); for gmail.com and googlemail.com
- * (with `gmailDots`) the dots of the local part dropped too and the domain is gmail.com, since Gmail
- * ignores them. Other domains keep their dots: for most providers `a.b` and `ab` are two mailboxes.
- */
-export function normalizeEmail(email: unknown, gmailDots: boolean): string | undefined {
-  const e = clean(email);
-  const at = e.lastIndexOf('@');
-  if (at <= 0 || at === e.length - 1) return undefined;
-  let local = e.slice(0, at);
-  let domain = e.slice(at + 1);
-  const plus = local.indexOf('+');
-  if (plus >= 0) local = local.slice(0, plus);
-  if (gmailDots && GMAIL_DOMAINS.has(domain)) {
-    local = local.replace(/\./g, '');
-    domain = 'gmail.com';
-  }
-  if (local === '') return undefined;
-  return `${local}@${domain}`;
 }
 
 const digest = (kind: string, value: string): string => hash('sha256', `${kind}\u0000${value}`, 'hex').slice(0, 24);
@@ -55,18 +32,37 @@ export function maskEmail(normalized: string): string {
 /** The stored key of a normalized e-mail: masked form and digest, never the address. */
 export const emailKey = (normalized: string): string => `${maskEmail(normalized)}#${digest('email', normalized)}`;
 
-/** The stored key of first name, last name and country (normalized): initials, country and digest. */
-export const nameKey = (first: string, last: string, country: string): string => `${[...first][0] ?? ''}. ${[...last][0] ?? ''}. ${country}#${digest('name', `${first}|${last}|${country}`)}`;
+const initial = (name: string): string => (isHashed(name) ? '*' : [...name][0] ?? '');
+
+/** The stored key of first name, last name and country (normalized, or hashed): initials, country and digest. */
+export const nameKey = (first: string, last: string, country: string): string => `${initial(first)}. ${initial(last)}. ${country}#${digest('name', `${first}|${last}|${country}`)}`;
 
 export function identityKeys(row: { email?: unknown; first_name?: unknown; last_name?: unknown; country_code?: unknown; click_id?: unknown }, gmailDots: boolean, withName = true): IdentityKey[] {
   const keys: IdentityKey[] = [];
-  const email = normalizeEmail(row.email, gmailDots);
-  if (email) keys.push({ kind: 'email', value: emailKey(email) });
-  const first = clean(row.first_name);
-  const last = clean(row.last_name);
+  if (isHashed(row.email)) keys.push({ kind: 'email', value: `(hashed)#${digest('email', row.email)}` });
+  else {
+    const email = normalizeEmail(row.email, gmailDots);
+    if (email) keys.push({ kind: 'email', value: emailKey(email) });
+  }
+  const first = isHashed(row.first_name) ? row.first_name : clean(row.first_name);
+  const last = isHashed(row.last_name) ? row.last_name : clean(row.last_name);
   const country = clean(row.country_code).toUpperCase();
   if (withName && first && last && country) keys.push({ kind: 'name', value: nameKey(first, last, country) });
   const click = typeof row.click_id === 'string' ? row.click_id.trim() : '';
   if (click) keys.push({ kind: 'click', value: click });
   return keys;
+}
+
+/**
+ * What a partner's personal-data policy takes from the duplicate-identity rule (docs/fraud.md):
+ * the e-mail key needs `email` kept or hashed, the name key `first_name` and `last_name` kept or
+ * hashed (`hash` matches as `keep` does). One sentence per key the rule cannot use, for `check`.
+ */
+export function identityPolicyWarnings(policy: PersonalDataPolicy | undefined, settings: { enabled: boolean; name_key: boolean }): string[] {
+  if (!policy || !settings.enabled) return [];
+  const warnings: string[] = [];
+  if (policy.email === 'drop') warnings.push('duplicate_identity cannot match e-mails: personal_data.email is drop (hash keeps the matching without storing the address)');
+  const names = (['first_name', 'last_name'] as const).filter((f) => policy[f] === 'drop');
+  if (settings.name_key && names.length > 0) warnings.push(`duplicate_identity cannot match names: personal_data.${names.join(' and ')} ${names.length > 1 ? 'are' : 'is'} drop (hash keeps the matching)`);
+  return warnings;
 }

@@ -13,6 +13,7 @@ import { entityTable, type EntityTable, isVersioned } from '../store/tables.js';
 import { prepareUpsert, type PreparedUpsert } from '../store/upsert.js';
 import { newestPerKey } from '../store/versions.js';
 import { validateBatch } from './validate-batch.js';
+import type { PersonalData } from '../spec/personal-data.js';
 import { SLICE, yieldToEventLoop } from '../yield.js';
 import type { KnownCustomers } from './known-customers.js';
 
@@ -29,6 +30,8 @@ export interface BatchInput {
    * that merged several requests into one batch and answers each with its own counts.
    */
   itemize?: boolean;
+  /** The partner's (or the pushing client's) policy for personal fields; none keeps them. */
+  personalData?: PersonalData;
 }
 
 export interface BatchResult {
@@ -102,7 +105,7 @@ async function prepareBatch(loader: BatchPreparer, input: BatchInput): Promise<P
   const rejects: NewReject[] = [];
   for (let start = 0; start < input.records.length; start += SLICE) {
     if (start > 0) await yieldToEventLoop();
-    const part = validateBatch(loader.validator, input.variant, input.entity, input.records.slice(start, start + SLICE));
+    const part = validateBatch(loader.validator, input.variant, input.entity, input.records.slice(start, start + SLICE), input.personalData);
     for (const record of part.valid) valid.push(record);
     for (const reject of part.rejects) rejects.push(reject);
   }

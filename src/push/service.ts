@@ -12,7 +12,9 @@
  * another request is `idempotency_key_reused` even when this body is also invalid.
  */
 import { createHash } from 'node:crypto';
+import { getClient } from '../access/api-clients.js';
 import type { Loader } from '../pipeline/load.js';
+import { minimiseRecord, minimises, personalData, type PersonalData } from '../spec/personal-data.js';
 import type { Entity, Variant } from '../types.js';
 import { GroupCommitQueue, newRequestId, type GroupCommitOptions, type PushAnswer } from './group-commit.js';
 import { findAnswer } from './store.js';
@@ -39,6 +41,7 @@ export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 export class PushService {
   readonly queue: GroupCommitQueue;
   private readonly inFlight = new Map<string, Promise<unknown>>();
+  private readonly policies = new Map<string, Promise<PersonalData | undefined> | { data: PersonalData | undefined }>();
 
   constructor(private readonly loader: Loader, options: GroupCommitOptions = {}) {
     this.queue = new GroupCommitQueue(loader, options);
@@ -64,13 +67,15 @@ export class PushService {
       const invalidRecords = new Set(errors.map((e) => e.index)).size;
       return invalid('validation_failed', `${invalidRecords} of ${records.length} record(s) failed validation; nothing was stored`, errors);
     }
-    if (key === undefined) return this.queue.submit({ ...this.target(input), records, requestId: newRequestId() });
+    const minimised = this.minimised(input, records);
+    const kept = minimised instanceof Promise ? await minimised : minimised;
+    if (key === undefined) return this.queue.submit({ ...this.target(input), records: kept, requestId: newRequestId() });
 
     const requestHash = hashRequest(input);
     const slot = `${input.clientId}\u0000${key}`;
     // One request per (client, key) at a time in this process: a repeat waits for the first.
     for (let waiting = this.inFlight.get(slot); waiting; waiting = this.inFlight.get(slot)) await waiting.catch(() => undefined);
-    const work = this.once(input, key, requestHash, records);
+    const work = this.once(input, key, requestHash, kept);
     this.inFlight.set(slot, work);
     try {
       return await work;
@@ -97,9 +102,41 @@ export class PushService {
     return this.queue.close();
   }
 
+  /**
+   * The customer records as the client's personal-data policy keeps them (copies: the body stays as
+   * sent, for the Idempotency-Key's comparison). A client's policy is set when it is created, so it
+   * is read once per client; once known it is applied at once, so that the request joins its group
+   * as it would without a policy.
+   */
+  private minimised(input: PushInput, records: unknown[]): unknown[] | Promise<unknown[]> {
+    if (input.entity !== 'customers') return records;
+    const known = this.policies.get(input.clientId);
+    if (known !== undefined && !(known instanceof Promise)) return applyPolicy(known.data, records);
+    let reading = known;
+    if (reading === undefined) {
+      reading = getClient(this.loader.store, input.clientId).then((c) => {
+        const data = personalData(c?.personalData, process.env);
+        this.policies.set(input.clientId, { data });
+        return data;
+      });
+      reading.catch(() => this.policies.delete(input.clientId));
+      this.policies.set(input.clientId, reading);
+    }
+    return reading.then((data) => applyPolicy(data, records));
+  }
+
   private target(input: PushInput) {
     return { partner: input.partner, variant: input.variant, entity: input.entity, clientId: input.clientId, bulk: input.bulk };
   }
+}
+
+function applyPolicy(data: PersonalData | undefined, records: unknown[]): unknown[] {
+  if (!minimises(data)) return records;
+  return records.map((r) => {
+    const copy = { ...(r as Record<string, unknown>) };
+    minimiseRecord(copy, data);
+    return copy;
+  });
 }
 
 function invalid(error: string, message: string, errors: PushError[]): PushReply {

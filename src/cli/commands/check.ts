@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { checkPartner, type StreamCheck } from '../../../jobs/check-partner.js';
-import { formatFraudConfigError, loadFraudConfig } from '../../fraud/config.js';
+import { defaultConfig, formatFraudConfigError, loadFraudConfig, settingsFor } from '../../fraud/config.js';
+import { identityPolicyWarnings } from '../../fraud/identity.js';
 import { specValidator } from '../../spec/validator.js';
 import { commandClock, type GlobalOptions } from '../context.js';
 import { formatDefinitionError, loadConfig } from '../definitions.js';
@@ -23,15 +24,18 @@ export async function checkCommand(globals: GlobalOptions, args: { partner?: str
   // The fraud rules (config/fraud.yaml) are configuration too: their errors make a bad configuration.
   const fraud = await loadFraudConfig(join(globals.config, 'fraud.yaml'));
   const fraudErrors = fraud.errors.map(formatFraudConfigError);
+  // What a partner's personal-data policy leaves the fraud rules unable to match: warned, not failed.
+  const warnings = defs.flatMap((d) => identityPolicyWarnings(d.personal_data?.policy, settingsFor(fraud.config ?? defaultConfig(), d.partner).duplicate_identity).map((message) => ({ partner: d.partner, message })));
   const checks: StreamCheck[] = [];
   for (const def of defs) {
     checks.push(...(await checkPartner({ clock: commandClock(globals), logger: config.logger, redact: config.redact, validator: specValidator() }, def)));
   }
   if (globals.json) {
-    io.out(JSON.stringify({ ok: errors.length === 0 && fraudErrors.length === 0 && checks.every((c) => c.ok), definition_errors: errors, fraud_errors: fraud.errors, streams: checks }));
+    io.out(JSON.stringify({ ok: errors.length === 0 && fraudErrors.length === 0 && checks.every((c) => c.ok), definition_errors: errors, fraud_errors: fraud.errors, warnings, streams: checks }));
   } else {
     for (const e of errors) io.out(`FAIL ${formatDefinitionError(e)}`);
     for (const e of fraudErrors) io.out(`FAIL ${e}`);
+    for (const w of warnings) io.out(`WARN ${w.partner}: ${w.message}`);
     for (const c of checks) io.out(`${c.ok ? 'ok  ' : 'FAIL'} ${c.partner} ${c.stream}: ${c.detail}`);
     if (errors.length === 0 && checks.length === 0) io.out(`no connector definitions in ${config.dir}`);
   }

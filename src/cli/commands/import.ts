@@ -1,5 +1,8 @@
 import { importFile, importFiles, type ImportSummary } from '../../../jobs/import-file.js';
 import { cliLoader } from '../loader.js';
+import { declaredValue } from '../../config/load-definitions.js';
+import { loadConfig } from '../definitions.js';
+import { personalData, policyProblems, type PersonalData, type PersonalDataPolicy } from '../../spec/personal-data.js';
 import { createLogger } from '../../log.js';
 import type { Entity, Variant } from '../../types.js';
 import { withStore, type GlobalOptions } from '../context.js';
@@ -32,20 +35,39 @@ export async function importCommand(globals: GlobalOptions, args: ImportArgs, io
   if (args.entity === undefined && args.file !== undefined) throw new CliError(`import: FILE ${args.file} needs --entity E (or give ${TOGETHER_USAGE} instead)`, EXIT_USAGE);
   if (args.entity === undefined && files.length === 0) throw new CliError(`import: give --entity E FILE, or ${TOGETHER_USAGE}`, EXIT_USAGE);
   if (files.filter((f) => f.file === '-').length > 1) throw new CliError('import: stdin (-) can be the file of one entity only', EXIT_USAGE);
+  const personalData = await definedPolicy(globals, args.partner);
   return withStore(globals, async (store) => {
     const loader = await cliLoader(globals, io, store, createLogger({ level: process.env.LOG_LEVEL ?? 'warn' }), args);
     if (args.entity !== undefined) {
-      const summary = await importFile({ store, loader }, { partner: args.partner, variant: args.variant, entity: args.entity, file: args.file!, stdin: io.stdin });
+      const summary = await importFile({ store, loader }, { partner: args.partner, variant: args.variant, entity: args.entity, file: args.file!, stdin: io.stdin, personalData });
       if (globals.json) io.out(JSON.stringify(summaryJson(args, summary)));
       else printSummary(io, args, summary);
       return EXIT_OK;
     }
     // The table prints each file's line as its import ends; the jobs' evaluation comes after the last.
     const imported = globals.json ? undefined : (s: ImportSummary) => printSummary(io, args, s);
-    const summaries = await importFiles({ store, loader }, { partner: args.partner, variant: args.variant, files, stdin: io.stdin, imported });
+    const summaries = await importFiles({ store, loader }, { partner: args.partner, variant: args.variant, files, stdin: io.stdin, imported, personalData });
     if (globals.json) io.out(JSON.stringify(summaries.map((s) => summaryJson(args, s))));
     return EXIT_OK;
   });
+}
+
+/**
+ * The personal-data policy of the partner's connector definition, when it has one (an import of a
+ * partner without a definition keeps the fields). A definition that does not load here (its
+ * source's secrets live in the worker's environment) still states its policy, read alone; a policy
+ * that cannot be applied (a `hash` without its key) stops the import, exit 2, naming file and path.
+ */
+async function definedPolicy(globals: GlobalOptions, partner: string): Promise<PersonalData | undefined> {
+  const config = await loadConfig(globals);
+  const def = config.definitions.find((d) => d.partner === partner);
+  if (def) return def.personal_data;
+  const file = config.invalid.find((d) => d.partner === partner)?.file;
+  if (file === undefined) return undefined;
+  const policy = declaredValue(file, 'personal_data');
+  const problems = policyProblems(policy, process.env);
+  if (problems.length > 0) throw new CliError(`import: the personal-data policy of partner ${partner} cannot be applied:\n${problems.map((p) => `  ${file}: ${p.path}: ${p.message}`).join('\n')}`, EXIT_USAGE);
+  return personalData(policy as PersonalDataPolicy | undefined, process.env);
 }
 
 function summaryJson(args: ImportArgs, summary: ImportSummary): Record<string, unknown> {
