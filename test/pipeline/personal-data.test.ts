@@ -168,8 +168,8 @@ ${policy}
       assert.match(refused.stderr, /acme\.yaml: personal_data: hash needs the key in the environment variable PARTNER_SYNC_PERSONAL_DATA_KEY/);
 
       // The source's secret is not set where the import runs (it lives in the worker's environment): the policy still applies.
-      const env = { ...c.env, PARTNER_SYNC_PERSONAL_DATA_KEY: KEY };
-      delete (env as Partial<typeof env>).ACME_KEY;
+      const env: Record<string, string> = { ...c.env, PARTNER_SYNC_PERSONAL_DATA_KEY: KEY };
+      delete env.ACME_KEY;
       const done = await runCli(['--config', c.dir, 'import', 'acme', '--variant', 'igaming', '--entity', 'customers', '--json', file], { env });
       assert.equal(done.code, 0, done.stderr);
       assert.equal((JSON.parse(done.stdout) as { loaded: number }).loaded, 1);
