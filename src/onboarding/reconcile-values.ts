@@ -24,6 +24,7 @@ import { Decimal } from 'decimal.js';
 import type { FieldRule, PartnerDefinition, StreamDefinition } from '../config/definition.js';
 import { mulberry32 } from '../kernel/prng.js';
 import { createMapper } from '../pipeline/map-record.js';
+import { applied, isPersonalField, minimises } from '../spec/personal-data.js';
 import { entityTable } from '../store/tables.js';
 import type { Entity, SpecRecord, Variant } from '../types.js';
 import { MINOR_NAME } from './profile.js';
@@ -242,11 +243,14 @@ function equal(field: string, source: unknown, store: unknown, kind: string | un
 export function compareSample(def: PartnerDefinition, entity: Entity, sample: readonly { key: string; raw: unknown }[], stored: (key: string) => SpecRecord | undefined, found: readonly Reading[], examples = 3): FieldFinding[] {
   const kinds = new Map(entityTable(def.variant, entity).columns.map((c) => [c.name, c.kind as string]));
   const findings: FieldFinding[] = found.map((r) => ({ entity, field: r.field, evidence: r.evidence, compared: 0, differing: 0, examples: [] }));
+  // A personal field is compared as the partner's policy kept it (hashed, or not at all when dropped).
+  const policy = entity === 'customers' && minimises(def.personal_data) ? def.personal_data : undefined;
+  const kept = (field: string, value: unknown): unknown => (policy && isPersonalField(field) ? applied(policy, field, value) : value);
   for (const { key, raw } of sample) {
     const row = stored(key);
     if (row === undefined) continue;
     found.forEach((r, i) => {
-      const value = r.read(raw);
+      const value = kept(r.field, r.read(raw));
       if (value === undefined) return;
       const f = findings[i] as FieldFinding;
       f.compared += 1;

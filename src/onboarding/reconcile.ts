@@ -21,6 +21,7 @@ import type { PullWindow, Source } from '../../connectors/source.js';
 import { addDays, daysBetween } from '../../jobs/windows.js';
 import type { PartnerDefinition, StreamDefinition } from '../config/definition.js';
 import { createMapper } from '../pipeline/map-record.js';
+import { minimiseRecord, minimises } from '../spec/personal-data.js';
 import { storedToRecord } from '../store/rows.js';
 import type { Store } from '../store/store.js';
 import { entityTable } from '../store/tables.js';
@@ -191,6 +192,8 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
               seen.add(rawKey);
               continue;
             }
+            // The store holds what the partner's personal-data policy kept: the source's values are compared as kept.
+            if (entity === 'customers' && minimises(def.personal_data)) minimiseRecord(mapped.record, def.personal_data);
             const record = normalized(def.variant, entity, mapped.record);
             const key = keyOf(def.variant, entity, record);
             seen.add(`key:${key}`);

@@ -27,6 +27,8 @@ export interface PersonalData {
 
 const HASHED = /^hmac:[0-9a-f]{64}$/;
 
+export const isPersonalField = (field: string): field is PersonalField => (PERSONAL_FIELDS as readonly string[]).includes(field);
+
 export const isHashed = (value: unknown): value is string => typeof value === 'string' && HASHED.test(value);
 
 /** Lower case, NFKC, trimmed, inner white space single: how names and e-mails are compared. */
@@ -71,7 +73,7 @@ export function hashPersonal(field: PersonalField, value: string, key: string): 
 export const minimises = (data: PersonalData | undefined): data is PersonalData => data !== undefined && PERSONAL_FIELDS.some((f) => (data.policy[f] ?? 'keep') !== 'keep');
 
 /** What a field's value becomes under the policy: the value, its hash, or undefined (dropped). */
-function applied(data: PersonalData, field: PersonalField, value: unknown): unknown {
+export function applied(data: PersonalData, field: PersonalField, value: unknown): unknown {
   const rule = data.policy[field] ?? 'keep';
   if (rule === 'keep' || value === null || value === undefined) return value;
   if (rule === 'drop') return undefined;
@@ -115,7 +117,7 @@ export function minimisePayload(payload: unknown, data: PersonalData, values: Pa
     if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1)).filter((x) => x !== undefined);
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
-      const named = depth === 0 && (PERSONAL_FIELDS as readonly string[]).includes(k) ? applied(data, k as PersonalField, x) : walk(x, depth + 1);
+      const named = depth === 0 && isPersonalField(k) ? applied(data, k, x) : walk(x, depth + 1);
       if (named !== undefined) out[k] = named;
     }
     return out;
@@ -139,7 +141,7 @@ export function policyProblems(policy: unknown, env: NodeJS.ProcessEnv): { path:
   if (policy === null || typeof policy !== 'object' || Array.isArray(policy)) return [{ path: 'personal_data', message: 'must be a map of personal field to keep, hash or drop' }];
   const problems: { path: string; message: string }[] = [];
   for (const [field, rule] of Object.entries(policy)) {
-    if (!(PERSONAL_FIELDS as readonly string[]).includes(field)) problems.push({ path: `personal_data.${field}`, message: `not a personal field of the spec (one of ${PERSONAL_FIELDS.join(', ')})` });
+    if (!isPersonalField(field)) problems.push({ path: `personal_data.${field}`, message: `not a personal field of the spec (one of ${PERSONAL_FIELDS.join(', ')})` });
     else if (rule !== 'keep' && rule !== 'hash' && rule !== 'drop') problems.push({ path: `personal_data.${field}`, message: 'must be keep, hash or drop' });
   }
   const hashes = Object.values(policy).includes('hash');

@@ -11,14 +11,19 @@ import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import nock from 'nock';
+import { runPartner } from '../../jobs/run-partner.js';
 import { createClient } from '../../src/access/api-clients.js';
+import { loadDefinition } from '../../src/config/load-definitions.js';
+import { noRedaction, silentLogger } from '../../src/log.js';
+import { reconcile, reconciliationLines } from '../../src/onboarding/reconcile.js';
 import { listRejects } from '../../src/store/rejects.js';
 import type { PersonalData } from '../../src/spec/personal-data.js';
 import { cust, fraudFrom } from '../fraud/harness.js';
 import { listFlags } from '../../src/fraud/flags.js';
 import { startApi } from '../support/api.js';
 import { runCli } from '../support/cli.js';
-import { loaderWithEveryJob } from '../support/loader.js';
+import { loaderWith, loaderWithEveryJob } from '../support/loader.js';
 import { raw } from '../support/records.js';
 import { fixedClock, PG_URL, STORES, type TestStore } from '../support/stores.js';
 
@@ -181,4 +186,70 @@ ${policy}
       rmSync(c.dir, { recursive: true, force: true });
     }
   });
+});
+
+describe('reconcile under a personal_data policy', () => {
+  const BASE = 'https://pd.partner.example';
+  const players = [
+    { player: 'P-1', aff: 'A1', joined: '2026-11-20T09:00:00Z', mail: 'Nora.Finch+x@GoogleMail.com', given: 'Nora', family: 'Finch' },
+    { player: 'P-2', aff: 'A2', joined: '2026-11-20T10:00:00Z', mail: 'olaf@example.org', given: 'Olaf', family: 'Berg' },
+  ];
+  const text = `partner: pdr
+variant: igaming
+source:
+  type: rest
+  base_url: ${BASE}
+  auth:
+    type: bearer
+    token: \${PDR_TOKEN}
+streams:
+  customers:
+    path: /players
+    pagination: { type: page, per_page: 50 }
+    incremental: { cursor_field: last_modified_date, from_param: since, start: 2026-11-19T00:00:00Z }
+    mapping:
+      passthrough: false
+      fields:
+        customer_id: player
+        affiliate_id: aff
+        signup_date: joined
+        last_modified_date: joined
+        email: mail
+        first_name: given
+        last_name: family
+personal_data:
+  email: hash
+  first_name: drop
+`;
+  for (const backend of STORES) {
+    it(`compares the source's personal fields as the policy keeps them: clean, and no value of them in its lines (${backend.name})`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'partner-sync-pd-reconcile-'));
+      const t = await backend.create();
+      try {
+        nock(BASE).persist().get('/players').query(true).reply(200, (uri) => ({ data: new URL(uri, BASE).searchParams.get('page') === '1' ? players : [] }));
+        mkdirSync(join(dir, 'partners'));
+        const file = join(dir, 'partners', 'pdr.yaml');
+        writeFileSync(file, text);
+        const loaded = await loadDefinition(file, { PDR_TOKEN: 'pdr-token', PARTNER_SYNC_PERSONAL_DATA_KEY: KEY });
+        assert.ok(loaded.definition, JSON.stringify(loaded.errors));
+        const def = loaded.definition;
+        const clock = () => new Date('2026-11-22T10:00:00Z');
+        const deps = { clock, logger: silentLogger(), redact: noRedaction };
+        const results = await runPartner({ ...deps, loader: loaderWith(t.store, []) }, def, { kind: 'backfill', from: '2026-11-19', to: '2026-11-22' });
+        assert.deepEqual(results.map((r) => [r.stream, r.status, r.counts.loaded]), [['customers', 'succeeded', 2]]);
+        assert.deepEqual(await t.store.knex('customers').orderBy('customer_id').select('email', 'first_name', 'last_name'), [
+          { email: hmac('email', 'norafinch@gmail.com'), first_name: null, last_name: 'Finch' },
+          { email: hmac('email', 'olaf@example.org'), first_name: null, last_name: 'Berg' },
+        ]);
+        const r = await reconcile({ ...deps, store: t.store }, def, '2026-11-19', '2026-11-21', undefined, { sample: 10, seed: 3 });
+        const lines = reconciliationLines(r).join('\n');
+        assert.equal(r.ok, true, lines);
+        assert.deepEqual(absent(lines + JSON.stringify(r), ['Nora', 'olaf@', 'Olaf', 'GoogleMail']), []);
+      } finally {
+        nock.cleanAll();
+        await t.drop();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });
