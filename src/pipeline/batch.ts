@@ -48,6 +48,8 @@ export interface BatchResult {
   stalePositions: number[];
   /** Records parked earlier that loaded now because this batch brought their customer. */
   released: number;
+  /** Records of erased customers loaded without their personal fields. */
+  erased: number;
   rejects: { position: number; errors: Violation[] }[];
   /** With `itemize`: the valid records (the objects handed over) counted waiting and stale. */
   itemized?: { waiting: SpecRecord[]; stale: SpecRecord[] };

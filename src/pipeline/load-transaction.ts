@@ -24,6 +24,7 @@ import { rawRows } from '../store/dialects.js';
 import { readPriorRows } from '../store/prior-rows.js';
 import { emptyPriorRows, type AfterLoadJobs, type ChangeSet, type CommittedChange, type EvaluationPolicy, type JobTransaction } from './jobs.js';
 import type { KnownCustomers } from './known-customers.js';
+import { forgetErased } from '../store/erasures.js';
 import { readyBatch, type BatchInput, type BatchResult, type PreparedBatch, type ReadyBatch, type WriteInput } from './batch.js';
 
 export { readyBatch, type BatchInput, type BatchResult, type ReadyBatch } from './batch.js';
@@ -227,12 +228,14 @@ export class LoadTransaction {
       stale: 0,
       stalePositions: [],
       released: 0,
+      erased: 0,
       rejects: rejects.map((r) => ({ position: r.position, errors: r.errors })),
       ...(input.itemize ? { itemized: { waiting: [], stale: [] } } : {}),
     };
     const arrived: string[] = [];
 
     if (!loader.known.knowsPartner(input.partner, input.variant)) await ensurePartner(trx, input.partner, input.variant, now);
+    if (input.entity === 'customers') result.erased = await forgetErased(trx, input.partner, latest.values(), rejects);
     if (rejects.length > 0) {
       await quarantine(trx, { partner: input.partner, variant: input.variant, entity: input.entity, runId: input.runId, now }, rejects);
       this.noOpenRejects.delete(`${input.partner}\u0000${input.entity}`);

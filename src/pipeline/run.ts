@@ -62,7 +62,7 @@ export class Run {
   /** Adds a batch's result to the run's counts. */
   tally(r: BatchResult): void {
     addRejects(this.rejectedBy, r);
-    addCounts(this.counts, { pulled: r.received, valid: r.valid, rejected: r.rejected, loaded: r.loaded, waiting: r.waiting, stale: r.stale, released: r.released });
+    addCounts(this.counts, { pulled: r.received, valid: r.valid, rejected: r.rejected, loaded: r.loaded, waiting: r.waiting, stale: r.stale, released: r.released, erased: r.erased });
   }
 
   /** What is tallied now, to go back to (restore). */

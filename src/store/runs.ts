@@ -17,9 +17,11 @@ export interface RunCounts {
   released: number;
   retries: number;
   throttled: number;
+  /** Records of erased customers loaded without their personal fields (src/store/erasures.ts). */
+  erased: number;
 }
 
-export const emptyCounts = (): RunCounts => ({ pulled: 0, valid: 0, rejected: 0, loaded: 0, waiting: 0, stale: 0, released: 0, retries: 0, throttled: 0 });
+export const emptyCounts = (): RunCounts => ({ pulled: 0, valid: 0, rejected: 0, loaded: 0, waiting: 0, stale: 0, released: 0, retries: 0, throttled: 0, erased: 0 });
 
 export function addCounts(into: RunCounts, more: Partial<RunCounts>): RunCounts {
   for (const [k, v] of Object.entries(more) as [keyof RunCounts, number][]) into[k] += v;

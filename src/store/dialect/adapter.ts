@@ -95,6 +95,14 @@ export interface StoreDialect extends DialectProfile {
   /** An aggregate of the median of its `??` column, where the backend has one (PostgreSQL's percentile_cont); null elsewhere. */
   readonly median: string | null;
 
+  /**
+   * After rows were erased (src/privacy/erase.ts): what makes the backend's files stop holding the
+   * old bytes it can reach. SQLite overwrites deleted content as it goes (`secure_delete`, set on
+   * every connection) and its WAL is checkpointed and truncated here; PostgreSQL vacuums the tables
+   * touched, so their dead row versions are removed (docs/personal-data.md says what remains).
+   */
+  reclaimErased(knex: Knex, tables: readonly string[]): Promise<void>;
+
   /** The knex configuration of a store at `location`: driver, pool, and each connection's set-up. */
   knexConfig(location: StoreLocation): Knex.Config;
   /** Runs `migrate` (the pending migrations) taking turns with other processes migrating the same store. */

@@ -55,6 +55,11 @@ export const postgresDialect: StoreDialect = {
   monthText: (column) => `to_char(${column}, 'YYYY-MM')`,
   median: 'percentile_cont(0.5) WITHIN GROUP (ORDER BY ??)',
 
+  async reclaimErased(knex, tables) {
+    // VACUUM cannot run inside a transaction: each table its own statement, on a pool connection.
+    for (const table of tables) await knex.raw('VACUUM ??', [table]);
+  },
+
   knexConfig: (location) => ({
     client: DIALECTS.postgres.knexClient,
     connection: { connectionString: location.target, types: pgTypes } as Knex.PgConnectionConfig,

@@ -86,6 +86,10 @@ export const sqliteDialect: StoreDialect = {
   monthText: (column) => `substr(${column}, 1, 7)`,
   median: null,
 
+  async reclaimErased(knex) {
+    await knex.raw('PRAGMA wal_checkpoint(TRUNCATE)');
+  },
+
   knexConfig: (location) => ({
     client: DIALECTS.sqlite.knexClient,
     connection: { filename: location.target },
@@ -106,6 +110,9 @@ export const sqliteDialect: StoreDialect = {
           // checkpoints keep commits cheap without weakening what a commit promises.
           conn.pragma('cache_size = -65536');
           conn.pragma('wal_autocheckpoint = 16384');
+          // Deleted and overwritten content is zeroed in the file, not left in free space: an
+          // erased person's values must be gone from the bytes (docs/personal-data.md).
+          conn.pragma('secure_delete = ON');
           done(null, conn);
         } catch (error) {
           done(error as Error, conn);
