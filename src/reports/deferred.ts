@@ -117,8 +117,8 @@ export async function settleFacts(store: Store, partner: string): Promise<number
       return days.size;
     }
     for (const changed of (await recomputeFtd(trx, partner, [...ftd])).values()) for (const day of changed) days.add(day);
-    for (const day of [...days].sort()) await recomputeDay(trx, partner, variant, day, 'all');
-    await recomputeMonths(trx, partner, [...days].map((d) => [d, 'all']));
+    for (const day of [...days].sort()) await recomputeDay(trx, partner, variant, day);
+    await recomputeMonths(trx, partner, [...days].map((d) => d.slice(0, 7)));
     return days.size;
   });
 }
