@@ -113,7 +113,7 @@ type PendingRow = { kind: string; value: string };
  * Writes a scope into the partner's pending scope, in the caller's transaction. The load path
  * calls it inside each load transaction, so what a committed batch touched is on disk before its
  * evaluation runs: a crash between the commit and the evaluation loses nothing, the partner's next
- * evaluation (or `resumePending`) takes it.
+ * evaluation (or `resumeJobs`) takes it.
  */
 export async function writePending(trx: Knex.Transaction, scope: Scope, now: string): Promise<void> {
   const kinds: PendingKind[] = [];

@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { recompute } from '../../jobs/commission.js';
+import { recompute } from '../../src/commission/recompute.js';
 import { importFile, importFiles } from '../../jobs/import-file.js';
 import { unevaluated } from '../../src/store/unevaluated.js';
 import { loadPlans } from '../../src/commission/load-plans.js';
