@@ -97,11 +97,6 @@ export async function listClients(store: Store, filter: { partner?: string } = {
   return (await q).map(toClient);
 }
 
-export async function getClient(store: Store, clientId: string): Promise<ApiClient | undefined> {
-  const row = await store.knex<ClientRow>('api_clients').where('client_id', clientId).first();
-  return row ? toClient(row) : undefined;
-}
-
 /** Marks the client revoked; returns false when there is no such client. Revoking twice keeps the first time. */
 export async function revokeClient(store: Store, clientId: string): Promise<boolean> {
   const row = await store.knex<ClientRow>('api_clients').where('client_id', clientId).first('client_id');
