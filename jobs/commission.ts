@@ -15,10 +15,11 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Logger } from '../src/log.js';
-import type { AfterLoadJob } from '../src/pipeline/load.js';
+import type { AfterLoadJob } from '../src/pipeline/jobs.js';
 import type { Store } from '../src/store/store.js';
 import type { Variant } from '../src/types.js';
-import { evaluateScope, plansFor, type Evaluation } from '../src/commission/engine.js';
+import { evaluateScope, plansFor } from '../src/commission/engine.js';
+import type { Evaluation } from '../src/commission/booking.js';
 import { emptyScope, pendingPartners, scopeSize, writePending } from '../src/commission/scope.js';
 import { parseRatesCsv, saveRates, type RatesFileProblem, type RatesImport } from '../src/store/fx-rates.js';
 import type { Plan } from '../src/commission/plans.js';

@@ -23,8 +23,6 @@ import { flaggedDaysByAffiliate, readFlaggedDays, readReviews, reviewedRevshareT
 import { book, type Evaluation } from './booking.js';
 import { bookRead, deriveCustomers, evaluateCustomers, readPass, type DerivedPass, type PassReads, type Work } from './customer-pass.js';
 
-export { book, type Evaluation } from './booking.js';
-
 /** Cross-process exclusion per partner (the dialect's transaction lock; SQLite's transactions are serial already). */
 export async function lockPartner(store: Store, trx: Knex.Transaction, partner: string): Promise<void> {
   await store.dialect.transactionLock(trx, `partner-sync commissions ${partner}`);

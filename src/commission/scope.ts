@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { ChangeSet } from '../pipeline/load.js';
+import type { ChangeSet } from '../pipeline/jobs.js';
 import { utcDay } from '../kernel/dates.js';
 import { rawRows } from '../store/dialects.js';
 import { dialectOf } from '../store/dialect/index.js';

@@ -26,8 +26,6 @@ import { emptyPriorRows, type AfterLoadJobs, type ChangeSet, type CommittedChang
 import type { KnownCustomers } from './known-customers.js';
 import { readyBatch, type BatchInput, type BatchResult, type PreparedBatch, type ReadyBatch, type WriteInput } from './batch.js';
 
-export { readyBatch, type BatchInput, type BatchResult, type ReadyBatch } from './batch.js';
-
 /** The advisory lock that serialises a partner's loads (and whatever must not interleave with them). */
 export const loadLockKey = (partner: string): string => `partner-sync:load:${partner}`;
 

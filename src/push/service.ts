@@ -14,7 +14,7 @@
 import { createHash } from 'node:crypto';
 import type { Loader } from '../pipeline/load.js';
 import type { Entity, Variant } from '../types.js';
-import { GroupCommitQueue, newRequestId, type GroupCommitOptions, type PushAnswer } from './group-commit.js';
+import { GroupCommitQueue, newRequestId, type GroupCommitOptions } from './group-commit.js';
 import { findAnswer } from './store.js';
 import { bulkPayloadErrors, validateRecords, type PushError } from './validate.js';
 
@@ -119,5 +119,3 @@ function replay(stored: { requestHash: string; status: number; body: Record<stri
 function hashRequest(input: PushInput): string {
   return createHash('sha256').update(JSON.stringify([input.variant, input.entity, input.bulk, input.body])).digest('hex');
 }
-
-export type { PushAnswer };

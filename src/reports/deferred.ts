@@ -9,7 +9,8 @@
  */
 import type { Knex } from 'knex';
 import { utcDay } from '../kernel/dates.js';
-import { loadLockKey, type ChangeSet } from '../pipeline/load.js';
+import { loadLockKey } from '../pipeline/load-transaction.js';
+import type { ChangeSet } from '../pipeline/jobs.js';
 import { append } from '../kernel/collections.js';
 import { marksByRunDay, runCustomers } from '../store/run-days.js';
 import { dialectOf } from '../store/dialect/index.js';

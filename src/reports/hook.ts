@@ -8,7 +8,7 @@
  * A run evaluated over its group (policy `group`) records instead what each batch touched, and its
  * evaluation recomputes those days from the stored rows, set-based (./deferred.ts).
  */
-import type { AfterLoadJob, ChangeSet } from '../pipeline/load.js';
+import type { AfterLoadJob, ChangeSet } from '../pipeline/jobs.js';
 import type { Store } from '../store/store.js';
 import { factsScopeOf, pendingFactsPartners, settleFacts, writeFactsPending } from './deferred.js';
 import { updateFacts } from './incremental.js';

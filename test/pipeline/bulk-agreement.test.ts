@@ -31,7 +31,7 @@ import { packageRoot } from '../../src/paths.js';
 import { affiliateReport } from '../../src/reports/affiliates.js';
 import { rebuildFacts } from '../../src/reports/facts.js';
 import { createSandboxData } from '../../src/sandbox/data.js';
-import { mulberry32 } from '../../src/sandbox/prng.js';
+import { mulberry32 } from '../../src/kernel/prng.js';
 import { parseRatesCsv, saveRates } from '../../src/store/fx-rates.js';
 import type { Store } from '../../src/store/store.js';
 import type { Entity, SpecRecord } from '../../src/types.js';

@@ -3,7 +3,8 @@ import { checkPartner, type StreamCheck } from '../../../jobs/check-partner.js';
 import { formatFraudConfigError, loadFraudConfig } from '../../fraud/config.js';
 import { specValidator } from '../../spec/validator.js';
 import { commandClock, type GlobalOptions } from '../context.js';
-import { formatDefinitionError, loadConfig } from '../definitions.js';
+import { loadConfig } from '../definitions.js';
+import { formatDefinitionError } from '../../config/load-definitions.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 
 const stem = (file: string) => file.replace(/^.*[\\/]/, '').replace(/\.ya?ml$/i, '');

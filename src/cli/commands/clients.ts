@@ -9,7 +9,8 @@ import { parse as parseYaml } from 'yaml';
 import { createClient, DEFAULT_REVOCATION_CACHE_MS, listClients, parseScopes, revokeClient, type ApiClient, type Scope } from '../../access/api-clients.js';
 import { isVariant, VARIANTS, type Variant } from '../../types.js';
 import { withStore, type GlobalOptions } from '../context.js';
-import { formatDefinitionError, loadConfig } from '../definitions.js';
+import { loadConfig } from '../definitions.js';
+import { formatDefinitionError } from '../../config/load-definitions.js';
 import { CliError, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 import { formatTable } from '../table.js';
 
