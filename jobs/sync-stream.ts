@@ -26,10 +26,10 @@ import { readState } from '../src/store/sync-state.js';
 import type { Entity, RawRecord } from '../src/types.js';
 import { dayGuardFor, DayRefused } from './day-guard.js';
 import { hasChangeColumn } from '../src/config/build-definition.js';
-import {
-  backfillWindows, cursorWindow, dailyDays, daysBetween, dayWindows, recordDay,
-  type CursorState, type DailyState, type PullWindow,
-} from './windows.js';
+import { backfillWindows, cursorWindow, dailyDays, dayWindows, recordDay, type DailyState } from './windows.js';
+import { daysBetween } from '../src/kernel/dates.js';
+import type { CursorState } from './cursor-state.js';
+import type { PullWindow } from '../connectors/source.js';
 import { loadCursorWindow, valueAt } from './cursor-window.js';
 import { DEFAULT_MAX_REJECT_RATIO, RejectRateExceeded, rejectGuard } from './reject-guard.js';
 

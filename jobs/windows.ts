@@ -15,11 +15,8 @@
  */
 import type { CursorWindow, DaysWindow, PullWindow } from '../connectors/source.js';
 import type { Incremental } from '../src/config/definition.js';
+import { addDays, daysBetween } from '../src/kernel/dates.js';
 import { currentStart, type CursorState } from './cursor-state.js';
-
-export type { CursorWindow, DaysWindow, PullWindow, CursorState };
-
-export const DAY_MS = 86_400_000;
 
 /** State of a daily stream in sync_state. */
 export interface DailyState {
@@ -32,17 +29,6 @@ export interface DailyState {
 }
 
 export const utcDay = (date: Date): string => date.toISOString().slice(0, 10);
-
-export function addDays(day: string, days: number): string {
-  return utcDay(new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS));
-}
-
-/** Days from `from` to `to`, both included. */
-export function daysBetween(from: string, to: string): string[] {
-  const out: string[] = [];
-  for (let day = from; day <= to; day = addDays(day, 1)) out.push(day);
-  return out;
-}
 
 /** When a stream with no state starts: its `start`, else midnight UTC `fallbackDays` before `now`. */
 function startOf(start: string | undefined, now: Date, fallbackDays: number): Date {
