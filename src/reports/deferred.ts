@@ -57,7 +57,7 @@ export function factsScopeOf(change: Pick<ChangeSet, 'variant' | 'records' | 're
   }
   for (const record of change.records.transactions) {
     // Only its key, customer, type and UTC day: the whole written version (writtenTransaction, its
-    // facts text) was 0.5 s of a month's load transactions.
+    // facts text) was a share of a month's load transactions (bench/README.md, the whole pipeline).
     const now = { id: String(record.transaction_id), customer: String(record.customer_id), type: String(record.transaction_type), day: utcDay(String(record.transaction_date)) };
     scope.days.add(now.day);
     const was = priors.transactions.get(now.id);
