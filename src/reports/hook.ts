@@ -41,14 +41,7 @@ export function reportFactsJob(store: Store): AfterLoadJob {
         await writeFactsPending(trx, change.partner, change.variant, factsScopeOf(change, priors), change.runId, store.now());
         return;
       }
-      await updateFacts(trx, {
-        partner: change.partner,
-        variant: change.variant,
-        customers: change.records.customers,
-        transactions: change.records.transactions,
-        activity: change.records.activity,
-        replacedDays: change.replacedDays,
-      }, priors);
+      await updateFacts(trx, change, priors);
     },
     async evaluate({ change, after }) {
       if (change.policy === 'at-commit') return;
