@@ -16,6 +16,7 @@
 import type { CursorWindow, DaysWindow, PullWindow } from '../connectors/source.js';
 import type { Incremental } from '../src/config/definition.js';
 import { addDays, daysBetween } from '../src/kernel/dates.js';
+import { cut } from '../src/store/dialects.js';
 import { currentStart, type CursorState } from './cursor-state.js';
 
 /** State of a daily stream in sync_state. */
@@ -56,12 +57,7 @@ export function cursorWindow(incremental: Extract<Incremental, { mode: 'cursor' 
 
 /** Groups consecutive days into windows of at most `perWindow` days. */
 export function dayWindows(days: readonly string[], perWindow = 1): DaysWindow[] {
-  const out: DaysWindow[] = [];
-  for (let i = 0; i < days.length; i += perWindow) {
-    const group = days.slice(i, i + perWindow);
-    out.push({ kind: 'days', from: group[0] as string, to: group.at(-1) as string });
-  }
-  return out;
+  return cut(days, perWindow).map((group) => ({ kind: 'days', from: group[0] as string, to: group.at(-1) as string }));
 }
 
 /** The closed days an incremental run of a daily stream pulls, oldest first. */

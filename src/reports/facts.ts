@@ -59,8 +59,8 @@ export async function rebuildFacts(store: Store, partner: string, variant: Varia
  * After an FX import: the facts of every day a saved rate covers are recomputed (amounts that
  * waited for the rate convert; a changed rate moves what used it), in the import's transaction.
  */
-export async function refreshFactsForRates(trx: Knex.Transaction, rates: readonly { currency: string; date: string }[]): Promise<number> {
-  if (rates.length === 0) return 0;
+export async function refreshFactsForRates(trx: Knex.Transaction, rates: readonly { currency: string; date: string }[]): Promise<void> {
+  if (rates.length === 0) return;
   const byDay = new Map<string, Set<string>>();
   for (const r of rates) {
     let s = byDay.get(r.date);
@@ -68,14 +68,12 @@ export async function refreshFactsForRates(trx: Knex.Transaction, rates: readonl
     s.add(r.currency);
   }
   const partners: { partner_id: string; variant: Variant }[] = await trx('partners').select('partner_id', 'variant');
-  let cells = 0;
   for (const { partner_id: partner, variant } of partners) {
     for (const [day, currencies] of byDay) {
       const ftd: string[] = (await trx('report_ftd').where('partner_id', partner).where('day', day).whereIn('currency', [...currencies]).pluck('customer_id')).map(String);
       if (ftd.length > 0) await recomputeFtd(trx, partner, ftd);
-      cells += await recomputeDay(trx, partner, variant, day);
+      await recomputeDay(trx, partner, variant, day);
     }
     await recomputeMonths(trx, partner, [...byDay.keys()].map((d) => d.slice(0, 7)));
   }
-  return cells;
 }
