@@ -16,7 +16,8 @@
  */
 import pg from 'pg';
 import { copyLines, dropBenchSchemas, openBenchStore, printCostTable, type Timing } from './support/pg-bench.js';
-import { commissionJob, recompute } from '../jobs/commission.js';
+import { commissionJob } from '../jobs/commission.js';
+import { recompute } from '../src/commission/recompute.js';
 import { addDays } from '../src/kernel/dates.js';
 import { parsePlans } from '../src/commission/load-plans.js';
 import { silentLogger } from '../src/log.js';

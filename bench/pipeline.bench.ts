@@ -26,7 +26,7 @@ import { commissionJob } from '../jobs/commission.js';
 import { fraudJob } from '../jobs/fraud.js';
 import { importFile, importFiles, type ImportSummary } from '../jobs/import-file.js';
 import { afterLoadJobs } from '../jobs/load-hooks.js';
-import type { AfterLoadJob } from '../src/pipeline/load.js';
+import type { AfterLoadJob } from '../src/pipeline/jobs.js';
 import { phaseHistoryJob } from '../jobs/phase-history.js';
 import { postbackJob } from '../jobs/postbacks.js';
 import { loadPlans } from '../src/commission/load-plans.js';

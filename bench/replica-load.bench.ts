@@ -41,7 +41,7 @@ import { replicaFloors } from './support/pg-floors.js';
 import { shippedHooks } from './support/shipped-jobs.js';
 import { procCpuMs } from './support/proc-cpu.js';
 import { runPartner } from '../jobs/run-partner.js';
-import { addDays } from '../jobs/windows.js';
+import { addDays } from '../src/kernel/dates.js';
 import { loadDefinition } from '../src/config/load-definitions.js';
 import { noRedaction, silentLogger } from '../src/log.js';
 import { Loader } from '../src/pipeline/load.js';

@@ -11,7 +11,9 @@ import { definitionTodos, todosOf, type DefinitionTodo } from '../src/config/def
 import { createMapper } from '../src/pipeline/map-record.js';
 import { entityTable } from '../src/store/tables.js';
 import type { Entity, RecordValidator, Violation } from '../src/types.js';
-import { addDays, utcDay, type PullWindow } from './windows.js';
+import { utcDay } from './windows.js';
+import { addDays } from '../src/kernel/dates.js';
+import type { PullWindow } from '../connectors/source.js';
 
 export interface StreamCheck {
   partner: string;

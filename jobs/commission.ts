@@ -7,18 +7,19 @@
  * the evaluation after the commit takes it, in its own transaction. Before a transactions batch
  * overwrites stored rows, the customer and bonus day their old versions counted for join it (a
  * changed customer or date must be taken back where it was counted). A crash in between leaves the
- * scope on disk: the partner's next evaluation takes it, and `resumePending` (at the start of
- * every loading command and of the worker) evaluates what nothing else would.
+ * scope on disk: the partner's next evaluation takes it, and `resumeJobs` (jobs/load-hooks.ts, at
+ * the start of every loading command and of the worker) evaluates what nothing else would.
  *
  *   const { plans, errors } = await loadPlans('config/commissions.yaml');
  *   const loader = new Loader({ store, validator, jobs: [commissionJob(store, plans, logger)] });
  */
 import { readFile } from 'node:fs/promises';
 import type { Logger } from '../src/log.js';
-import type { AfterLoadJob } from '../src/pipeline/load.js';
+import type { AfterLoadJob } from '../src/pipeline/jobs.js';
 import type { Store } from '../src/store/store.js';
 import type { Variant } from '../src/types.js';
-import { evaluateScope, plansFor, type Evaluation } from '../src/commission/engine.js';
+import { evaluateScope, plansFor } from '../src/commission/engine.js';
+import type { Evaluation } from '../src/commission/booking.js';
 import { emptyScope, pendingPartners, scopeSize, writePending } from '../src/commission/scope.js';
 import { parseRatesCsv, saveRates, type RatesFileProblem, type RatesImport } from '../src/store/fx-rates.js';
 import type { Plan } from '../src/commission/plans.js';
@@ -27,9 +28,6 @@ import { scopeOfChange } from '../src/commission/scope.js';
 import { refreshFactsForRates } from '../src/reports/facts.js';
 import { ratesScope } from '../src/commission/rates-scope.js';
 import { listPartners } from '../src/store/partners.js';
-
-export { loadPlans, formatPlanError, type LoadedPlans, type PlanError } from '../src/commission/load-plans.js';
-export { recompute, type PartnerRecompute, type Difference } from '../src/commission/recompute.js';
 
 /** The plans in force: a fixed list, or a getter for a worker that re-reads them. */
 export type PlanSource = readonly Plan[] | (() => readonly Plan[]);
@@ -79,25 +77,6 @@ export async function evaluatePartner(store: Store, plans: readonly Plan[], part
   const result = await evaluateScope(store, plans, emptyScope(partner, variant, runId), order);
   logEvaluation(logger, result, runId, performance.now() - started, warned);
   return result;
-}
-
-/**
- * Evaluates every partner's pending scope: what a crash between a batch's commit and its
- * evaluation, or a failed evaluation, left undone. A partner without plans keeps its scope until
- * it has some (or `commissions recompute --repair` rebuilds it). `now`: whether a partner's scope
- * is evaluated here (jobs/load-hooks.ts, resumeJobs: a partner about to be loaded waits for its load).
- */
-export async function resumePending(store: Store, plans: PlanSource, logger: Logger, runId = `resume-${store.now()}`, now: (partner: string) => boolean = () => true): Promise<Evaluation[]> {
-  const out: Evaluation[] = [];
-  for (const { partner, variant, entries } of await pendingPartners(store.knex)) {
-    if (!now(partner)) continue;
-    const result = await evaluatePartner(store, current(plans), partner, variant, runId, logger);
-    if (result) {
-      logger.info(`commissions: resumed ${entries} pending scope entries of ${partner}`, { partner, run_id: runId, event: 'commissions_resumed', entries });
-      out.push(result);
-    }
-  }
-  return out;
 }
 
 /**

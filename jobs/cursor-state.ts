@@ -69,11 +69,6 @@ export class MaxCursor {
     this.normalized = value === undefined ? undefined : utcMicros(value);
   }
 
-  /** In UTC at microseconds. */
-  get utc(): string | undefined {
-    return this.normalized;
-  }
-
   offer(candidate: unknown): void {
     if (typeof candidate !== 'string' || candidate === this.value) return;
     const utc = utcMicros(candidate);

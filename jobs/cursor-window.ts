@@ -12,7 +12,8 @@ import { PageWalkUnstable, PositionRefused, type CursorWindow, type PositionedPa
 import { cursorInstant } from '../src/config/cursor-format.js';
 import type { PartnerDefinition, StreamDefinition } from '../src/config/definition.js';
 import type { Logger } from '../src/log.js';
-import { LoadsInTurn, type BatchInput, type BatchResult, type Loader } from '../src/pipeline/load.js';
+import { LoadsInTurn, type Loader } from '../src/pipeline/load.js';
+import type { BatchInput, BatchResult } from '../src/pipeline/batch.js';
 import { readAhead } from '../src/pipeline/read-ahead.js';
 import type { Entity, RawRecord } from '../src/types.js';
 import { currentStart, MaxCursor, nextStart, utcMicros, type CursorState } from './cursor-state.js';

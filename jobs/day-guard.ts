@@ -22,10 +22,11 @@
  */
 import type { Knex } from 'knex';
 import type { Incremental } from '../src/config/definition.js';
-import type { LoadTransaction } from '../src/pipeline/load.js';
+import type { LoadTransaction } from '../src/pipeline/load-transaction.js';
 import { countDayRows } from '../src/store/day-rows.js';
 import type { Entity, RawRecord, Variant, Violation } from '../src/types.js';
-import { addDays, utcDay, type DailyState } from './windows.js';
+import { utcDay, type DailyState } from './windows.js';
+import { addDays } from '../src/kernel/dates.js';
 
 export const DEFAULT_MAX_DAY_SHRINK = 0.5;
 

@@ -9,7 +9,7 @@
  *   const loader = new Loader({ store, validator, jobs: [fraudJob(store, config, logger)] });
  */
 import type { Logger } from '../src/log.js';
-import type { AfterLoadJob } from '../src/pipeline/load.js';
+import type { AfterLoadJob } from '../src/pipeline/jobs.js';
 import type { Store } from '../src/store/store.js';
 import type { Variant } from '../src/types.js';
 import { lockPartnerLoads } from '../src/commission/recompute-pending.js';
@@ -24,9 +24,6 @@ import { rebuildLoadedDays, scanCustomers, touchedCustomers } from '../src/fraud
 const SCAN_CHUNK = 2000;
 /** Customers per settling group of a bulk run's deferred detection. */
 const SETTLE_CHUNK = 20_000;
-
-export { loadFraudConfig, formatFraudConfigError, type FraudConfig } from '../src/fraud/config.js';
-export { deferredFraudPartners } from '../src/fraud/deferred.js';
 
 /**
  * The fraud rules read again (the worker's SIGHUP): ok with the new rules (none when the file is

@@ -7,7 +7,8 @@
 import type { Readable } from 'node:stream';
 import type { PersonalData } from '../src/spec/personal-data.js';
 import { assertReadable, openRecordFile } from '../connectors/file/read-records.js';
-import { LoadsInTurn, type BatchResult, type Loader, type SettleGroup } from '../src/pipeline/load.js';
+import { LoadsInTurn, type Loader, type SettleGroup } from '../src/pipeline/load.js';
+import type { BatchResult } from '../src/pipeline/batch.js';
 import type { RunCounts } from '../src/store/runs.js';
 import { Run } from '../src/pipeline/run.js';
 import type { Store } from '../src/store/store.js';

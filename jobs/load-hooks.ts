@@ -7,8 +7,8 @@
  *   const loader = new Loader({ store, validator, ...createLoadHooks(store, { plans, logger }) });
  */
 import type { Logger } from '../src/log.js';
-import type { AfterLoadJob, LoaderDeps } from '../src/pipeline/load.js';
-import { orderJobs } from '../src/pipeline/jobs.js';
+import type { LoaderDeps } from '../src/pipeline/load.js';
+import { orderJobs, type AfterLoadJob } from '../src/pipeline/jobs.js';
 import type { Store } from '../src/store/store.js';
 import type { Variant } from '../src/types.js';
 import { reportFactsJob } from '../src/reports/hook.js';

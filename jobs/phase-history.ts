@@ -4,7 +4,7 @@
  * rows, so the funnel is current the moment the batch commits. Nothing is evaluated after the commit.
  */
 import type { Store } from '../src/store/store.js';
-import type { AfterLoadJob } from '../src/pipeline/load.js';
+import type { AfterLoadJob } from '../src/pipeline/jobs.js';
 import { recordPhases } from '../src/reports/phase-history.js';
 
 export function phaseHistoryJob(store: Store): AfterLoadJob {

@@ -5,7 +5,7 @@
  * read per load transaction while no postback is defined. Delivery is not here: the worker and
  * `serve` run the deliverer (src/postbacks/deliverer.ts).
  */
-import type { AfterLoadJob } from '../src/pipeline/load.js';
+import type { AfterLoadJob } from '../src/pipeline/jobs.js';
 import type { Store } from '../src/store/store.js';
 import { definitionsFor } from '../src/postbacks/definitions.js';
 import type { Fact } from '../src/postbacks/events.js';

@@ -6,7 +6,7 @@
  * went wrong). Small windows are not judged: below MIN_RECORDS a few bad records are a high ratio
  * by chance.
  */
-import type { BatchResult } from '../src/pipeline/load.js';
+import type { BatchResult } from '../src/pipeline/batch.js';
 
 /** Windows with fewer records are not judged. */
 export const MIN_RECORDS = 20;

@@ -13,6 +13,7 @@ import { listRejects, type StoredReject } from '../src/store/rejects.js';
 import { markResolved } from '../src/store/reject-lifecycle.js';
 import type { RunCounts } from '../src/store/runs.js';
 import { Run } from '../src/pipeline/run.js';
+import { cut } from '../src/store/dialects.js';
 import type { Entity, RawRecord, Variant } from '../src/types.js';
 
 const REPLAY_BATCH = 500;
@@ -65,8 +66,7 @@ export async function replayRejects(loader: Loader, partner: string, def: Partne
     const runId = run.id;
     let replayed = 0;
     let superseded = 0;
-    for (let i = 0; i < rejects.length; i += REPLAY_BATCH) {
-      const chunk = rejects.slice(i, i + REPLAY_BATCH);
+    for (const chunk of cut(rejects, REPLAY_BATCH)) {
       const records = chunk.map((r, k) => toRaw(r, k + 1, def));
       await loader.transaction(async (tx) => {
         const result = await tx.load({ partner, variant: chunk[0]?.variant as Variant, entity, runId, records, personalData: def?.personal_data });

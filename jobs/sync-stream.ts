@@ -16,7 +16,8 @@ import { BudgetExhausted, PageWalkUnstable, type Source } from '../connectors/so
 import type { PartnerDefinition } from '../src/config/definition.js';
 import { cursorInstant } from '../src/config/cursor-format.js';
 import type { Logger, Redact } from '../src/log.js';
-import { LoadsInTurn, type BatchResult, type Loader, type SettleGroup } from '../src/pipeline/load.js';
+import { LoadsInTurn, type Loader, type SettleGroup } from '../src/pipeline/load.js';
+import type { BatchResult } from '../src/pipeline/batch.js';
 import { createMapper } from '../src/pipeline/map-record.js';
 import { readEarly, type EarlyRead } from '../src/pipeline/read-ahead.js';
 import { hasCompletedRun, type RunCounts, type RunStatus } from '../src/store/runs.js';
@@ -24,11 +25,11 @@ import { Run } from '../src/pipeline/run.js';
 import { readState } from '../src/store/sync-state.js';
 import type { Entity, RawRecord } from '../src/types.js';
 import { dayGuardFor, DayRefused } from './day-guard.js';
-import { hasChangeColumn } from '../src/config/load-definitions.js';
-import {
-  backfillWindows, cursorWindow, dailyDays, daysBetween, dayWindows, recordDay,
-  type CursorState, type DailyState, type PullWindow,
-} from './windows.js';
+import { hasChangeColumn } from '../src/config/build-definition.js';
+import { backfillWindows, cursorWindow, dailyDays, dayWindows, recordDay, type DailyState } from './windows.js';
+import { daysBetween } from '../src/kernel/dates.js';
+import type { CursorState } from './cursor-state.js';
+import type { PullWindow } from '../connectors/source.js';
 import { loadCursorWindow, valueAt } from './cursor-window.js';
 import { DEFAULT_MAX_REJECT_RATIO, RejectRateExceeded, rejectGuard } from './reject-guard.js';
 
@@ -75,8 +76,6 @@ export interface StreamRunResult {
   /** Rejected records per `field rule` (their first violation); absent when none were rejected. */
   rejectedBy?: Record<string, number>;
 }
-
-export { addRejects } from '../src/pipeline/run.js';
 
 /** "completed with N rejected (field rule: count, ...)" for a run that loaded with rejects, else undefined. */
 export function rejectedLine(r: Pick<StreamRunResult, 'counts' | 'rejectedBy'>): string | undefined {

@@ -15,11 +15,9 @@
  */
 import type { CursorWindow, DaysWindow, PullWindow } from '../connectors/source.js';
 import type { Incremental } from '../src/config/definition.js';
+import { addDays, daysBetween } from '../src/kernel/dates.js';
+import { cut } from '../src/store/dialects.js';
 import { currentStart, type CursorState } from './cursor-state.js';
-
-export type { CursorWindow, DaysWindow, PullWindow, CursorState };
-
-export const DAY_MS = 86_400_000;
 
 /** State of a daily stream in sync_state. */
 export interface DailyState {
@@ -32,17 +30,6 @@ export interface DailyState {
 }
 
 export const utcDay = (date: Date): string => date.toISOString().slice(0, 10);
-
-export function addDays(day: string, days: number): string {
-  return utcDay(new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS));
-}
-
-/** Days from `from` to `to`, both included. */
-export function daysBetween(from: string, to: string): string[] {
-  const out: string[] = [];
-  for (let day = from; day <= to; day = addDays(day, 1)) out.push(day);
-  return out;
-}
 
 /** When a stream with no state starts: its `start`, else midnight UTC `fallbackDays` before `now`. */
 function startOf(start: string | undefined, now: Date, fallbackDays: number): Date {
@@ -70,12 +57,7 @@ export function cursorWindow(incremental: Extract<Incremental, { mode: 'cursor' 
 
 /** Groups consecutive days into windows of at most `perWindow` days. */
 export function dayWindows(days: readonly string[], perWindow = 1): DaysWindow[] {
-  const out: DaysWindow[] = [];
-  for (let i = 0; i < days.length; i += perWindow) {
-    const group = days.slice(i, i + perWindow);
-    out.push({ kind: 'days', from: group[0] as string, to: group.at(-1) as string });
-  }
-  return out;
+  return cut(days, perWindow).map((group) => ({ kind: 'days', from: group[0] as string, to: group.at(-1) as string }));
 }
 
 /** The closed days an incremental run of a daily stream pulls, oldest first. */

@@ -3,10 +3,10 @@
  * trigger at the live size times a factor it picks (up to 4). A bulk load promotes a steady stream
  * of short-lived batch objects (pages, records, rows in flight across a write's round trip) to the
  * old generation, so with a large factor the heap fills with dead batches between full collections.
- * With the COPY buffers reused (../store/copy-text.ts) and a factor of 2, the replica load
- * benchmark's peak RSS was 141 MB at 100,000 rows, 149 MB at 1,000,000 and 156 MB at 10,000,000
- * (before: 137-140, 186-195, 211-225 MB), without a loss of speed measurable on a shared machine;
- * a factor of 1.5 was slower (more full collections), a larger young generation was worse.
+ * With the COPY buffers reused (../store/copy-text.ts) and a factor of 2, the replica load's peak
+ * memory stays flat as its row count grows, without a loss of speed measurable on a shared machine;
+ * a factor of 1.5 was slower (more full collections), a larger young generation was worse
+ * (bench/README.md, Replica load).
  *
  * The load path applies it once per process (`Loader`), through V8's `--heap-growing-percent`.
  * PARTNER_SYNC_HEAP_GROWING_PERCENT changes the percent (0: leave V8's own choice); a

@@ -26,8 +26,8 @@ export interface LoggerOptions {
   /**
    * A server's log (a line per request): when stderr is not a terminal, the lines of one turn of
    * the event loop leave in one write. Each write to a pipe is a system call that holds the whole
-   * process (Node writes pipes synchronously): at 1000 requests a second it took a fifth of the
-   * server's CPU. Lines still leave within the turn that wrote them, and at exit.
+   * process (Node writes pipes synchronously): at the push benchmark's rate it took a large share
+   * of the server's CPU (bench/README.md, Push). Lines still leave within the turn that wrote them, and at exit.
    */
   batched?: boolean;
 }

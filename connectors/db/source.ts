@@ -17,14 +17,13 @@
  * are always bound. Sessions are read-only.
  */
 import type { DbSource, DbStream, StreamDefinition } from '../../src/config/definition.js';
-import type { Logger, Redact } from '../../src/log.js';
 import type { Variant } from '../../src/types.js';
 import { PositionRefused, SourceError, type CursorWindow, type PositionedPage, type PullWindow, type Source } from '../source.js';
 import { AHEAD_TOLERANCE_S, MAX_OFFSET_S, sourceNow, zoneEvidence } from '../sql/clock.js';
 import { addMicros, compareInstants, instantToIso, instantToSourceText, parseInstant, type Instant } from '../sql/datetime.js';
 import { checkDaysWindow, readDays, relationDays, wrappedDays, type DaySource } from '../sql/days.js';
 import type { SqlDialect } from '../sql/dialects.js';
-import { sqlSourceBase } from '../sql/source-base.js';
+import { sqlSourceBase, type SqlSourceBaseDeps } from '../sql/source-base.js';
 import { columnIdentifier, relationIdentifier, type Identifier } from '../sql/identifiers.js';
 import { codeMapProblems, columnProblems, mappingNeeds, relationExists, resultColumns, type ColumnNeed } from '../sql/inspect.js';
 import { rowConverter } from '../sql/rows.js';
@@ -36,17 +35,9 @@ import {
   REACHABLE_FROM, tableKeyset, unreachableMessage, unreachableStatement, type KeysetPosition, type KeysetSource,
 } from './keyset.js';
 
-export interface DbSourceDeps {
-  clock: () => Date;
-  logger: Logger;
-  /** The definitions' redactor; every error passes through it (the URL is a secret). */
-  redact: Redact;
-  /** Epoch ms: the run's budget end (default clock() + source.run_budget_ms). */
-  deadline?: number;
+export interface DbSourceDeps extends SqlSourceBaseDeps {
   /** The partner's variant: `inspect` then checks column types against spec fields and required passthrough fields. */
   variant?: Variant;
-  /** Where a relative SQLite path is resolved from (default the working directory). */
-  cwd?: string;
 }
 
 /** A stream's definition checked before any SQL: identifiers valid, its query's parameters known. */

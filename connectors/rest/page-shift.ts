@@ -21,7 +21,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { RestStream } from '../../src/config/definition.js';
-import { hasChangeColumn } from '../../src/config/load-definitions.js';
+import { hasChangeColumn } from '../../src/config/build-definition.js';
 import type { Entity } from '../../src/types.js';
 
 /** Spec §2.5: the list envelope's total number of records. */

@@ -21,8 +21,11 @@ export interface SqlSourceSettings {
 export interface SqlSourceBaseDeps {
   clock: () => Date;
   logger: Logger;
+  /** The definitions' redactor; every error passes through it (the URL is a secret). */
   redact: Redact;
+  /** Epoch ms: the run's budget end (default clock() + source.run_budget_ms). */
   deadline?: number;
+  /** Where a relative SQLite path is resolved from (default the working directory). */
   cwd?: string;
 }
 

@@ -12,7 +12,6 @@
  * streamed a page at a time in one read-only snapshot.
  */
 import type { StreamDefinition, WarehouseSource, WarehouseStream } from '../../src/config/definition.js';
-import type { Logger, Redact } from '../../src/log.js';
 import type { Variant } from '../../src/types.js';
 import { SourceError, type PullWindow, type Source } from '../source.js';
 import { sourceNow } from '../sql/clock.js';
@@ -20,19 +19,13 @@ import type { ResultColumn } from '../sql/column-types.js';
 import { instantToIso } from '../sql/datetime.js';
 import { checkDaysWindow, readDays, relationDays } from '../sql/days.js';
 import type { SqlDialect } from '../sql/dialects.js';
-import { sqlSourceBase } from '../sql/source-base.js';
+import { sqlSourceBase, type SqlSourceBaseDeps } from '../sql/source-base.js';
 import { columnIdentifier, quoteIdentifier, relationIdentifier, type Identifier } from '../sql/identifiers.js';
 import { codeMapProblems, columnProblems, mappingNeeds, relationExists, resultColumns } from '../sql/inspect.js';
 
-export interface WarehouseSourceDeps {
-  clock: () => Date;
-  logger: Logger;
-  redact: Redact;
-  /** Epoch ms: the run's budget end (default clock() + source.run_budget_ms). */
-  deadline?: number;
+export interface WarehouseSourceDeps extends SqlSourceBaseDeps {
   /** The partner's variant: `inspect` then checks column types against spec fields. */
   variant?: Variant;
-  cwd?: string;
 }
 
 /** Rows per page handed to the pipeline (the spec's bulk size). */

@@ -5,7 +5,7 @@
  * scripts, no fonts or anything else fetched from elsewhere.
  */
 import { ENTITIES, VARIANTS, type Entity, type Variant } from '../types.js';
-import { exampleRecord, type JsonObject } from './openapi.js';
+import { exampleRecord, type JsonObject } from './openapi/schemas.js';
 
 /** A sample query of each report route for its curl example. */
 const REPORT_QUERY: Record<string, string> = {

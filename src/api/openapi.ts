@@ -20,8 +20,6 @@ import { recordPaths, servicePaths } from './openapi/paths.js';
 import { reportParameters, reportPaths, reportSchemas } from './openapi/reports.js';
 import { asComponent, recordSchemaName, toDocumentSchema, type JsonObject, type SchemaSource } from './openapi/schemas.js';
 
-export { bulkPath, EXTENSION_PREFIX, exampleRecord, recordSchemaName, recordsPath, toDocumentSchema, type JsonObject, type SchemaSource } from './openapi/schemas.js';
-
 export interface OpenApiOptions {
   /** The server URL the document names (e.g. https://partner-sync.example.com); '/' when unknown. */
   serverUrl?: string;

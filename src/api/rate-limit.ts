@@ -170,7 +170,7 @@ export class StoreRateLimiter implements RateLimiter {
     private readonly store: Store,
     private readonly options: StoreRateLimiterOptions = {},
   ) {
-    if (store.profile.kind !== 'postgres') throw new Error('StoreRateLimiter needs a PostgreSQL store (one SQLite process counts in memory)');
+    if (store.dialect.kind !== 'postgres') throw new Error('StoreRateLimiter needs a PostgreSQL store (one SQLite process counts in memory)');
     this.limit = options.limit ?? RATE_LIMIT_PER_MINUTE;
     this.chunk = Math.max(1, options.chunk ?? Math.floor(this.limit / 50));
     this.nowMs = options.nowMs ?? Date.now;

@@ -16,8 +16,6 @@ export interface LoadedConfig {
   logger: Logger;
 }
 
-export { formatDefinitionError };
-
 /** Reads every connector definition under `<config>/partners`; secrets of all of them feed one redactor. */
 export async function loadConfig(globals: GlobalOptions): Promise<LoadedConfig> {
   const dir = join(globals.config, 'partners');

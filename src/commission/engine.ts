@@ -23,8 +23,6 @@ import { flaggedDaysByAffiliate, readFlaggedDays, readReviews, reviewedRevshareT
 import { book, type Evaluation } from './booking.js';
 import { bookRead, deriveCustomers, evaluateCustomers, readPass, type DerivedPass, type PassReads, type Work } from './customer-pass.js';
 
-export { book, type Evaluation } from './booking.js';
-
 /** Cross-process exclusion per partner (the dialect's transaction lock; SQLite's transactions are serial already). */
 export async function lockPartner(store: Store, trx: Knex.Transaction, partner: string): Promise<void> {
   await store.dialect.transactionLock(trx, `partner-sync commissions ${partner}`);
@@ -166,7 +164,7 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
       const take = await takeDays(size);
       const last = take.entries < size;
       // The last take joins the scope's own days unless it is a bulk group's remainder, large
-      // enough to be worth the set-based statement (in the process: 1.1 s of a month's 6.7 s).
+      // enough to be worth the set-based statement (bench/README.md, the whole pipeline).
       if (last && (!needDays || !setBased || take.entries < limit.days / LAST_TAKE_SHARE)) {
         for (const [c, days] of take.days) for (const d of days) addDay(scope, c, d);
         break;
@@ -206,8 +204,8 @@ export async function evaluateIn(trx: Knex.Transaction, allPlans: readonly Plan[
 /**
  * Books derived passes in order, each pass's reads sent while the previous one books: the store
  * reads the next customers' transactions, lines and reviews while the process computes and writes
- * this pass's lines (a month's passes took 2.8 s one after the other once the fraud rules ended, with
- * the process and the store each idle about half of it). A pass sharing a customer with an earlier
+ * this pass's lines (one after the other, the process and the store each sat idle about half of a
+ * month's booking: bench/README.md, the whole pipeline). A pass sharing a customer with an earlier
  * one (a customer whose days straddle two takes) reads after the earlier one booked, as its lines
  * may have changed.
  */

@@ -173,16 +173,7 @@ export async function replaceHolds(trx: Knex.Transaction, evaluatedKeys: readonl
 }
 
 /** What every held entry says, whatever holds it (an FX rate or a fraud flag). */
-export interface HeldEntry {
-  line_key: string;
-  affiliate_id: string;
-  plan_id: string;
-  plan_kind: PlanKind;
-  partner_id: string;
-  customer_id: string | null;
-  period: string;
-  since: string;
-}
+export type HeldEntry = Pick<LedgerLine, 'line_key' | 'affiliate_id' | 'plan_id' | 'plan_kind' | 'partner_id' | 'customer_id' | 'period'> & { since: string };
 
 export interface Hold extends HeldEntry {
   missing: string[];

@@ -73,11 +73,6 @@ export class MonthDeltas {
     d.unlisted += unlisted;
   }
 
-  /** A month touched without a change of sums (its days changed in place to the same values). */
-  touch(affiliate: string, month: string, source: string): void {
-    this.addSource(affiliate, month, this.at(affiliate, month), source);
-  }
-
   /** The months `other` touched, with their sources, added without their sums (an evaluation's passes each apply their own). */
   touchAll(other: MonthDeltas): void {
     for (const [key, d] of other.map) {

@@ -82,8 +82,3 @@ export function coversAffiliate(plan: Plan, affiliate: string): boolean {
 export function coversDay(plan: Plan, day: string): boolean {
   return day >= plan.from && (plan.to === null || day <= plan.to);
 }
-
-/** The plans that read this partner's data. */
-export function plansOf(plans: readonly Plan[], partner: string): Plan[] {
-  return plans.filter((p) => p.partner === partner);
-}

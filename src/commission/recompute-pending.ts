@@ -4,7 +4,7 @@
  * evaluation writes meanwhile, and none it did not evaluate, is dropped unseen.
  */
 import type { Knex } from 'knex';
-import { loadLockKey } from '../pipeline/load.js';
+import { loadLockKey } from '../pipeline/load-transaction.js';
 import type { Store } from '../store/store.js';
 import { dialectOf } from '../store/dialect/index.js';
 

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { ChangeSet } from '../pipeline/load.js';
+import type { ChangeSet } from '../pipeline/jobs.js';
 import { utcDay } from '../kernel/dates.js';
 import { rawRows } from '../store/dialects.js';
 import { dialectOf } from '../store/dialect/index.js';
@@ -60,8 +60,8 @@ export interface Scope {
   /**
    * A bulk run's activity days: run id -> days. The customer-days are those of the activity rows
    * the run wrote on these days (their run_id), listed when the evaluation takes them: a batch
-   * writes a few entries instead of one per customer-day (a month's 171,000 keyed inserts were
-   * 2.25 s of its load transactions). A row a later run rewrote carries that run's id, and that
+   * writes a few entries instead of one per customer-day (keyed inserts that were a large share of
+   * a month's load transactions: bench/README.md, the whole pipeline). A row a later run rewrote carries that run's id, and that
    * run's entries list it; a row no run rewrote kept the values its own run's entries were for.
    */
   runDays: Map<string, Set<string>>;
@@ -113,7 +113,7 @@ type PendingRow = { kind: string; value: string };
  * Writes a scope into the partner's pending scope, in the caller's transaction. The load path
  * calls it inside each load transaction, so what a committed batch touched is on disk before its
  * evaluation runs: a crash between the commit and the evaluation loses nothing, the partner's next
- * evaluation (or `resumePending`) takes it.
+ * evaluation (or `resumeJobs`) takes it.
  */
 export async function writePending(trx: Knex.Transaction, scope: Scope, now: string): Promise<void> {
   const kinds: PendingKind[] = [];
@@ -132,7 +132,7 @@ export async function writePending(trx: Knex.Transaction, scope: Scope, now: str
   for (const d of scope.replacedDays) add('replaced', d);
   for (const [id, customer] of scope.formerFees) add('former_fee', JSON.stringify([id, customer]));
   for (const c of scope.reviewed) add('review', c);
-  // PostgreSQL: one statement for a batch's scope (inserts of 200 rows a statement took 32-46 ms a 1000-record batch).
+  // PostgreSQL: one statement for a batch's scope, not inserts of 200 rows a statement (bench/README.md, the whole pipeline).
   await dialectOf(trx).insertColumns(trx, 'commission_pending', { partner_id: ['text', scope.partner], variant: ['text', scope.variant], created_at: ['timestamptz', now] },
     { kind: ['text', kinds], value: ['text', values] }, { on: ['partner_id', 'kind', 'value'] });
 }
@@ -200,9 +200,9 @@ async function listRunTransactions(trx: Knex.Transaction, scope: Scope): Promise
  * temporary table of the transaction. PostgreSQL reads them and the customer-days of the scope's
  * run days (scope.runDays, emptied) through one cursor, distinct and sorted when first read;
  * SQLite copies the run days' customer-days into the table too and indexes it once filled. A day a
- * parallel load adds after that waits for the next evaluation. Listing and indexing a month's
- * 171,000 run customer-days took 0.5-0.8 s of its settle; as keyed entries they cost 2.25 s of its
- * load transactions.
+ * parallel load adds after that waits for the next evaluation. Listing and indexing a month's run
+ * customer-days at its settle costs less than keying them in its load transactions did
+ * (bench/README.md, the whole pipeline).
  */
 export async function openDayTakes(trx: Knex.Transaction, scope: Scope): Promise<(limit: number) => Promise<{ days: Map<string, Set<string>>; entries: number }>> {
   // A cursor over array parameters where the store takes them (PostgreSQL), else a keyset over an indexed copy.
@@ -233,10 +233,10 @@ export async function openDayTakes(trx: Knex.Transaction, scope: Scope): Promise
   };
   if (cursor) {
     // A cursor over the entries and the run days' customer-days, read take by take: no copy of the
-    // run days' customer-days, no index on it (0.3 s of a month's settle each). Each (run, day) is a
+    // run days' customer-days, no index on it (each a share of a month's settle). Each (run, day) is a
     // range scan of the day on the activity key (partner, date, customer, ...); the rows are made
     // distinct and sorted in one sort, by their bytes ("C": the order of JavaScript's comparison of
-    // the keys too), without the database collation's cost (150 -> 105 ms for 171,000 rows).
+    // the keys too), without the database collation's cost (bench/README.md, the whole pipeline).
     const runDays = runs.length > 0 ? ` UNION SELECT a.customer_id COLLATE "C", to_char(a.date, 'YYYY-MM-DD') COLLATE "C"
       FROM unnest(?::text[], ?::date[]) AS r(run_id, date) JOIN ${activity} a ON a.partner_id = ? AND a.date = r.date AND a.run_id = r.run_id` : '';
     await trx.raw(`DECLARE ${TAKES}_cursor NO SCROLL CURSOR FOR SELECT customer_id COLLATE "C" AS customer_id, date COLLATE "C" AS date FROM ${TAKES}${runDays} ORDER BY 1, 2`,

@@ -6,7 +6,7 @@
  */
 import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
-import type { ChangeSet } from '../pipeline/load.js';
+import type { ChangeSet } from '../pipeline/jobs.js';
 import type { Variant } from '../types.js';
 import { utcDay } from '../kernel/dates.js';
 import { customersOfRunDays, type DeferredDay, type RunDayEntity } from '../store/run-days.js';

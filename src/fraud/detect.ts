@@ -104,7 +104,7 @@ export async function detect(trx: Knex.Transaction, store: Store, config: FraudC
   // only the instances those facts feed are judged (set-based over what the batch changed).
   const pendingOf = new Map([...data].map(([id, d]) => [id, d.pending]));
   // Signatures only where there are stored facts to compare with: a customer without any (a
-  // first load's every customer) has all its parts written (0.3 s of a month's settle otherwise).
+  // first load's every customer) has all its parts written (bench/README.md, the whole pipeline).
   const fresh = new Map(facts.filter((f) => old.signatures.has(f.customer_id)).map((f) => [f.customer_id, signatureOf(f, pendingOf.get(f.customer_id))]));
   const differs = (id: string, part: keyof Signature): boolean => {
     if (options.force === true) return true;

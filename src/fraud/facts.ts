@@ -219,8 +219,8 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
 /**
  * The gaming activity rows of these customers' windows. PostgreSQL: one statement per 1000
  * windows, the windows as array parameters joined LATERAL to a range scan each (a bulk run's
- * group has thousands of distinct windows: a query per distinct range took 694 statements for a
- * 5,000-customer month). SQLite: one indexed query per distinct range and 500 customers (a batch's
+ * group has thousands of distinct windows: a query per distinct range was hundreds of statements
+ * a month, bench/README.md, the whole pipeline). SQLite: one indexed query per distinct range and 500 customers (a batch's
  * windows mostly share their days, its transactions being of a few days).
  */
 async function readWindows(db: Knex | Knex.Transaction, partner: string, ranges: readonly { customer: string; from: string; to: string }[]): Promise<Record<string, unknown>[]> {
@@ -430,7 +430,7 @@ export function storedCustomers(stored: StoredFacts): { row: Set<string>; days: 
  * facts): per table only for the customers whose part changed (all three without `changed`).
  * With `stored` (storedCustomers of the facts read in this transaction), a table's old rows are
  * deleted only for the customers that have some: a bulk group's new customers have none, and a
- * delete per 400 of them found nothing (0.5 s of a month's settle).
+ * delete per 400 of them found nothing (bench/README.md, the whole pipeline).
  */
 export async function writeFacts(trx: Knex.Transaction, partner: string, ids: readonly string[], allFacts: readonly Facts[], pending: ReadonlyMap<string, [string, string] | undefined> = new Map(),
   changed?: { row: ReadonlySet<string>; days: ReadonlySet<string>; identities: ReadonlySet<string> },

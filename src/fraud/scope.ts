@@ -4,7 +4,7 @@
  * windows wait for.
  */
 import type { Knex } from 'knex';
-import type { ChangeSet } from '../pipeline/load.js';
+import type { ChangeSet } from '../pipeline/jobs.js';
 import type { Variant } from '../types.js';
 import { addDays } from '../kernel/dates.js';
 import { dialectOf } from '../store/dialect/index.js';

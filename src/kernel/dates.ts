@@ -52,6 +52,13 @@ function civilFromDays(n: number): [number, number, number] {
   return [yoe + era * 400 + (m <= 2 ? 1 : 0), m, d];
 }
 
+/** Days from `from` to `to`, both included. */
+export function daysBetween(from: string, to: string): string[] {
+  const out: string[] = [];
+  for (let day = from; day <= to; day = addDays(day, 1)) out.push(day);
+  return out;
+}
+
 /** Store timestamp + days (microseconds kept). */
 export function addDaysToTimestamp(timestamp: string, days: number): string {
   const ts = toUtcTimestamp(timestamp);

@@ -18,7 +18,8 @@
  */
 import type { Knex } from 'knex';
 import { checkPartner } from '../../jobs/check-partner.js';
-import { addDays, utcDay } from '../../jobs/windows.js';
+import { utcDay } from '../../jobs/windows.js';
+import { addDays } from '../kernel/dates.js';
 import type { SourceDeps } from '../../connectors/index.js';
 import type { PartnerDefinition } from '../config/definition.js';
 import { freshness, type Freshness } from '../freshness.js';

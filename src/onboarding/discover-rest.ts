@@ -9,7 +9,8 @@
  * query of a list path (`/v2/transactions?from=2024-01-01`) is sent with every request.
  */
 import { createRestSource } from '../../connectors/rest/source.js';
-import { addDays, utcDay } from '../../jobs/windows.js';
+import { utcDay } from '../../jobs/windows.js';
+import { addDays } from '../kernel/dates.js';
 import type { Logger } from '../log.js';
 import type { Entity } from '../types.js';
 import { SourceError } from '../../connectors/source.js';

@@ -18,7 +18,7 @@ import { Decimal } from 'decimal.js';
 import { createSource, type SourceDeps } from '../../connectors/index.js';
 import { windowParams, type RestSourceClient } from '../../connectors/rest/source.js';
 import type { PullWindow, Source } from '../../connectors/source.js';
-import { addDays, daysBetween } from '../../jobs/windows.js';
+import { addDays, daysBetween } from '../kernel/dates.js';
 import type { PartnerDefinition, StreamDefinition } from '../config/definition.js';
 import { createMapper } from '../pipeline/map-record.js';
 import { minimiseRecord, minimises } from '../spec/personal-data.js';

@@ -23,7 +23,7 @@ import { resultColumns } from '../../connectors/sql/inspect.js';
 import { openSqlConnection } from '../../connectors/sql/connection.js';
 import type { SqlDialect } from '../../connectors/sql/dialects.js';
 import { columnIdentifier, relationIdentifier } from '../../connectors/sql/identifiers.js';
-import { addDays } from '../../jobs/windows.js';
+import { addDays } from '../kernel/dates.js';
 import type { FieldRule, PartnerDefinition, StreamDefinition } from '../config/definition.js';
 import type { Logger, Redact } from '../log.js';
 import { createMapper } from '../pipeline/map-record.js';

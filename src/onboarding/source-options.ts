@@ -5,7 +5,7 @@
  * draft definition refers to them as `${VAR}`.
  */
 import type { RestAuth, RestSource } from '../config/definition.js';
-import { DEFINITION_DEFAULTS } from '../config/load-definitions.js';
+import { DEFINITION_DEFAULTS } from '../config/definition-defaults.js';
 import { createRedactor } from '../config/redact.js';
 import type { Redact } from '../log.js';
 import type { Entity } from '../types.js';

@@ -43,11 +43,7 @@ export const emptyPriorRows = (): PriorRows => ({ customers: new Map(), transact
  * What one batch (or one day replacement) changed inside a load transaction, built once by the
  * transaction and read by every job's `mark`.
  */
-export interface ChangeSet {
-  partner: string;
-  variant: Variant;
-  runId: string;
-  policy: EvaluationPolicy;
+export interface ChangeSet extends CommittedChange {
   /** Records upserted per entity (the latest version of each key), including released ones. */
   records: Record<Entity, SpecRecord[]>;
   /**

@@ -27,8 +27,6 @@ import type { KnownCustomers } from './known-customers.js';
 import { forgetErased } from '../store/erasures.js';
 import { readyBatch, type BatchInput, type BatchResult, type PreparedBatch, type ReadyBatch, type WriteInput } from './batch.js';
 
-export { readyBatch, type BatchInput, type BatchResult, type ReadyBatch } from './batch.js';
-
 /** The advisory lock that serialises a partner's loads (and whatever must not interleave with them). */
 export const loadLockKey = (partner: string): string => `partner-sync:load:${partner}`;
 

@@ -25,13 +25,11 @@ import { EvaluationsBehind } from './evaluate-behind.js';
 import { BulkRuns, type SettleGroup as BulkSettleGroup } from './bulk-runs.js';
 import { AfterLoadJobs, type AfterLoadJob, type CommittedChange, type EvaluationPolicy } from './jobs.js';
 import { KnownCustomers } from './known-customers.js';
-import { LoadTransaction, readyBatch, type ReadyBatch, type BatchInput, type BatchResult, type Committed, type TransactionLoader } from './load-transaction.js';
+import { LoadTransaction, type Committed, type TransactionLoader } from './load-transaction.js';
+import { readyBatch, type ReadyBatch, type BatchInput, type BatchResult } from './batch.js';
 
 /** The group `settleTogether` hands its work, for `endDeferred` (bulk-runs.ts). */
 export type SettleGroup = BulkSettleGroup<CommittedChange>;
-
-export { LoadTransaction, loadLockKey, type BatchInput, type BatchResult, type ReadyBatch } from './load-transaction.js';
-export type { AfterLoadJob, ChangeSet, CommittedChange, EvaluationContext, EvaluationPolicy, JobTransaction } from './jobs.js';
 
 /** An after-commit hook failed: the transaction's data IS committed (same message as the hook's error). */
 export class AfterCommitError extends Error {

@@ -12,7 +12,7 @@
  */
 import type { EvaluationPolicy } from './jobs.js';
 import type { Loader, SettleGroup } from './load.js';
-import type { BatchResult } from './load-transaction.js';
+import type { BatchResult } from './batch.js';
 import { addCounts, emptyCounts, finishRun, startRun, type RunCounts, type RunStart, type RunStatus } from '../store/runs.js';
 
 /** The rejects of the batches tallied, per `field rule` of each record's first violation. */

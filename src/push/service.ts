@@ -16,7 +16,7 @@ import { getClient } from '../access/api-clients.js';
 import type { Loader } from '../pipeline/load.js';
 import { minimiseRecord, minimises, personalData, type PersonalData } from '../spec/personal-data.js';
 import type { Entity, Variant } from '../types.js';
-import { GroupCommitQueue, newRequestId, type GroupCommitOptions, type PushAnswer } from './group-commit.js';
+import { GroupCommitQueue, newRequestId, type GroupCommitOptions } from './group-commit.js';
 import { findAnswer } from './store.js';
 import { bulkPayloadErrors, validateRecords, type PushError } from './validate.js';
 
@@ -156,5 +156,3 @@ function replay(stored: { requestHash: string; status: number; body: Record<stri
 function hashRequest(input: PushInput): string {
   return createHash('sha256').update(JSON.stringify([input.variant, input.entity, input.bulk, input.body])).digest('hex');
 }
-
-export type { PushAnswer };

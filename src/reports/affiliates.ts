@@ -8,7 +8,7 @@ import { ledgerReport } from '../commission/report.js';
 import { lastDayOf } from '../kernel/dates.js';
 import { money, ZERO, type Money } from '../kernel/money.js';
 import type { Store } from '../store/store.js';
-import { COUNT_COLUMNS, MONEY_COLUMNS, type MoneyColumn } from './facts.js';
+import { COUNT_COLUMNS, MONEY_COLUMNS, type MoneyColumn } from './facts-columns.js';
 
 export type Grain = 'day' | 'month' | 'campaign';
 

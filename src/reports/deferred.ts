@@ -9,7 +9,8 @@
  */
 import type { Knex } from 'knex';
 import { utcDay } from '../kernel/dates.js';
-import { loadLockKey, type ChangeSet } from '../pipeline/load.js';
+import { loadLockKey } from '../pipeline/load-transaction.js';
+import type { ChangeSet } from '../pipeline/jobs.js';
 import { append } from '../kernel/collections.js';
 import { marksByRunDay, runCustomers } from '../store/run-days.js';
 import { dialectOf } from '../store/dialect/index.js';
@@ -56,7 +57,7 @@ export function factsScopeOf(change: Pick<ChangeSet, 'variant' | 'records' | 're
   }
   for (const record of change.records.transactions) {
     // Only its key, customer, type and UTC day: the whole written version (writtenTransaction, its
-    // facts text) was 0.5 s of a month's load transactions.
+    // facts text) was a share of a month's load transactions (bench/README.md, the whole pipeline).
     const now = { id: String(record.transaction_id), customer: String(record.customer_id), type: String(record.transaction_type), day: utcDay(String(record.transaction_date)) };
     scope.days.add(now.day);
     const was = priors.transactions.get(now.id);
@@ -117,8 +118,8 @@ export async function settleFacts(store: Store, partner: string): Promise<number
       return days.size;
     }
     for (const changed of (await recomputeFtd(trx, partner, [...ftd])).values()) for (const day of changed) days.add(day);
-    for (const day of [...days].sort()) await recomputeDay(trx, partner, variant, day, 'all');
-    await recomputeMonths(trx, partner, [...days].map((d) => [d, 'all']));
+    for (const day of [...days].sort()) await recomputeDay(trx, partner, variant, day);
+    await recomputeMonths(trx, partner, [...days].map((d) => d.slice(0, 7)));
     return days.size;
   });
 }

@@ -133,11 +133,11 @@ const movingOf = (changes: Map<string, Map<string, Money>>): [string, Map<string
 
 /**
  * SQLite: each key's stored values plus its difference (exact decimal text, computed here); a row
- * whose values all come to zero (`empty`) is deleted, any other written. Returns the rows written.
+ * whose values all come to zero (`empty`) is deleted, any other written.
  */
-async function applyTo(trx: Knex.Transaction, table: Table, partner: string, changes: Map<string, Map<string, Money>>, empty: (row: Record<string, unknown>) => boolean): Promise<number> {
+async function applyTo(trx: Knex.Transaction, table: Table, partner: string, changes: Map<string, Map<string, Money>>, empty: (row: Record<string, unknown>) => boolean): Promise<void> {
   const moving = movingOf(changes);
-  if (moving.length === 0) return 0;
+  if (moving.length === 0) return;
   const keys = moving.map(([k]) => k.split('\u0000'));
   const stored = await readRows(trx, table, partner, keys);
   const upserts: Record<string, unknown>[] = [];
@@ -153,7 +153,6 @@ async function applyTo(trx: Knex.Transaction, table: Table, partner: string, cha
     } else upserts.push(row);
   }
   await writeRows(trx, table, partner, upserts, deletes);
-  return upserts.length;
 }
 
 /** One table's part of the PostgreSQL statement: the upsert as a CTE, and the keys that came to zero. */
@@ -183,11 +182,11 @@ function additions(table: Table, n: number, moving: [string, Map<string, Money>]
  * PostgreSQL adds the differences in the statement that writes them (exact NUMERIC), all tables
  * in one statement: only the columns the batch moved are sent, a new key starts from zero, and
  * the keys whose row comes to zero everywhere come back to be deleted (rare: a cell whose last
- * record went). Returns the day cells written.
+ * record went).
  */
-async function addInSql(trx: Knex.Transaction, partner: string, parts: { table: Table; changes: Map<string, Map<string, Money>>; emptySql: string }[]): Promise<number> {
+async function addInSql(trx: Knex.Transaction, partner: string, parts: { table: Table; changes: Map<string, Map<string, Money>>; emptySql: string }[]): Promise<void> {
   const used = parts.map((p) => ({ ...p, moving: movingOf(p.changes) })).filter((p) => p.moving.length > 0);
-  if (used.length === 0) return 0;
+  if (used.length === 0) return;
   const built = used.map((p, n) => additions(p.table, n, p.moving, p.emptySql));
   // The partner is bound once per CTE, before its JSON rows.
   const sql = `WITH ${built.map((b) => b.cte.replace(':partner', '?')).join(', ')} ${built.map((b) => b.empty).join(' UNION ALL ')}`;
@@ -197,16 +196,14 @@ async function addInSql(trx: Knex.Transaction, partner: string, parts: { table: 
     const keys = empty.filter((r) => Number(r.t) === n).map((r) => r.k.map(String));
     if (keys.length > 0) await writeRows(trx, p.table, partner, [], keys);
   }
-  const day = used.findIndex((p) => p.table === DAY_CELLS);
-  return day < 0 ? 0 : (used[day] as { moving: unknown[] }).moving.length - empty.filter((r) => Number(r.t) === day).length;
 }
 
 const zeroSql = (columns: readonly string[]): string => columns.map((c) => `u.${c} = 0`).join(' AND ');
 
 const allZero = (columns: readonly string[]) => (row: Record<string, unknown>): boolean => columns.every((c) => money(row[c] as string | number).isZero());
 
-/** Writes a batch's differences to the day cells, their month cells and the product cells. Returns the day cells written. */
-export async function applyDeltas(trx: Knex.Transaction, partner: string, deltas: FactDeltas): Promise<number> {
+/** Writes a batch's differences to the day cells, their month cells and the product cells. */
+export async function applyDeltas(trx: Knex.Transaction, partner: string, deltas: FactDeltas): Promise<void> {
   const months = new Map<string, Map<string, Money>>();
   const monthOf = (month: string, pair: string): Map<string, Money> => {
     const key = `${month}\u0000${pair}`;
@@ -238,9 +235,8 @@ export async function applyDeltas(trx: Knex.Transaction, partner: string, deltas
       { table: PRODUCT_CELLS, changes: products, emptySql: 'u.purchases = 0' },
     ]);
   }
-  const cells = await applyTo(trx, DAY_CELLS, partner, dayCells, allZero(cellColumns));
+  await applyTo(trx, DAY_CELLS, partner, dayCells, allZero(cellColumns));
   await applyTo(trx, MONTH_CELLS, partner, months, allZero(cellColumns));
   await applyTo(trx, PRODUCT_CELLS, partner, products, (row) => Number(row.purchases) === 0);
-  return cells;
 }
 

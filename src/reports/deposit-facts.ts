@@ -20,8 +20,8 @@ import { updateFtd } from './ftd.js';
  * (absent: nowhere).
  */
 export async function moveDepositFacts(trx: Knex.Transaction, partner: string, customers: readonly string[], reads: CustomerReads,
-  pairBefore: (customer: string) => string | undefined, deltas: FactDeltas): Promise<number> {
-  if (customers.length === 0) return 0;
+  pairBefore: (customer: string) => string | undefined, deltas: FactDeltas): Promise<void> {
+  if (customers.length === 0) return;
   const { now, deposits } = reads;
   const ftd = await updateFtd(trx, partner, customers, deposits, reads.ftd);
   for (const [customer, change] of ftd) {
@@ -69,5 +69,4 @@ export async function moveDepositFacts(trx: Knex.Transaction, partner: string, c
   const dialect = dialectOf(trx);
   for (const part of dialect.chunks(deletes, 400)) await dialect.deleteKeys(trx, 'report_depositors', partner, { day: 'date', customer_id: 'text' }, part, 400);
   await dialect.insertRows(trx, 'report_depositors', { partner_id: 'text', day: 'date', customer_id: 'text', affiliate_id: 'text', campaign_id: 'text' }, inserts, { json: true });
-  return inserts.length + deletes.length;
 }

@@ -11,7 +11,7 @@ import { listHolds, toLedgerLine } from '../commission/ledger.js';
 import { money, moneyOrNull, ZERO, type Money } from '../kernel/money.js';
 import { fromStoreTimestamp } from '../store/values.js';
 import { moneyText, REPORT_COLUMNS, type ReportColumn } from './affiliates.js';
-import { activityGgr, campaignKey, dayStart, toUsd } from './facts.js';
+import { activityGgr, campaignKey, dayStart, toUsd } from './facts-values.js';
 
 export interface ExplainCell {
   partner?: string;

@@ -31,7 +31,7 @@ export function decimalKey(value: unknown): string {
 /** Campaign as the facts key it ('' when the customer has none). */
 export const campaignKey = (value: unknown): string => (value === null || value === undefined ? '' : String(value));
 /** Account size as key text: its exact decimal, '' when none. */
-export const sizeKey = (value: unknown): string => (value === null || value === undefined || value === '' ? '' : money(value).toFixed());
+const sizeKey = (value: unknown): string => (value === null || value === undefined || value === '' ? '' : money(value).toFixed());
 /** A customer's challenge product (challenge_type \0 account_size) as a key. */
 export const productKey = (challengeType: unknown, accountSize: unknown): string => `${campaignKey(challengeType)}\u0000${sizeKey(accountSize)}`;
 

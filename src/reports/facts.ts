@@ -15,14 +15,6 @@ import { recomputeFtd } from './ftd.js';
 import { rebuildFactsSql } from './rebuild-sql.js';
 import { recomputeDay, recomputeMonths } from './recompute-day.js';
 
-export { COUNT_COLUMNS, MONEY_COLUMNS, REPORT_TX_TYPES } from './facts-columns.js';
-export type { CountColumn, MoneyColumn } from './facts-columns.js';
-export { activityGgr, campaignKey, dayStart, sizeKey, toUsd } from './facts-values.js';
-export { recomputeFtd } from './ftd.js';
-export { updateFacts, type FactsUpdate, type WrittenChange } from './incremental.js';
-export { emptyPriors, type PriorVersions } from './priors.js';
-export { recomputeDay, type Part } from './recompute-day.js';
-
 /**
  * Rebuilds a partner's facts from the raw tables (after a bulk load that bypassed the Loader, or
  * to check the incremental facts): every FTD, then every day that has data. Returns cells written.
@@ -56,23 +48,19 @@ export async function rebuildFacts(store: Store, partner: string, variant: Varia
   }
   let cells = 0;
   for (const day of [...days].sort()) {
-    cells += await knex.transaction((trx) => recomputeDay(trx, partner, variant, day, 'all'));
+    cells += await knex.transaction((trx) => recomputeDay(trx, partner, variant, day));
     options.onProgress?.(`day ${day}`);
   }
-  await knex.transaction(async (trx) => {
-    await trx('report_month_cells').where('partner_id', partner).delete();
-    await recomputeMonths(trx, partner, [...days].map((d) => [d, 'all']));
-  });
+  await knex.transaction((trx) => recomputeMonths(trx, partner, [...days].map((d) => d.slice(0, 7))));
   return cells;
 }
 
 /**
  * After an FX import: the facts of every day a saved rate covers are recomputed (amounts that
  * waited for the rate convert; a changed rate moves what used it), in the import's transaction.
- * `_kind` is not read (the transaction's dialect decides); callers still pass the store's kind.
  */
-export async function refreshFactsForRates(trx: Knex.Transaction, rates: readonly { currency: string; date: string }[]): Promise<number> {
-  if (rates.length === 0) return 0;
+export async function refreshFactsForRates(trx: Knex.Transaction, rates: readonly { currency: string; date: string }[]): Promise<void> {
+  if (rates.length === 0) return;
   const byDay = new Map<string, Set<string>>();
   for (const r of rates) {
     let s = byDay.get(r.date);
@@ -80,14 +68,12 @@ export async function refreshFactsForRates(trx: Knex.Transaction, rates: readonl
     s.add(r.currency);
   }
   const partners: { partner_id: string; variant: Variant }[] = await trx('partners').select('partner_id', 'variant');
-  let cells = 0;
   for (const { partner_id: partner, variant } of partners) {
     for (const [day, currencies] of byDay) {
       const ftd: string[] = (await trx('report_ftd').where('partner_id', partner).where('day', day).whereIn('currency', [...currencies]).pluck('customer_id')).map(String);
       if (ftd.length > 0) await recomputeFtd(trx, partner, ftd);
-      cells += await recomputeDay(trx, partner, variant, day, 'all');
+      await recomputeDay(trx, partner, variant, day);
     }
-    await recomputeMonths(trx, partner, [...byDay.keys()].map((d) => [d, 'all']));
+    await recomputeMonths(trx, partner, [...byDay.keys()].map((d) => d.slice(0, 7)));
   }
-  return cells;
 }

@@ -9,7 +9,7 @@
  */
 import type { Knex } from 'knex';
 import { dialectOf } from '../store/dialect/index.js';
-import { readHistories, type PhaseEntry } from './phase-history.js';
+import { readHistories, type FunnelCustomer, type PhaseEntry } from './phase-history.js';
 
 export const FUNNEL_GROUPS = ['affiliate', 'challenge_type', 'account_size', 'cohort'] as const;
 export type FunnelGroup = (typeof FUNNEL_GROUPS)[number];
@@ -155,19 +155,11 @@ function compareGroups(by: FunnelGroup | undefined, a: string | null, b: string 
   return a < b ? -1 : 1;
 }
 
-export interface ExplainedCustomer {
-  partner_id: string;
-  customer_id: string;
-  affiliate_id: string;
-  campaign_id: string | null;
-  challenge_type: string | null;
-  account_size: string | null;
-  signup_date: string;
-  current_phase: string | null;
+export type ExplainedCustomer = Pick<FunnelCustomer, 'partner_id' | 'customer_id' | 'affiliate_id' | 'campaign_id' | 'challenge_type' | 'account_size' | 'signup_date' | 'current_phase'> & {
   /** With a median cell: the customer's days between the step's two stages. */
   days?: number;
   history: PhaseEntry[];
-}
+};
 
 /**
  * The customers behind one cell of the funnel (the same filters; with `by`, the group's value,

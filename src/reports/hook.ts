@@ -8,7 +8,7 @@
  * A run evaluated over its group (policy `group`) records instead what each batch touched, and its
  * evaluation recomputes those days from the stored rows, set-based (./deferred.ts).
  */
-import type { AfterLoadJob, ChangeSet } from '../pipeline/load.js';
+import type { AfterLoadJob, ChangeSet } from '../pipeline/jobs.js';
 import type { Store } from '../store/store.js';
 import { factsScopeOf, pendingFactsPartners, settleFacts, writeFactsPending } from './deferred.js';
 import { updateFacts } from './incremental.js';
@@ -41,14 +41,7 @@ export function reportFactsJob(store: Store): AfterLoadJob {
         await writeFactsPending(trx, change.partner, change.variant, factsScopeOf(change, priors), change.runId, store.now());
         return;
       }
-      await updateFacts(trx, {
-        partner: change.partner,
-        variant: change.variant,
-        customers: change.records.customers,
-        transactions: change.records.transactions,
-        activity: change.records.activity,
-        replacedDays: change.replacedDays,
-      }, priors);
+      await updateFacts(trx, change, priors);
     },
     async evaluate({ change, after }) {
       if (change.policy === 'at-commit') return;

@@ -18,29 +18,14 @@ import type { Knex } from 'knex';
 import { utcDay } from '../kernel/dates.js';
 import { RateBook } from '../kernel/fx.js';
 import { money } from '../kernel/money.js';
-import type { SpecRecord, Variant } from '../types.js';
+import type { SpecRecord } from '../types.js';
+import type { ChangeSet } from '../pipeline/jobs.js';
 import { applyDeltas, FactDeltas, reported, type Sign } from './deltas.js';
 import { readCustomers } from './customer-reads.js';
 import { moveDepositFacts } from './deposit-facts.js';
 import { dialectOf } from '../store/dialect/index.js';
 import { CHUNK, type Attribution, campaignKey, decimalKey, pairKey, productKey } from './facts-values.js';
 import { activityKey, readCustomerActivity, TX_READ, storedTransaction, writtenTransaction, type ActivityValues, type PriorVersions, type StoredTransaction } from './priors.js';
-
-export interface WrittenChange {
-  partner: string;
-  variant: Variant;
-  customers: readonly SpecRecord[];
-  transactions: readonly SpecRecord[];
-  activity: readonly SpecRecord[];
-  replacedDays: readonly string[];
-}
-
-export interface FactsUpdate {
-  /** Day cells written. */
-  cells: number;
-  /** Customers whose FTD and depositor days were compared with their deposits. */
-  ftdCustomers: number;
-}
 
 const ACTIVITY_COLUMNS = ['unconverted_activity', 'bets_usd', 'ggr_usd', 'ngr_usd'] as const;
 
@@ -52,18 +37,18 @@ interface Moved {
 }
 
 /** Brings the facts up to date with what a batch wrote, in the batch's transaction. */
-export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, priors: PriorVersions): Promise<FactsUpdate> {
-  const { partner, variant } = change;
+export async function updateFacts(trx: Knex.Transaction, change: ChangeSet, priors: PriorVersions): Promise<void> {
+  const { partner, variant, records } = change;
   const deltas = new FactDeltas();
   const igaming = variant === 'igaming';
   if (igaming) for (const day of change.replacedDays) await takeOutActivity(trx, partner, day, deltas);
 
-  const writtenTx = new Set(change.transactions.map((t) => String(t.transaction_id)));
-  const writtenActivity = new Set(igaming ? change.activity.map((a) => activityKey(a as never)) : []);
+  const writtenTx = new Set(records.transactions.map((t) => String(t.transaction_id)));
+  const writtenActivity = new Set(igaming ? records.activity.map((a) => activityKey(a as never)) : []);
 
   // Step 1: customers.
-  const moved = customerMoves(change.customers, priors, deltas);
-  const newCustomers = new Set(change.customers.map((c) => String(c.customer_id)).filter((id) => !priors.customers.has(id)));
+  const moved = customerMoves(records.customers, priors, deltas);
+  const newCustomers = new Set(records.customers.map((c) => String(c.customer_id)).filter((id) => !priors.customers.has(id)));
   const depositCustomers = new Set<string>();
   if (moved.length > 0) {
     await moveHistories(trx, partner, igaming, moved, priors, writtenTx, writtenActivity, deltas);
@@ -72,8 +57,8 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
 
   // Step 2: transactions and activity, at the customers' cells now.
   const versions: { t: StoredTransaction; sign: Sign }[] = [];
-  if (change.transactions.length > 0) {
-    for (const now of change.transactions.map(writtenTransaction)) {
+  if (records.transactions.length > 0) {
+    for (const now of records.transactions.map(writtenTransaction)) {
       const was = priors.transactions.get(now.id);
       // Re-sent as stored (same customer, type, status, time and amounts): no fact changes.
       if (was && was.facts === now.facts) continue;
@@ -84,7 +69,7 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
   for (const { t } of versions) if (t.type === 'deposit' && t.status === 'approved') depositCustomers.add(t.customer);
   const activityVersions: { key: string; row: ActivityValues; sign: Sign }[] = [];
   if (igaming) {
-    for (const record of change.activity) {
+    for (const record of records.activity) {
       const key = activityKey(record as never);
       // The written row as the store holds it (decimals as their exact text): the record's values.
       const row: ActivityValues = { currency: record.currency, total_bets: record.total_bets ?? null, wins: record.wins ?? null, ggr: record.ggr ?? null, ngr: record.ngr ?? null };
@@ -124,8 +109,7 @@ export async function updateFacts(trx: Knex.Transaction, change: WrittenChange, 
   const pairBefore = (customer: string): string | undefined => (newCustomers.has(customer) ? undefined : movedBefore.get(customer) ?? now.get(customer)?.pair);
   await moveDepositFacts(trx, partner, [...depositCustomers], reads, pairBefore, deltas);
 
-  const cells = await applyDeltas(trx, partner, deltas);
-  return { cells, ftdCustomers: depositCustomers.size };
+  await applyDeltas(trx, partner, deltas);
 }
 
 /**

@@ -53,12 +53,6 @@ export interface PhaseState {
 
 export const NO_HISTORY: PhaseState = { lastSeq: 0, lastPhase: null, reached: new Set() };
 
-/** The state after a whole history. */
-export function stateOf(history: readonly PhaseEntry[]): PhaseState {
-  const last = history[history.length - 1];
-  return { lastSeq: last?.seq ?? 0, lastPhase: last?.phase ?? null, reached: new Set(history.map((e) => e.phase)) };
-}
-
 /**
  * The entries an observation adds to a customer's history (empty when it adds nothing).
  * Pure: the rules above, on one customer.

@@ -101,9 +101,9 @@ export async function rebuildFactsSql(knex: Knex, partner: string, variant: stri
  */
 export async function recomputeDaysSql(trx: Knex.Transaction, partner: string, variant: string, days: ReadonlySet<string>, ftdCustomers: readonly string[]): Promise<number> {
   const all = new Set(days);
-  // Room for a month's sorts and hashes in memory: at the default 4 MB, the first deposits of a
-  // month's 20,000 customers, its 75,000 transactions and 171,000 activity rows were sorted on
-  // disk (5, 6 and 13 MB) to be grouped into 2,600 cells. Reset at the end of writeDays.
+  // Room for a month's sorts and hashes in memory: at the default work_mem a month's first
+  // deposits, transactions and activity rows were sorted on disk to be grouped into cells
+  // (bench/README.md, the whole pipeline). Reset at the end of writeDays.
   await trx.raw(ROOM);
   if (ftdCustomers.length > 0) {
     const before = await trx.raw('DELETE FROM report_ftd WHERE partner_id = ? AND customer_id = ANY(?::text[]) RETURNING day::text AS day', [partner, [...ftdCustomers]]);

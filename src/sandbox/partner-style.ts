@@ -24,7 +24,6 @@ import { Decimal } from 'decimal.js';
 import type { Entity, SpecRecord, Variant } from '../types.js';
 
 export type SandboxStyle = 'spec' | 'partner';
-export const SANDBOX_STYLES: readonly SandboxStyle[] = ['spec', 'partner'];
 
 /** Spec field → partner field name, per entity (fields not listed: their camelCase name). */
 export const PARTNER_NAMES: Record<Entity, Record<string, string>> = {

@@ -4,10 +4,7 @@
  * variant and the customer's index), so one customer's data does not depend on how many others
  * were generated before it.
  */
-
 import { mulberry32 } from '../kernel/prng.js';
-
-export { mulberry32 };
 
 /** A 32-bit seed for one labelled stream: FNV-1a over the seed and the labels. */
 export function deriveSeed(seed: number, ...labels: readonly (string | number)[]): number {

@@ -32,11 +32,6 @@ import { createStatsCollector, type SandboxStats } from './stats.js';
 import { partnerStyleBody, partnerStyleQuery, type SandboxStyle } from './partner-style.js';
 import { systemClock } from '../kernel/clock.js';
 
-export type { SandboxData } from './data.js';
-export type { SandboxFaults } from './faults.js';
-export type { SandboxClient } from './oauth.js';
-export type { SandboxStats } from './stats.js';
-
 export const DEFAULT_RATE_LIMIT_PER_MINUTE = 1000;
 export const DEFAULT_TOKEN_TTL_SECONDS = 3600;
 const TOKEN_BODY_LIMIT = 64 * 1024;

@@ -65,7 +65,8 @@ const NO_VIOLATIONS: Violation[] = Object.freeze([]) as unknown as Violation[];
 export function createSpecValidator(options: SpecValidatorOptions = {}): SpecValidator {
   const schemaDir = options.schemaDir ?? defaultSchemaDir();
   // The shipped schemas are checked against the meta-schema by a test (test/spec/meta-schemas.test.ts),
-  // not at every start: compiling the meta-schema took about 0.1 s of each command. Others are checked here.
+  // not at every start: compiling the meta-schema slowed every command's start (bench/README.md,
+  // Measured outside the benchmarks). Others are checked here.
   const ajv = new Ajv2020({ allErrors: true, strict: true, validateSchema: options.schemaDir !== undefined });
   // The formats are our own, not ajv-formats': each with its deliberate choices in its file
   // (date-time: ../kernel/timestamp.ts; date: ./date-format.ts; email: ./email-format.ts).

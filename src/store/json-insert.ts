@@ -33,12 +33,13 @@ const QUOTED = /[\\"]/;
 /**
  * An array parameter as PostgreSQL's array text (`{"a","b",NULL}`), for a `?::type[]` cast, when
  * every element is a string, a finite number, a boolean or null: the driver's own rendering escapes
- * every element with two regular expressions, 0.4 s of a month's settle. Other arrays (dates,
+ * every element with two regular expressions, a share of a month's settle (bench/README.md, the
+ * whole pipeline). Other arrays (dates,
  * objects) are passed as they are, for the driver to render.
  *
  * Most arrays (keys, dates, counts) have no element to escape: their JSON text, brackets made
- * braces, is the array text (`null` reads as NULL), and JSON.stringify writes it at some 2.5 times
- * the speed of quoting element by element. JSON text with a backslash (a quote, a backslash or a
+ * braces, is the array text (`null` reads as NULL), and JSON.stringify writes it faster than
+ * quoting element by element. JSON text with a backslash (a quote, a backslash or a
  * control character escaped, which the array syntax escapes otherwise) is quoted element by element.
  */
 export function arrayLiteral(values: readonly unknown[]): readonly unknown[] | string {

@@ -54,16 +54,10 @@ export async function markResolved(trx: Knex.Transaction, ids: readonly number[]
 
 /**
  * Closes the open rejects that records just written make obsolete (resolution `loaded`). One
- * indexed probe when the partner's stream has no open reject, which is the common case.
- */
-export async function resolveLoaded(trx: Knex.Transaction, scope: ResolveScope, applied: readonly SpecRecord[]): Promise<number> {
-  return (await resolveLoadedRejects(trx, scope, applied)).resolved;
-}
-
-/**
- * `resolveLoaded`, also telling whether the partner's stream had any open reject at all: a load
- * transaction holding the partner's load lock need not ask again until it quarantines some itself
- * (only a load opens rejects, and only under that lock).
+ * indexed probe when the partner's stream has no open reject, which is the common case. Also tells
+ * whether the partner's stream had any open reject at all: a load transaction holding the
+ * partner's load lock need not ask again until it quarantines some itself (only a load opens
+ * rejects, and only under that lock).
  */
 export async function resolveLoadedRejects(trx: Knex.Transaction, scope: ResolveScope, applied: readonly SpecRecord[]): Promise<{ resolved: number; anyOpen: boolean }> {
   if (applied.length === 0) return { resolved: 0, anyOpen: true };

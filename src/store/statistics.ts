@@ -2,8 +2,8 @@
  * Planner statistics during bulk loads. A table that grows by a large share between two ANALYZEs
  * keeps the row estimates of its smaller self until autovacuum catches up, and the planner then
  * picks plans for the small table: a day's keyed probe became a bitmap scan of the whole day
- * (100,000 rows read to find none, 240 ms instead of 3 ms), which made a replica backfill's cost
- * per row grow with the size of its days. Bulk runs call this between groups (Loader.settle).
+ * (bench/README.md, Replica load), which made a replica backfill's cost per row grow with the size
+ * of its days. Bulk runs call this between groups (Loader.settle).
  */
 import type { Store } from './store.js';
 
@@ -24,12 +24,12 @@ export async function refreshStaleStatistics(store: Store): Promise<string[]> {
   const result = (await store.knex.raw(`SELECT s.relid::regclass::text AS name FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid
     WHERE s.schemaname = current_schema() AND s.n_mod_since_analyze > GREATEST(?::bigint, ?::float8 * GREATEST(c.reltuples, 0)) ORDER BY 1`, [MIN_CHANGED, SHARE])) as { rows: { name: string }[] };
   const names = result.rows.map((r) => r.name);
-  // The names come from the catalog, quoted by regclass. Two at a time, on two connections: after
-  // a month's import the six tables took 0.8 s one after the other, every other job waiting.
+  // The names come from the catalog, quoted by regclass. Two at a time, on two connections: one
+  // after the other, a month's import's six tables kept every other job waiting.
   // Sampled at a lower target than the server's default (100): what the run's plans lean on is a
   // table's size and its values' ranges (a histogram that ends before the rows just loaded makes
-  // their ranges look empty), which a smaller sample gives as well; after a month's import its
-  // tables took 0.52 s at the default, on the settle's path, and 0.18-0.22 s at this target.
+  // their ranges look empty), which a smaller sample gives as well, in less of the settle's time
+  // (bench/README.md, the whole pipeline).
   // Autovacuum's next analyze samples at the default.
   let next = 0;
   const lane = async (): Promise<void> => {

@@ -27,7 +27,8 @@ const key = (partner: string, stream: string) => `${partner}/${stream}`;
 /**
  * The latest run of every (partner, stream) that has runs. Walks the (partner_id, stream,
  * started_at) index: the next pair after the previous one, then that pair's newest run, two index
- * seeks a pair; a correlated max() per run row read the whole table (1.6 s at 52,000 runs).
+ * seeks a pair; a correlated max() per run row read the whole table (bench/README.md, Measured
+ * outside the benchmarks).
  */
 async function latestRuns(knex: Knex): Promise<(LastRun & { partner_id: string; stream: string })[]> {
   const out: (LastRun & { partner_id: string; stream: string })[] = [];

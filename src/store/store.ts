@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { inspect } from 'node:util';
 import knexFactory, { type Knex } from 'knex';
-import type { DialectProfile } from './dialects.js';
 import { STORE_DIALECTS, type StoreDialect } from './dialect/index.js';
 import { MIGRATIONS, type StoreMigration } from './migrations/index.js';
 import { scrubStatementErrors } from './store-errors.js';
@@ -21,11 +20,6 @@ export class Store {
     readonly location: StoreLocation,
     readonly clock: Clock,
   ) {}
-
-  /** The backend's data (the dialect is a profile with behaviour). */
-  get profile(): DialectProfile {
-    return this.dialect;
-  }
 
   get description(): string {
     return describeStore(this.location);

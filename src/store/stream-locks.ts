@@ -83,10 +83,9 @@ const LOCK_SQL = `with l as (select pg_try_advisory_lock(hashtextextended(coales
 const UNLOCK_SQL = `select pg_advisory_unlock_all(), set_config('application_name', '${IDLE_NAME}', false)`;
 
 /**
- * Lock connections kept open after their lease ends, to take the next lock on: opening one cost
- * about 30 ms on a local server (a backend started per connection), once per stream run, and a
- * worker's every-4-minute streams ran a day of them (test/worker/day.test.ts: 55 s on PostgreSQL
- * against 13 s on SQLite). A kept connection holds no lock (unlocked when its lease ended).
+ * Lock connections kept open after their lease ends, to take the next lock on: opening one starts
+ * a backend on the server, once per stream run, and a worker's every-4-minute streams run a day of
+ * them (test/worker/day.test.ts; bench/README.md, Measured outside the benchmarks). A kept connection holds no lock (unlocked when its lease ended).
  */
 const IDLE_KEPT = 8;
 

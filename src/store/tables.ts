@@ -75,9 +75,6 @@ export function entityTable(variant: Variant, entity: Entity): EntityTable {
   return TABLES[variant][entity];
 }
 
-/** The columns every entity row carries besides its spec fields: owner and lineage. */
-export const LINEAGE_COLUMNS = ['run_id', 'loaded_at'] as const;
-
 /** Tables whose rows carry a version: activity is replaced per day and has no change stamp. */
 export const VERSION_COLUMN = 'source_version';
 export const isVersioned = (table: EntityTable): boolean => table.entity === 'customers' || table.entity === 'transactions';

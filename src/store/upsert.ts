@@ -289,8 +289,3 @@ export async function writeUpsert(store: Store, trx: Knex.Transaction, prepared:
     throw rewordDriverError(error, `INSERT INTO ${quote(prepared.table.name)}`);
   }
 }
-
-/** Upserts validated records (no key twice) into an entity table inside the caller's transaction. */
-export async function upsertRecords(store: Store, trx: Knex.Transaction, table: EntityTable, batch: UpsertBatch): Promise<StaleKeys> {
-  return writeUpsert(store, trx, { table, batch });
-}

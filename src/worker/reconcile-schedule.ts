@@ -5,7 +5,8 @@
  * and entities that differ. One worker at a time runs a partner's reconcile (a lock per partner,
  * as stream runs have), and a tick missed while a reconcile ran is not made up.
  */
-import { addDays, utcDay } from '../../jobs/windows.js';
+import { utcDay } from '../../jobs/windows.js';
+import { addDays } from '../kernel/dates.js';
 import type { PartnerDefinition } from '../config/definition.js';
 import type { Logger, Redact } from '../log.js';
 import type { Store } from '../store/store.js';

@@ -4,7 +4,7 @@
  * commission of the flagged customers is held for review (docs/commissions.md, Review holds).
  */
 import assert from 'node:assert/strict';
-import { loadFraudConfig } from '../../jobs/fraud.js';
+import { loadFraudConfig } from '../../src/fraud/config.js';
 import { listReviewHolds } from '../../src/commission/review-holds.js';
 import { listFlags } from '../../src/fraud/flags.js';
 import { createSandboxData } from '../../src/sandbox/data.js';

@@ -4,7 +4,8 @@
  * (the shared ones in ../support/plans.ts).
  */
 import assert from 'node:assert/strict';
-import { commissionJob, recompute } from '../../jobs/commission.js';
+import { commissionJob } from '../../jobs/commission.js';
+import { recompute } from '../../src/commission/recompute.js';
 import { saveRates, parseRatesCsv } from '../../src/store/fx-rates.js';
 import { listHolds, toLedgerLine, type LedgerLine } from '../../src/commission/ledger.js';
 import type { Plan } from '../../src/commission/plans.js';

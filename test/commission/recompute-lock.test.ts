@@ -4,7 +4,7 @@
  * takes the load's pending scope with it. SQLite has one writer, so there is nothing to race.
  */
 import assert from 'node:assert/strict';
-import { recompute } from '../../jobs/commission.js';
+import { recompute } from '../../src/commission/recompute.js';
 import { CPA, plansYaml, planWith } from '../support/plans.js';
 import { raw } from '../support/records.js';
 import { STORES } from '../support/stores.js';

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { DbSource, DbStream, WarehouseSource, WarehouseStream } from '../../src/config/definition.js';
-import { connectionUrlProblem, DEFINITION_DEFAULTS, formatDefinitionError, hasChangeColumn, loadDefinition } from '../../src/config/load-definitions.js';
+import { formatDefinitionError, loadDefinition } from '../../src/config/load-definitions.js';
+import { connectionUrlProblem } from '../../src/config/definition-problems.js';
+import { DEFINITION_DEFAULTS } from '../../src/config/definition-defaults.js';
+import { hasChangeColumn } from '../../src/config/build-definition.js';
 import { scanQuery } from '../../src/config/query-scan.js';
 import type { DefinitionError } from '../../src/config/load-definitions.js';
 import { packageRoot } from '../../src/paths.js';

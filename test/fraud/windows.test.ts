@@ -13,7 +13,7 @@ import { defaultSettings, type RuleSettings } from '../../src/fraud/config.js';
 import { deriveFacts, windowsOf, type CustomerData, type Tx } from '../../src/fraud/facts.js';
 import { bonusBustOut, depositCycling } from '../../src/fraud/rules/customer.js';
 import type { Ctx } from '../../src/fraud/rules/unit.js';
-import { mulberry32 } from '../../src/sandbox/prng.js';
+import { mulberry32 } from '../../src/kernel/prng.js';
 
 const FIRST = '2026-10-01';
 const DAYS = 45;

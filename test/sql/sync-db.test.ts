@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { createDbSource } from '../../connectors/db/source.js';
 import { syncStream } from '../../jobs/sync-stream.js';
-import { addDays, utcDay } from '../../jobs/windows.js';
+import { utcDay } from '../../jobs/windows.js';
+import { addDays } from '../../src/kernel/dates.js';
 import type { DbSource, PartnerDefinition } from '../../src/config/definition.js';
 import { noRedaction, silentLogger } from '../../src/log.js';
 import { readState } from '../../src/store/sync-state.js';

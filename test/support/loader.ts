@@ -11,7 +11,8 @@ import { afterLoadJobs, createLoadHooks } from '../../jobs/load-hooks.js';
 import type { PlanSource } from '../../jobs/commission.js';
 import type { FraudSource } from '../../jobs/fraud.js';
 import { silentLogger, type Logger } from '../../src/log.js';
-import { Loader, type AfterLoadJob, type LoaderDeps } from '../../src/pipeline/load.js';
+import { Loader, type LoaderDeps } from '../../src/pipeline/load.js';
+import type { AfterLoadJob } from '../../src/pipeline/jobs.js';
 import { specValidator } from '../../src/spec/validator.js';
 import type { Store } from '../../src/store/store.js';
 

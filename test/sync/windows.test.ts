@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { currentStart, nextStart } from '../../jobs/cursor-state.js';
-import { addDays, backfillWindows, cursorWindow, dailyDays, dayWindows, recordDay } from '../../jobs/windows.js';
+import { backfillWindows, cursorWindow, dailyDays, dayWindows, recordDay } from '../../jobs/windows.js';
+import { addDays } from '../../src/kernel/dates.js';
 
 const cursor = { mode: 'cursor' as const, cursor_field: 'last_modified_date', from_param: 'since', lookback_ms: 10 * 60_000, start: '' };
 const daily = { mode: 'daily' as const, date_param: 'date', late_days: 2, start: '' };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createTask } from 'node-cron';
-import { DEFINITION_DEFAULTS } from '../../src/config/load-definitions.js';
+import { DEFINITION_DEFAULTS } from '../../src/config/definition-defaults.js';
 import { parseCron } from '../../src/worker/cron.js';
 
 const EXPRESSIONS = [

@@ -6,7 +6,8 @@
 import type { FastifyRequest } from 'fastify';
 import { specValidator } from '../../spec/validator.js';
 import { renderDocsPage } from '../docs-page.js';
-import { buildOpenApiDocument, type SchemaSource } from '../openapi.js';
+import { buildOpenApiDocument } from '../openapi.js';
+import type { SchemaSource } from '../openapi/schemas.js';
 import type { ApiDeps, RouteModule } from '../types.js';
 
 /** The schema source of the process: the Loader's validator when it can show its schemas, else the shared one. */

@@ -4,7 +4,8 @@ import { defaultConfig, formatFraudConfigError, loadFraudConfig, settingsFor } f
 import { identityPolicyWarnings } from '../../fraud/identity.js';
 import { specValidator } from '../../spec/validator.js';
 import { commandClock, type GlobalOptions } from '../context.js';
-import { formatDefinitionError, loadConfig } from '../definitions.js';
+import { loadConfig } from '../definitions.js';
+import { formatDefinitionError } from '../../config/load-definitions.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 
 const stem = (file: string) => file.replace(/^.*[\\/]/, '').replace(/\.ya?ml$/i, '');

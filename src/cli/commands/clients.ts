@@ -8,8 +8,8 @@ import { createClient, DEFAULT_REVOCATION_CACHE_MS, listClients, parseScopes, re
 import { policyProblems, type PersonalDataPolicy } from '../../spec/personal-data.js';
 import { isVariant, VARIANTS, type Variant } from '../../types.js';
 import { withStore, type GlobalOptions } from '../context.js';
-import { declaredValue } from '../../config/load-definitions.js';
-import { formatDefinitionError, loadConfig } from '../definitions.js';
+import { declaredValue, formatDefinitionError } from '../../config/load-definitions.js';
+import { loadConfig } from '../definitions.js';
 import { CliError, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 import { formatTable } from '../table.js';
 
@@ -96,7 +96,7 @@ export async function clientsAddCommand(globals: GlobalOptions, opts: ClientsAdd
       io.out(JSON.stringify({
         client_id: client.clientId, client_secret: client.clientSecret, partner: client.partner, variant: client.variant, scope,
         ...(client.affiliate !== undefined ? { affiliate: client.affiliate } : {}),
-        personal_data: client.personalData ?? null,
+        ...(client.personalData ? { personal_data: client.personalData } : {}),
       }));
       return EXIT_OK;
     }

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkPartner } from '../../../jobs/check-partner.js';
-import { loadDefinition } from '../../config/load-definitions.js';
+import { loadDefinition, formatDefinitionError } from '../../config/load-definitions.js';
 import { createRedactor } from '../../config/redact.js';
 import { createLogger } from '../../log.js';
 import { saveChecklist, verifyChecklist } from '../../onboarding/checklist.js';
@@ -17,7 +17,7 @@ import { specValidator } from '../../spec/validator.js';
 import type { Clock } from '../../kernel/clock.js';
 import { ENTITIES, type Entity, type Variant } from '../../types.js';
 import { commandClock, withStore, type GlobalOptions } from '../context.js';
-import { formatDefinitionError, loadConfig, partnerDefinition } from '../definitions.js';
+import { loadConfig, partnerDefinition } from '../definitions.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { replay, listEvents, type EventRow } from '../../postbacks/claims.js';
 import { ApprovalError, approveMonth } from '../../postbacks/approvals.js';
-import { addPostback, getPostback, listPostbacks, PostbackDefinitionError, removePostback, type PostbackDefinition } from '../../postbacks/definitions.js';
+import { addPostback, getPostback, listPostbacks, PostbackDefinitionError, removePostback, type NewPostback, type PostbackDefinition } from '../../postbacks/definitions.js';
 import { deriveSecret, secretKeyFromEnv } from '../../postbacks/secret.js';
 import { sendEvent } from '../../postbacks/send.js';
 import { DEFAULT_DELIVERY } from '../../postbacks/deliverer.js';
@@ -30,16 +30,7 @@ export const postbackJson = (p: PostbackDefinition) => ({
   include_personal: p.includePersonal, allow_private: p.allowPrivate, rate_per_second: p.ratePerSecond, created_at: p.createdAt, removed_at: p.removedAt,
 });
 
-export interface PostbacksAddOptions {
-  affiliate: string;
-  campaign?: string;
-  events: string;
-  url: string;
-  method?: string;
-  includePersonal?: boolean;
-  allowPrivate?: boolean;
-  rate?: number;
-}
+export type PostbacksAddOptions = Omit<NewPostback, 'ratePerSecond'> & { rate?: number };
 
 export async function postbacksAddCommand(globals: GlobalOptions, opts: PostbacksAddOptions, io: Io, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const key = secretKey(env);

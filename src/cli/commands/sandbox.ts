@@ -5,7 +5,8 @@
  * adds N labelled instances of each fraud rule to the clean data (GET /_sandbox/fraud-patterns
  * lists them).
  */
-import { startSandbox, type Sandbox, type SandboxFaults } from '../../sandbox/server.js';
+import { startSandbox, type Sandbox } from '../../sandbox/server.js';
+import type { SandboxFaults } from '../../sandbox/faults.js';
 import { defaultClients } from '../../sandbox/oauth.js';
 import { CliError, EXIT_OK, type Io } from '../io.js';
 import type { Clock } from '../../kernel/clock.js';

@@ -68,8 +68,8 @@ export const postgresDialect: StoreDialect = {
       max: 4,
       afterCreate: (conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) => {
         // No JIT: a bulk settle's statements (report facts, customer-days) cost above its
-        // threshold and each paid 100-120 ms compiling (auto_explain on a month's settle), to run
-        // a plan once; nothing here runs long enough to win that back.
+        // threshold and each paid for compiling a plan it runs once (bench/README.md, the whole
+        // pipeline); nothing here runs long enough to win that back.
         conn.query("SET TIME ZONE 'UTC'; SET jit = off", (err) => done(err ?? null, conn));
       },
     },

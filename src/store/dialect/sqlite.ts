@@ -23,8 +23,8 @@ interface SqliteConnection {
 /**
  * A connection's statements prepared once per SQL text, not once per call: knex prepares every
  * statement it runs again, and a bulk settle runs the same few shapes thousands of times (the same
- * IN list of 500 customers, the same multi-row insert), preparing them took 0.8 s of a month's
- * commission evaluation. A prepared statement is reusable as long as the connection is open
+ * IN list of 500 customers, the same multi-row insert), and preparing them again was a share of a
+ * month's commission evaluation worth saving (bench/README.md, the whole pipeline). A prepared statement is reusable as long as the connection is open
  * (SQLite prepares it again itself when the schema changed); the least recently used ones beyond
  * STATEMENTS_KEPT are dropped.
  */

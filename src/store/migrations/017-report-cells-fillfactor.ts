@@ -4,8 +4,8 @@ import type { StoreMigration } from './migration.js';
  * The report cells are updated in place by every loaded batch (docs/reports.md: each cell moves by
  * the batch's difference). On PostgreSQL a full page makes each such update write a new row version
  * on another page and a new entry in every index of the table; with room left on each page the
- * update stays on its page and touches no index (a heap-only tuple), which measured 2.5x cheaper
- * per updated cell (docs/reports.md). Pages written from now on keep 30% free; a store's existing
+ * update stays on its page and touches no index (a heap-only tuple), which is cheaper per updated
+ * cell (docs/reports.md; bench/README.md, Reports). Pages written from now on keep 30% free; a store's existing
  * pages get the room as VACUUM FULL or a facts rebuild rewrites them. SQLite has no such setting.
  */
 const CELL_TABLES = ['report_cells', 'report_month_cells', 'report_purchase_cells'] as const;

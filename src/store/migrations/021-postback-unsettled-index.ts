@@ -3,7 +3,7 @@ import type { StoreMigration } from './migration.js';
 /**
  * The deliverer claims a postback's unsettled events in seq order. Without an index of just those,
  * the claim walks every delivered event before them: its cost grew with the outbox's history
- * (7.6 ms a claim after 10,000 delivered events). A partial index holds only the pending and
+ * (bench/README.md, Postbacks). A partial index holds only the pending and
  * retrying ones, on both stores.
  */
 export const postbackUnsettledIndex: StoreMigration = {
