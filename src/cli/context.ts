@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { processClock, type Clock } from '../kernel/clock.js';
 import { openStore, StoreOpenError, type Store } from '../store/store.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './io.js';
@@ -31,5 +32,14 @@ export async function withStore<T>(globals: GlobalOptions, work: (store: Store) 
     return await work(store);
   } finally {
     await store.close();
+  }
+}
+
+/** Who runs the command (the OS user), for the audit fields of what it changes by hand. */
+export function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? process.env.USERNAME ?? 'unknown';
   }
 }

@@ -23,6 +23,7 @@ const commands = {
   check: () => import('./commands/check.js'),
   clients: () => import('./commands/clients.js'),
   commissions: () => import('./commands/commissions.js'),
+  customers: () => import('./commands/customers.js'),
   fraud: () => import('./commands/fraud.js'),
   fx: () => import('./commands/fx.js'),
   import: () => import('./commands/import.js'),
@@ -158,6 +159,27 @@ function buildProgram(io: Io, setExit: (code: number) => void, clock: Clock): Co
     .addOption(json())
     .action((partner: string, opts: { replay?: boolean; all?: boolean; discard?: boolean; before?: string; reason?: string; stream?: Entity; limit?: number }, cmd: Command) =>
       run(commands.rejects().then((m) => m.rejectsCommand(globals(cmd), { partner, ...opts }, io))));
+
+  const customers = program
+    .command('customers')
+    .description("a customer's personal data: erase it everywhere, the money kept; list the erasures");
+  customers
+    .command('erase')
+    .description('erase the personal fields (e-mail, names) of these customers everywhere in the store; later loads of them keep none')
+    .argument('<partner>', 'partner id')
+    .argument('[customer_ids...]', 'customer ids')
+    .option('--file <file>', 'customer ids, one a line')
+    .addOption(json())
+    .action((partner: string, ids: string[], opts: { file?: string }, cmd: Command) =>
+      run(commands.customers().then((m) => m.customersEraseCommand(globals(cmd), { partner, customers: ids, ...opts }, io))));
+  customers
+    .command('erasures')
+    .description('the erasures done: who, when, through which face, rows per table (never the values)')
+    .argument('[partner]', 'only this partner')
+    .option('--customer <id>', 'only this customer')
+    .addOption(json())
+    .action((partner: string | undefined, opts: { customer?: string }, cmd: Command) =>
+      run(commands.customers().then((m) => m.customersErasuresCommand(globals(cmd), { partner, ...opts }, io))));
 
   const commissions = program
     .command('commissions')

@@ -1,4 +1,3 @@
-import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { scanFraud } from '../../../jobs/fraud.js';
 import { decideAndEvaluate } from '../../../jobs/fraud-decision.js';
@@ -6,7 +5,7 @@ import { createLogger } from '../../log.js';
 import { commissionPlans } from './commissions.js';
 import { formatFraudConfigError, loadFraudConfig, RULE_NAMES, type FraudConfig } from '../../fraud/config.js';
 import { decisionsOf, DecisionError, getFlag, listFlags, type Decision, type Flag, type FlagStatus } from '../../fraud/flags.js';
-import { withStore, type GlobalOptions } from '../context.js';
+import { osUser, withStore, type GlobalOptions } from '../context.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 import { formatTable } from '../table.js';
 
@@ -79,14 +78,6 @@ export async function fraudShowCommand(globals: GlobalOptions, args: { id: strin
     io.out(JSON.stringify(flag.evidence, null, 2).split('\n').map((l) => '  ' + l).join('\n'));
     return EXIT_OK;
   });
-}
-
-function osUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return process.env.USER ?? process.env.USERNAME ?? 'unknown';
-  }
 }
 
 /** `fraud confirm|dismiss <id> --reason TEXT [--by NAME]` */

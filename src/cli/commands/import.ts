@@ -74,7 +74,7 @@ function summaryJson(args: ImportArgs, summary: ImportSummary): Record<string, u
   const c = summary.counts;
   return {
     partner: args.partner, variant: args.variant, entity: summary.entity, file: summary.file, run_id: summary.runId,
-    total: c.pulled, loaded: c.loaded, rejected: c.rejected, waiting: c.waiting, stale: c.stale, released: c.released, distinct: summary.distinct,
+    total: c.pulled, loaded: c.loaded, rejected: c.rejected, waiting: c.waiting, stale: c.stale, released: c.released, erased: c.erased, distinct: summary.distinct,
     rejects: summary.rejects.flatMap((r) => r.errors.map((e) => ({ line: r.position, ...e }))),
   };
 }
@@ -84,7 +84,8 @@ function printSummary(io: Io, args: ImportArgs, summary: ImportSummary): void {
   io.out(`${args.partner} ${args.variant}/${summary.entity} from ${summary.file}: ${c.pulled} records, ` +
     `${c.loaded} loaded${repeatedNote(c.valid, summary.distinct)}, ${c.rejected} rejected, ${c.waiting} waiting for their customer` +
     (c.stale > 0 ? `, ${c.stale} stale (older than the version stored, not applied)` : '') +
-    (c.released > 0 ? `, ${c.released} earlier waiting records released` : '') + ` (run ${summary.runId})`);
+    (c.released > 0 ? `, ${c.released} earlier waiting records released` : '') +
+    (c.erased > 0 ? `, ${c.erased} of erased customers loaded without their personal fields` : '') + ` (run ${summary.runId})`);
   if (summary.rejects.length > 0) {
     const rows = summary.rejects.slice(0, SHOWN_REJECTS).flatMap((r) => r.errors.map((e) => [r.position, e.field, e.rule, e.message]));
     io.out(formatTable(['LINE', 'FIELD', 'RULE', 'MESSAGE'], rows).replace(/^/gm, '  '));

@@ -1,4 +1,3 @@
-import { userInfo } from 'node:os';
 import { replayRejects } from '../../../jobs/replay-rejects.js';
 import { cliLoader } from '../loader.js';
 import { discardRejects } from '../../store/reject-lifecycle.js';
@@ -7,7 +6,7 @@ import { fromStoreTimestamp } from '../../store/values.js';
 import { DateTimeError, parseDateTime } from '../../kernel/timestamp.js';
 import { isFullDate } from '../../spec/date-format.js';
 import type { Entity } from '../../types.js';
-import { withStore, type GlobalOptions } from '../context.js';
+import { osUser, withStore, type GlobalOptions } from '../context.js';
 import { loadConfig } from '../definitions.js';
 import { CliError, EXIT_OK, type Io } from '../io.js';
 import { formatTable } from '../table.js';
@@ -40,15 +39,6 @@ function beforeInstant(value: string): string {
   } catch (error) {
     const why = error instanceof DateTimeError ? ` (${error.reason})` : '';
     throw new CliError(`--before must be a date YYYY-MM-DD or an RFC 3339 date-time with offset such as 2026-11-23T10:00:00Z, got ${JSON.stringify(value)}${why}`);
-  }
-}
-
-/** Who runs the command, for the audit fields of a discard. */
-function osUser(): string {
-  try {
-    return userInfo().username;
-  } catch {
-    return process.env.USER ?? process.env.USERNAME ?? 'unknown';
   }
 }
 
