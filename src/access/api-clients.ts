@@ -10,10 +10,13 @@ import type { PersonalDataPolicy } from '../spec/personal-data.js';
 import { isVariant, type Variant } from '../types.js';
 import { decoyHash, hashSecret, verifySecret, type KdfParams } from './secret-hash.js';
 
-/** What an API client may do: read (list records, reports) and write (push records). */
-export type Scope = 'read' | 'write';
+/** What an API client may do: read (list records, reports), write (push records), erase (a customer's personal data). */
+export type Scope = 'read' | 'write' | 'erase';
 
-export const SCOPES: readonly Scope[] = ['read', 'write'];
+export const SCOPES: readonly Scope[] = ['read', 'write', 'erase'];
+
+/** What a client is given when `clients add` names no scope: erase only when asked for. */
+export const DEFAULT_SCOPES: readonly Scope[] = ['read', 'write'];
 
 export interface ApiClient {
   clientId: string;
@@ -79,7 +82,7 @@ export async function createClient(
   const clientId = `ps_${randomBytes(10).toString('hex')}`;
   const clientSecret = randomBytes(32).toString('base64url');
   const secret = await hashSecret(clientSecret, kdf);
-  const scopes = SCOPES.filter((s) => (input.scopes ?? SCOPES).includes(s));
+  const scopes = SCOPES.filter((s) => (input.scopes ?? DEFAULT_SCOPES).includes(s));
   const createdAt = store.now();
   await store.knex('api_clients').insert({
     client_id: clientId,

@@ -16,7 +16,7 @@
  */
 import { ENTITIES, VARIANTS } from '../types.js';
 import { commonSchemas, componentResponses, listParameters } from './openapi/components.js';
-import { recordPaths, servicePaths } from './openapi/paths.js';
+import { erasurePaths, recordPaths, servicePaths } from './openapi/paths.js';
 import { reportParameters, reportPaths, reportSchemas } from './openapi/reports.js';
 import { asComponent, recordSchemaName, toDocumentSchema, type JsonObject, type SchemaSource } from './openapi/schemas.js';
 
@@ -36,7 +36,7 @@ export function buildOpenApiDocument(source: SchemaSource, options: OpenApiOptio
       paths = { ...paths, ...recordPaths(variant, entity) };
     }
   }
-  paths = { ...paths, ...reportPaths() };
+  paths = { ...paths, ...reportPaths(), ...erasurePaths() };
   return {
     openapi: '3.1.0',
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
@@ -69,7 +69,7 @@ export function buildOpenApiDocument(source: SchemaSource, options: OpenApiOptio
         oauth2: {
           type: 'oauth2',
           description: 'OAuth 2.0 client credentials (spec §5): tokens last 3600 seconds; rate limit 1000 requests per minute per token.',
-          flows: { clientCredentials: { tokenUrl: '/oauth/token', scopes: { read: 'List records and read reports', write: 'Push records' } } },
+          flows: { clientCredentials: { tokenUrl: '/oauth/token', scopes: { read: 'List records and read reports', write: 'Push records', erase: "Erase a customer's personal data" } } },
         },
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The access_token of /oauth/token.' },
         clientBasic: { type: 'http', scheme: 'basic', description: 'client_id and client_secret as HTTP Basic credentials (token endpoint only).' },

@@ -19,8 +19,8 @@ for (const backend of STORES) {
       t = await backend.create();
       api = await startApi(t.store);
       tokens = {
-        igaming: await api.token(await api.addClient('casino', 'igaming', ['read', 'write'])),
-        'prop-trading': await api.token(await api.addClient('firm', 'prop-trading', ['read', 'write'])),
+        igaming: await api.token(await api.addClient('casino', 'igaming', ['read', 'write', 'erase'])),
+        'prop-trading': await api.token(await api.addClient('firm', 'prop-trading', ['read', 'write', 'erase'])),
       };
     });
     after(async () => {

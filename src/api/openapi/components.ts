@@ -224,4 +224,4 @@ export const SECURED_ERRORS = (write: boolean): JsonObject => ({
   '429': ref('TooManyRequests', 'responses'),
 });
 
-export const security = (scope: 'read' | 'write') => [{ oauth2: [scope] }, { bearer: [] }];
+export const security = (scope: 'read' | 'write' | 'erase') => [{ oauth2: [scope] }, { bearer: [] }];

@@ -145,3 +145,44 @@ export function servicePaths(): JsonObject {
     },
   };
 }
+
+/**
+ * Our extension beyond the spec: the erasure of one customer's personal data (GDPR art. 17,
+ * docs/personal-data.md), by the partner, with the `erase` scope.
+ */
+export function erasurePaths(): JsonObject {
+  const paths: JsonObject = {};
+  for (const variant of ['igaming', 'prop-trading'] as const) {
+    paths[`/api/v1/${variant}/customers/{customer_id}/erasure`] = {
+      post: {
+        operationId: `erase-${variant}-customer`,
+        tags: [`${variant}/customers`],
+        summary: "Erase a customer's personal data (an extension of this service; not in the spec)",
+        description: "Sets the customer's email, first_name and last_name to nothing everywhere in the store (the customer row, rejects, waiting records, fraud identity keys and evidence, postback events) in one transaction; the ledger and the reports are unchanged. Later pushes or pulls of the customer keep no personal field. A customer the store does not hold is remembered all the same (found: false). Repeating it is harmless.",
+        'x-partner-sync-extension': true,
+        security: security('erase'),
+        parameters: [{ name: 'customer_id', in: 'path', required: true, schema: { type: 'string', minLength: 1, maxLength: 255 } }],
+        responses: {
+          '200': {
+            description: 'Erased (or remembered, when the store did not hold the customer).',
+            content: json({
+              type: 'object', required: ['customer_id', 'found', 'erased', 'request_id'],
+              properties: {
+                customer_id: { type: 'string' },
+                found: { type: 'boolean', description: 'Whether the store held the customer.' },
+                erased: { const: true },
+                tables: { type: 'object', additionalProperties: { type: 'integer' }, description: 'Rows touched per table.' },
+                request_id: { type: 'string' },
+              },
+            }),
+          },
+          '401': ref('Unauthorized', 'responses'),
+          '403': ref('Forbidden', 'responses'),
+          '429': ref('TooManyRequests', 'responses'),
+          ...REPEATED,
+        },
+      },
+    };
+  }
+  return paths;
+}

@@ -7,6 +7,7 @@
  */
 import type { RouteModule } from '../types.js';
 import { docsRoutes } from './docs.js';
+import { erasureRoutes } from './erasure.js';
 import { metricsRoutes } from './metrics.js';
 import { recordRoutes } from './records.js';
 import { reportRoutes } from './reports.js';
@@ -16,4 +17,5 @@ export const API_ROUTE_MODULES: readonly RouteModule[] = [
   docsRoutes,
   recordRoutes,
   reportRoutes,
+  erasureRoutes,
 ];
