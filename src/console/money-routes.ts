@@ -1,7 +1,8 @@
 /**
  * The console's pages for affiliate managers (the manager role): commissions and their ledger
  * lines down to the source record, reports, postbacks (add, remove, replay the dead events) and the
- * fraud queue with its decisions. A decision goes through decideAndEvaluate
+ * fraud queue with its decisions, and the erasure of a customer's personal data from its record
+ * page. A decision goes through decideAndEvaluate
  * (jobs/fraud-decision.ts: the decision, then the commission evaluation, so the flag's holds are
  * released or voided at once). Every action is written to the audit log.
  */
@@ -16,7 +17,8 @@ import { DecisionError } from '../fraud/flags.js';
 import { replay } from '../postbacks/claims.js';
 import { addPostback, PostbackDefinitionError, removePostback } from '../postbacks/definitions.js';
 import { secretKeyFromEnv } from '../postbacks/secret.js';
-import { html, Html, layout } from './html.js';
+import { eraseCustomers } from '../privacy/erase.js';
+import { csrfField, html, Html, layout } from './html.js';
 import { commissionsPage, reportsPage } from './money-pages.js';
 import { fraudFlagPage, fraudPage, ledgerLinesPage, sourceRecordPage } from './pages.js';
 import { postbacksPage } from './postbacks-page.js';
@@ -51,7 +53,24 @@ export function moneyRoutes(app: FastifyInstance, deps: ConsoleDeps, { send, sig
     const session = await signedIn(request, reply, 'manager');
     if (!session) return reply;
     const qy = request.query as Query;
-    return send(reply, layout('Source record', session, await sourceRecordPage(store, request.params.kind, qy.partner ?? '', qy.id ?? ''), { current: '/console/commissions' }));
+    const record = await sourceRecordPage(store, request.params.kind, qy.partner ?? '', qy.id ?? '');
+    // A customer's page offers the erasure of its personal data (docs/personal-data.md).
+    const erase = request.params.kind === 'customers' && qy.partner && qy.id ? erasureForm(session, qy.partner, qy.id) : '';
+    return send(reply, layout('Source record', session, html`${record}${erase}`, { current: '/console/commissions', notice: notice(request) }));
+  });
+
+  app.post('/console/customers/erase', CONSOLE_ROUTE, async (request, reply) => {
+    const session = await signedIn(request, reply, 'manager');
+    if (!session) return reply;
+    const form = request.body as Form;
+    const partner = (form.partner ?? '').trim();
+    const customer = (form.customer_id ?? '').trim();
+    if (partner === '' || customer === '') return send(reply, layout('Erase', session, html`<p class="error">An erasure needs the partner and the customer id.</p>`), 400);
+    if (form.confirm !== 'yes') return send(reply, layout('Erase', session, html`<p class="error">Tick the box to confirm: an erasure cannot be undone.</p>`), 400);
+    const [result] = await eraseCustomers(store, { partner, customers: [customer], by: `console:${session.user.name}`, via: 'console' });
+    const rows = Object.entries(result!.tables).filter(([, n]) => n > 0).map(([t, n]) => `${t} ${n}`).join(', ') || 'no row held a personal value';
+    await audit(store, session.user.name, 'erase customer', `${partner} ${customer}`, rows);
+    return after(reply, `/console/records/customers?${new URLSearchParams({ partner, id: customer })}`, `Erased the personal data of ${customer} (${rows})`);
   });
 
   app.get('/console/reports', CONSOLE_ROUTE, async (request, reply) => {
@@ -140,4 +159,14 @@ export function moneyRoutes(app: FastifyInstance, deps: ConsoleDeps, { send, sig
       throw error;
     }
   });
+}
+
+/** A manager's erasure of the customer's personal data, confirmed by a tick: it cannot be undone. */
+function erasureForm(session: Parameters<typeof csrfField>[0], partner: string, customer: string): Html {
+  return html`<form method="post" action="/console/customers/erase" class="erase">${csrfField(session)}
+  <h2>Erase personal data</h2>
+  <p>Sets the e-mail and names of ${customer} to nothing everywhere in the store (rejects, fraud evidence and postback events included); the ledger and the reports stay as they are, and later loads of this customer keep no personal field.</p>
+  <input type="hidden" name="partner" value="${partner}"><input type="hidden" name="customer_id" value="${customer}">
+  <div><input type="checkbox" id="erase-confirm" name="confirm" value="yes"><label for="erase-confirm">I confirm this erasure request; it cannot be undone</label></div>
+  <button type="submit">Erase personal data</button></form>`;
 }

@@ -311,6 +311,10 @@ describe('web console', function () {
       for (const path of ['/console/commissions', '/console/commissions/lines?affiliate=AFF-7', '/console/records/transactions?partner=sandbox-casino&id=LT-5001', '/console/reports', '/console/fraud', '/console/fraud/1']) {
         assert.equal((await fetch(`${url}${path}`, { headers: { cookie: operator }, redirect: 'manual' })).status, 403, path);
       }
+      // An erasure is a manager's: an operator's is refused and erases nothing.
+      const erased = await post(operator, '/console/customers/erase', { partner: 'sandbox-casino', customer_id: 'x-1', confirm: 'yes', _csrf: await csrfOf(operator, '/console/partners') });
+      assert.equal(erased.status, 403);
+      assert.equal(await store.knex('erasures').first('id'), undefined);
       // Neither role's pages show the other's actions as buttons.
       assert.doesNotMatch(await (await fetch(`${url}/console/partners`, { headers: { cookie: manager } })).text(), /action="\/console\/partners\/(run|backfill)"/);
     });
@@ -497,6 +501,31 @@ describe('web console', function () {
       assert.equal(((await store.knex('fraud_flags').where('id', flag.id).first('decided_by')) as { decided_by: string }).decided_by, 'console:max');
       await visit(page, '/console/activity', 'activity-manager');
       assert.match(await page.locator('main').innerText(), /max\s+fraud confirm\s+flag #\d+\s+same person, two accounts/);
+      await context.close();
+    });
+
+    it("a manager erases a customer's personal data from its record page, confirming it; the record keeps its other fields and the Activity page says so", async () => {
+      const customer = (await store.knex('customers').where('partner_id', 'sandbox-casino').whereNotNull('email').whereNotNull('first_name').orderBy('customer_id').first('customer_id', 'email', 'affiliate_id')) as { customer_id: string; email: string; affiliate_id: string };
+      const context = await browser!.newContext({ viewport: { width: 1300, height: 900 } });
+      const page = await context.newPage();
+      page.setDefaultTimeout(5000);
+      await login(page, 'max');
+      const path = `/console/records/customers?${new URLSearchParams({ partner: 'sandbox-casino', id: customer.customer_id })}`;
+      await visit(page, path, 'customer-before-erasure');
+      await page.click('button:text("Erase personal data")');
+      assert.match(await page.locator('main').innerText(), /Tick the box to confirm/, 'not erased without the confirmation');
+      assert.equal(((await store.knex('customers').where({ partner_id: 'sandbox-casino', customer_id: customer.customer_id }).first('email')) as { email: string | null }).email, customer.email);
+      await page.goto(`${url}${path}`);
+      await page.check('#erase-confirm');
+      await page.click('button:text("Erase personal data")');
+      await page.waitForURL(/notice=/);
+      await visit(page, page.url().slice(url.length), 'customer-after-erasure');
+      const shown = await page.locator('main').innerText();
+      assert.match(shown, new RegExp(`Erased the personal data of ${customer.customer_id} \\(customers 1`));
+      assert.match(shown, new RegExp(`affiliate_id\\s+${customer.affiliate_id}`), 'the other fields stay');
+      assert.deepEqual(await store.knex('customers').where({ partner_id: 'sandbox-casino', customer_id: customer.customer_id }).first('email', 'first_name', 'last_name'), { email: null, first_name: null, last_name: null });
+      await visit(page, '/console/activity', 'activity-erasure');
+      assert.match(await page.locator('main').innerText(), new RegExp(`max\\s+erase customer\\s+sandbox-casino ${customer.customer_id}\\s+customers 1`));
       await context.close();
     });
   });
