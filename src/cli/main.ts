@@ -29,6 +29,7 @@ const commands = {
   import: () => import('./commands/import.js'),
   migrate: () => import('./commands/migrate.js'),
   postbacks: () => import('./commands/postbacks.js'),
+  purge: () => import('./commands/purge.js'),
   rejects: () => import('./commands/rejects.js'),
   report: () => import('./commands/report.js'),
   reportFunnel: () => import('./commands/report-funnel.js'),
@@ -180,6 +181,15 @@ function buildProgram(io: Io, setExit: (code: number) => void, clock: Clock): Co
     .addOption(json())
     .action((partner: string | undefined, opts: { customer?: string }, cmd: Command) =>
       run(commands.customers().then((m) => m.customersErasuresCommand(globals(cmd), { partner, ...opts }, io))));
+
+  program
+    .command('purge')
+    .description('remove what the retention of <config>/retention.yaml no longer keeps: delivered postback events, resolved rejects, old runs')
+    .option('--dry-run', 'count what would go; remove nothing')
+    .option('--batch <n>', 'rows a transaction removes at most (default 1000)', integer('--batch'))
+    .option('--max-seconds <s>', 'stop after this long (default 60); the next purge goes on', integer('--max-seconds'))
+    .addOption(json())
+    .action((opts: { dryRun?: boolean; batch?: number; maxSeconds?: number }, cmd: Command) => run(commands.purge().then((m) => m.purgeCommand(globals(cmd), opts, io))));
 
   const commissions = program
     .command('commissions')
