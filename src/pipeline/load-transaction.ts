@@ -22,6 +22,7 @@ import type { MonthPartitions } from '../store/partitions.js';
 import { FreshKeys } from '../store/fresh-keys.js';
 import { rawRows } from '../store/dialects.js';
 import { readPriorRows } from '../store/prior-rows.js';
+import { removeRecords, type LearnedVia, type Removed } from '../store/tombstones.js';
 import { emptyPriorRows, type AfterLoadJobs, type ChangeSet, type CommittedChange, type EvaluationPolicy, type JobTransaction } from './jobs.js';
 import type { KnownCustomers } from './known-customers.js';
 import { readyBatch, type BatchInput, type BatchResult, type PreparedBatch, type ReadyBatch, type WriteInput } from './batch.js';
@@ -36,6 +37,24 @@ export interface Committed extends CommittedChange {
   customers: string[];
   /** Records the transaction wrote for the partner (a bulk run settles every SETTLE_EVERY). */
   records: number;
+  /** Customers it deleted (no longer known to be stored). */
+  forgotten?: string[];
+}
+
+/** Records of one partner learned deleted at the source (Loader.remove). */
+export interface RemoveInput {
+  partner: string;
+  variant: Variant;
+  entity: 'customers' | 'transactions';
+  ids: readonly string[];
+  learnedVia: LearnedVia;
+  runId: string;
+}
+
+/** What a removal did: the rows moved to tombstones (a customer's with it), and the ids it found nothing live for. */
+export interface RemoveResult extends Removed {
+  /** Records of the asked entity deleted now. */
+  deleted: number;
 }
 
 /** What a load transaction takes from its Loader (./load.ts). */
@@ -130,6 +149,26 @@ export class LoadTransaction {
       change.replacedDays = days;
       await this.loader.jobs.mark(this.jobs, change);
       this.committed.push({ partner, variant, runId, policy: change.policy, customers: [], records: 0 });
+    });
+  }
+
+  /**
+   * Deletes records learned deleted at the source: their rows move to tombstones (a customer's
+   * transactions and activity with it) and the jobs' marks get the change set with the removed
+   * rows and how the delete was learned, in this transaction as any batch.
+   */
+  remove(input: RemoveInput): Promise<RemoveResult> {
+    return this.enqueue(async () => {
+      await this.lockPartner(input.partner);
+      const now = this.loader.store.now();
+      const removed = await removeRecords(this.trx, { ...input, now });
+      if (removed.tombstones.length === 0) return { ...removed, deleted: 0 };
+      const change = this.changeSet(input.partner, input.variant, input.runId);
+      change.removed = removed.rows;
+      change.deleted = { learnedVia: input.learnedVia, tombstones: removed.tombstones };
+      await this.loader.jobs.mark(this.jobs, change);
+      this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, policy: change.policy, customers: [], records: removed.tombstones.length, forgotten: removed.rows.customers.map((c) => String(c.customer_id)) });
+      return { ...removed, deleted: removed.rows[input.entity].length };
     });
   }
 

@@ -25,12 +25,12 @@ import { EvaluationsBehind } from './evaluate-behind.js';
 import { BulkRuns, type SettleGroup as BulkSettleGroup } from './bulk-runs.js';
 import { AfterLoadJobs, type AfterLoadJob, type CommittedChange, type EvaluationPolicy } from './jobs.js';
 import { KnownCustomers } from './known-customers.js';
-import { LoadTransaction, readyBatch, type ReadyBatch, type BatchInput, type BatchResult, type Committed, type TransactionLoader } from './load-transaction.js';
+import { LoadTransaction, readyBatch, type ReadyBatch, type BatchInput, type BatchResult, type Committed, type RemoveInput, type RemoveResult, type TransactionLoader } from './load-transaction.js';
 
 /** The group `settleTogether` hands its work, for `endDeferred` (bulk-runs.ts). */
 export type SettleGroup = BulkSettleGroup<CommittedChange>;
 
-export { LoadTransaction, loadLockKey, type BatchInput, type BatchResult, type ReadyBatch } from './load-transaction.js';
+export { LoadTransaction, loadLockKey, type BatchInput, type BatchResult, type ReadyBatch, type RemoveInput, type RemoveResult } from './load-transaction.js';
 export type { AfterLoadJob, ChangeSet, CommittedChange, EvaluationContext, EvaluationPolicy, JobTransaction } from './jobs.js';
 
 /** An after-commit hook failed: the transaction's data IS committed (same message as the hook's error). */
@@ -200,6 +200,11 @@ export class Loader implements TransactionLoader {
     return this.transaction((tx) => tx.load(input));
   }
 
+  /** Records learned deleted at the source, in one transaction (LoadTransaction.remove). */
+  remove(input: RemoveInput): Promise<RemoveResult> {
+    return this.transaction((tx) => tx.remove(input));
+  }
+
   /** Validates a batch now, before its transaction (see LoadsInTurn), to `load` it later. */
   ready(input: BatchInput): ReadyBatch {
     return readyBatch(this, input);
@@ -226,6 +231,7 @@ export class Loader implements TransactionLoader {
     const atCommit = new Map<string, CommittedChange>();
     for (const c of committed) {
       this.known.committed(c.partner, c.variant, c.customers);
+      if (c.forgotten) this.known.forget(c.partner, c.forgotten);
       const change: CommittedChange = { partner: c.partner, variant: c.variant, runId: c.runId, policy: c.policy };
       if (c.policy === 'at-commit') {
         if (!atCommit.has(c.partner)) atCommit.set(c.partner, change);

@@ -25,8 +25,9 @@ import { dropFraudActiveDays } from './023-drop-fraud-active-days.js';
 import { fraudDeferredDays } from './024-fraud-deferred-days.js';
 import { missingDaysIndex } from './025-missing-days-index.js';
 import { runOwner } from './026-run-owner.js';
+import { tombstones } from './027-tombstones.js';
 
 export type { StoreMigration } from './migration.js';
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables, activityPartitions, consoleIndexes, fraudPending, reportDepositorCustomers, reportCellsFillfactor, reportDepositorDays, postbacks, fraudDeferred, postbackUnsettledIndex, reportPending, dropFraudActiveDays, fraudDeferredDays, missingDaysIndex, runOwner];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables, activityPartitions, consoleIndexes, fraudPending, reportDepositorCustomers, reportCellsFillfactor, reportDepositorDays, postbacks, fraudDeferred, postbackUnsettledIndex, reportPending, dropFraudActiveDays, fraudDeferredDays, missingDaysIndex, runOwner, tombstones];
