@@ -45,8 +45,13 @@ export interface Removed {
   tombstones: TombstoneRef[];
   /** Ids asked for that have no live row but a tombstone (deleted before). */
   alreadyDeleted: string[];
-  /** Ids asked for that the store never held. */
+  /** Ids asked for that the store never held (nothing live, deleted or waiting). */
   unknown: string[];
+  /**
+   * Records waiting for their customer that the delete discarded: a deleted transaction still
+   * waiting, or what waited for a deleted customer (it would otherwise load when the customer does).
+   */
+  waiting: number;
 }
 
 /** The row as JSON: its spec fields (as a record reads) and its lineage. */
@@ -84,13 +89,15 @@ async function moveRows(trx: Knex.Transaction, r: Removal, table: EntityTable, r
  * before (a tombstone holds them) or never stored.
  */
 export async function removeRecords(trx: Knex.Transaction, r: Removal): Promise<Removed> {
-  const out: Removed = { rows: { customers: [], transactions: [], activity: [] }, tombstones: [], alreadyDeleted: [], unknown: [] };
+  const out: Removed = { rows: { customers: [], transactions: [], activity: [] }, tombstones: [], alreadyDeleted: [], unknown: [], waiting: 0 };
   const table = entityTable(r.variant, r.entity);
   const idColumn = table.key[0] as string;
   const live: Record<string, unknown>[] = [];
   for (const part of dialectOf(trx).chunks([...new Set(r.ids)], 500)) live.push(...(await trx(table.name).where('partner_id', r.partner).whereIn(idColumn, part).select('*')) as Record<string, unknown>[]);
   const found = new Set(live.map((row) => String(row[idColumn])));
-  const missing = r.ids.filter((id) => !found.has(id));
+  const parked = await dropWaiting(trx, r);
+  out.waiting = parked.count;
+  const missing = r.ids.filter((id) => !found.has(id) && !parked.ids.has(id));
   const before = await deletedBefore(trx, r.partner, r.entity, missing);
   for (const id of missing) (before.has(id) ? out.alreadyDeleted : out.unknown).push(id);
   if (live.length === 0) return out;
@@ -106,6 +113,23 @@ export async function removeRecords(trx: Knex.Transaction, r: Removal): Promise<
     await moveRows(trx, r, t, rows, (row) => customerTombstone.get(String(row.customer_id)) ?? null, out);
   }
   return out;
+}
+
+/** Drops the waiting records the removal names: transactions by key, or whatever waits for the customers. */
+async function dropWaiting(trx: Knex.Transaction, r: Removal): Promise<{ count: number; ids: Set<string> }> {
+  const ids = new Set<string>();
+  let count = 0;
+  const column = r.entity === 'customers' ? 'customer_id' : 'record_key';
+  for (const part of dialectOf(trx).chunks([...new Set(r.ids)], 500)) {
+    const q = trx('waiting_records').where('partner_id', r.partner).whereIn(column, part);
+    if (r.entity === 'transactions') q.where('entity', 'transactions');
+    const rows = (await q.clone().select(column)) as Record<string, string>[];
+    if (rows.length === 0) continue;
+    for (const row of rows) ids.add(String(row[column]));
+    count += rows.length;
+    await q.delete();
+  }
+  return { count, ids };
 }
 
 /** Which of these ids of the entity a tombstone holds. */
