@@ -69,6 +69,29 @@ for (const backend of STORES) {
       await load('activity', [day('2026-11-03', 'c1', 40), day('2026-11-03', 'c2', 80), day('2026-11-04', 'c2', 20)]);
     }
 
+    it('the worked example of docs/loading.md, Deletes: figures by hand, row to ledger line', async () => {
+      await load('customers', [customer('c1')]);
+      await load('transactions', [deposit('d1', 'c1', usd({ amount_usd: 50 }))]);
+      const row = async () => {
+        const r = (await affiliateReport(t.store, { partner: 'casino' }, 'month')).rows.find((x) => x.month === '2026-11');
+        return [r?.ftd_count, r?.ftd_usd, r?.deposits_usd, r?.commissions_net_usd];
+      };
+      assert.deepEqual(await row(), [1, '50.00', '50.00', '100.00']);
+      await remove('transactions', ['d1']);
+      const shown = (l: LedgerLine) => ({ line_key: l.line_key, affiliate_id: l.affiliate_id, period: l.period, reason: l.reason, amount_usd: l.amount_usd, total_usd: l.total_usd, ref_id: l.ref_id, sources: l.sources });
+      assert.deepEqual((await lines()).map(shown), [
+        { line_key: 'cpa_ftd|cpa|casino|c1', affiliate_id: 'aff-1', period: '2026-11', reason: 'cpa_ftd', amount_usd: '100.00', total_usd: '100.00', ref_id: 'd1', sources: ['transactions:d1'] },
+        { line_key: 'cpa_ftd|cpa|casino|c1', affiliate_id: 'aff-1', period: '2026-11', reason: 'cpa_clawback_deleted', amount_usd: '-100.00', total_usd: '0.00', ref_id: null, sources: ['tombstones:1', 'customers:c1'] },
+      ]);
+      const [tomb] = await listTombstones(t.store.knex, 'casino');
+      assert.deepEqual(tomb && { id: tomb.id, entity: tomb.entity, record_key: tomb.recordKey, customer_id: tomb.customerId, learned_via: tomb.learnedVia, learned_at: tomb.learnedAt, cascade_of: tomb.cascadeOf },
+        { id: 1, entity: 'transactions', record_key: 'd1', customer_id: 'c1', learned_via: 'push', learned_at: '2026-11-22T10:00:00.000000Z', cascade_of: null });
+      const fields = Object.fromEntries(Object.entries(tomb?.row ?? {}).filter(([k]) => k !== 'run_id' && k !== 'loaded_at'));
+      assert.deepEqual(fields, { transaction_id: 'd1', customer_id: 'c1', transaction_type: 'deposit', amount_currency: 50, currency: 'USD', transaction_date: '2026-11-02T12:00:00.000000Z', status: 'approved', amount_usd: 50 });
+      assert.deepEqual(await row(), [0, '0.00', '0.00', '0.00']);
+      await agrees();
+    });
+
     it('a deleted FTD claws its CPA back, naming its tombstone; the report loses exactly that FTD; a repeat is already deleted', async () => {
       await month();
       // By hand: three CPAs of 100; RevShare 25% of GGR 40 + 80 + 20 = 140: 35.00.
