@@ -64,7 +64,7 @@ function sourcesOf(d: { customer: number | null; rows: ReadonlySet<number> }): s
   return [...(d.customer !== null ? [d.customer] : []), ...[...d.rows].sort((a, b) => a - b)].map(tombstoneSource);
 }
 
-const DELETED_REASON: Partial<Record<Plan['kind'], string>> = { cpa_ftd: CPA_REASONS.clawbackDeleted, challenge_cpa: CHALLENGE_REASONS.correction };
+const DELETED_REASON: Partial<Record<Plan['kind'], string>> = { cpa_ftd: CPA_REASONS.clawbackDeleted, challenge_cpa: CHALLENGE_REASONS.deleted };
 
 /**
  * The targets of customers with a delete in the scope that take money back: their line names the
