@@ -30,6 +30,7 @@ import {
   type CursorState, type DailyState, type PullWindow,
 } from './windows.js';
 import { loadCursorWindow, valueAt } from './cursor-window.js';
+import { ID_FIELD, saysDeleted } from '../src/pipeline/soft-delete.js';
 import { DEFAULT_MAX_REJECT_RATIO, RejectRateExceeded, rejectGuard } from './reject-guard.js';
 
 export type SyncPlan = (
@@ -125,15 +126,18 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   // A change field's value is the record's version (a transaction's updated_at is not a spec
   // field); a transaction_date cursor is not one: a corrected date must still apply.
   const versionField = incremental.mode === 'cursor' && (entity !== 'transactions' || hasChangeColumn(incremental.cursor_field, stream.mapping)) ? incremental.cursor_field : undefined;
+  const softDelete = entity === 'activity' ? undefined : stream.soft_delete?.column;
   const toRaw = (page: unknown[]): RawRecord[] =>
     page.map((src) => {
       position += 1;
       const mapped = map(src);
       const cursor = versionField === undefined ? undefined : cursorInstant(valueAt(src, versionField), incremental.mode === 'cursor' ? incremental.cursor_format : undefined);
       const version = typeof cursor === 'string' ? { version: cursor } : {};
-      return 'error' in mapped
-        ? { position, value: src, source: src, mappingErrors: [mapped.error], ...version }
-        : { position, value: mapped.record, source: src, ...version };
+      if ('error' in mapped) return { position, value: src, source: src, mappingErrors: [mapped.error], ...version };
+      // A row its soft-delete column says was deleted at the source deletes its record (docs/loading.md, Deletes).
+      const deleted = softDelete !== undefined && saysDeleted(valueAt(src, softDelete)) ? mapped.record[ID_FIELD[entity]] : undefined;
+      if (typeof deleted === 'string' && deleted !== '') return { position, value: mapped.record, source: src, deletedAtSource: deleted, ...version };
+      return { position, value: mapped.record, source: src, ...version };
     });
   const rejectedBy = run.rejectedBy;
   const tally = (r: BatchResult) => run.tally(r);

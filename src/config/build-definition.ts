@@ -84,6 +84,7 @@ interface StreamInput {
   tiebreak_column?: string;
   date_column?: string;
   view?: string;
+  soft_delete?: { column: string };
 }
 
 const ms = (text: string | undefined, fallback: string): number => durationMs(text ?? fallback) ?? 0;
@@ -124,6 +125,7 @@ export function build(input: DefinitionInput, file: string, secrets: string[]): 
           ...(stream.cursor_column === undefined ? {} : { cursor_column: stream.cursor_column }),
           ...(stream.tiebreak_column === undefined ? {} : { tiebreak_column: stream.tiebreak_column }),
           ...(stream.date_column === undefined ? {} : { date_column: stream.date_column }),
+          ...(stream.soft_delete === undefined ? {} : { soft_delete: { column: stream.soft_delete.column } }),
         };
         streams[entity] = db;
         break;
@@ -136,6 +138,7 @@ export function build(input: DefinitionInput, file: string, secrets: string[]): 
           schedule: stream.schedule ?? d.warehouse.schedule,
           view: stream.view ?? '',
           date_column: stream.date_column ?? '',
+          ...(stream.soft_delete === undefined ? {} : { soft_delete: { column: stream.soft_delete.column } }),
         };
         streams[entity] = warehouse;
         break;

@@ -82,6 +82,8 @@ export interface StreamBase {
   mapping: StreamMapping;
   /** cron, UTC. */
   schedule: string;
+  /** Database and warehouse customers and transactions: the column saying a row was deleted at the source (docs/loading.md, Deletes). */
+  soft_delete?: { column: string };
 }
 
 export interface RestStream extends StreamBase {

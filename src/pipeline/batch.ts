@@ -45,6 +45,8 @@ export interface BatchResult {
   stalePositions: number[];
   /** Records parked earlier that loaded now because this batch brought their customer. */
   released: number;
+  /** Records of the batch whose source rows say they were deleted at the source, deleted now (a repeat or an unknown id deletes nothing). */
+  deleted?: number;
   rejects: { position: number; errors: Violation[] }[];
   /** With `itemize`: the valid records (the objects handed over) counted waiting and stale. */
   itemized?: { waiting: SpecRecord[]; stale: SpecRecord[] };
@@ -71,6 +73,8 @@ export interface PreparedBatch {
   latest?: Map<string, SpecRecord>;
   /** Valid records dropped because the batch holds a newer version of their key. */
   olderInBatch: SpecRecord[];
+  /** Ids of the records their source rows say were deleted at the source (RawRecord.deletedAtSource): deleted after the batch's writes. */
+  deletes: string[];
 }
 
 /** What the write of a batch keeps of its input. */
@@ -100,9 +104,16 @@ async function prepareBatch(loader: BatchPreparer, input: BatchInput): Promise<P
   const table = entityTable(input.variant, input.entity);
   const valid: SpecRecord[] = [];
   const rejects: NewReject[] = [];
-  for (let start = 0; start < input.records.length; start += SLICE) {
+  // Rows deleted at the source are not validated: they delete their record (LoadTransaction.write).
+  const deletes: string[] = [];
+  let records = input.records;
+  if (records.some((r) => r.deletedAtSource !== undefined)) {
+    for (const r of records) if (r.deletedAtSource !== undefined) deletes.push(r.deletedAtSource);
+    records = records.filter((r) => r.deletedAtSource === undefined);
+  }
+  for (let start = 0; start < records.length; start += SLICE) {
     if (start > 0) await yieldToEventLoop();
-    const part = validateBatch(loader.validator, input.variant, input.entity, input.records.slice(start, start + SLICE));
+    const part = validateBatch(loader.validator, input.variant, input.entity, records.slice(start, start + SLICE));
     for (const record of part.valid) valid.push(record);
     for (const reject of part.rejects) rejects.push(reject);
   }
@@ -117,7 +128,7 @@ async function prepareBatch(loader: BatchPreparer, input: BatchInput): Promise<P
   // when the connection is free.
   if (input.entity !== 'customers' && loader.known.remembersCustomers(input.partner, latest.values())) {
     const direct = await prepareUpsert(loader.store, table, { partner: input.partner, runId: input.runId, loadedAt: now, records: [...latest.values()] });
-    return { table, valid: valid.length, rejects, now, direct, validRecords: valid, olderInBatch };
+    return { table, valid: valid.length, rejects, now, direct, validRecords: valid, olderInBatch, deletes };
   }
-  return { table, valid: valid.length, rejects, now, latest, validRecords: valid, olderInBatch };
+  return { table, valid: valid.length, rejects, now, latest, validRecords: valid, olderInBatch, deletes };
 }

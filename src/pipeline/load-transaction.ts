@@ -158,18 +158,20 @@ export class LoadTransaction {
    * rows and how the delete was learned, in this transaction as any batch.
    */
   remove(input: RemoveInput): Promise<RemoveResult> {
-    return this.enqueue(async () => {
-      await this.lockPartner(input.partner);
-      const now = this.loader.store.now();
-      const removed = await removeRecords(this.trx, { ...input, now });
-      if (removed.tombstones.length === 0) return { ...removed, deleted: 0 };
-      const change = this.changeSet(input.partner, input.variant, input.runId);
-      change.removed = removed.rows;
-      change.deleted = { learnedVia: input.learnedVia, tombstones: removed.tombstones };
-      await this.loader.jobs.mark(this.jobs, change);
-      this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, policy: change.policy, customers: [], records: removed.tombstones.length, forgotten: removed.rows.customers.map((c) => String(c.customer_id)) });
-      return { ...removed, deleted: removed.rows[input.entity].length };
-    });
+    return this.enqueue(() => this.removeNow(input));
+  }
+
+  private async removeNow(input: RemoveInput): Promise<RemoveResult> {
+    await this.lockPartner(input.partner);
+    const now = this.loader.store.now();
+    const removed = await removeRecords(this.trx, { ...input, now });
+    if (removed.tombstones.length === 0) return { ...removed, deleted: 0 };
+    const change = this.changeSet(input.partner, input.variant, input.runId);
+    change.removed = removed.rows;
+    change.deleted = { learnedVia: input.learnedVia, tombstones: removed.tombstones };
+    await this.loader.jobs.mark(this.jobs, change);
+    this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, policy: change.policy, customers: [], records: removed.tombstones.length, forgotten: removed.rows.customers.map((c) => String(c.customer_id)) });
+    return { ...removed, deleted: removed.rows[input.entity].length };
   }
 
   /** Store work of the caller's own (a count to check a day replacement by), run in order with the batches. */
@@ -341,6 +343,11 @@ export class LoadTransaction {
       if (written[entity].length === 0 || this.noOpenRejects.has(rejectsKey)) continue;
       const { anyOpen } = await resolveLoadedRejects(trx, { partner: input.partner, entity, table: entityTable(input.variant, entity), runId: input.runId, now }, written[entity]);
       if (!anyOpen) this.noOpenRejects.add(rejectsKey);
+    }
+    // Rows the source says were deleted (a soft-delete column): deleted after the writes, before the checkpoint.
+    if (prepared.deletes.length > 0 && input.entity !== 'activity') {
+      const removed = await this.removeNow({ partner: input.partner, variant: input.variant, entity: input.entity, ids: prepared.deletes, learnedVia: 'soft_delete', runId: input.runId });
+      result.deleted = removed.deleted;
     }
     if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
     if (written.customers.length + written.transactions.length + written.activity.length > 0) {
