@@ -84,7 +84,14 @@ interface StreamInput {
   tiebreak_column?: string;
   date_column?: string;
   view?: string;
-  soft_delete?: { column: string };
+  soft_delete?: { column?: string; field?: string; values?: (string | number | boolean)[] };
+}
+
+/** A stream's soft_delete resolved: a db/warehouse column or a REST field, with the values meaning deleted when given. */
+function softDelete(input: StreamInput['soft_delete']): Pick<StreamBase, 'soft_delete'> {
+  const field = input?.column ?? input?.field;
+  if (field === undefined) return {};
+  return { soft_delete: { field, ...(input?.values ? { values: [...input.values] } : {}) } };
 }
 
 const ms = (text: string | undefined, fallback: string): number => durationMs(text ?? fallback) ?? 0;
@@ -112,6 +119,7 @@ export function build(input: DefinitionInput, file: string, secrets: string[]): 
           incremental: buildIncremental(entity, incremental),
           mapping,
           schedule: stream.schedule ?? d.schedule[entity],
+          ...softDelete(stream.soft_delete),
         };
         streams[entity] = rest;
         break;
@@ -125,7 +133,7 @@ export function build(input: DefinitionInput, file: string, secrets: string[]): 
           ...(stream.cursor_column === undefined ? {} : { cursor_column: stream.cursor_column }),
           ...(stream.tiebreak_column === undefined ? {} : { tiebreak_column: stream.tiebreak_column }),
           ...(stream.date_column === undefined ? {} : { date_column: stream.date_column }),
-          ...(stream.soft_delete === undefined ? {} : { soft_delete: { column: stream.soft_delete.column } }),
+          ...softDelete(stream.soft_delete),
         };
         streams[entity] = db;
         break;
@@ -138,7 +146,7 @@ export function build(input: DefinitionInput, file: string, secrets: string[]): 
           schedule: stream.schedule ?? d.warehouse.schedule,
           view: stream.view ?? '',
           date_column: stream.date_column ?? '',
-          ...(stream.soft_delete === undefined ? {} : { soft_delete: { column: stream.soft_delete.column } }),
+          ...softDelete(stream.soft_delete),
         };
         streams[entity] = warehouse;
         break;

@@ -13,6 +13,7 @@ import { entityTable, type EntityTable, isVersioned } from '../store/tables.js';
 import { prepareUpsert, type PreparedUpsert } from '../store/upsert.js';
 import { newestPerKey } from '../store/versions.js';
 import { validateBatch } from './validate-batch.js';
+import type { LearnedVia } from '../store/tombstones.js';
 import { SLICE, yieldToEventLoop } from '../yield.js';
 import type { KnownCustomers } from './known-customers.js';
 
@@ -24,6 +25,8 @@ export interface BatchInput {
   records: readonly RawRecord[];
   /** Saved in the same transaction as the rows. */
   checkpoint?: Checkpoint;
+  /** How the records marked deleted at the source (RawRecord.deletedAtSource) were learned: a db or warehouse column, or a REST record's flag. */
+  deletedVia?: LearnedVia;
   /**
    * Name the records that waited and those that were stale (BatchResult.itemized), for a caller
    * that merged several requests into one batch and answers each with its own counts.
@@ -45,7 +48,7 @@ export interface BatchResult {
   stalePositions: number[];
   /** Records parked earlier that loaded now because this batch brought their customer. */
   released: number;
-  /** Records of the batch whose source rows say they were deleted at the source, deleted now (a repeat or an unknown id deletes nothing). */
+  /** Records of the batch whose source rows say they were deleted at the source, applied as deletes (received = loaded + rejected + waiting + stale + deleted; a repeat or an unknown id deletes nothing). */
   deleted?: number;
   rejects: { position: number; errors: Violation[] }[];
   /** With `itemize`: the valid records (the objects handed over) counted waiting and stale. */

@@ -346,8 +346,8 @@ export class LoadTransaction {
     }
     // Rows the source says were deleted (a soft-delete column): deleted after the writes, before the checkpoint.
     if (prepared.deletes.length > 0 && input.entity !== 'activity') {
-      const removed = await this.removeNow({ partner: input.partner, variant: input.variant, entity: input.entity, ids: prepared.deletes, learnedVia: 'soft_delete', runId: input.runId });
-      result.deleted = removed.deleted;
+      await this.removeNow({ partner: input.partner, variant: input.variant, entity: input.entity, ids: prepared.deletes, learnedVia: input.deletedVia ?? 'soft_delete', runId: input.runId });
+      result.deleted = prepared.deletes.length;
     }
     if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
     if (written.customers.length + written.transactions.length + written.activity.length > 0) {

@@ -9,6 +9,8 @@ import type { StoreMigration } from './migration.js';
  * - cascade_of: the tombstone of the deleted customer a transaction or activity row went with.
  * - record_key: the row's key as the waiting records keep it (src/store/rows.ts recordKey: the id,
  *   or the JSON array of a composite key).
+ * - runs: `deleted`, records a run's source said were deleted (a soft-delete column or flag),
+ *   applied as deletes.
  * Plain schema, frozen here.
  */
 export const tombstones: StoreMigration = {
@@ -29,6 +31,9 @@ export const tombstones: StoreMigration = {
       t.specificType('row', json).notNullable();
       t.index(['partner_id', 'entity', 'record_key']);
       t.index(['partner_id', 'customer_id']);
+    });
+    await knex.schema.alterTable('runs', (t) => {
+      t.bigInteger('deleted').notNullable().defaultTo(0);
     });
   },
 };
