@@ -29,6 +29,7 @@ const commands = {
   migrate: () => import('./commands/migrate.js'),
   postbacks: () => import('./commands/postbacks.js'),
   rejects: () => import('./commands/rejects.js'),
+  tombstones: () => import('./commands/tombstones.js'),
   report: () => import('./commands/report.js'),
   reportFunnel: () => import('./commands/report-funnel.js'),
   run: () => import('./commands/run.js'),
@@ -158,6 +159,15 @@ function buildProgram(io: Io, setExit: (code: number) => void, clock: Clock): Co
     .addOption(json())
     .action((partner: string, opts: { replay?: boolean; all?: boolean; discard?: boolean; before?: string; reason?: string; stream?: Entity; limit?: number }, cmd: Command) =>
       run(commands.rejects().then((m) => m.rejectsCommand(globals(cmd), { partner, ...opts }, io))));
+
+  program
+    .command('tombstones')
+    .description('records deleted at the source: how and when each delete was learned, and what went with a deleted customer')
+    .argument('<partner>', 'partner id')
+    .option('--customer <id>', "only this customer's")
+    .addOption(json())
+    .action((partner: string, opts: { customer?: string }, cmd: Command) =>
+      run(commands.tombstones().then((m) => m.tombstonesCommand(globals(cmd), { partner, ...opts }, io))));
 
   const commissions = program
     .command('commissions')
