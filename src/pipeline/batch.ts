@@ -71,6 +71,8 @@ export interface PreparedBatch {
   now: string;
   /** The upsert of the last version of each key, when every customer is known already. */
   direct?: PreparedUpsert;
+  /** KnownCustomers.generation when `direct` was judged: a customer deleted since makes the write look its customers up again. */
+  generation?: number;
   /** The valid records; and, unless `direct` holds them, the newest version of each key. */
   validRecords: SpecRecord[];
   latest?: Map<string, SpecRecord>;
@@ -129,9 +131,10 @@ async function prepareBatch(loader: BatchPreparer, input: BatchInput): Promise<P
   const now = loader.store.now();
   // Records whose customers are all remembered load directly: their rows are rendered now, not
   // when the connection is free.
+  const generation = loader.known.generation(input.partner);
   if (input.entity !== 'customers' && loader.known.remembersCustomers(input.partner, latest.values())) {
     const direct = await prepareUpsert(loader.store, table, { partner: input.partner, runId: input.runId, loadedAt: now, records: [...latest.values()] });
-    return { table, valid: valid.length, rejects, now, direct, validRecords: valid, olderInBatch, deletes };
+    return { table, valid: valid.length, rejects, now, direct, generation, validRecords: valid, olderInBatch, deletes };
   }
   return { table, valid: valid.length, rejects, now, latest, validRecords: valid, olderInBatch, deletes };
 }

@@ -23,10 +23,19 @@ export class KnownCustomers {
     this.remember(partner, customers);
   }
 
+  /** Per partner: how many times customers were forgotten (a batch made ready before a forget is checked again). */
+  private readonly forgets = new Map<string, number>();
+
   /** Customers deleted by a committed transaction: a record for one of them waits for it again. */
   forget(partner: string, customers: Iterable<string>): void {
     const cache = this.customers.get(partner);
     if (cache) for (const id of customers) cache.delete(id);
+    this.forgets.set(partner, (this.forgets.get(partner) ?? 0) + 1);
+  }
+
+  /** Changes whenever the partner's customers are forgotten: what was remembered before may be gone. */
+  generation(partner: string): number {
+    return this.forgets.get(partner) ?? 0;
   }
 
   /** Whether every record's customer is remembered as a customer of the partner (then no query is needed). */

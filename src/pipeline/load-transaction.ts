@@ -166,11 +166,15 @@ export class LoadTransaction {
     const now = this.loader.store.now();
     const removed = await removeRecords(this.trx, { ...input, now });
     if (removed.tombstones.length === 0) return { ...removed, deleted: 0 };
+    // Forgotten now (a later batch of this transaction must not take them as stored) and again at
+    // the commit (what another transaction read meanwhile); forgetting too much costs one query.
+    const forgotten = removed.rows.customers.map((c) => String(c.customer_id));
+    if (forgotten.length > 0) this.loader.known.forget(input.partner, forgotten);
     const change = this.changeSet(input.partner, input.variant, input.runId);
     change.removed = removed.rows;
     change.deleted = { learnedVia: input.learnedVia, tombstones: removed.tombstones };
     await this.loader.jobs.mark(this.jobs, change);
-    this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, policy: change.policy, customers: [], records: removed.tombstones.length, forgotten: removed.rows.customers.map((c) => String(c.customer_id)) });
+    this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, policy: change.policy, customers: [], records: removed.tombstones.length, forgotten });
     return { ...removed, deleted: removed.rows[input.entity].length };
   }
 
@@ -258,6 +262,12 @@ export class LoadTransaction {
     const store = loader.store;
     const { table, rejects, now } = prepared;
     const latest = prepared.latest ?? new Map<string, SpecRecord>();
+    let ready = prepared.direct;
+    if (ready && prepared.generation !== loader.known.generation(input.partner)) {
+      // A customer was deleted since the batch was made ready: its customers are looked up again.
+      for (const r of ready.batch.records) latest.set(batchKey(table, r), r);
+      ready = undefined;
+    }
     await this.lockPartner(input.partner);
     const result: BatchResult = {
       received: input.received,
@@ -307,7 +317,7 @@ export class LoadTransaction {
     } else {
       const direct: SpecRecord[] = [];
       let parked: ParkedRecord[] = [];
-      if (prepared.direct) direct.push(...prepared.direct.batch.records);
+      if (ready) direct.push(...ready.batch.records);
       else {
         const known = await loader.known.customerTest(trx, input.partner, latest.values());
         for (const record of latest.values()) {
@@ -325,7 +335,7 @@ export class LoadTransaction {
       const settled: VersionedWrite = await settleVersions(trx, { table, partner: input.partner, someParked }, direct, parked);
       for (const key of settled.staleKeys) staleKeys.add(key);
       parked = settled.parked;
-      written[input.entity] = await applied(table, settled.direct, settled.direct === direct ? prepared.direct : undefined);
+      written[input.entity] = await applied(table, settled.direct, settled.direct === direct ? ready : undefined);
       if (someParked) await dropParked(trx, input.partner, input.entity, () => written[input.entity].map((r) => recordKey(table, r)));
       await park(trx, input.partner, input.runId, now, parked);
       if (parked.length > 0) this.noneParked.delete(parkedKey);

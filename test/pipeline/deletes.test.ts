@@ -147,6 +147,19 @@ for (const backend of STORES) {
       await factsAgree();
     });
 
+    it("a deposit of a deleted customer waits for it, in the delete's own transaction and in a batch made ready before the delete", async () => {
+      await month();
+      const later = loader.ready({ partner: 'casino', variant: 'igaming', entity: 'transactions', runId: 'ready-before', records: raw([deposit('d3b', 'c3', usd({ amount_usd: 50 }))]) });
+      const same = await loader.transaction(async (tx) => {
+        await tx.remove({ partner: 'casino', variant: 'igaming', entity: 'customers', ids: ['c2', 'c3'], learnedVia: 'push', runId: 'delete-in-tx' });
+        return tx.load({ partner: 'casino', variant: 'igaming', entity: 'transactions', runId: 'load-in-tx', records: raw([deposit('d2b', 'c2', usd({ amount_usd: 50 }))]) });
+      });
+      assert.equal(same.waiting, 1);
+      assert.equal((await loader.load(later)).waiting, 1);
+      assert.equal((await t.store.knex('transactions').where('partner_id', 'casino').whereIn('customer_id', ['c2', 'c3'])).length, 0);
+      await agrees();
+    });
+
     it('a deleted deposit sent again is a new version: its CPA is booked again, once', async () => {
       await month();
       await remove('transactions', ['d1']);
