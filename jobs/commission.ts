@@ -25,6 +25,7 @@ import { parseRatesCsv, saveRates, type RatesFileProblem, type RatesImport } fro
 import type { Plan } from '../src/commission/plans.js';
 import { addPriorVersions, PRIOR_TRANSACTION_COLUMNS } from '../src/commission/prior-versions.js';
 import { scopeOfChange } from '../src/commission/scope.js';
+import { addRemoved } from '../src/commission/deletes.js';
 import { refreshFactsForRates } from '../src/reports/facts.js';
 import { ratesScope } from '../src/commission/rates-scope.js';
 import { listPartners } from '../src/store/partners.js';
@@ -51,6 +52,7 @@ export function commissionJob(store: Store, plans: PlanSource, logger: Logger): 
     async mark({ trx }, change) {
       if (plansFor(current(plans), change.partner, change.variant).length === 0) return;
       const scope = scopeOfChange(change);
+      addRemoved(scope, change);
       addPriorVersions(scope, change.records.transactions, change.prior.transactions);
       await writePending(trx, scope, store.now());
     },

@@ -9,7 +9,7 @@ import type { AfterLoadJob } from '../src/pipeline/jobs.js';
 import type { Store } from '../src/store/store.js';
 import { definitionsFor } from '../src/postbacks/definitions.js';
 import type { Fact } from '../src/postbacks/events.js';
-import { phaseChanges, priorState, registrations, transactionFacts } from '../src/postbacks/load-facts.js';
+import { deletedDeposits, phaseChanges, priorState, registrations, transactionFacts } from '../src/postbacks/load-facts.js';
 import { writeEvents } from '../src/postbacks/outbox.js';
 
 export function postbackJob(store: Store): AfterLoadJob {
@@ -21,6 +21,12 @@ export function postbackJob(store: Store): AfterLoadJob {
     async mark(tx, change) {
       const defs = await tx.once('postbacks:definitions', () => definitionsFor(tx.trx));
       if (defs.length === 0) return;
+      if (change.deleted) {
+        // Deleted at the source: an approved deposit's reversal is announced (docs/postbacks.md).
+        const tombstones = new Map(change.deleted.tombstones.filter((t) => t.entity === 'transactions').map((t) => [t.key, t.id]));
+        await writeEvents(tx.trx, await deletedDeposits(tx.trx, change.partner, change.removed, (id) => tombstones.get(id)), defs, store.now());
+        return;
+      }
       const prior = priorState(change.prior);
       const facts: Fact[] = [];
       const { customers, transactions } = change.records;

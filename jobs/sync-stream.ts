@@ -31,6 +31,7 @@ import { daysBetween } from '../src/kernel/dates.js';
 import type { CursorState } from './cursor-state.js';
 import type { PullWindow } from '../connectors/source.js';
 import { loadCursorWindow, valueAt } from './cursor-window.js';
+import { ID_FIELD, saysDeleted } from '../src/pipeline/soft-delete.js';
 import { DEFAULT_MAX_REJECT_RATIO, RejectRateExceeded, rejectGuard } from './reject-guard.js';
 
 export type SyncPlan = (
@@ -124,19 +125,23 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   // A change field's value is the record's version (a transaction's updated_at is not a spec
   // field); a transaction_date cursor is not one: a corrected date must still apply.
   const versionField = incremental.mode === 'cursor' && (entity !== 'transactions' || hasChangeColumn(incremental.cursor_field, stream.mapping)) ? incremental.cursor_field : undefined;
+  const softDelete = entity === 'activity' ? undefined : stream.soft_delete;
   const toRaw = (page: unknown[]): RawRecord[] =>
     page.map((src) => {
       position += 1;
       const mapped = map(src);
       const cursor = versionField === undefined ? undefined : cursorInstant(valueAt(src, versionField), incremental.mode === 'cursor' ? incremental.cursor_format : undefined);
       const version = typeof cursor === 'string' ? { version: cursor } : {};
-      return 'error' in mapped
-        ? { position, value: src, source: src, mappingErrors: [mapped.error], ...version }
-        : { position, value: mapped.record, source: src, ...version };
+      if ('error' in mapped) return { position, value: src, source: src, mappingErrors: [mapped.error], ...version };
+      // A row its soft-delete column says was deleted at the source deletes its record (docs/loading.md, Deletes).
+      const deleted = softDelete !== undefined && saysDeleted(valueAt(src, softDelete.field), softDelete.values) ? mapped.record[ID_FIELD[entity]] : undefined;
+      if (typeof deleted === 'string' && deleted !== '') return { position, value: mapped.record, source: src, deletedAtSource: deleted, ...version };
+      return { position, value: mapped.record, source: src, ...version };
     });
   const rejectedBy = run.rejectedBy;
   const tally = (r: BatchResult) => run.tally(r);
-  const batch = (records: RawRecord[]) => ({ partner: def.partner, variant: def.variant, entity, runId, records, personalData: def.personal_data });
+  const deletedVia = def.source.type === 'rest' ? 'rest_flag' as const : 'soft_delete' as const;
+  const batch = (records: RawRecord[]) => ({ partner: def.partner, variant: def.variant, entity, runId, records, personalData: def.personal_data, ...(softDelete ? { deletedVia } : {}) });
 
   let status: StreamRunResult['status'] = 'succeeded';
   let error: string | undefined;

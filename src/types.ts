@@ -59,6 +59,11 @@ export interface RawRecord {
   /** Set when the field mapping of `source` failed; the record is rejected with these. */
   mappingErrors?: Violation[];
   /**
+   * The record's id (customer_id, transaction_id) when its source row says it was deleted at the
+   * source (a stream's soft_delete column): the load path deletes the record instead of loading it.
+   */
+  deletedAtSource?: string;
+  /**
    * The source's cursor value of the record (a change field such as `updated_at`), when it was
    * pulled by a cursor stream: its version, which the mapped record may not carry.
    */

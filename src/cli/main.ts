@@ -31,6 +31,7 @@ const commands = {
   postbacks: () => import('./commands/postbacks.js'),
   purge: () => import('./commands/purge.js'),
   rejects: () => import('./commands/rejects.js'),
+  tombstones: () => import('./commands/tombstones.js'),
   report: () => import('./commands/report.js'),
   reportFunnel: () => import('./commands/report-funnel.js'),
   run: () => import('./commands/run.js'),
@@ -190,6 +191,15 @@ function buildProgram(io: Io, setExit: (code: number) => void, clock: Clock): Co
     .option('--max-seconds <s>', 'stop after this long (default 60); the next purge goes on', integer('--max-seconds'))
     .addOption(json())
     .action((opts: { dryRun?: boolean; batch?: number; maxSeconds?: number }, cmd: Command) => run(commands.purge().then((m) => m.purgeCommand(globals(cmd), opts, io))));
+
+  program
+    .command('tombstones')
+    .description('records deleted at the source: how and when each delete was learned, and what went with a deleted customer')
+    .argument('<partner>', 'partner id')
+    .option('--customer <id>', "only this customer's")
+    .addOption(json())
+    .action((partner: string, opts: { customer?: string }, cmd: Command) =>
+      run(commands.tombstones().then((m) => m.tombstonesCommand(globals(cmd), { partner, ...opts }, io))));
 
   const commissions = program
     .command('commissions')

@@ -22,6 +22,7 @@ import { FEE_TYPES, challengeKey } from './rules/challenge-cpa.js';
 import { cpaKey } from './rules/cpa-ftd.js';
 import { phaseKey } from './rules/phase-bonus.js';
 import type { Scope } from './scope.js';
+import { nameTombstones } from './deletes.js';
 import type { LineState, Target } from './target.js';
 
 /** What every pass of one evaluation shares. */
@@ -138,7 +139,7 @@ export async function bookRead(work: Work, pass: DerivedPass, read: PassReads): 
   const src: TargetSource = { plans: read.perCustomerPlans, customers: pass.customers, lines: read.lines, now };
   const perCustomer: Target[] = [];
   for (const c of read.evaluated) perCustomer.push(...customerTargets(src, c, read.txs.get(c.customerId) ?? [], read.wagering.get(c.customerId) ?? [], read.fx));
-  const targets = applyReview(perCustomer, read.reviews, read.lines, currentMonth);
+  const targets = nameTombstones(applyReview(perCustomer, read.reviews, read.lines, currentMonth), scope, read.lines);
   for (const t of targets) work.produced.add(t.key);
   const booked = await book(trx, targets, read.lines, currentMonth, scope.runId, now);
   return { ...booked, days: pass.days };

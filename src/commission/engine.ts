@@ -18,6 +18,7 @@ import { ZERO } from '../kernel/money.js';
 import { PLAN_VARIANT, type ChallengeCpaPlan, type CpaFtdPlan, type Plan, type RevsharePlan } from './plans.js';
 import { CHALLENGE_REASONS, challengeKey } from './rules/challenge-cpa.js';
 import { revshareKey } from './rules/revshare.js';
+import { deletedCustomerKeys, deletedCustomerTargets, nameTombstones } from './deletes.js';
 import { addDay, KEY_KINDS, openDayTakes, savePending, takePending, type Scope } from './scope.js';
 import { flaggedDaysByAffiliate, readFlaggedDays, readReviews, reviewedRevshareTargets } from './review-holds.js';
 import { book, type Evaluation } from './booking.js';
@@ -291,6 +292,8 @@ async function evaluateMonthsAndFormerFees(work: Work, revsharePlans: readonly R
     for (const [id, customer] of scope.formerFees) formerFeeKeys.set(challengeKey(plan, id), { plan, customer });
   }
   for (const key of formerFeeKeys.keys()) keys.add(key);
+  const deletedKeys = deletedCustomerKeys(plans, scope);
+  for (const key of deletedKeys.keys()) keys.add(key);
 
   const touched = new Map<string, Set<string>>();
   for (const key of work.months.map.keys()) {
@@ -341,7 +344,8 @@ async function evaluateMonthsAndFormerFees(work: Work, revsharePlans: readonly R
     }
     targets.push(...reviewedRevshareTargets({ plan: w.plan, affiliate: w.affiliate, months: months.get(w.affiliate) ?? [], evaluate: w.evaluate, missing: monthMissing, sources, now }, flaggedDays.get(w.affiliate) ?? [], flagged));
   }
-  targets.push(...noLongerFees(formerFeeKeys, work.produced, lines, currentMonth));
+  targets.push(...nameTombstones(noLongerFees(formerFeeKeys, work.produced, lines, currentMonth), scope, lines));
+  targets.push(...deletedCustomerTargets(deletedKeys, work.produced, scope, lines, currentMonth));
   const booked = await book(trx, targets, lines, currentMonth, scope.runId, now);
   return { ...booked, days: 0 };
 }

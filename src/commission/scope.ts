@@ -71,10 +71,12 @@ export interface Scope {
   formerFees: Map<string, string>;
   /** Customers whose fraud flags changed (src/commission/review-holds.ts): the RevShare months of their activity are evaluated too. */
   reviewed: Set<string>;
+  /** Customers with records deleted at the source (./deletes.ts): the tombstone of the customer itself, if it went, and of its rows. */
+  deleted: Map<string, { customer: number | null; rows: Set<number> }>;
 }
 
 export function emptyScope(partner: string, variant: Variant, runId: string): Scope {
-  return { partner, variant, runId, customers: new Set(), customerRecords: new Set(), days: new Map(), replacedDays: new Set(), runDays: new Map(), runTransactionDays: new Map(), formerFees: new Map(), reviewed: new Set() };
+  return { partner, variant, runId, customers: new Set(), customerRecords: new Set(), days: new Map(), replacedDays: new Set(), runDays: new Map(), runTransactionDays: new Map(), formerFees: new Map(), reviewed: new Set(), deleted: new Map() };
 }
 
 export function addRunDay(into: Map<string, Set<string>>, runId: string, day: string): void {
@@ -94,10 +96,10 @@ export function scopeSize(scope: Scope): number {
   for (const d of scope.days.values()) days += d.size;
   for (const d of scope.runDays.values()) days += d.size;
   for (const d of scope.runTransactionDays.values()) days += d.size;
-  return scope.customers.size + scope.customerRecords.size + days + scope.replacedDays.size + scope.formerFees.size + scope.reviewed.size;
+  return scope.customers.size + scope.customerRecords.size + days + scope.replacedDays.size + scope.formerFees.size + scope.reviewed.size + scope.deleted.size;
 }
 
-export type PendingKind = 'customer' | 'record' | 'day' | 'run_day' | 'run_transaction_day' | 'replaced' | 'former_fee' | 'review';
+export type PendingKind = 'customer' | 'record' | 'day' | 'run_day' | 'run_transaction_day' | 'replaced' | 'former_fee' | 'review' | 'deleted';
 
 /**
  * The entries that name customers whose keys are evaluated: the fraud rules write these (and only
@@ -132,6 +134,10 @@ export async function writePending(trx: Knex.Transaction, scope: Scope, now: str
   for (const d of scope.replacedDays) add('replaced', d);
   for (const [id, customer] of scope.formerFees) add('former_fee', JSON.stringify([id, customer]));
   for (const c of scope.reviewed) add('review', c);
+  for (const [c, d] of scope.deleted) {
+    if (d.customer !== null) add('deleted', JSON.stringify([c, d.customer, 1]));
+    for (const id of d.rows) add('deleted', JSON.stringify([c, id, 0]));
+  }
   // PostgreSQL: one statement for a batch's scope, not inserts of 200 rows a statement (bench/README.md, the whole pipeline).
   await dialectOf(trx).insertColumns(trx, 'commission_pending', { partner_id: ['text', scope.partner], variant: ['text', scope.variant], created_at: ['timestamptz', now] },
     { kind: ['text', kinds], value: ['text', values] }, { on: ['partner_id', 'kind', 'value'] });
@@ -174,6 +180,12 @@ export async function takePending(trx: Knex.Transaction, scope: Scope, options: 
     else if (r.kind === 'run_day' || r.kind === 'run_transaction_day') {
       const [runId, day] = JSON.parse(r.value) as [string, string];
       addRunDay(r.kind === 'run_day' ? scope.runDays : scope.runTransactionDays, runId, day);
+    } else if (r.kind === 'deleted') {
+      const [customer, id, own] = JSON.parse(r.value) as [string, number, number];
+      let d = scope.deleted.get(customer);
+      if (!d) scope.deleted.set(customer, (d = { customer: null, rows: new Set() }));
+      if (own === 1) d.customer = id;
+      else d.rows.add(id);
     } else if (r.kind === 'former_fee') {
       const [id, customer] = JSON.parse(r.value) as [string, string];
       scope.formerFees.set(id, customer);

@@ -86,6 +86,14 @@ interface StreamInput {
   tiebreak_column?: string;
   date_column?: string;
   view?: string;
+  soft_delete?: { column?: string; field?: string; values?: (string | number | boolean)[] };
+}
+
+/** A stream's soft_delete resolved: a db/warehouse column or a REST field, with the values meaning deleted when given. */
+function softDelete(input: StreamInput['soft_delete']): Pick<StreamBase, 'soft_delete'> {
+  const field = input?.column ?? input?.field;
+  if (field === undefined) return {};
+  return { soft_delete: { field, ...(input?.values ? { values: [...input.values] } : {}) } };
 }
 
 const ms = (text: string | undefined, fallback: string): number => durationMs(text ?? fallback) ?? 0;
@@ -113,6 +121,7 @@ export function build(input: DefinitionInput, file: string, secrets: string[], e
           incremental: buildIncremental(entity, incremental),
           mapping,
           schedule: stream.schedule ?? d.schedule[entity],
+          ...softDelete(stream.soft_delete),
         };
         streams[entity] = rest;
         break;
@@ -126,6 +135,7 @@ export function build(input: DefinitionInput, file: string, secrets: string[], e
           ...(stream.cursor_column === undefined ? {} : { cursor_column: stream.cursor_column }),
           ...(stream.tiebreak_column === undefined ? {} : { tiebreak_column: stream.tiebreak_column }),
           ...(stream.date_column === undefined ? {} : { date_column: stream.date_column }),
+          ...softDelete(stream.soft_delete),
         };
         streams[entity] = db;
         break;
@@ -138,6 +148,7 @@ export function build(input: DefinitionInput, file: string, secrets: string[], e
           schedule: stream.schedule ?? d.warehouse.schedule,
           view: stream.view ?? '',
           date_column: stream.date_column ?? '',
+          ...softDelete(stream.soft_delete),
         };
         streams[entity] = warehouse;
         break;

@@ -83,6 +83,12 @@ export interface StreamBase {
   mapping: StreamMapping;
   /** cron, UTC. */
   schedule: string;
+  /**
+   * Customers and transactions: where a source record says it was deleted at the source
+   * (docs/loading.md, Deletes): a field (a REST dot path, or a db/warehouse column) and, when
+   * given, its values that mean deleted (else a date-time or a true flag does).
+   */
+  soft_delete?: { field: string; values?: (string | number | boolean)[] };
 }
 
 export interface RestStream extends StreamBase {

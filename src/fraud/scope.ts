@@ -30,7 +30,9 @@ async function coverage(trx: Knex.Transaction, partner: string, days: readonly s
  * customer, ...): no copy of it is kept.
  */
 export async function touchedCustomers(trx: Knex.Transaction, change: ChangeSet, settings: RuleSettings | undefined, byDay: boolean): Promise<Set<string>> {
+  // Rows a day replacement or a delete took away: their customers are judged again without them.
   const ids = new Set<string>(change.removed.activity.map((r) => String(r.customer_id)));
+  for (const entity of ['customers', 'transactions'] as const) for (const r of change.removed[entity]) ids.add(String(r.customer_id));
   // `byDay`: the customers of the batch's transactions and activity are deferred by day (deferDays).
   for (const entity of byDay ? ['customers'] as const : ['customers', 'transactions', 'activity'] as const) for (const r of change.records[entity]) ids.add(String(r.customer_id));
   const partner = change.partner;

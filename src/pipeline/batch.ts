@@ -14,6 +14,7 @@ import { prepareUpsert, type PreparedUpsert } from '../store/upsert.js';
 import { newestPerKey } from '../store/versions.js';
 import { validateBatch } from './validate-batch.js';
 import type { PersonalData } from '../spec/personal-data.js';
+import type { LearnedVia } from '../store/tombstones.js';
 import { SLICE, yieldToEventLoop } from '../yield.js';
 import type { KnownCustomers } from './known-customers.js';
 
@@ -25,6 +26,8 @@ export interface BatchInput {
   records: readonly RawRecord[];
   /** Saved in the same transaction as the rows. */
   checkpoint?: Checkpoint;
+  /** How the records marked deleted at the source (RawRecord.deletedAtSource) were learned: a db or warehouse column, or a REST record's flag. */
+  deletedVia?: LearnedVia;
   /**
    * Name the records that waited and those that were stale (BatchResult.itemized), for a caller
    * that merged several requests into one batch and answers each with its own counts.
@@ -50,6 +53,8 @@ export interface BatchResult {
   released: number;
   /** Records of erased customers loaded without their personal fields. */
   erased: number;
+  /** Records of the batch whose source rows say they were deleted at the source, applied as deletes (received = loaded + rejected + waiting + stale + deleted; a repeat or an unknown id deletes nothing). */
+  deleted?: number;
   rejects: { position: number; errors: Violation[] }[];
   /** With `itemize`: the valid records (the objects handed over) counted waiting and stale. */
   itemized?: { waiting: SpecRecord[]; stale: SpecRecord[] };
@@ -71,11 +76,15 @@ export interface PreparedBatch {
   now: string;
   /** The upsert of the last version of each key, when every customer is known already. */
   direct?: PreparedUpsert;
+  /** KnownCustomers.generation when `direct` was judged: a customer deleted since makes the write look its customers up again. */
+  generation?: number;
   /** The valid records; and, unless `direct` holds them, the newest version of each key. */
   validRecords: SpecRecord[];
   latest?: Map<string, SpecRecord>;
   /** Valid records dropped because the batch holds a newer version of their key. */
   olderInBatch: SpecRecord[];
+  /** Ids of the records their source rows say were deleted at the source (RawRecord.deletedAtSource): deleted after the batch's writes. */
+  deletes: string[];
 }
 
 /** What the write of a batch keeps of its input. */
@@ -105,9 +114,16 @@ async function prepareBatch(loader: BatchPreparer, input: BatchInput): Promise<P
   const table = entityTable(input.variant, input.entity);
   const valid: SpecRecord[] = [];
   const rejects: NewReject[] = [];
-  for (let start = 0; start < input.records.length; start += SLICE) {
+  // Rows deleted at the source are not validated: they delete their record (LoadTransaction.write).
+  const deletes: string[] = [];
+  let records = input.records;
+  if (records.some((r) => r.deletedAtSource !== undefined)) {
+    for (const r of records) if (r.deletedAtSource !== undefined) deletes.push(r.deletedAtSource);
+    records = records.filter((r) => r.deletedAtSource === undefined);
+  }
+  for (let start = 0; start < records.length; start += SLICE) {
     if (start > 0) await yieldToEventLoop();
-    const part = validateBatch(loader.validator, input.variant, input.entity, input.records.slice(start, start + SLICE), input.personalData);
+    const part = validateBatch(loader.validator, input.variant, input.entity, records.slice(start, start + SLICE), input.personalData);
     for (const record of part.valid) valid.push(record);
     for (const reject of part.rejects) rejects.push(reject);
   }
@@ -120,9 +136,10 @@ async function prepareBatch(loader: BatchPreparer, input: BatchInput): Promise<P
   const now = loader.store.now();
   // Records whose customers are all remembered load directly: their rows are rendered now, not
   // when the connection is free.
+  const generation = loader.known.generation(input.partner);
   if (input.entity !== 'customers' && loader.known.remembersCustomers(input.partner, latest.values())) {
     const direct = await prepareUpsert(loader.store, table, { partner: input.partner, runId: input.runId, loadedAt: now, records: [...latest.values()] });
-    return { table, valid: valid.length, rejects, now, direct, validRecords: valid, olderInBatch };
+    return { table, valid: valid.length, rejects, now, direct, generation, validRecords: valid, olderInBatch, deletes };
   }
-  return { table, valid: valid.length, rejects, now, latest, validRecords: valid, olderInBatch };
+  return { table, valid: valid.length, rejects, now, latest, validRecords: valid, olderInBatch, deletes };
 }

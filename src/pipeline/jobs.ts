@@ -21,6 +21,7 @@
  */
 import type { Knex } from 'knex';
 import type { Entity, SpecRecord, Variant } from '../types.js';
+import type { LearnedVia, TombstoneRef } from '../store/tombstones.js';
 
 /** How a run's batches are evaluated (chosen by the run, handed to every job). */
 export type EvaluationPolicy =
@@ -52,12 +53,20 @@ export interface ChangeSet extends CommittedChange {
    */
   prior: PriorRows;
   /**
-   * Stored rows the batch deleted, per entity, with their table key: the activity rows of the days
-   * it replaced (and the room for what else a source takes back, or an erasure removes).
+   * Stored rows the batch deleted, per entity: the activity rows of the days it replaced (their
+   * table key), or the whole rows of records deleted at the source (`deleted` says so).
    */
   removed: Record<Entity, StoredRow[]>;
   /** Activity days replaced whole (their stored rows are in `removed.activity`). */
   replacedDays: string[];
+  /** A delete learned at the source (Loader.remove): how, and the tombstones of `removed`'s rows, in their order. */
+  deleted?: DeleteChange;
+}
+
+/** What a delete adds to its change set. */
+export interface DeleteChange {
+  learnedVia: LearnedVia;
+  tombstones: TombstoneRef[];
 }
 
 /** A partner a committed transaction wrote to, as an evaluation is asked for it. */

@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import type { SpecRecord, Variant } from '../types.js';
 import { knownCustomers } from '../store/waiting.js';
 
-/** Customer ids remembered per partner; customers are never deleted, so a hit is always still true. */
+/** Customer ids remembered per partner; a customer deleted at the source is forgotten at its commit (Loader.remove). */
 const CACHE_LIMIT = 500_000;
 
 export class KnownCustomers {
@@ -21,6 +21,21 @@ export class KnownCustomers {
   committed(partner: string, variant: Variant, customers: Iterable<string>): void {
     this.partners.set(partner, variant);
     this.remember(partner, customers);
+  }
+
+  /** Per partner: how many times customers were forgotten (a batch made ready before a forget is checked again). */
+  private readonly forgets = new Map<string, number>();
+
+  /** Customers deleted by a committed transaction: a record for one of them waits for it again. */
+  forget(partner: string, customers: Iterable<string>): void {
+    const cache = this.customers.get(partner);
+    if (cache) for (const id of customers) cache.delete(id);
+    this.forgets.set(partner, (this.forgets.get(partner) ?? 0) + 1);
+  }
+
+  /** Changes whenever the partner's customers are forgotten: what was remembered before may be gone. */
+  generation(partner: string): number {
+    return this.forgets.get(partner) ?? 0;
   }
 
   /** Whether every record's customer is remembered as a customer of the partner (then no query is needed). */

@@ -22,6 +22,7 @@ import type { MonthPartitions } from '../store/partitions.js';
 import { FreshKeys } from '../store/fresh-keys.js';
 import { rawRows } from '../store/dialects.js';
 import { readPriorRows } from '../store/prior-rows.js';
+import { removeRecords, type LearnedVia, type Removed } from '../store/tombstones.js';
 import { emptyPriorRows, type AfterLoadJobs, type ChangeSet, type CommittedChange, type EvaluationPolicy, type JobTransaction } from './jobs.js';
 import type { KnownCustomers } from './known-customers.js';
 import { forgetErased } from '../store/erasures.js';
@@ -35,6 +36,24 @@ export interface Committed extends CommittedChange {
   customers: string[];
   /** Records the transaction wrote for the partner (a bulk run settles every SETTLE_EVERY). */
   records: number;
+  /** Customers it deleted (no longer known to be stored). */
+  forgotten?: string[];
+}
+
+/** Records of one partner learned deleted at the source (Loader.remove). */
+export interface RemoveInput {
+  partner: string;
+  variant: Variant;
+  entity: 'customers' | 'transactions';
+  ids: readonly string[];
+  learnedVia: LearnedVia;
+  runId: string;
+}
+
+/** What a removal did: the rows moved to tombstones (a customer's with it), and the ids it found nothing live for. */
+export interface RemoveResult extends Removed {
+  /** Records of the asked entity deleted now. */
+  deleted: number;
 }
 
 /** What a load transaction takes from its Loader (./load.ts). */
@@ -132,6 +151,32 @@ export class LoadTransaction {
     });
   }
 
+  /**
+   * Deletes records learned deleted at the source: their rows move to tombstones (a customer's
+   * transactions and activity with it) and the jobs' marks get the change set with the removed
+   * rows and how the delete was learned, in this transaction as any batch.
+   */
+  remove(input: RemoveInput): Promise<RemoveResult> {
+    return this.enqueue(() => this.removeNow(input));
+  }
+
+  private async removeNow(input: RemoveInput): Promise<RemoveResult> {
+    await this.lockPartner(input.partner);
+    const now = this.loader.store.now();
+    const removed = await removeRecords(this.trx, { ...input, now });
+    if (removed.tombstones.length === 0) return { ...removed, deleted: 0 };
+    // Forgotten now (a later batch of this transaction must not take them as stored) and again at
+    // the commit (what another transaction read meanwhile); forgetting too much costs one query.
+    const forgotten = removed.rows.customers.map((c) => String(c.customer_id));
+    if (forgotten.length > 0) this.loader.known.forget(input.partner, forgotten);
+    const change = this.changeSet(input.partner, input.variant, input.runId);
+    change.removed = removed.rows;
+    change.deleted = { learnedVia: input.learnedVia, tombstones: removed.tombstones };
+    await this.loader.jobs.mark(this.jobs, change);
+    this.committed.push({ partner: input.partner, variant: input.variant, runId: input.runId, policy: change.policy, customers: [], records: removed.tombstones.length, forgotten });
+    return { ...removed, deleted: removed.rows[input.entity].length };
+  }
+
   /** Store work of the caller's own (a count to check a day replacement by), run in order with the batches. */
   run<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
     return this.enqueue(() => work(this.trx));
@@ -216,6 +261,12 @@ export class LoadTransaction {
     const store = loader.store;
     const { table, rejects, now } = prepared;
     const latest = prepared.latest ?? new Map<string, SpecRecord>();
+    let ready = prepared.direct;
+    if (ready && prepared.generation !== loader.known.generation(input.partner)) {
+      // A customer was deleted since the batch was made ready: its customers are looked up again.
+      for (const r of ready.batch.records) latest.set(batchKey(table, r), r);
+      ready = undefined;
+    }
     await this.lockPartner(input.partner);
     const result: BatchResult = {
       received: input.received,
@@ -267,7 +318,7 @@ export class LoadTransaction {
     } else {
       const direct: SpecRecord[] = [];
       let parked: ParkedRecord[] = [];
-      if (prepared.direct) direct.push(...prepared.direct.batch.records);
+      if (ready) direct.push(...ready.batch.records);
       else {
         const known = await loader.known.customerTest(trx, input.partner, latest.values());
         for (const record of latest.values()) {
@@ -285,7 +336,7 @@ export class LoadTransaction {
       const settled: VersionedWrite = await settleVersions(trx, { table, partner: input.partner, someParked }, direct, parked);
       for (const key of settled.staleKeys) staleKeys.add(key);
       parked = settled.parked;
-      written[input.entity] = await applied(table, settled.direct, settled.direct === direct ? prepared.direct : undefined);
+      written[input.entity] = await applied(table, settled.direct, settled.direct === direct ? ready : undefined);
       if (someParked) await dropParked(trx, input.partner, input.entity, () => written[input.entity].map((r) => recordKey(table, r)));
       await park(trx, input.partner, input.runId, now, parked);
       if (parked.length > 0) this.noneParked.delete(parkedKey);
@@ -303,6 +354,11 @@ export class LoadTransaction {
       if (written[entity].length === 0 || this.noOpenRejects.has(rejectsKey)) continue;
       const { anyOpen } = await resolveLoadedRejects(trx, { partner: input.partner, entity, table: entityTable(input.variant, entity), runId: input.runId, now }, written[entity]);
       if (!anyOpen) this.noOpenRejects.add(rejectsKey);
+    }
+    // Rows the source says were deleted (a soft-delete column): deleted after the writes, before the checkpoint.
+    if (prepared.deletes.length > 0 && input.entity !== 'activity') {
+      await this.removeNow({ partner: input.partner, variant: input.variant, entity: input.entity, ids: prepared.deletes, learnedVia: input.deletedVia ?? 'soft_delete', runId: input.runId });
+      result.deleted = prepared.deletes.length;
     }
     if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
     if (written.customers.length + written.transactions.length + written.activity.length > 0) {

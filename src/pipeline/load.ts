@@ -25,7 +25,7 @@ import { EvaluationsBehind } from './evaluate-behind.js';
 import { BulkRuns, type SettleGroup as BulkSettleGroup } from './bulk-runs.js';
 import { AfterLoadJobs, type AfterLoadJob, type CommittedChange, type EvaluationPolicy } from './jobs.js';
 import { KnownCustomers } from './known-customers.js';
-import { LoadTransaction, type Committed, type TransactionLoader } from './load-transaction.js';
+import { LoadTransaction, type Committed, type RemoveInput, type RemoveResult, type TransactionLoader } from './load-transaction.js';
 import { readyBatch, type ReadyBatch, type BatchInput, type BatchResult } from './batch.js';
 
 /** The group `settleTogether` hands its work, for `endDeferred` (bulk-runs.ts). */
@@ -198,6 +198,11 @@ export class Loader implements TransactionLoader {
     return this.transaction((tx) => tx.load(input));
   }
 
+  /** Records learned deleted at the source, in one transaction (LoadTransaction.remove). */
+  remove(input: RemoveInput): Promise<RemoveResult> {
+    return this.transaction((tx) => tx.remove(input));
+  }
+
   /** Validates a batch now, before its transaction (see LoadsInTurn), to `load` it later. */
   ready(input: BatchInput): ReadyBatch {
     return readyBatch(this, input);
@@ -224,6 +229,7 @@ export class Loader implements TransactionLoader {
     const atCommit = new Map<string, CommittedChange>();
     for (const c of committed) {
       this.known.committed(c.partner, c.variant, c.customers);
+      if (c.forgotten) this.known.forget(c.partner, c.forgotten);
       const change: CommittedChange = { partner: c.partner, variant: c.variant, runId: c.runId, policy: c.policy };
       if (c.policy === 'at-commit') {
         if (!atCommit.has(c.partner)) atCommit.set(c.partner, change);

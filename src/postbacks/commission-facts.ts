@@ -18,7 +18,7 @@ import { readCustomerValues } from './load-facts.js';
 import { writeEvents } from './outbox.js';
 import { append } from '../kernel/collections.js';
 
-const CLAWBACKS: readonly string[] = [CPA_REASONS.clawbackReversed, CPA_REASONS.clawbackChargeback];
+const CLAWBACKS: readonly string[] = [CPA_REASONS.clawbackReversed, CPA_REASONS.clawbackChargeback, CPA_REASONS.clawbackDeleted];
 
 function kindOf(reason: string, positive: boolean): 'cpa_qualified' | 'cpa_clawback' | undefined {
   if (reason === CPA_REASONS.paid && positive) return 'cpa_qualified';

@@ -141,3 +141,30 @@ export async function phaseChanges(db: Knex, partner: string, written: readonly 
   }
   return out;
 }
+
+/**
+ * Approved deposits deleted at the source (a deleted transaction, or one that went with its
+ * customer): a `deposit_reversed` event each, keyed by the tombstone, so a deposit re-created and
+ * deleted again is announced again. The customer's values are the deleted customer row's when it
+ * went too.
+ */
+export async function deletedDeposits(db: Knex, partner: string, removed: { customers: readonly Record<string, unknown>[]; transactions: readonly Record<string, unknown>[] },
+  tombstoneOf: (transactionId: string) => number | undefined): Promise<Fact[]> {
+  const deposits = removed.transactions.filter((t) => t.transaction_type === 'deposit' && t.status === 'approved');
+  if (deposits.length === 0) return [];
+  const customers = new Map(removed.customers.map((c) => [String(c.customer_id), customerValues(partner, c)]));
+  const live = await readCustomerValues(db, partner, deposits.map((t) => String(t.customer_id)).filter((id) => !customers.has(id)));
+  const out: Fact[] = [];
+  for (const t of deposits) {
+    const c = customers.get(String(t.customer_id)) ?? live.get(String(t.customer_id));
+    if (!c) continue;
+    out.push({
+      kind: 'deposit_reversed', key: `deposit_reversed|${partner}|${String(t.transaction_id)}|tombstones:${tombstoneOf(String(t.transaction_id)) ?? ''}`, orderKey: orderKey(partner, String(t.customer_id)),
+      values: {
+        ...c, transaction_id: String(t.transaction_id), transaction_type: 'deposit', amount: text(t.amount_currency) ?? undefined, currency: text(t.currency) ?? undefined,
+        amount_usd: text(t.amount_usd), fact_at: fromStoreTimestamp(t.transaction_date),
+      },
+    });
+  }
+  return out;
+}

@@ -11,6 +11,7 @@
  * - `fraud_identities`: the customer's e-mail and name keys (masked forms and digests) deleted;
  * - `fraud_flags`: a duplicate-identity flag that rested on one of those keys keeps its decision
  *   and status; its evidence says the value was erased and its instance key no longer holds it;
+ * - `tombstones`: a customer deleted at the source keeps no value in its tombstone's row;
  * - `postback_events`: the customer's events keep no value (a postback added with
  *   `--include-personal` may have put them in its data);
  * - `erasures`: who, when, through which face, rows per table; never the values.
@@ -42,7 +43,7 @@ export interface ErasureResult {
 }
 
 /** The tables an erasure may touch, reclaimed after it. */
-export const ERASED_TABLES = ['customers', 'rejects', 'waiting_records', 'fraud_identities', 'fraud_flags', 'postback_events'] as const;
+export const ERASED_TABLES = ['customers', 'rejects', 'waiting_records', 'tombstones', 'fraud_identities', 'fraud_flags', 'postback_events'] as const;
 
 const MASK = '[erased]';
 
@@ -69,6 +70,9 @@ async function eraseOne(trx: Knex.Transaction, partner: string, customerId: stri
   // The customer's own rejects name values the stored row may not (a version never loaded).
   const own = (await trx('rejects').where({ partner_id: partner, entity: 'customers', record_key: customerId }).select('id', 'payload')) as { id: number; payload: string }[];
   for (const r of own) for (const v of personalIn(r.payload)) values.add(v);
+  // A customer deleted at the source keeps its row in its tombstone (src/store/tombstones.ts).
+  const buried = (await trx('tombstones').where({ partner_id: partner, entity: 'customers', record_key: customerId }).pluck('row')) as unknown[];
+  for (const row of buried) for (const v of personalIn(typeof row === 'string' ? row : JSON.stringify(row))) values.add(v);
   // Another row is searched for the values that name this person alone (an e-mail, a hash of one); a name is another person's too.
   const wide = new Set([...values].filter((v) => v.includes('@') || v.startsWith('hmac:')));
 
@@ -78,9 +82,10 @@ async function eraseOne(trx: Knex.Transaction, partner: string, customerId: stri
   tables.rejects = await scrubRows(trx, { table: 'rejects', key: ['id'], columns: ['payload', 'errors'] }, partner, { values, wide }, { own: (q) => q.whereIn('id', own.map((r) => r.id)), extra: (row) => ({ payload_hash: `erased:${String(row.id)}` }) });
   tables.waiting_records = await scrubRows(trx, { table: 'waiting_records', key: ['entity', 'record_key'], columns: ['record'] }, partner, { values, wide }, { own: (q) => q.where('customer_id', customerId) });
   tables.postback_events = await scrubRows(trx, { table: 'postback_events', key: ['seq'], columns: ['data', 'last_error'] }, partner, { values, wide }, { own: (q) => q.where('customer_id', customerId) });
+  tables.tombstones = await scrubRows(trx, { table: 'tombstones', key: ['id'], columns: ['row'] }, partner, { values, wide }, { own: (q) => q.where('customer_id', customerId) });
   tables.fraud_flags = await eraseFlagEvidence(trx, partner, customerId);
   tables.fraud_identities = await trx('fraud_identities').where({ partner_id: partner, customer_id: customerId }).whereIn('kind', ['email', 'name']).delete();
-  return { customerId, found: row !== undefined, tables };
+  return { customerId, found: row !== undefined || buried.length > 0, tables };
 }
 
 /** The personal values a customer record's JSON names (spec field names). */

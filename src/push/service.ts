@@ -19,6 +19,7 @@ import type { Entity, Variant } from '../types.js';
 import { GroupCommitQueue, newRequestId, type GroupCommitOptions } from './group-commit.js';
 import { findAnswer } from './store.js';
 import { bulkPayloadErrors, validateRecords, type PushError } from './validate.js';
+import { deleteRecord } from './delete.js';
 
 export interface PushInput {
   partner: string;
@@ -36,7 +37,22 @@ export interface PushReply {
   body: Record<string, unknown>;
 }
 
+/** A pushed delete of one record (DELETE /api/v1/{variant}/{entity}/{id}; ./delete.ts). */
+export interface DeleteInput {
+  partner: string;
+  variant: Variant;
+  entity: 'customers' | 'transactions';
+  id: string;
+  clientId: string;
+  idempotencyKey?: string;
+}
+
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+const badKey = (key: string | undefined): PushReply | undefined =>
+  key !== undefined && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key))
+    ? invalid('invalid_request', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`, [{ index: 0, field: 'Idempotency-Key', rule: 'format', message: 'not 1 to 255 visible ASCII characters' }])
+    : undefined;
 
 export class PushService {
   readonly queue: GroupCommitQueue;
@@ -49,9 +65,8 @@ export class PushService {
 
   async push(input: PushInput): Promise<PushReply> {
     const key = input.idempotencyKey;
-    if (key !== undefined && (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(key))) {
-      return invalid('invalid_request', `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`, [{ index: 0, field: 'Idempotency-Key', rule: 'format', message: 'not 1 to 255 visible ASCII characters' }]);
-    }
+    const refused = badKey(key);
+    if (refused) return refused;
     // A key already used for another request is refused as reused whatever this body is: the
     // client's mistake is the key, and a 422 validation_failed would hide it.
     if (key !== undefined) {
@@ -72,10 +87,39 @@ export class PushService {
     if (key === undefined) return this.queue.submit({ ...this.target(input), records: kept, requestId: newRequestId() });
 
     const requestHash = hashRequest(input);
-    const slot = `${input.clientId}\u0000${key}`;
-    // One request per (client, key) at a time in this process: a repeat waits for the first.
+    return this.oneAtATime(input.clientId, key, () => this.once(input, key, requestHash, kept));
+  }
+
+  /**
+   * A pushed delete: the same Idempotency-Key rules as a push (a repeat within 24 hours gets the
+   * first answer; the key with another request is `idempotency_key_reused`).
+   */
+  async remove(input: DeleteInput): Promise<PushReply> {
+    const key = input.idempotencyKey;
+    const refused = badKey(key);
+    if (refused) return refused;
+    const target = { partner: input.partner, variant: input.variant, entity: input.entity, id: input.id, clientId: input.clientId };
+    if (key === undefined) return deleteRecord(this.loader, target);
+    const requestHash = createHash('sha256').update(JSON.stringify(['DELETE', input.variant, input.entity, input.id])).digest('hex');
+    return this.oneAtATime(input.clientId, key, async () => {
+      const { store } = this.loader;
+      const stored = await findAnswer(store.knex, input.clientId, key, store.now());
+      if (stored) return replay(stored, requestHash);
+      try {
+        return await deleteRecord(this.loader, { ...target, idempotency: { key, requestHash } });
+      } catch (error) {
+        const first = await findAnswer(store.knex, input.clientId, key, store.now()).catch(() => undefined);
+        if (first) return replay(first, requestHash);
+        throw error;
+      }
+    });
+  }
+
+  /** One request per (client, key) at a time in this process: a repeat waits for the first. */
+  private async oneAtATime(clientId: string, key: string, run: () => Promise<PushReply>): Promise<PushReply> {
+    const slot = `${clientId}\u0000${key}`;
     for (let waiting = this.inFlight.get(slot); waiting; waiting = this.inFlight.get(slot)) await waiting.catch(() => undefined);
-    const work = this.once(input, key, requestHash, kept);
+    const work = run();
     this.inFlight.set(slot, work);
     try {
       return await work;

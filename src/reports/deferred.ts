@@ -113,15 +113,39 @@ export async function settleFacts(store: Store, partner: string): Promise<number
     await depositCustomersOfRunDays(trx, partner, variant, rows.filter((r) => r.kind === FTD_RUN_DAY).map((r) => JSON.parse(r.value) as [string, string]), ftd);
     for (const day of await daysOfCustomers(trx, partner, variant, moved)) days.add(day);
     for (const id of moved) ftd.add(id);
-    if (store.dialect.exactDecimals) {
-      await recomputeDaysSql(trx, partner, variant, days, [...ftd]);
-      return days.size;
-    }
-    for (const changed of (await recomputeFtd(trx, partner, [...ftd])).values()) for (const day of changed) days.add(day);
-    for (const day of [...days].sort()) await recomputeDay(trx, partner, variant, day);
-    await recomputeMonths(trx, partner, [...days].map((d) => d.slice(0, 7)));
-    return days.size;
+    return recomputeFacts(trx, partner, variant, days, ftd);
   });
+}
+
+/** Recomputes these days' cells and these customers' FTDs from the stored rows, in the caller's transaction. Returns the days. */
+export async function recomputeFacts(trx: Knex.Transaction, partner: string, variant: Variant, days: Set<string>, ftd: ReadonlySet<string>): Promise<number> {
+  if (dialectOf(trx).exactDecimals) {
+    await recomputeDaysSql(trx, partner, variant, days, [...ftd]);
+    return days.size;
+  }
+  for (const changed of (await recomputeFtd(trx, partner, [...ftd])).values()) for (const day of changed) days.add(day);
+  for (const day of [...days].sort()) await recomputeDay(trx, partner, variant, day);
+  await recomputeMonths(trx, partner, [...days].map((d) => d.slice(0, 7)));
+  return days.size;
+}
+
+/**
+ * The scope of rows deleted at the source (ChangeSet.deleted): the days their cells counted in and
+ * the customers whose FTD may have been among them. The rows are gone, so a recompute of those
+ * days from the stored rows subtracts them.
+ */
+export function factsScopeOfRemoved(change: Pick<ChangeSet, 'variant' | 'removed'>): FactsScope {
+  const scope: FactsScope = { days: new Set(), ftd: new Set(), moved: new Set(), ftdDays: new Set() };
+  for (const c of change.removed.customers) {
+    scope.days.add((fromStoreTimestamp(c.signup_date) as string).slice(0, 10));
+    scope.ftd.add(String(c.customer_id));
+  }
+  for (const t of change.removed.transactions) {
+    scope.days.add((fromStoreTimestamp(t.transaction_date) as string).slice(0, 10));
+    if (t.transaction_type === 'deposit') scope.ftd.add(String(t.customer_id));
+  }
+  if (change.variant === 'igaming') for (const a of change.removed.activity) scope.days.add(fromStoreDate(a.date) as string);
+  return scope;
 }
 
 /** Adds the customers of the deposits the runs wrote on these days ([run id, day]) to `into`. */

@@ -10,7 +10,7 @@
  */
 import type { AfterLoadJob, ChangeSet } from '../pipeline/jobs.js';
 import type { Store } from '../store/store.js';
-import { factsScopeOf, pendingFactsPartners, settleFacts, writeFactsPending } from './deferred.js';
+import { factsScopeOf, factsScopeOfRemoved, pendingFactsPartners, recomputeFacts, settleFacts, writeFactsPending } from './deferred.js';
 import { updateFacts } from './incremental.js';
 import { activityKey, ACTIVITY_VALUES, customerCell, CUSTOMER_CELL_COLUMNS, emptyPriors, storedTransaction, TX_READ, type ActivityValues, type PriorVersions } from './priors.js';
 
@@ -36,6 +36,13 @@ export function reportFactsJob(store: Store): AfterLoadJob {
       return variant === 'igaming' && policy !== 'group' ? ACTIVITY_VALUES : undefined;
     },
     async mark({ trx }, change) {
+      if (change.deleted) {
+        // Deleted at the source: the cells they counted in are recomputed without them.
+        const scope = factsScopeOfRemoved(change);
+        if (change.policy === 'group') await writeFactsPending(trx, change.partner, change.variant, scope, change.runId, store.now());
+        else await recomputeFacts(trx, change.partner, change.variant, scope.days, scope.ftd);
+        return;
+      }
       const priors = priorsOf(change);
       if (change.policy === 'group') {
         await writeFactsPending(trx, change.partner, change.variant, factsScopeOf(change, priors), change.runId, store.now());

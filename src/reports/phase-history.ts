@@ -286,3 +286,14 @@ async function writeSqlite(db: Knex, table: string, types: Record<string, SqlTyp
     await db.raw(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${part.map(() => one).join(', ')}${tail}`, bindings as Knex.RawBinding[]);
   }
 }
+
+/**
+ * Customers deleted at the source leave the funnel: their phase history and funnel rows go (their
+ * customer rows, tombstones, keep what they were). Sent again, they start a history anew.
+ */
+export async function forgetPhases(db: Knex, partner: string, customerIds: readonly string[]): Promise<void> {
+  for (const part of dialectOf(db).chunks([...customerIds], 500)) {
+    await db('phase_history').where('partner_id', partner).whereIn('customer_id', part).delete();
+    await db('funnel_customers').where('partner_id', partner).whereIn('customer_id', part).delete();
+  }
+}

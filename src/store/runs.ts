@@ -12,19 +12,21 @@ export interface RunCounts {
   rejected: number;
   loaded: number;
   waiting: number;
-  /** Valid records not applied because a newer version of their key was stored (pulled = loaded + rejected + waiting + stale). */
+  /** Valid records not applied because a newer version of their key was stored (pulled = loaded + rejected + waiting + stale + deleted). */
   stale: number;
   released: number;
   retries: number;
   throttled: number;
   /** Records of erased customers loaded without their personal fields (src/store/erasures.ts). */
   erased: number;
+  /** Records whose source rows said they were deleted at the source (a soft-delete column), applied as deletes; absent when none. */
+  deleted?: number;
 }
 
 export const emptyCounts = (): RunCounts => ({ pulled: 0, valid: 0, rejected: 0, loaded: 0, waiting: 0, stale: 0, released: 0, retries: 0, throttled: 0, erased: 0 });
 
 export function addCounts(into: RunCounts, more: Partial<RunCounts>): RunCounts {
-  for (const [k, v] of Object.entries(more) as [keyof RunCounts, number][]) into[k] += v;
+  for (const [k, v] of Object.entries(more) as [keyof RunCounts, number][]) into[k] = (into[k] ?? 0) + v;
   return into;
 }
 

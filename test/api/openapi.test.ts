@@ -82,8 +82,9 @@ describe('OpenAPI document', () => {
     for (const [path, item] of Object.entries(doc.paths as Record<string, JsonObject>)) {
       assert.match(path, /^\//);
       for (const [method, op] of Object.entries(item)) {
-        assert.ok(['get', 'post'].includes(method), `${method} ${path}`);
         const operation = op as JsonObject;
+        // The spec's methods, and DELETE as our extension, marked so (docs/api.md).
+        assert.ok(['get', 'post'].includes(method) || (method === 'delete' && operation['x-partner-sync-extension'] === true), `${method} ${path}`);
         assert.ok(typeof operation.operationId === 'string' && !ids.has(operation.operationId), `operationId of ${method} ${path}`);
         ids.add(operation.operationId as string);
         assert.ok(Object.keys(operation.responses as JsonObject).length > 0, `responses of ${method} ${path}`);
@@ -178,6 +179,16 @@ describe('OpenAPI document', () => {
     });
     const flows = (((doc.components as JsonObject).securitySchemes as JsonObject).oauth2 as JsonObject).flows as JsonObject;
     assert.equal((flows.clientCredentials as JsonObject).tokenUrl, '/oauth/token');
+  });
+
+  it('documents the DELETE of a customer and of a transaction as our extension, with a 404 and the delete answer', () => {
+    const paths = doc.paths as Record<string, Record<string, JsonObject>>;
+    const deletes = Object.entries(paths).flatMap(([path, item]) => (item.delete ? [path] : []));
+    assert.deepEqual(deletes.sort(), ['/api/v1/igaming/customers/{customer_id}', '/api/v1/igaming/transactions/{transaction_id}', '/api/v1/prop-trading/customers/{customer_id}', '/api/v1/prop-trading/transactions/{transaction_id}']);
+    const op = paths['/api/v1/igaming/transactions/{transaction_id}']?.delete as JsonObject;
+    assert.equal(op['x-partner-sync-extension'], true);
+    assert.ok(['200', '404', '401', '403', '422'].every((s) => s in (op.responses as JsonObject)));
+    assert.deepEqual((schemas.DeleteResult as JsonObject).required, ['deleted', 'waiting', 'already_deleted', 'request_id']);
   });
 
   it('renders a self-contained docs page naming every path, with fields, limits and curl examples', () => {

@@ -349,12 +349,30 @@ ${lines}`;
       date_param: date`,
       }),
       expected: [
-        'streams.customers.path (line 9): unknown key "path"; allowed keys: table, query, cursor_column, tiebreak_column, incremental, mapping, schedule',
-        'streams.customers.pagination (line 13): unknown key "pagination"; allowed keys: table, query, cursor_column, tiebreak_column, incremental, mapping, schedule',
+        'streams.customers.path (line 9): unknown key "path"; allowed keys: table, query, cursor_column, tiebreak_column, incremental, soft_delete, mapping, schedule',
+        'streams.customers.pagination (line 13): unknown key "pagination"; allowed keys: table, query, cursor_column, tiebreak_column, incremental, soft_delete, mapping, schedule',
         'streams.customers.incremental.cursor_field (line 15): is the REST form: a db stream names its change column with cursor_column (beside table or query); remove it',
         `streams.customers.incremental.from_param (line 16): ${REST_PARAM_ERROR}`,
         `streams.customers.incremental.to_param (line 17): ${REST_PARAM_ERROR}`,
         `streams.activity.incremental.date_param (line 22): ${REST_PARAM_ERROR}`,
+      ],
+    },
+    {
+      name: 'a soft_delete column is a plain column name, of customers and transactions only',
+      text: dbDefinition('acme', {
+        streams: `  customers:
+    table: accounts
+    cursor_column: updated_at
+    tiebreak_column: account_id
+    soft_delete: { column: "a.deleted_at" }
+  activity:
+    table: trades
+    date_column: day
+    soft_delete: { column: deleted_at }`,
+      }),
+      expected: [
+        'streams.customers.soft_delete.column (line 12): must be a plain SQL column name: letters, digits and _, not starting with a digit, without a table prefix (the name the rows carry); a definition names tables and columns, it cannot carry SQL, got "a.deleted_at"',
+        'streams.activity.soft_delete (line 16): unknown key "soft_delete"; allowed keys: table, query, date_column, incremental, mapping, schedule',
       ],
     },
     {
@@ -754,7 +772,7 @@ describe('connector definitions: warehouse sources', () => {
       expected: [
         'streams.customers.date_column (line 9): is required but missing',
         'streams.transactions.view (line 11): is required but missing',
-        'streams.transactions.query (line 11): unknown key "query"; allowed keys: view, date_column, incremental, mapping, schedule',
+        'streams.transactions.query (line 11): unknown key "query"; allowed keys: view, date_column, incremental, soft_delete, mapping, schedule',
         'streams.activity.view (line 14): is required but missing',
         'streams.activity.date_column (line 14): is required but missing',
         'streams.activity.table (line 14): unknown key "table"; allowed keys: view, date_column, incremental, mapping, schedule',

@@ -29,6 +29,7 @@ const ERROR_RESPONSES: Record<string, { description: string; schema: string; hea
     description: "wrong_variant: the token's partner is of the other variant; insufficient_scope: the token lacks the route's scope (read for GET, write for POST).",
     schema: 'Error',
   },
+  NotFound: { description: 'not_found: the partner has no record of this id (never stored, nor deleted before); nothing is stored.', schema: 'Error' },
   PayloadTooLarge: { description: 'The request body is larger than the server accepts; nothing is parsed or stored.', schema: 'Error' },
   UnsupportedMediaType: { description: 'The Content-Type is not application/json.', schema: 'Error' },
   ValidationFailed: {
@@ -103,6 +104,23 @@ export function commonSchemas(): JsonObject {
             properties: { field: { type: 'string', description: 'The query parameter.' }, rule: { type: 'string' }, message: { type: 'string' } },
           },
         },
+      },
+    },
+    DeleteResult: {
+      type: 'object',
+      description: 'Sent only after the delete is committed (docs/loading.md, Deletes).',
+      required: ['deleted', 'waiting', 'already_deleted', 'request_id'],
+      properties: {
+        deleted: { type: 'integer', minimum: 0, description: 'Records of the path deleted now: 1, or 0 for a repeat.' },
+        waiting: { type: 'integer', minimum: 0, description: 'Records waiting for their customer that the delete discarded (the transaction itself, or what waited for the customer).' },
+        already_deleted: { type: 'boolean', description: 'The record was deleted before: the repeat changes nothing.' },
+        cascaded: {
+          type: 'object',
+          description: "A customer's delete: its transactions and activity rows, deleted with it.",
+          required: ['transactions', 'activity'],
+          properties: { transactions: { type: 'integer', minimum: 0 }, activity: { type: 'integer', minimum: 0 } },
+        },
+        request_id: { type: 'string' },
       },
     },
     PushResult: {

@@ -44,6 +44,7 @@ export function recordPaths(variant: Variant, entity: Entity): JsonObject {
         responses: { '200': ok, ...SECURED_ERRORS(true) },
       },
     },
+    ...(entity === 'activity' ? {} : deletePath(variant, entity, tag, word)),
     [bulkPath(variant, entity)]: {
       post: {
         operationId: `push-bulk-${variant}-${entity}`,
@@ -54,6 +55,30 @@ export function recordPaths(variant: Variant, entity: Entity): JsonObject {
         parameters: [ref('IdempotencyKey', 'parameters')],
         requestBody: { required: true, content: json({ type: 'array', minItems: 1, maxItems: BULK_LIMIT, items: ref(name) }) },
         responses: { '200': ok, ...SECURED_ERRORS(true) },
+      },
+    },
+  };
+}
+
+/** DELETE of one customer or transaction: our extension of the spec (it has no delete), marked so. */
+function deletePath(variant: Variant, entity: 'customers' | 'transactions', tag: string, word: string): JsonObject {
+  const param = entity === 'customers' ? 'customer_id' : 'transaction_id';
+  return {
+    [`${recordsPath(variant, entity)}/{${param}}`]: {
+      delete: {
+        operationId: `delete-${variant}-${entity}`,
+        tags: [tag],
+        summary: `Delete one ${word} record (deleted at the source)`,
+        description: 'Our extension: the spec has no delete. The record moves to a tombstone and leaves every list and report; the commissions it earned are clawed back, ' +
+          (entity === 'customers' ? "and its transactions and activity go with it. " : '') +
+          'A repeat answers already_deleted; sending the record again loads it as a new version (docs/loading.md, Deletes).',
+        'x-partner-sync-extension': true,
+        security: security('write'),
+        parameters: [
+          { name: param, in: 'path', required: true, schema: { type: 'string', minLength: 1 } },
+          ref('IdempotencyKey', 'parameters'),
+        ],
+        responses: { '200': { description: 'Committed.', content: json(ref('DeleteResult')) }, '404': ref('NotFound', 'responses'), ...SECURED_ERRORS(true) },
       },
     },
   };

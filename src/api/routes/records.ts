@@ -7,6 +7,8 @@
  *   POST /api/v1/{variant}/{entity}        one record (a JSON object)       write scope
  *   POST /api/v1/{variant}/{entity}/bulk   a JSON array of 1 to 1000        write scope
  *   GET  /api/v1/{variant}/{entity}        page, per_page, cursor, modified_since   read scope
+ *   DELETE /api/v1/{variant}/customers/{customer_id}, /transactions/{transaction_id}   write scope
+ *        (our extension: the record was deleted at the source; src/push/delete.ts)
  *
  * The path's variant must be the token's (403 otherwise); a token only ever reads and writes the
  * records of its own partner. 200 `{accepted, loaded, waiting, request_id}`: accepted = loaded +
@@ -68,6 +70,18 @@ export const recordRoutes: RouteModule = (app, deps) => {
       app.post(path, { onRequest: requirePartnerAccess('write', variant) }, push(false));
       app.post(`${path}/bulk`, { onRequest: [...requirePartnerAccess('write', variant), announce(variant, entity)] }, push(true));
       app.get(path, { onRequest: requirePartnerAccess('read', variant) }, async (request, reply) => list(request, reply, variant, entity));
+      if (entity === 'activity') continue;
+      const param = entity === 'customers' ? 'customer_id' : 'transaction_id';
+      app.delete(`${path}/:${param}`, { onRequest: requirePartnerAccess('write', variant) }, async (request, reply) => {
+        const principal = request.principal as Principal;
+        const header = request.headers['idempotency-key'];
+        const answer = await service.remove({
+          partner: principal.partner, variant, entity, clientId: principal.clientId,
+          id: (request.params as Record<string, string>)[param] as string,
+          idempotencyKey: Array.isArray(header) ? header.join(',') : header,
+        });
+        return reply.code(answer.status).send(answer.body);
+      });
     }
   }
 

@@ -15,7 +15,7 @@ export const REFUND_TYPES = ['refund'] as const;
 
 export const challengeKey = (plan: ChallengeCpaPlan, feeId: string): string => `challenge_cpa|${plan.id}|${plan.partner}|${feeId}`;
 
-export const CHALLENGE_REASONS = { fee: 'challenge_fee', refunded: 'challenge_fee_refunded', reversed: 'challenge_fee_reversed', correction: 'challenge_correction' } as const;
+export const CHALLENGE_REASONS = { fee: 'challenge_fee', refunded: 'challenge_fee_refunded', reversed: 'challenge_fee_reversed', correction: 'challenge_correction', deleted: 'challenge_fee_deleted' } as const;
 
 /** The first rule the customer meets; undefined when none. */
 export function rateFor(plan: ChallengeCpaPlan, customer: CustomerFact): RateRule | undefined {

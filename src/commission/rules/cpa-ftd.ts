@@ -19,6 +19,8 @@ export const CPA_REASONS = {
   paid: 'cpa_ftd',
   clawbackReversed: 'cpa_clawback_reversed',
   clawbackChargeback: 'cpa_clawback_chargeback',
+  /** The paid deposit (or its customer) was deleted at the source (src/commission/deletes.ts). */
+  clawbackDeleted: 'cpa_clawback_deleted',
   correction: 'cpa_correction',
 } as const;
 

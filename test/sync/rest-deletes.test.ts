@@ -1,0 +1,75 @@
+/**
+ * A REST record whose status the definition maps to deleted (a stream's `soft_delete: { field,
+ * values }`, docs/loading.md, Deletes), pulled from the sandbox partner over real HTTP, on every
+ * store: the transaction leaves the store (learned_via rest_flag), its FTD's CPA is clawed back
+ * (figures by hand), the run's counts say so (pulled = loaded + rejected + waiting + stale +
+ * deleted), and recompute agrees. The sandbox stamps its changes with the time given.
+ */
+import assert from 'node:assert/strict';
+import { recompute } from '../../src/commission/recompute.js';
+import { runPartner } from '../../jobs/run-partner.js';
+import type { PartnerDefinition, RestStream } from '../../src/config/definition.js';
+import { createRedactor } from '../../src/config/redact.js';
+import { money } from '../../src/kernel/money.js';
+import { silentLogger } from '../../src/log.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { listTombstones } from '../../src/store/tombstones.js';
+import type { Entity } from '../../src/types.js';
+import { loaderWithEveryJob } from '../support/loader.js';
+import { CPA, planWith, plansFrom, plansYaml } from '../support/plans.js';
+import { SANDBOX_SECRET, exampleDefinition } from '../support/sandbox.js';
+import { STORES, type TestStore } from '../support/stores.js';
+
+const PLANS = plansFrom(plansYaml(planWith(CPA, { partner: 'sandbox-casino' })));
+
+for (const backend of STORES) {
+  describe(`a REST status mapped to deleted, from the sandbox (${backend.name})`, function () {
+    this.timeout(120_000);
+    let t: TestStore;
+    let sandbox: Sandbox;
+    let def: PartnerDefinition;
+    let cleanup: () => void;
+    beforeEach(async () => {
+      t = await backend.create();
+      sandbox = await startSandbox({ port: 0, seed: 7, customers: 20, clients: [{ client_id: 'sandbox-client', client_secret: SANDBOX_SECRET }] });
+      ({ def, cleanup } = await exampleDefinition('igaming', sandbox.url, (yaml) =>
+        yaml.replace(/^(\s+)path: \/api\/v1\/igaming\/transactions$/m, '$1path: /api/v1/igaming/transactions\n$1soft_delete: { field: status, values: [deleted, purged] }')));
+      delete def.streams.activity;
+      for (const entity of ['customers', 'transactions'] as Entity[]) (def.streams[entity] as RestStream).incremental.start = `${sandbox.data.from}T00:00:00Z`;
+    });
+    afterEach(async () => {
+      await sandbox.close();
+      cleanup();
+      await t.drop();
+    });
+
+    it('a transaction the partner marks deleted leaves the store and takes its CPA back', async () => {
+      assert.deepEqual((def.streams.transactions as RestStream).soft_delete, { field: 'status', values: ['deleted', 'purged'] });
+      const loader = loaderWithEveryJob(t.store, { plans: PLANS });
+      const run = () => runPartner({ loader, clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) }, def, { kind: 'run', scheduledFor: new Date(t.store.clock()) });
+      await run();
+      // A paid CPA: its deposit is the one the partner deletes.
+      const paid = (await t.store.knex('commission_ledger').where({ partner_id: 'sandbox-casino', reason: 'cpa_ftd' }).orderBy('id').first('customer_id', 'ref_id', 'line_key')) as { customer_id: string; ref_id: string; line_key: string };
+      assert.ok(paid, 'the sandbox month pays a CPA');
+      const deposits = (await t.store.knex('transactions').where({ partner_id: 'sandbox-casino', customer_id: paid.customer_id, transaction_type: 'deposit', status: 'approved' }).select('transaction_id')) as { transaction_id: string }[];
+      // Every approved deposit of the customer deleted: no first deposit is left to pay on.
+      for (const d of deposits) sandbox.data.setTransactionStatus('igaming', d.transaction_id, 'deleted', new Date(t.store.clock().getTime() - 60_000));
+      const results = await run();
+      const tx = results.find((r) => r.stream === 'transactions');
+      assert.equal(tx?.status, 'succeeded', JSON.stringify(results));
+      const c = tx!.counts;
+      assert.equal(c.deleted, deposits.length);
+      assert.equal(c.pulled, c.loaded + c.rejected + c.waiting + c.stale + (c.deleted ?? 0));
+      assert.equal((await t.store.knex('transactions').where('partner_id', 'sandbox-casino').whereIn('transaction_id', deposits.map((d) => d.transaction_id))).length, 0);
+      const stones = await listTombstones(t.store.knex, 'sandbox-casino');
+      assert.deepEqual(stones.map((s) => [s.recordKey, s.learnedVia]).sort(), deposits.map((d) => [d.transaction_id, 'rest_flag']).sort());
+      // By hand: the CPA of 100 (the plan's default; no country override) is taken back to 0.
+      const lines = (await t.store.knex('commission_ledger').where('line_key', paid.line_key).orderBy('id').select('amount_usd', 'reason', 'sources')) as { amount_usd: unknown; reason: string; sources: unknown }[];
+      assert.deepEqual(lines.map((l) => [money(String(l.amount_usd)).toFixed(2), l.reason]), [['100.00', 'cpa_ftd'], ['-100.00', 'cpa_clawback_deleted']]);
+      const sources = (typeof lines[1]?.sources === 'string' ? JSON.parse(lines[1].sources) : lines[1]?.sources) as string[];
+      assert.ok(sources[0]?.startsWith('tombstones:'), JSON.stringify(sources));
+      const check = await recompute(t.store, PLANS, { runId: 'check' });
+      assert.deepEqual(check.flatMap((r) => r.differences), []);
+    });
+  });
+}
