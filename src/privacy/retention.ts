@@ -12,7 +12,9 @@
  * Never purged: the ledger and everything `commissions recompute` reads (records, FX rates, plans'
  * state), the report facts, fraud flags and decisions, and the erasures' audit.
  */
+import { readFile } from 'node:fs/promises';
 import type { Knex } from 'knex';
+import { parse as parseYaml } from 'yaml';
 import { addDays } from '../kernel/dates.js';
 import type { Store } from '../store/store.js';
 
@@ -116,4 +118,16 @@ export function parseRetention(data: unknown, file: string): { retention?: Reten
     else retention[key as PurgeKind] = value;
   }
   return errors.length > 0 ? { errors } : { retention, errors };
+}
+
+/** The retention of a settings file (absent: the defaults); a file that does not parse or holds a wrong key is an error naming it. */
+export async function loadRetention(file: string): Promise<{ retention?: Retention; errors: string[] }> {
+  let data: unknown;
+  try {
+    data = parseYaml(await readFile(file, 'utf8'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { retention: { ...DEFAULT_RETENTION }, errors: [] };
+    return { errors: [`${file}: ${(error as Error).message.split('\n')[0]}`] };
+  }
+  return parseRetention(data, file);
 }

@@ -57,6 +57,7 @@ const badKey = (key: string | undefined): PushReply | undefined =>
 export class PushService {
   readonly queue: GroupCommitQueue;
   private readonly inFlight = new Map<string, Promise<unknown>>();
+  private readonly reading = new Set<Promise<unknown>>();
   private readonly policies = new Map<string, Promise<PersonalData | undefined> | { data: PersonalData | undefined }>();
 
   constructor(private readonly loader: Loader, options: GroupCommitOptions = {}) {
@@ -83,7 +84,16 @@ export class PushService {
       return invalid('validation_failed', `${invalidRecords} of ${records.length} record(s) failed validation; nothing was stored`, errors);
     }
     const minimised = this.minimised(input, records);
-    const kept = minimised instanceof Promise ? await minimised : minimised;
+    let kept: unknown[];
+    if (minimised instanceof Promise) {
+      // A client's first push reads its policy: close() waits for it to reach the queue.
+      this.reading.add(minimised);
+      try {
+        kept = await minimised;
+      } finally {
+        this.reading.delete(minimised);
+      }
+    } else kept = minimised;
     if (key === undefined) return this.queue.submit({ ...this.target(input), records: kept, requestId: newRequestId() });
 
     const requestHash = hashRequest(input);
@@ -142,7 +152,9 @@ export class PushService {
     }
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
+    // A push reading its client's policy is queued before the queue closes (it resumes first).
+    while (this.reading.size > 0) await Promise.allSettled([...this.reading]);
     return this.queue.close();
   }
 

@@ -27,6 +27,8 @@ import { Scheduler, type SchedulerPorts, type StopResult } from './scheduler.js'
 import { closeAbandonedRuns, readStates, storePorts } from './store-ports.js';
 import { clockTimers, type Timers } from './timers.js';
 import { startReconcileSchedule } from './reconcile-schedule.js';
+import { startPurgeSchedule } from './purge-schedule.js';
+import { DEFAULT_RETENTION, type Retention } from '../privacy/retention.js';
 
 /** What the store's locking capability means for the worker. */
 const WORKER_PROFILES: Record<DialectProfile['locking'], { instanceLock: boolean; maxConcurrentRuns: number }> = {
@@ -63,6 +65,9 @@ export interface WorkerOptions {
   readinessTimeoutMs?: number;
   /** Backoff of the store probe during an outage (default 1 s doubling to 30 s). */
   storeRetry?: { initialMs: number; maxMs: number };
+  /** The daily purge's retention (config/retention.yaml; default DEFAULT_RETENTION) and cron (default 03:30 UTC). */
+  retention?: Retention;
+  purgeSchedule?: string;
 }
 
 export interface Worker {
@@ -169,6 +174,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     else if (created.length > 0) logger.info(`activity partitions created ahead: ${created.join(', ')}`, { event: 'partitions_created', partitions: created });
   });
   const reconciles = startReconcileSchedule({ store, timers, logger, redact, locks, alerter: options.alerter, definitions: () => definitions });
+  const purges = startPurgeSchedule({ store, timers, logger, locks, retention: options.retention ?? DEFAULT_RETENTION, schedule: options.purgeSchedule });
   metrics.up.set({}, 1);
 
   let stopped: Promise<StopResult> | undefined;
@@ -208,6 +214,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         const result = await scheduler.stop(timeoutMs);
         await monitor.stop();
         await reconciles.stop();
+        await purges.stop();
         await partitions.stop();
         if (result.abandoned.length > 0) {
           // Best effort, briefly: the next worker to take each stream's lock closes them anyway.

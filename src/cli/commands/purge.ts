@@ -3,23 +3,14 @@
  * `<config>/retention.yaml` (src/privacy/retention.ts) no longer keeps, in transactions of at most
  * N rows, for at most S seconds (exit 0 either way; `more` says whether rows are still due).
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { parseRetention, purge } from '../../privacy/retention.js';
+import { loadRetention, purge } from '../../privacy/retention.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { CliError, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 import { formatTable } from '../table.js';
 
 export async function purgeCommand(globals: GlobalOptions, args: { dryRun?: boolean; batch?: number; maxSeconds?: number }, io: Io): Promise<number> {
-  const file = join(globals.config, 'retention.yaml');
-  let data: unknown;
-  try {
-    data = parseYaml(await readFile(file, 'utf8'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new CliError(`${file}: ${(error as Error).message.split('\n')[0]}`, EXIT_USAGE);
-  }
-  const { retention, errors } = parseRetention(data, file);
+  const { retention, errors } = await loadRetention(join(globals.config, 'retention.yaml'));
   if (!retention) throw new CliError(errors.join('\n'), EXIT_USAGE);
   return withStore(globals, async (store) => {
     const result = await purge(store, retention, { dryRun: args.dryRun, batch: args.batch, budgetMs: args.maxSeconds === undefined ? undefined : args.maxSeconds * 1000 });

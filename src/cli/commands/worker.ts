@@ -19,6 +19,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { loadRetention } from '../../privacy/retention.js';
 import { formatPlanError, loadPlans, type LoadedPlans } from '../../commission/load-plans.js';
 import { createRedactor } from '../../config/redact.js';
 import { formatDefinitionError, loadDefinitions } from '../../config/load-definitions.js';
@@ -108,6 +109,9 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
   // Read at start (an invalid file is a usage error); SIGHUP reads it again.
   const fraud = await fraudConfig(globals);
   const fraudFile = join(globals.config, 'fraud.yaml');
+  // The daily purge's retention (config/retention.yaml): a wrong file stops the start, as wrong plans do.
+  const retention = await loadRetention(join(globals.config, 'retention.yaml'));
+  if (!retention.retention) throw new CliError(retention.errors.join('\n'), EXIT_USAGE);
 
   // One redactor for every line, replaced when a reload brings new secrets (old ones stay covered).
   const secrets = new Set<string>([...extraSecrets(storeUrl, webhook), ...loaded.definitions.flatMap((d) => d.secrets)]);
@@ -189,6 +193,7 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
         alerter: webhook ? webhookAlerter(webhook, { logger }) : undefined,
         dailyRetryMs: retryMs,
         maxConcurrentRuns: opts.concurrency,
+        retention: retention.retention,
       });
     } catch (error) {
       markStarted(undefined);
