@@ -24,7 +24,7 @@ async function main(): Promise<void> {
     await knex.raw(`INSERT INTO fraud_identities (partner_id, customer_id, kind, value) SELECT 'p', 'c' || g, 'email', 'p*****' || g || '@example.org#' || md5(g::text) FROM generate_series(1, ?) g`, [CUSTOMERS]);
     await knex('postbacks').insert({ id: 'pb', affiliate_id: 'aff-1', events: 'ftd', method: 'GET', url: 'https://t.example/p', rate_per_second: 10, secret_salt: 's', created_at: '2026-01-01T00:00:00Z' });
     const events = async (n: number) => knex.raw(`INSERT INTO postback_events (event_id, postback_id, fact_key, kind, order_key, partner_id, customer_id, affiliate_id, data, state, next_attempt_at, window_start, created_at, delivered_at)
-      SELECT 'e' || g || '-' || ?::text, 'pb', 'f' || g || '-' || ?::text, 'ftd', 'o' || g, 'p', 'c' || (g % ?), 'aff-1', json_build_object('url', 'https://t.example/p?c=' || g), 'delivered', '2026-01-01', '2026-01-01', '2026-01-01', timestamptz '2026-01-01' + (g % 31) * interval '1 day'
+      SELECT 'e' || g || '-' || ?::text, 'pb', 'f' || g || '-' || ?::text, 'ftd', 'o' || g, 'p', 'c' || (g % ?), 'aff-1', json_build_object('url', 'https://t.example/p/c/' || g), 'delivered', '2026-01-01', '2026-01-01', '2026-01-01', timestamptz '2026-01-01' + (g % 31) * interval '1 day'
       FROM generate_series(1, ?) g`, [n, n, CUSTOMERS, n]);
     await events(EVENTS);
     await knex.raw('ANALYZE');
