@@ -5,7 +5,8 @@
  * duplicate-identity flag, two with first deposits). Afterwards none of their values is in the
  * store's bytes (the SQLite file after the erasure's checkpoint; a pg_dump), the report, the ledger
  * and the flags' decisions are what they were, `commissions recompute` agrees, and the same
- * customers sent again load without their personal fields. A SIGKILL in the middle of an erasure of
+ * customers sent again load without their personal fields; a purge with every default years later
+ * removes the delivered events and old runs and changes none of those figures. A SIGKILL in the middle of an erasure of
  * many leaves each customer erased whole or not at all; the rerun ends where one run would.
  */
 import { strict as assert } from 'node:assert';
@@ -16,7 +17,7 @@ import { packageRoot } from '../../src/paths.js';
 import { createSandboxData } from '../../src/sandbox/data.js';
 import type { SpecRecord } from '../../src/types.js';
 import { runCli } from '../support/cli.js';
-import { PG_URL, STORES, type TestStore } from '../support/stores.js';
+import { fixedClock, PG_URL, STORES, type TestStore } from '../support/stores.js';
 import { cli, DATA_CLOCK, ndjson, PARTNER, ratesCsv, shippedConfig } from '../volume/support.js';
 
 const MONTH = { seed: 7, customers: 1000, from: '2026-10-01', to: '2026-10-31', fraudPatterns: 2 } as const;
@@ -104,6 +105,22 @@ for (const backend of STORES) {
         assert.deepEqual([loaded.loaded, loaded.erased], [3, 3]);
         const rows = await t.store.knex('customers').where('partner_id', PARTNER).whereIn('customer_id', erased).select('email', 'first_name', 'last_name');
         assert.deepEqual(rows, erased.map(() => ({ email: null, first_name: null, last_name: null })));
+
+        // Retention, every default, years later: the delivered events and the old runs go; the money and the report stay.
+        const events = Number(((await t.store.knex('postback_events').count({ n: '*' }))[0] as { n: number | string }).n);
+        await t.store.knex('postback_events').update({ state: 'delivered', delivered_at: t.store.now() });
+        const later = fixedClock('2029-01-01T12:00:00.000Z');
+        const dry = await runCli(['--config', config.dir, '--store', t.url, 'purge', '--dry-run', '--json'], { env, clock: later });
+        assert.equal(dry.code, 0, dry.stderr);
+        assert.equal(Number(((await t.store.knex('postback_events').count({ n: '*' }))[0] as { n: number | string }).n), events, 'a dry run removes nothing');
+        const purged = await runCli(['--config', config.dir, '--store', t.url, 'purge', '--json'], { env, clock: later });
+        assert.equal(purged.code, 0, purged.stderr);
+        const result2 = JSON.parse(purged.stdout) as { results: { kind: string; due: number; purged: number }[] };
+        assert.deepEqual(result2.results.find((r) => r.kind === 'delivered_postback_events'), { kind: 'delivered_postback_events', due: events, purged: events, before: '2028-12-02T00:00:00.000Z' });
+        assert.ok(result2.results.find((r) => r.kind === 'run_history')!.purged > 0, 'old runs go');
+        assert.deepEqual(await snapshot(), was, 'report, ledger and flags unchanged by the purge');
+        const after2 = JSON.parse(await cli(config.dir, t.url, ['commissions', 'recompute', '--partner', PARTNER, '--json'])) as { agree: boolean };
+        assert.equal(after2.agree, true);
       } finally {
         config.cleanup();
         await t.drop();
