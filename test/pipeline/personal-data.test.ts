@@ -126,6 +126,9 @@ source:
     type: oauth2_client_credentials
     client_id: c
     client_secret: \${ACME_KEY}
+  timeout: PT2S
+  retries:
+    max: 0
 streams:
   customers:
     path: /customers
