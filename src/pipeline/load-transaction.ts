@@ -22,7 +22,7 @@ import type { MonthPartitions } from '../store/partitions.js';
 import { FreshKeys } from '../store/fresh-keys.js';
 import { rawRows } from '../store/dialects.js';
 import { readPriorRows } from '../store/prior-rows.js';
-import { removeRecords, type LearnedVia, type Removed } from '../store/tombstones.js';
+import { removeRecords, type Removal, type Removed } from '../store/tombstones.js';
 import { emptyPriorRows, type AfterLoadJobs, type ChangeSet, type CommittedChange, type EvaluationPolicy, type JobTransaction } from './jobs.js';
 import type { KnownCustomers } from './known-customers.js';
 import { forgetErased } from '../store/erasures.js';
@@ -41,14 +41,7 @@ export interface Committed extends CommittedChange {
 }
 
 /** Records of one partner learned deleted at the source (Loader.remove). */
-export interface RemoveInput {
-  partner: string;
-  variant: Variant;
-  entity: 'customers' | 'transactions';
-  ids: readonly string[];
-  learnedVia: LearnedVia;
-  runId: string;
-}
+export type RemoveInput = Omit<Removal, 'now'>;
 
 /** What a removal did: the rows moved to tombstones (a customer's with it), and the ids it found nothing live for. */
 export interface RemoveResult extends Removed {
