@@ -141,7 +141,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   const rejectedBy = run.rejectedBy;
   const tally = (r: BatchResult) => run.tally(r);
   const deletedVia = def.source.type === 'rest' ? 'rest_flag' as const : 'soft_delete' as const;
-  const batch = (records: RawRecord[]) => ({ partner: def.partner, variant: def.variant, entity, runId, records, personalData: def.personal_data, ...(softDelete ? { deletedVia } : {}) });
+  const batch = (records: RawRecord[]) => ({ partner: def.partner, variant: def.variant, entity, runId, records, personalData: def.personal_data, ...(softDelete ? { deletedVia, ...(def.delete_guard ? { deleteGuard: def.delete_guard } : {}) } : {}) });
 
   let status: StreamRunResult['status'] = 'succeeded';
   let error: string | undefined;

@@ -32,6 +32,7 @@ const commands = {
   purge: () => import('./commands/purge.js'),
   rejects: () => import('./commands/rejects.js'),
   tombstones: () => import('./commands/tombstones.js'),
+  deletes: () => import('./commands/deletes.js'),
   report: () => import('./commands/report.js'),
   reportFunnel: () => import('./commands/report-funnel.js'),
   run: () => import('./commands/run.js'),
@@ -200,6 +201,25 @@ function buildProgram(io: Io, setExit: (code: number) => void, clock: Clock): Co
     .addOption(json())
     .action((partner: string, opts: { customer?: string }, cmd: Command) =>
       run(commands.tombstones().then((m) => m.tombstonesCommand(globals(cmd), { partner, ...opts }, io))));
+
+  const deletes = program
+    .command('deletes')
+    .description('deletes the mass-delete guard held: list them, apply them (the ledger follows) or discard them');
+  deletes
+    .command('list')
+    .description('the held deletes (--all: decided ones too), each with its partner, stream, records and why it was held')
+    .option('--partner <partner>', 'only this partner')
+    .option('--all', 'applied and discarded holds too')
+    .addOption(json())
+    .action((opts: { partner?: string; all?: boolean }, cmd: Command) => run(commands.deletes().then((m) => m.deletesListCommand(globals(cmd), opts, io))));
+  for (const [decision, what] of [['apply', 'delete the records a hold holds, through every after-load job (clawbacks, reports, fraud, postbacks)'], ['discard', 'keep the records a hold holds; the hold closes']] as const) {
+    deletes
+      .command(decision)
+      .description(what)
+      .argument('<id>', 'the hold (partner-sync deletes list)')
+      .addOption(json())
+      .action((id: string, _opts: unknown, cmd: Command) => run(commands.deletes().then((m) => m.deletesDecideCommand(globals(cmd), { id, decision }, io))));
+  }
 
   const commissions = program
     .command('commissions')

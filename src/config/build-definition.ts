@@ -33,7 +33,8 @@ export interface DefinitionInput {
   affiliates?: { map?: Record<string, string>; unmapped?: 'keep' | 'reject' };
   max_reject_ratio?: number;
   personal_data?: PersonalDataPolicy;
-  reconcile?: { schedule: string; days?: number };
+  reconcile?: { schedule: string; days?: number; infer_deletes?: boolean };
+  delete_guard?: { max_share?: number; min_records?: number };
 }
 
 interface RestSourceInput {
@@ -165,7 +166,8 @@ export function build(input: DefinitionInput, file: string, secrets: string[], e
     affiliates: { map: { ...(input.affiliates?.map ?? {}) }, unmapped: input.affiliates?.unmapped ?? d.unmapped },
     max_reject_ratio: input.max_reject_ratio ?? d.max_reject_ratio,
     ...(input.personal_data ? { personal_data: personalData(input.personal_data, env) } : {}),
-    ...(input.reconcile ? { reconcile: { schedule: input.reconcile.schedule, days: input.reconcile.days ?? 3 } } : {}),
+    ...(input.reconcile ? { reconcile: { schedule: input.reconcile.schedule, days: input.reconcile.days ?? 3, infer_deletes: input.reconcile.infer_deletes ?? true } } : {}),
+    delete_guard: { max_share: input.delete_guard?.max_share ?? d.delete_guard.max_share, min_records: input.delete_guard?.min_records ?? d.delete_guard.min_records },
     secrets: withKey(src.type === 'rest' ? secrets : [...new Set([...secrets, ...urlPasswords(src.url)])], input.personal_data, env),
   };
 }

@@ -25,6 +25,7 @@ export const DEFINITION_DEFAULTS = {
   passthrough: true,
   unmapped: 'keep',
   max_reject_ratio: 0.5,
+  delete_guard: { max_share: 0.05, min_records: 20 },
   db: {
     page_size: 5000,
     safety_lag: 'PT5S',

@@ -169,6 +169,14 @@ export interface WarehouseStream extends StreamBase {
 export type SourceDefinition = RestSource | DbSource | WarehouseSource;
 export type StreamDefinition = RestStream | DbStream | WarehouseStream;
 
+/** The mass-delete guard of a partner's deletes (src/pipeline/delete-guard.ts). */
+export interface DeleteGuard {
+  /** The share of the partner's customers, or of a day's transactions, one scope may delete (default 0.05). */
+  max_share: number;
+  /** Deletes a scope may make whatever the share (default 20). */
+  min_records: number;
+}
+
 export interface PartnerDefinition {
   partner: string;
   variant: Variant;
@@ -185,8 +193,13 @@ export interface PartnerDefinition {
   max_reject_ratio?: number;
   /** What is kept of the personal customer fields (../spec/personal-data.ts), with the hash key from the environment; absent: all kept. */
   personal_data?: PersonalData;
-  /** The worker's daily reconcile (src/onboarding/reconcile-schedule.ts): cron (UTC) and closed days compared; absent: none. */
-  reconcile?: { schedule: string; days: number };
+  /**
+   * The worker's daily reconcile (src/worker/reconcile-schedule.ts): cron (UTC), closed days
+   * compared, and whether keys two consecutive scans find missing at the source become deletes; absent: none.
+   */
+  reconcile?: { schedule: string; days: number; infer_deletes: boolean };
+  /** The mass-delete guard of the partner's deletes (src/pipeline/delete-guard.ts); absent: its defaults. */
+  delete_guard?: DeleteGuard;
   /** Every resolved secret value, for redaction of logs and errors. */
   secrets: string[];
 }

@@ -15,6 +15,7 @@ import { newestPerKey } from '../store/versions.js';
 import { validateBatch } from './validate-batch.js';
 import type { PersonalData } from '../spec/personal-data.js';
 import type { LearnedVia } from '../store/tombstones.js';
+import type { DeleteGuard } from './delete-guard.js';
 import { SLICE, yieldToEventLoop } from '../yield.js';
 import type { KnownCustomers } from './known-customers.js';
 
@@ -28,6 +29,8 @@ export interface BatchInput {
   checkpoint?: Checkpoint;
   /** How the records marked deleted at the source (RawRecord.deletedAtSource) were learned: a db or warehouse column, or a REST record's flag. */
   deletedVia?: LearnedVia;
+  /** The mass-delete guard those deletes are judged by (./delete-guard.ts; the default when absent). */
+  deleteGuard?: DeleteGuard;
   /**
    * Name the records that waited and those that were stale (BatchResult.itemized), for a caller
    * that merged several requests into one batch and answers each with its own counts.
@@ -55,6 +58,8 @@ export interface BatchResult {
   erased: number;
   /** Records of the batch whose source rows say they were deleted at the source, applied as deletes (received = loaded + rejected + waiting + stale + deleted; a repeat or an unknown id deletes nothing). */
   deleted?: number;
+  /** Records of the batch the source said were deleted that the mass-delete guard held instead (a hold: `partner-sync deletes`; received = ... + deleted + deletesHeld). */
+  deletesHeld?: number;
   rejects: { position: number; errors: Violation[] }[];
   /** With `itemize`: the valid records (the objects handed over) counted waiting and stale. */
   itemized?: { waiting: SpecRecord[]; stale: SpecRecord[] };

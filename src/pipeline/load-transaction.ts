@@ -23,6 +23,7 @@ import { FreshKeys } from '../store/fresh-keys.js';
 import { rawRows } from '../store/dialects.js';
 import { readPriorRows } from '../store/prior-rows.js';
 import { removeRecords, type Removal, type Removed } from '../store/tombstones.js';
+import { DEFAULT_DELETE_GUARD, judgeDeletes, type DeleteGuard } from './delete-guard.js';
 import { emptyPriorRows, type AfterLoadJobs, type ChangeSet, type CommittedChange, type EvaluationPolicy, type JobTransaction } from './jobs.js';
 import type { KnownCustomers } from './known-customers.js';
 import { forgetErased } from '../store/erasures.js';
@@ -40,13 +41,19 @@ export interface Committed extends CommittedChange {
   forgotten?: string[];
 }
 
-/** Records of one partner learned deleted at the source (Loader.remove). */
-export type RemoveInput = Omit<Removal, 'now'>;
+/**
+ * Records of one partner learned deleted at the source (Loader.remove), judged by the mass-delete
+ * guard (./delete-guard.ts; the default when absent) unless `guard` is false: an operator's
+ * `deletes apply` of what the guard held.
+ */
+export type RemoveInput = Omit<Removal, 'now'> & { guard?: DeleteGuard | false };
 
 /** What a removal did: the rows moved to tombstones (a customer's with it), and the ids it found nothing live for. */
 export interface RemoveResult extends Removed {
   /** Records of the asked entity deleted now. */
   deleted: number;
+  /** The guard held the removal instead (nothing was deleted): its hold, the live records held, and why. */
+  held?: { holdId: number; held: number; reason: string };
 }
 
 /** What a load transaction takes from its Loader (./load.ts). */
@@ -156,7 +163,12 @@ export class LoadTransaction {
   private async removeNow(input: RemoveInput): Promise<RemoveResult> {
     await this.lockPartner(input.partner);
     const now = this.loader.store.now();
-    const removed = await removeRecords(this.trx, { ...input, now });
+    const { guard, ...removal } = input;
+    if (guard !== false) {
+      const held = await judgeDeletes(this.trx, { ...removal, now }, guard ?? DEFAULT_DELETE_GUARD);
+      if (held) return { rows: { customers: [], transactions: [], activity: [] }, tombstones: [], alreadyDeleted: [], unknown: [], waiting: 0, deleted: 0, held };
+    }
+    const removed = await removeRecords(this.trx, { ...removal, now });
     if (removed.tombstones.length === 0) return { ...removed, deleted: 0 };
     // Forgotten now (a later batch of this transaction must not take them as stored) and again at
     // the commit (what another transaction read meanwhile); forgetting too much costs one query.
@@ -350,8 +362,10 @@ export class LoadTransaction {
     }
     // Rows the source says were deleted (a soft-delete column): deleted after the writes, before the checkpoint.
     if (prepared.deletes.length > 0 && input.entity !== 'activity') {
-      await this.removeNow({ partner: input.partner, variant: input.variant, entity: input.entity, ids: prepared.deletes, learnedVia: input.deletedVia ?? 'soft_delete', runId: input.runId });
-      result.deleted = prepared.deletes.length;
+      const removed = await this.removeNow({ partner: input.partner, variant: input.variant, entity: input.entity, ids: prepared.deletes, learnedVia: input.deletedVia ?? 'soft_delete', runId: input.runId, ...(input.deleteGuard ? { guard: input.deleteGuard } : {}) });
+      const held = removed.held?.held ?? 0;
+      result.deleted = prepared.deletes.length - held;
+      if (held > 0) result.deletesHeld = held;
     }
     if (input.checkpoint) await saveCheckpoint(trx, input.partner, input.checkpoint, input.runId, now);
     if (written.customers.length + written.transactions.length + written.activity.length > 0) {

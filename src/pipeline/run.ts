@@ -62,7 +62,7 @@ export class Run {
   /** Adds a batch's result to the run's counts. */
   tally(r: BatchResult): void {
     addRejects(this.rejectedBy, r);
-    addCounts(this.counts, { pulled: r.received, valid: r.valid, rejected: r.rejected, loaded: r.loaded, waiting: r.waiting, stale: r.stale, released: r.released, erased: r.erased, ...(r.deleted ? { deleted: r.deleted } : {}) });
+    addCounts(this.counts, { pulled: r.received, valid: r.valid, rejected: r.rejected, loaded: r.loaded, waiting: r.waiting, stale: r.stale, released: r.released, erased: r.erased, ...(r.deleted ? { deleted: r.deleted } : {}), ...(r.deletesHeld ? { deletes_held: r.deletesHeld } : {}) });
   }
 
   /** What is tallied now, to go back to (restore). */
@@ -73,6 +73,7 @@ export class Run {
   /** Goes back to a tally taken before (a window whose loads were all rolled back). */
   restore(tally: RunTally): void {
     delete this.counts.deleted;
+    delete this.counts.deletes_held;
     Object.assign(this.counts, tally.counts);
     for (const k of Object.keys(this.rejectedBy)) delete this.rejectedBy[k];
     Object.assign(this.rejectedBy, tally.rejectedBy);

@@ -38,7 +38,7 @@ export async function deleteRecord(loader: Loader, request: DeleteRequest): Prom
       if (r.unknown.length > 0) {
         return { status: 404, body: { error: 'not_found', message: `no ${WORD[request.entity]} ${JSON.stringify(request.id)} of partner ${request.partner}` } };
       }
-      const answer: DeleteReply = {
+      const answer: DeleteReply = r.held ? { status: 202, body: { held: true, hold_id: r.held.holdId, reason: r.held.reason, request_id: requestId } } : {
         status: 200,
         body: {
           deleted: r.deleted, waiting: r.waiting, already_deleted: r.alreadyDeleted.length > 0,

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { Knex } from 'knex';
 
 /** Run history: one row per run of one (partner, stream), whatever started it. */
-export type RunKind = 'import' | 'run' | 'backfill' | 'replay';
+export type RunKind = 'import' | 'run' | 'backfill' | 'replay' | 'deletes';
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'partial';
 
 export interface RunCounts {
@@ -21,6 +21,8 @@ export interface RunCounts {
   erased: number;
   /** Records whose source rows said they were deleted at the source (a soft-delete column), applied as deletes; absent when none. */
   deleted?: number;
+  /** Records whose source rows said they were deleted that the mass-delete guard held (src/pipeline/delete-guard.ts); absent when none. */
+  deletes_held?: number;
 }
 
 export const emptyCounts = (): RunCounts => ({ pulled: 0, valid: 0, rejected: 0, loaded: 0, waiting: 0, stale: 0, released: 0, retries: 0, throttled: 0, erased: 0 });

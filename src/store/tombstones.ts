@@ -1,5 +1,5 @@
 /**
- * Tombstones (migration 027): what a delete learned at the source leaves. Deleting moves the live
+ * Tombstones (migration 029): what a delete learned at the source leaves. Deleting moves the live
  * row into `tombstones`, in the caller's load transaction, so the row leaves every list, report
  * cell, funnel and export without their queries knowing of deletes, and is kept whole for the
  * audit. A customer takes its transactions and activity with it (their tombstones name the
@@ -12,10 +12,10 @@ import { rawRows } from './dialects.js';
 import { dialectOf } from './dialect/index.js';
 import { recordKey, storedToRecord } from './rows.js';
 import { entityTable, type EntityTable } from './tables.js';
-import { fromStoreTimestamp } from './values.js';
+import { fromStoreDate, fromStoreTimestamp } from './values.js';
 
 /** How a delete was learned. */
-export type LearnedVia = 'push' | 'soft_delete' | 'rest_flag' | 'reconcile';
+export type LearnedVia = 'push' | 'soft_delete' | 'rest_flag' | 'deleted_list' | 'reconcile';
 
 /** One tombstone written: which row it holds and what it went with. */
 export interface TombstoneRef {
@@ -54,6 +54,13 @@ export interface Removed {
   waiting: number;
 }
 
+/** A row's business day as the guard counts it (tombstones.record_day). */
+export function rowDay(entity: string, row: Record<string, unknown>): string | null {
+  if (entity === 'activity') return fromStoreDate(row.date);
+  const value = entity === 'customers' ? row.signup_date : row.transaction_date;
+  return fromStoreTimestamp(value)?.slice(0, 10) ?? null;
+}
+
 /** The row as JSON: its spec fields (as a record reads) and its lineage. */
 function rowJson(table: EntityTable, row: Record<string, unknown>): string {
   return JSON.stringify({ ...storedToRecord(table, row), run_id: row.run_id ?? null, loaded_at: fromStoreTimestamp(row.loaded_at) });
@@ -63,8 +70,8 @@ async function insertTombstone(trx: Knex.Transaction, r: Removal, table: EntityT
   const key = recordKey(table, storedToRecord(table, row));
   const customerId = String(row.customer_id);
   const [inserted] = rawRows<{ id: unknown }>(await trx.raw(
-    `INSERT INTO tombstones (partner_id, variant, entity, record_key, customer_id, learned_via, learned_at, run_id, cascade_of, row) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-    [r.partner, r.variant, table.entity, key, customerId, r.learnedVia, r.now, r.runId, cascadeOf, rowJson(table, row)]));
+    `INSERT INTO tombstones (partner_id, variant, entity, record_key, customer_id, learned_via, learned_at, run_id, cascade_of, row, record_day) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+    [r.partner, r.variant, table.entity, key, customerId, r.learnedVia, r.now, r.runId, cascadeOf, rowJson(table, row), rowDay(table.entity, row)]));
   return { id: Number(inserted?.id), entity: table.entity, key, customerId, cascadeOf };
 }
 

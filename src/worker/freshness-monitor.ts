@@ -75,6 +75,8 @@ export interface FreshnessMonitorOptions {
   graceMs?: number;
   /** True during a store outage the scheduler has already reported: store failures here go to debug. */
   storeDown?(): boolean;
+  /** Deletes the mass-delete guard held that no alert went out for yet (marked alerted as they are read). */
+  newDeleteHolds?(): Promise<readonly { id: number; partner: string; entity: string; ids: readonly string[]; reason: string; learnedVia: string }[]>;
 }
 
 export const MONITOR_LOCK = 'freshness-monitor';
@@ -186,6 +188,21 @@ export class FreshnessMonitor {
       else logger.info(`freshness recovered: ${a.partner}/${a.stream}: ${a.freshness.detail}`, meta);
       if (alerter) await alerter.send(event);
     }
+    if (leader) await this.reportDeleteHolds(now);
     return assessed;
+  }
+
+  /** One error event and one alert per hold of the mass-delete guard, once. */
+  private async reportDeleteHolds(now: Date): Promise<void> {
+    const { logger, alerter } = this.options;
+    const holds = await this.options.newDeleteHolds?.().catch((error: Error) => {
+      logger.warn(`cannot read the held deletes: ${error.message}`);
+      return [];
+    }) ?? [];
+    for (const h of holds) {
+      const detail = `hold ${h.id}: ${h.ids.length} ${h.entity} deletes (${h.learnedVia}) held, ${h.reason}; nothing is deleted until partner-sync deletes apply ${h.id} (or discard ${h.id})`;
+      logger.error(`deletes held: ${h.partner}/${h.entity}: ${detail}`, { event: 'deletes_held', partner: h.partner, stream: h.entity, hold: h.id, records: h.ids.length });
+      if (alerter) await alerter.send({ event: 'deletes_held', partner: h.partner, stream: h.entity, state: 'held', lag_seconds: null, target: 'no mass delete', detail, at: now.toISOString() });
+    }
   }
 }

@@ -15,6 +15,7 @@ import { parseCron } from './cron.js';
 import type { StreamLocks } from '../store/stream-locks.js';
 import type { TimerHandle, Timers } from './timers.js';
 import { reconcile, type Reconciliation } from '../onboarding/reconcile.js';
+import { inferredLines, type InferredDeletes } from '../../jobs/infer-deletes.js';
 
 export interface ReconcileScheduleOptions {
   store: Store;
@@ -24,6 +25,11 @@ export interface ReconcileScheduleOptions {
   locks: StreamLocks;
   alerter?: Alerter;
   definitions: () => readonly PartnerDefinition[];
+  /**
+   * Turns what this scan and the previous one agree the source no longer has into deletes
+   * (jobs/infer-deletes.ts), for partners whose `reconcile.infer_deletes` is on (the default).
+   */
+  inferDeletes?: (def: PartnerDefinition, scan: Reconciliation) => Promise<InferredDeletes>;
   /** Longest sleep between looks at the schedules (default one hour; `refresh` after a reload). */
   maxSleepMs?: number;
 }
@@ -61,6 +67,7 @@ export function startReconcileSchedule(o: ReconcileScheduleOptions): ReconcileSc
     const from = addDays(to, -(days - 1));
     try {
       const result = await reconcile({ store: o.store, clock: () => o.timers.now(), logger: o.logger, redact: o.redact }, def, from, to);
+      if (o.inferDeletes && def.reconcile?.infer_deletes !== false) await inferred(def, result);
       if (result.ok) {
         o.logger.info(`reconcile ${def.partner} ${from}..${to}: no difference`, { event: 'reconcile_clean', partner: def.partner });
         return result;
@@ -75,6 +82,15 @@ export function startReconcileSchedule(o: ReconcileScheduleOptions): ReconcileSc
       return undefined;
     } finally {
       await lease.release();
+    }
+  }
+
+  async function inferred(def: PartnerDefinition, result: Reconciliation): Promise<void> {
+    try {
+      const r = await (o.inferDeletes as NonNullable<typeof o.inferDeletes>)(def, result);
+      for (const line of inferredLines(r)) o.logger.info(`reconcile ${def.partner}: ${line}`, { event: 'reconcile_deletes', partner: def.partner });
+    } catch (error) {
+      o.logger.error(`reconcile ${def.partner}: inferring deletes failed: ${o.redact((error as Error).message)}`, { event: 'reconcile_deletes_failed', partner: def.partner });
     }
   }
 

@@ -4,6 +4,8 @@
  * same code as `partner-sync run`; a freshness monitor (breach events, alert webhook); metrics.
  * The command line (src/cli/commands/worker.ts) adds signals, the HTTP endpoint and exit codes.
  */
+import { inferDeletes } from '../../jobs/infer-deletes.js';
+import { takeUnalerted } from '../store/delete-holds.js';
 import type { createSource } from '../../connectors/index.js';
 import { keepMonthsAhead } from '../store/partitions.js';
 import { createLoadHooks, resumeJobs } from '../../jobs/load-hooks.js';
@@ -123,6 +125,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     invalid: () => invalid,
     readStates: () => readStates(store),
     storeDown: () => scheduler.storeDown(),
+    newDeleteHolds: () => takeUnalerted(store.knex, store.now()),
   });
 
   let running = 0;
@@ -173,7 +176,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     if (error) logger.warn(`activity partitions: creating next months' failed, retried later: ${error.message}`, { event: 'partitions_failed' });
     else if (created.length > 0) logger.info(`activity partitions created ahead: ${created.join(', ')}`, { event: 'partitions_created', partitions: created });
   });
-  const reconciles = startReconcileSchedule({ store, timers, logger, redact, locks, alerter: options.alerter, definitions: () => definitions });
+  const reconciles = startReconcileSchedule({ store, timers, logger, redact, locks, alerter: options.alerter, definitions: () => definitions, inferDeletes: (def, scan) => inferDeletes(loader, def, scan) });
   const purges = startPurgeSchedule({ store, timers, logger, locks, retention: options.retention ?? DEFAULT_RETENTION, schedule: options.purgeSchedule });
   metrics.up.set({}, 1);
 

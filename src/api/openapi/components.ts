@@ -123,6 +123,17 @@ export function commonSchemas(): JsonObject {
         request_id: { type: 'string' },
       },
     },
+    DeleteHeld: {
+      type: 'object',
+      description: "The mass-delete guard held the delete instead of applying it (docs/loading.md, Deletes): the pushed deletes of the partner's UTC day would pass its share of the partner's customers or of a day's transactions. Nothing is deleted until an operator runs partner-sync deletes apply; the hold is committed.",
+      required: ['held', 'hold_id', 'reason', 'request_id'],
+      properties: {
+        held: { type: 'boolean', const: true },
+        hold_id: { type: 'integer', description: 'The hold (partner-sync deletes list).' },
+        reason: { type: 'string', description: 'What the guard counted.' },
+        request_id: { type: 'string' },
+      },
+    },
     PushResult: {
       type: 'object',
       description: 'Sent only after the records are committed.',

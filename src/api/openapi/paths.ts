@@ -71,14 +71,15 @@ function deletePath(variant: Variant, entity: 'customers' | 'transactions', tag:
         summary: `Delete one ${word} record (deleted at the source)`,
         description: 'Our extension: the spec has no delete. The record moves to a tombstone and leaves every list and report; the commissions it earned are clawed back, ' +
           (entity === 'customers' ? "and its transactions and activity go with it. " : '') +
-          'A repeat answers already_deleted; sending the record again loads it as a new version (docs/loading.md, Deletes).',
+          'A repeat answers already_deleted; sending the record again loads it as a new version (docs/loading.md, Deletes). ' +
+          "Past the mass-delete guard (more than 5% of the partner's customers, or of a day's transactions, and more than 20 records pushed deleted in one UTC day) the delete is held: 202, applied only by an operator.",
         'x-partner-sync-extension': true,
         security: security('write'),
         parameters: [
           { name: param, in: 'path', required: true, schema: { type: 'string', minLength: 1 } },
           ref('IdempotencyKey', 'parameters'),
         ],
-        responses: { '200': { description: 'Committed.', content: json(ref('DeleteResult')) }, '404': ref('NotFound', 'responses'), ...SECURED_ERRORS(true) },
+        responses: { '200': { description: 'Committed.', content: json(ref('DeleteResult')) }, '202': { description: 'Held by the mass-delete guard (committed as a hold, nothing deleted).', content: json(ref('DeleteHeld')) }, '404': ref('NotFound', 'responses'), ...SECURED_ERRORS(true) },
       },
     },
   };

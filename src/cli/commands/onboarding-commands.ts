@@ -52,8 +52,9 @@ export function registerOnboardingCommands(program: Command, io: Io, run: (work:
     .addOption(new Option('--stream <stream>', 'only this stream').choices(ENTITIES))
     .option('--sample <n>', 'records per stream compared field by field with values read apart from the definition (default 200)', (v) => Number(v))
     .option('--seed <n>', 'the sample\'s seed: the same seed draws the same records (default: drawn, and printed)', (v) => Number(v))
+    .option('--apply', 'turn what this scan and the previous one both find missing at the source into deletes (the mass-delete guard judges them)')
     .option('--json', 'machine-readable output')
-    .action((partner: string, opts: { from?: string; to?: string; stream?: Entity; sample?: number; seed?: number }, cmd: Command) => run(commands().then((m) => m.reconcileCommand(globals(cmd), { partner, ...opts }, io))));
+    .action((partner: string, opts: { from?: string; to?: string; stream?: Entity; sample?: number; seed?: number; apply?: boolean }, cmd: Command) => run(commands().then((m) => m.reconcileCommand(globals(cmd), { partner, ...opts }, io))));
   program
     .command('onboard')
     .description("verify a partner's go-live checklist (credentials, check, samples, backfill, reconcile, schedules, 24 h freshness); exit 1 until live")

@@ -2,6 +2,8 @@
  * Onboarding a partner: `discover` (what the source holds), `init` (a draft definition from it)
  * and `reconcile` (the source against the store, per UTC day). Registered by main.ts with one line.
  */
+import { inferDeletes, inferredLines } from '../../../jobs/infer-deletes.js';
+import { cliLoader } from '../loader.js';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { checkPartner } from '../../../jobs/check-partner.js';
@@ -109,7 +111,7 @@ export async function initCommand(globals: GlobalOptions, args: SourceFlags & { 
 }
 
 /** `reconcile <partner> [--from D --to D] [--stream S] [--sample N] [--seed S]`: exit 1 on any difference. */
-export async function reconcileCommand(globals: GlobalOptions, args: { partner: string; from?: string; to?: string; stream?: Entity; sample?: number; seed?: number }, io: Io): Promise<number> {
+export async function reconcileCommand(globals: GlobalOptions, args: { partner: string; from?: string; to?: string; stream?: Entity; sample?: number; seed?: number; apply?: boolean }, io: Io): Promise<number> {
   const config = await loadConfig(globals);
   const def = partnerDefinition(config, args.partner);
   return withStore(globals, async (store) => {
@@ -127,8 +129,10 @@ export async function reconcileCommand(globals: GlobalOptions, args: { partner: 
     } catch (error) {
       throw new CliError(`reconcile failed: ${config.redact((error as Error).message)}`, EXIT_FAILURE, { cause: error });
     }
-    if (globals.json) io.out(JSON.stringify(result));
-    else io.out(reconciliationLines(result).join('\n'));
+    // --apply: what this scan and the one before agree the source no longer has becomes deletes.
+    const inferred = args.apply ? await inferDeletes(await cliLoader(globals, io, store, config.logger, def), def, result) : undefined;
+    if (globals.json) io.out(JSON.stringify(inferred ? { ...result, deletes: inferred } : result));
+    else io.out([...reconciliationLines(result), ...(inferred ? inferredLines(inferred) : [])].join('\n'));
     return result.ok ? EXIT_OK : EXIT_FAILURE;
   });
 }

@@ -1,3 +1,4 @@
+import { deleteFigures } from '../../store/delete-holds.js';
 import { describeUnevaluated, unevaluated } from '../../store/unevaluated.js';
 import { pendingPartners } from '../../commission/scope.js';
 import { commissionHoldSummary } from '../../commission/ledger.js';
@@ -33,7 +34,10 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
     const waitingEvaluation = await unevaluated(store.knex, now, args.partner);
     const breaches = rows.filter((r) => r.freshness !== null && isBreach(r.freshness));
     const brokenDefinitions = config.errors.filter((e) => !args.partner || e.file.replace(/^.*[\\/]/, '').replace(/\.ya?ml$/i, '') === args.partner);
-    const checkFailed = breaches.length > 0 || brokenDefinitions.length > 0;
+    // Deletes per stream: applied (tombstones), held by the mass-delete guard, discarded.
+    const deletes = await deleteFigures(store.knex, args.partner);
+    const heldDeletes = deletes.reduce((n, d) => n + d.holds, 0);
+    const checkFailed = breaches.length > 0 || brokenDefinitions.length > 0 || heldDeletes > 0;
     if (args.check) {
       for (const b of breaches) {
         config.logger.error(`freshness breach: ${b.partner}/${b.stream}: ${b.freshness?.detail} (target: ${b.freshness?.target})`, {
@@ -47,9 +51,10 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
       ok: !checkFailed,
       breaches: breaches.map((b) => ({ partner: b.partner, stream: b.stream, state: b.freshness?.state, lag_ms: b.freshness?.lagMs, detail: b.freshness?.detail })),
       definition_errors: brokenDefinitions.length,
+      delete_holds: heldDeletes,
     };
     if (globals.json) {
-      io.out(JSON.stringify({ now: now.toISOString(), streams: rows, commissions, unevaluated: waitingEvaluation, definition_errors: config.errors, onboarding: await checklistStatus(store.knex, args.partner), ...(args.check ? { check } : {}) }));
+      io.out(JSON.stringify({ now: now.toISOString(), streams: rows, commissions, unevaluated: waitingEvaluation, deletes: deletes.map((d) => ({ partner: d.partner, stream: d.entity, deleted: d.applied, held: d.held, holds: d.holds, discarded: d.discarded })), definition_errors: config.errors, onboarding: await checklistStatus(store.knex, args.partner), ...(args.check ? { check } : {}) }));
       return exitCode;
     }
     if (rows.length === 0) io.out('no partners yet: add a definition under config/partners/, or import a file');
@@ -85,6 +90,12 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
       if (commissions.some((c) => c.held > 0)) io.out('held for FX: booked when their rates arrive: partner-sync fx import FILE.csv');
       if (commissions.some((c) => c.review_held > 0)) io.out('held for review: released when their fraud flags are dismissed, voided when confirmed: partner-sync fraud list');
     }
+    if (deletes.length > 0) {
+      io.out('');
+      io.out(formatTable(['PARTNER', 'STREAM', 'DELETED AT THE SOURCE', 'HELD BY THE GUARD', 'DISCARDED'],
+        deletes.map((d) => [d.partner, d.entity, d.applied, d.held > 0 ? `${d.held} in ${d.holds} hold(s)` : '-', d.discarded > 0 ? d.discarded : '-'])));
+      if (heldDeletes > 0) io.out('held deletes are not applied: partner-sync deletes list, then deletes apply ID or deletes discard ID');
+    }
     if (waitingEvaluation.length > 0) {
       io.out('');
       for (const u of waitingEvaluation) io.out(describeUnevaluated(u));
@@ -95,7 +106,7 @@ export async function statusCommand(globals: GlobalOptions, args: { partner?: st
     if (args.check) {
       const streams = rows.filter((r) => r.freshness !== null).length;
       io.out(checkFailed
-        ? `check failed: ${breaches.length} of ${streams} stream(s) breach their freshness target${breaches.length > 0 ? ` (${breaches.map((b) => `${b.partner}/${b.stream}`).join(', ')})` : ''}${brokenDefinitions.length > 0 ? `; ${brokenDefinitions.length} definition error(s)` : ''}`
+        ? `check failed: ${breaches.length} of ${streams} stream(s) breach their freshness target${breaches.length > 0 ? ` (${breaches.map((b) => `${b.partner}/${b.stream}`).join(', ')})` : ''}${brokenDefinitions.length > 0 ? `; ${brokenDefinitions.length} definition error(s)` : ''}${heldDeletes > 0 ? `; ${heldDeletes} delete hold(s) wait for an operator (partner-sync deletes list)` : ''}`
         : `check ok: ${streams} stream(s) within their freshness target`);
     }
     return exitCode;
