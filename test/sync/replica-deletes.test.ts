@@ -11,7 +11,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { recompute } from '../../src/commission/recompute.js';
+import { inferDeletes } from '../../jobs/infer-deletes.js';
 import { runPartner } from '../../jobs/run-partner.js';
+import { reconcile } from '../../src/onboarding/reconcile.js';
 import { addDays } from '../../src/kernel/dates.js';
 import { utcDay } from '../../jobs/windows.js';
 import type { PartnerDefinition } from '../../src/config/definition.js';
@@ -106,6 +108,41 @@ for (const make of [mariadb, postgres]) {
         assert.equal(await net('P2'), '54.90');
         assert.deepEqual(((await t.store.knex('commission_ledger').where('line_key', 'challenge_cpa|fees|replica-prop|P2').orderBy('id').select('amount_usd')) as { amount_usd: unknown }[]).map((l) => money(String(l.amount_usd)).toFixed(2)),
           ['54.90', '-54.90', '54.90']);
+        const results = await recompute(t.store, PLANS, { runId: 'check' });
+        assert.deepEqual(results.flatMap((r) => r.differences), []);
+      });
+
+      it('a payment hard-deleted at the replica is deleted after two reconcile scans agree, not one; re-created, it books once more', async () => {
+        await seed(replica, 3);
+        await replica.exec(`ALTER TABLE accounts ADD COLUMN deleted_at ${replica.client === 'mysql' ? 'DATETIME(6)' : 'timestamp(6)'} NULL`);
+        await replica.exec('ALTER TABLE payments ADD COLUMN is_deleted BOOLEAN NOT NULL DEFAULT FALSE');
+        const def = await definition(replica, dir);
+        const loader = loaderWithEveryJob(t.store, { plans: PLANS });
+        const deps = { loader, clock: t.store.clock, logger: silentLogger(), redact: noRedaction };
+        const run = async () => {
+          const results = await runPartner(deps, def, { kind: 'run', scheduledFor: new Date(t.store.clock()) });
+          assert.ok(results.every((r) => r.status === 'succeeded'), JSON.stringify(results));
+        };
+        await run();
+        const fee = async (id: string) => ((await t.store.knex('commission_ledger').where('line_key', `challenge_cpa|fees|replica-prop|${id}`).select('amount_usd')) as { amount_usd: unknown }[])
+          .reduce((s, l) => s.plus(money(String(l.amount_usd))), money(0)).toFixed(2);
+        // The seeded payments are paid on 2026-01-05 (the replica's UTC).
+        const scan = async () => inferDeletes(loader, def, await reconcile({ store: t.store, clock: t.store.clock, logger: silentLogger(), redact: noRedaction }, def, '2026-01-05', '2026-01-05', 'transactions', { sample: 0, seed: 1 }));
+        assert.deepEqual((await scan()).streams.map((s) => [s.entity, s.missing]), [['transactions', 0]]);
+        await replica.exec('DELETE FROM payments WHERE payment_id = ?', ['P2']);
+        const first = await scan();
+        assert.deepEqual(first.streams.map((s) => [s.missing, s.firstSeen, s.deleted]), [[1, 1, 0]]);
+        assert.equal(await fee('P2'), '54.90', 'one scan deletes nothing');
+        const second = await scan();
+        assert.deepEqual(second.streams.map((s) => [s.missing, s.firstSeen, s.deleted]), [[1, 0, 1]]);
+        assert.equal(await fee('P2'), '0.00');
+        assert.deepEqual((await listTombstones(t.store.knex, 'replica-prop')).map((x) => [x.recordKey, x.learnedVia]), [['P2', 'reconcile']]);
+        assert.deepEqual((await scan()).streams.map((s) => [s.missing, s.deleted]), [[0, 0]], 'the store now agrees with the source');
+        // Re-created at the source: a new version, its challenge CPA booked once more.
+        await replica.exec('INSERT INTO payments VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE)', ['P2', 'A00002', 'CHALLENGE', 54900, 'USD', '2026-01-05 09:05:00', 'approved', await replica.nowPlus(-30)]);
+        await run();
+        assert.equal(await fee('P2'), '54.90');
+        for (const id of ['P1', 'P3']) assert.equal(await fee(id), '54.90');
         const results = await recompute(t.store, PLANS, { runId: 'check' });
         assert.deepEqual(results.flatMap((r) => r.differences), []);
       });
