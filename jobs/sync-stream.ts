@@ -32,6 +32,7 @@ import type { CursorState } from './cursor-state.js';
 import type { PullWindow } from '../connectors/source.js';
 import { loadCursorWindow, valueAt } from './cursor-window.js';
 import { ID_FIELD, saysDeleted } from '../src/pipeline/soft-delete.js';
+import { loadDeletedList } from './deleted-list.js';
 import { DEFAULT_MAX_REJECT_RATIO, RejectRateExceeded, rejectGuard } from './reject-guard.js';
 
 export type SyncPlan = (
@@ -225,6 +226,8 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
       }
       report();
     }
+    // A REST partner's list of deleted ids, after the stream's own windows.
+    if (plan.kind === 'run' && entity !== 'activity' && 'path' in stream && stream.deleted_list) await loadDeletedList(loader, source, def, entity, stream, run);
     await run.settle();
   } catch (err) {
     await upcoming?.close().catch(() => undefined);

@@ -88,6 +88,7 @@ interface StreamInput {
   date_column?: string;
   view?: string;
   soft_delete?: { column?: string; field?: string; values?: (string | number | boolean)[] };
+  deleted_list?: { path: string; since_param: string; id_field: string; records_path?: string };
 }
 
 /** A stream's soft_delete resolved: a db/warehouse column or a REST field, with the values meaning deleted when given. */
@@ -123,6 +124,9 @@ export function build(input: DefinitionInput, file: string, secrets: string[], e
           mapping,
           schedule: stream.schedule ?? d.schedule[entity],
           ...softDelete(stream.soft_delete),
+          ...(stream.deleted_list && entity !== 'activity'
+            ? { deleted_list: { path: stream.deleted_list.path, since_param: stream.deleted_list.since_param, id_field: stream.deleted_list.id_field, records_path: stream.deleted_list.records_path ?? stream.records_path ?? d.records_path } }
+            : {}),
         };
         streams[entity] = rest;
         break;

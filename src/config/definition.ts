@@ -97,6 +97,8 @@ export interface RestStream extends StreamBase {
   records_path: string;
   params: Record<string, string>;
   pagination: Pagination;
+  /** The partner's endpoint of ids deleted since a time (jobs/deleted-list.ts), paged as the stream is. */
+  deleted_list?: { path: string; since_param: string; id_field: string; records_path: string };
 }
 
 export type RestAuth =

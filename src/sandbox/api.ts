@@ -18,7 +18,7 @@ import { isEntity, isVariant } from '../types.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import type { SandboxData, SortedEntry } from './data.js';
 import type { SandboxFaults } from './faults.js';
-import { errorReply, invalidParameter, methodNotAllowed, notFound, type Reply } from './http.js';
+import { errorReply, invalidParameter, jsonReply, methodNotAllowed, notFound, type Reply } from './http.js';
 import { parseDay, queryInstantKey } from './instant.js';
 import { DEFAULT_PER_PAGE, parsePaging, partitionPoint, takePage, type PagePosition } from './pagination.js';
 
@@ -84,9 +84,25 @@ export interface ApiContext {
 export function handleApi(ctx: ApiContext, method: string, path: string, query: URLSearchParams): Reply {
   const parts = path.slice(API_PREFIX.length).split('/');
   const [variant, entity] = parts;
+  if (parts.length === 3 && parts[2] === 'deleted' && isVariant(variant) && (entity === 'customers' || entity === 'transactions')) {
+    if (method !== 'GET') return methodNotAllowed(method, ['GET']);
+    return deletedIds(ctx, variant, entity, query);
+  }
   if (parts.length !== 2 || !isVariant(variant) || !isEntity(entity)) return notFound(path);
   if (method !== 'GET') return methodNotAllowed(method, ['GET']);
   return list(ctx, variant, entity, query);
+}
+
+/**
+ * GET /api/v1/{variant}/{customers|transactions}/deleted?deleted_since=ISO: the records the
+ * partner hard-deleted since then, `{ data: [{ <id field>, deleted_at }], meta }`, one page.
+ */
+function deletedIds(ctx: ApiContext, variant: Variant, entity: 'customers' | 'transactions', query: URLSearchParams): Reply {
+  const since = query.get('deleted_since');
+  if (since === null || Number.isNaN(Date.parse(since))) return invalidParameter('deleted_since', 'deleted_since is required (an ISO 8601 date-time)');
+  const idField = entity === 'customers' ? 'customer_id' : 'transaction_id';
+  const data = ctx.data.deletedSince(variant, entity, since).map((d) => ({ [idField]: d.id, deleted_at: d.deleted_at }));
+  return jsonReply(200, { data, meta: { total: data.length, next_cursor: null } });
 }
 
 function list(ctx: ApiContext, variant: Variant, entity: Entity, query: URLSearchParams): Reply {

@@ -102,6 +102,13 @@ export interface SandboxData {
   addActivity(variant: Variant, rows: readonly SpecRecord[]): void;
   /** Deletes the row with this aggregation key; false when there was none. */
   deleteActivity(variant: Variant, key: ActivityKey): boolean;
+  /**
+   * Hard-deletes a customer or transaction (gone from its list), remembered with the time `at`
+   * (or now) for the deleted-ids endpoint; false when there was none.
+   */
+  deleteRecord(variant: Variant, entity: 'customers' | 'transactions', id: string, at?: DateInput): boolean;
+  /** The ids deleted at or after `since` (ISO 8601), oldest first, with when. */
+  deletedSince(variant: Variant, entity: 'customers' | 'transactions', since: string): { id: string; deleted_at: string }[];
 
   /** For the server: sorted entries (shared and frozen: do not change them). */
   customerEntries(variant: Variant): readonly SortedEntry[];
@@ -250,7 +257,14 @@ export function createSandboxData(options: SandboxDataOptions = {}): SandboxData
     return [...of(variant).activity.entries()].filter(([, rows]) => rows.size > 0).map(([d]) => d).sort();
   }
 
+  const deletions: { variant: Variant; entity: 'customers' | 'transactions'; id: string; at: string }[] = [];
   return {
+    deleteRecord(variant, entity, id, at) {
+      const had = of(variant)[entity].delete(id);
+      if (had) deletions.push({ variant, entity, id, at: timeText(at) });
+      return had;
+    },
+    deletedSince: (variant, entity, since) => deletions.filter((d) => d.variant === variant && d.entity === entity && Date.parse(d.at) >= Date.parse(since)).map((d) => ({ id: d.id, deleted_at: d.at })),
     seed,
     from: formatDay(fromDay),
     to: formatDay(toDay),

@@ -122,3 +122,10 @@ export async function finishRun(
 export async function hasCompletedRun(knex: Knex, partner: string, stream: string): Promise<boolean> {
   return (await knex('runs').where({ partner_id: partner, stream, kind: 'run' }).whereIn('status', ['succeeded', 'partial']).first('id')) !== undefined;
 }
+
+/** When the latest completed incremental run of the stream started (a store timestamp), or undefined. */
+export async function lastCompletedRunStart(knex: Knex, partner: string, stream: string): Promise<string | undefined> {
+  const row = (await knex('runs').where({ partner_id: partner, stream, kind: 'run' }).whereIn('status', ['succeeded', 'partial']).orderBy('started_at', 'desc').first('started_at')) as { started_at: unknown } | undefined;
+  if (!row) return undefined;
+  return row.started_at instanceof Date ? row.started_at.toISOString() : String(row.started_at);
+}

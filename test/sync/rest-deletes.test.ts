@@ -71,5 +71,31 @@ for (const backend of STORES) {
       const check = await recompute(t.store, PLANS, { runId: 'check' });
       assert.deepEqual(check.flatMap((r) => r.differences), []);
     });
+
+    it("a deposit hard-deleted at the partner and listed by its deleted-ids endpoint leaves the store and takes its CPA back", async () => {
+      (def.streams.transactions as RestStream).deleted_list = { path: '/api/v1/igaming/transactions/deleted', since_param: 'deleted_since', id_field: 'transaction_id', records_path: 'data' };
+      const loader = loaderWithEveryJob(t.store, { plans: PLANS });
+      const run = async () => {
+        const results = await runPartner({ loader, clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) }, def, { kind: 'run', scheduledFor: new Date(t.store.clock()) });
+        assert.ok(results.every((r) => r.status === 'succeeded'), JSON.stringify(results));
+        return results.find((r) => r.stream === 'transactions')!;
+      };
+      assert.equal((await run()).counts.deleted ?? 0, 0, 'a first run reads no deleted list');
+      const paid = (await t.store.knex('commission_ledger').where({ partner_id: 'sandbox-casino', reason: 'cpa_ftd' }).orderBy('id').first('customer_id', 'line_key')) as { customer_id: string; line_key: string };
+      const deposits = (await t.store.knex('transactions').where({ partner_id: 'sandbox-casino', customer_id: paid.customer_id, transaction_type: 'deposit', status: 'approved' }).select('transaction_id')) as { transaction_id: string }[];
+      for (const d of deposits) assert.ok(sandbox.data.deleteRecord('igaming', 'transactions', d.transaction_id));
+      const second = await run();
+      assert.equal(second.counts.deleted, deposits.length);
+      const stones = await listTombstones(t.store.knex, 'sandbox-casino');
+      assert.deepEqual(stones.map((s) => [s.recordKey, s.learnedVia]).sort(), deposits.map((d) => [d.transaction_id, 'deleted_list']).sort());
+      const lines = (await t.store.knex('commission_ledger').where('line_key', paid.line_key).orderBy('id').select('amount_usd', 'reason')) as { amount_usd: unknown; reason: string }[];
+      assert.deepEqual(lines.map((l) => [money(String(l.amount_usd)).toFixed(2), l.reason]), [['100.00', 'cpa_ftd'], ['-100.00', 'cpa_clawback_deleted']]);
+      // Listed again by the next run (the overlap): already deleted, nothing moves.
+      const third = await run();
+      assert.equal(third.counts.deleted ?? 0, 0);
+      assert.equal((await t.store.knex('commission_ledger').where('line_key', paid.line_key).count({ n: '*' }).first() as { n: unknown }).n, lines.length);
+      const check = await recompute(t.store, PLANS, { runId: 'check' });
+      assert.deepEqual(check.flatMap((r) => r.differences), []);
+    });
   });
 }
