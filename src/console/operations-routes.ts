@@ -4,6 +4,7 @@
  * need the operator role. Actions call the jobs the CLI calls (jobs/run-partner.ts under the
  * worker's stream locks, jobs/replay-rejects.ts, discardRejects) and are written to the audit log.
  */
+import { applyHold, discardHold, HoldError } from '../../jobs/delete-holds.js';
 import type { FastifyInstance } from 'fastify';
 import { withExclusiveStreams } from '../../jobs/exclusive-streams.js';
 import { replayRejects } from '../../jobs/replay-rejects.js';
@@ -43,6 +44,25 @@ export function operationsRoutes(app: FastifyInstance, deps: ConsoleDeps, { send
     await audit(store, session.user.name, 'run now', partner, summary);
     return after(reply, '/console/partners', `Ran ${partner}: ${summary}`);
   });
+
+  // An operator's decision on deletes the mass-delete guard held: the same job as `partner-sync deletes apply|discard`.
+  for (const decision of ['apply', 'discard'] as const) {
+    app.post(`/console/deletes/${decision}`, CONSOLE_ROUTE, async (request, reply) => {
+      const session = await signedIn(request, reply, 'operator');
+      if (!session) return reply;
+      const id = Number((request.body as Form).hold ?? '');
+      if (!Number.isInteger(id) || id <= 0) return send(reply, layout('Deletes', session, html`<p class="error">No such hold.</p>`), 400);
+      try {
+        const d = decision === 'apply' ? await applyHold(deps.loader, id, session.user.name) : await discardHold(deps.loader, id, session.user.name);
+        const summary = decision === 'apply' ? `${d.deleted} ${d.hold.entity} deleted${d.cameBack.length > 0 ? `, ${d.cameBack.length} kept (sent again since)` : ''}` : `${d.hold.ids.length} ${d.hold.entity} kept`;
+        await audit(store, session.user.name, `deletes ${decision}`, d.hold.partner, `hold ${id}: ${summary}`);
+        return after(reply, '/console/partners', `Hold ${id} ${decision === 'apply' ? 'applied' : 'discarded'}: ${summary}`);
+      } catch (error) {
+        if (error instanceof HoldError) return send(reply, layout('Deletes', session, html`<p class="error">${error.message}</p>`), 409);
+        throw error;
+      }
+    });
+  }
 
   app.post('/console/partners/backfill', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply, 'operator');

@@ -3,6 +3,7 @@
  * rejects, the ledger report, fraud flags, reports, the onboarding checklist): no second query
  * of its own for anything the CLI already answers.
  */
+import { deleteFigures, listHolds } from '../store/delete-holds.js';
 import { statusRows } from '../../jobs/stream-status.js';
 import { describeUnevaluated, notCountedBy, unevaluated } from '../store/unevaluated.js';
 import { isBreach, type Freshness } from '../freshness.js';
@@ -54,7 +55,7 @@ export async function partnersPage(store: Store, definitions: readonly PartnerDe
   const partners = [...new Set(rows.map((r) => r.partner))];
   const canRun = session.user.role === 'operator';
   const waiting = await unevaluated(store.knex, store.clock());
-  return html`${waiting.length > 0 ? html`<div class="notice" role="status">${waiting.map((u) => html`<p>${describeUnevaluated(u)}. ${capitalized(notCountedBy(u))} do not count them yet: the run loading them evaluates them at its end.</p>`)}</div>` : ''}
+  return html`${await deleteHoldsNotice(store)}${waiting.length > 0 ? html`<div class="notice" role="status">${waiting.map((u) => html`<p>${describeUnevaluated(u)}. ${capitalized(notCountedBy(u))} do not count them yet: the run loading them evaluates them at its end.</p>`)}</div>` : ''}
   ${table(['Partner', 'Stream', 'Freshness', 'Detail', 'Last run', 'Result', 'Watermark', 'Open rejects', 'Waiting', 'Error'],
     rows.map((r) => [r.partner, r.stream, stateBadge(r.freshness), r.freshness ? `${r.freshness.detail} (target: ${r.freshness.target})` : 'not pulled (no definition)',
       r.last_run ? `${when(r.last_run.started_at)} ${r.last_run.kind}` : 'never', r.last_run?.status ?? '-', r.watermark ?? '-',
@@ -67,7 +68,29 @@ export async function partnersPage(store: Store, definitions: readonly PartnerDe
     <div><label for="bf-partner">Partner</label><select id="bf-partner" name="partner">${partners.filter((p) => defined.has(p)).map((p) => html`<option>${p}</option>`)}</select></div>
     <div><label for="bf-from">From</label><input id="bf-from" name="from" type="date" required></div>
     <div><label for="bf-to">To</label><input id="bf-to" name="to" type="date" required></div><button type="submit">Backfill</button></form>` : ''}
+  ${await deletesSection(store, session)}
   ${backfillsList(backfills)}`;
+}
+
+/** A notice while the mass-delete guard holds deletes (docs/loading.md, Deletes). */
+async function deleteHoldsNotice(store: Store): Promise<Html | ''> {
+  const holds = await listHolds(store.knex, { state: 'held' });
+  if (holds.length === 0) return '';
+  const records = holds.reduce((n, h) => n + h.ids.length, 0);
+  return html`<div class="notice" role="status"><p>The mass-delete guard holds ${records} delete(s) in ${holds.length} hold(s) (${[...new Set(holds.map((h) => `${h.partner}/${h.entity}`))].join(', ')}): nothing of them is deleted, and no commission clawed back, until an operator applies or discards them below (or <code>partner-sync deletes apply ID</code>).</p></div>`;
+}
+
+/** Deletes learned at the source per stream, and the held ones with an operator's apply and discard. */
+async function deletesSection(store: Store, session: Session): Promise<Html | ''> {
+  const figures = await deleteFigures(store.knex);
+  if (figures.length === 0) return '';
+  const holds = await listHolds(store.knex, { state: 'held' });
+  const operator = session.user.role === 'operator';
+  const decide = (id: number, decision: 'apply' | 'discard') => html`<form class="inline" method="post" action="/console/deletes/${decision}">${csrfField(session)}<input type="hidden" name="hold" value="${String(id)}"><button type="submit">${decision === 'apply' ? 'Apply' : 'Discard'} hold ${String(id)}</button></form>`;
+  return html`<h2>Deletes at the source</h2>
+  ${table(['Partner', 'Stream', 'Deleted', 'Held by the guard', 'Discarded'], figures.map((f) => [f.partner, f.entity, f.applied, f.held > 0 ? `${f.held} in ${f.holds} hold(s)` : '-', f.discarded > 0 ? f.discarded : '-']), 'Deletes per stream')}
+  ${holds.length > 0 ? table(['Hold', 'Partner', 'Stream', 'Records', 'Learned via', 'Held at', 'Why', ...(operator ? ['Decide'] : [])],
+    holds.map((h) => [h.id, h.partner, h.entity, h.ids.length, h.learnedVia, when(h.heldAt), h.reason, ...(operator ? [html`${decide(h.id, 'apply')} ${decide(h.id, 'discard')}`] : [])]), 'Held deletes') : ''}`;
 }
 
 export async function runsPage(store: Store, filter: { partner?: string; stream?: string; status?: string }): Promise<Html> {

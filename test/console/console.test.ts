@@ -372,6 +372,31 @@ describe('web console', function () {
       await page.waitForURL(/\/console\/partners/);
     }
 
+    it('a hold of the mass-delete guard shows as a notice and a table on Partners; an operator discards it there, audited', async () => {
+      const [tx] = (await store.knex('transactions').where('partner_id', 'lucky-casino').orderBy('transaction_id').limit(1).select('transaction_id')) as { transaction_id: string }[];
+      // A guard that allows nothing holds the one delete.
+      const held = await loaderOf().remove({ partner: 'lucky-casino', variant: 'igaming', entity: 'transactions', ids: [tx!.transaction_id], learnedVia: 'soft_delete', runId: 'console-hold', guard: { max_share: 0, min_records: 0 } });
+      assert.equal(held.held?.held, 1);
+      const context = await browser!.newContext({ viewport: { width: 1300, height: 900 } });
+      const page = await context.newPage();
+      page.setDefaultTimeout(5000);
+      await login(page, 'olga');
+      await visit(page, '/console/partners', 'partners-delete-hold');
+      assert.match(await page.locator('.notice').first().innerText(), /The mass-delete guard holds 1 delete\(s\) in 1 hold\(s\) \(lucky-casino\/transactions\)/);
+      const main = await page.locator('main').innerText();
+      assert.match(main, /Deletes at the source/);
+      assert.match(main, new RegExp(`${held.held!.holdId}\\s+lucky-casino\\s+transactions\\s+1\\s+soft_delete`));
+      await page.click(`form[action="/console/deletes/discard"] button:has-text("Discard hold ${held.held!.holdId}")`);
+      await page.waitForURL(/notice=/);
+      assert.match(await page.locator('.notice').first().innerText(), new RegExp(`Hold ${held.held!.holdId} discarded: 1 transactions kept`));
+      await page.screenshot({ path: join(shots, 'partners-delete-discarded.png'), fullPage: true });
+      assert.doesNotMatch(await page.locator('main').innerText(), /The mass-delete guard holds/);
+      assert.ok(await store.knex('transactions').where({ partner_id: 'lucky-casino', transaction_id: tx!.transaction_id }).first('transaction_id'), 'the record is kept');
+      const audited = await store.knex('console_audit').where({ action: 'deletes discard' }).first('user_name', 'target');
+      assert.deepEqual(audited, { user_name: 'olga', target: 'lucky-casino' });
+      await context.close();
+    });
+
     it('an operator sees the partners\' freshness, replays a reject and sees it load; the action is on the Activity page', async () => {
       const context = await browser!.newContext({ viewport: { width: 1300, height: 900 } });
       const page = await context.newPage();
