@@ -49,7 +49,9 @@ function planView(stream: WarehouseStream, dialect: SqlDialect): ViewPlan {
   let select = '*';
   if (!stream.mapping.passthrough) {
     // Only the columns the mapping reads (wide views cost less); `*` when one is not a plain name.
-    const columns = new Set([date.name, ...mappingNeeds(stream, undefined).map((need) => need.column)]);
+    // And the soft-delete column: a row saying it was deleted must say so (docs/loading.md, Deletes).
+    const softDelete = stream.entity === 'activity' || stream.soft_delete === undefined ? [] : [stream.soft_delete.field.split('.')[0] as string];
+    const columns = new Set([date.name, ...mappingNeeds(stream, undefined).map((need) => need.column), ...softDelete]);
     if ([...columns].every((c) => PLAIN_COLUMN.test(c))) select = [...columns].map((c) => quoteIdentifier(c, dialect)).join(', ');
   }
   return { path, view, date, select };
