@@ -321,7 +321,7 @@ streams:
     {
       name: 'unknown top-level key',
       text: minimalDefinition('acme', { extra: 'schedules: {}\n' }),
-      expected: ['schedules (line 16): unknown key "schedules"; allowed keys: partner, variant, source, streams, affiliates, personal_data, max_reject_ratio, reconcile'],
+      expected: ['schedules (line 16): unknown key "schedules"; allowed keys: partner, variant, source, streams, affiliates, personal_data, max_reject_ratio, reconcile, delete_guard'],
     },
     {
       name: 'auth type unknown',
