@@ -94,6 +94,19 @@ for (const backend of STORES) {
       assert.deepEqual(results.flatMap((x) => x.differences), []);
     });
 
+    it('the 21st pushed customer DELETE of a UTC day is held by the mass-delete guard: 202 with the hold, nothing deleted; a repeat joins it', async () => {
+      for (let i = 3; i <= 30; i++) assert.equal((await call('POST', '/api/v1/igaming/customers', customer(`c${i}`))).status, 200);
+      for (let i = 3; i <= 22; i++) assert.equal((await call('DELETE', `/api/v1/igaming/customers/c${i}`)).status, 200);
+      const held = await call('DELETE', '/api/v1/igaming/customers/c23');
+      assert.equal(held.status, 202);
+      assert.equal(held.body.held, true);
+      assert.match(String(held.body.reason), /would delete 21 of the partner's 30 customers, over the guard's 5% \(at least 20\)/);
+      assert.ok(await t.store.knex('customers').where({ partner_id: 'casino', customer_id: 'c23' }).first('customer_id'), 'c23 is kept');
+      const again = await call('DELETE', '/api/v1/igaming/customers/c23', undefined, { 'idempotency-key': 'k-held' });
+      assert.deepEqual([again.status, again.body.hold_id], [202, held.body.hold_id]);
+      assert.equal((await listTombstones(t.store.knex, 'casino')).filter((x) => x.entity === 'customers').length, 20);
+    });
+
     it('Idempotency-Key: a repeat gets the first answer; the key on another record is refused; a read-only token is forbidden', async () => {
       const first = await call('DELETE', '/api/v1/igaming/transactions/d1', undefined, { 'idempotency-key': 'del-1' });
       const replay = await call('DELETE', '/api/v1/igaming/transactions/d1', undefined, { 'idempotency-key': 'del-1' });

@@ -13,6 +13,11 @@ import { loadDefinitions } from '../../src/config/load-definitions.js';
 import { packageRoot } from '../../src/paths.js';
 import { FakeTimers } from './support/fake-timers.js';
 import { captureLogger } from './support/log-capture.js';
+import { takeUnalerted } from '../../src/store/delete-holds.js';
+import { loaderWithEveryJob } from '../support/loader.js';
+import { startReceiver } from '../support/receiver.js';
+import { customer, raw } from '../support/records.js';
+import { fixedClock, STORES } from '../support/stores.js';
 
 describe('freshness alert webhook', () => {
   it('POSTs the breach and the recovery as JSON; only the worker holding the monitor lock reports', async () => {
@@ -117,4 +122,36 @@ describe('freshness alert webhook', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe('held deletes alert', () => {
+  for (const backend of STORES) {
+    it(`POSTs one deletes_held alert per hold of the mass-delete guard, once, naming what to run (${backend.name})`, async () => {
+      const t = await backend.create(fixedClock('2026-11-22T10:00:00.000Z'));
+      const receiver = await startReceiver();
+      try {
+        const loader = loaderWithEveryJob(t.store);
+        await loader.load({ partner: 'casino', variant: 'igaming', entity: 'customers', runId: 'r1', records: raw(Array.from({ length: 30 }, (_, i) => customer(`c${i}`))) });
+        const held = await loader.remove({ partner: 'casino', variant: 'igaming', entity: 'customers', ids: Array.from({ length: 25 }, (_, i) => `c${i}`), learnedVia: 'soft_delete', runId: 'run-1' });
+        const timers = new FakeTimers('2026-11-22T10:00:00Z');
+        const { logger, lines } = captureLogger();
+        const monitor = new FreshnessMonitor({
+          timers, logger, locks: localLocks(), graceMs: 0, alerter: webhookAlerter(`${receiver.url}/hook`, { logger }),
+          streams: () => [], readStates: async () => new Map(), newDeleteHolds: () => takeUnalerted(t.store.knex, t.store.now()),
+        });
+        await monitor.check();
+        await monitor.check();
+        await monitor.stop();
+        assert.equal(receiver.requests.length, 1, 'one alert, not one per check');
+        const event = JSON.parse(receiver.requests[0]!.body) as AlertEvent & { text: string };
+        assert.deepEqual([event.event, event.partner, event.stream, event.state], ['deletes_held', 'casino', 'customers', 'held']);
+        assert.match(event.detail, new RegExp(`hold ${held.held!.holdId}: 25 customers deletes \\(soft_delete\\) held, would delete 25 of the partner's 30 customers.*partner-sync deletes apply ${held.held!.holdId}`));
+        assert.match(event.text, /DELETES HELD/);
+        assert.equal(lines.filter((l) => l.event === 'deletes_held').length, 1);
+      } finally {
+        await receiver.close();
+        await t.drop();
+      }
+    });
+  }
 });
