@@ -22,7 +22,7 @@ import type { MonthPartitions } from '../store/partitions.js';
 import { FreshKeys } from '../store/fresh-keys.js';
 import { rawRows } from '../store/dialects.js';
 import { readPriorRows } from '../store/prior-rows.js';
-import { removeRecords, type Removal, type Removed } from '../store/tombstones.js';
+import { removeRecords, takeCascade, type Removal, type Removed } from '../store/tombstones.js';
 import { DEFAULT_DELETE_GUARD, judgeDeletes, type DeleteGuard } from './delete-guard.js';
 import { emptyPriorRows, type AfterLoadJobs, type ChangeSet, type CommittedChange, type EvaluationPolicy, type JobTransaction } from './jobs.js';
 import type { KnownCustomers } from './known-customers.js';
@@ -316,8 +316,13 @@ export class LoadTransaction {
       // Customers kept at a newer version are in the store all the same: their records load.
       arrived.push(...latest.keys());
       const parked = await unpark(trx, input.partner, arrived);
+      // A deleted customer sent again comes back with what went with it (not what waited for it since: newer).
+      const cascade = await takeCascade(trx, input.partner, input.variant, arrived, now);
       for (const entity of ['transactions', 'activity'] as const) {
-        written[entity] = await applied(entityTable(input.variant, entity), parked.filter((p) => p.entity === entity).map((p) => p.record));
+        const t = entityTable(input.variant, entity);
+        const waited = parked.filter((p) => p.entity === entity).map((p) => p.record);
+        const newer = new Set(waited.map((r) => batchKey(t, r)));
+        written[entity] = await applied(t, [...waited, ...cascade[entity].filter((r) => !newer.has(batchKey(t, r)))]);
       }
       result.released = written.transactions.length + written.activity.length;
     } else {

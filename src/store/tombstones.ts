@@ -7,11 +7,12 @@
  * again is a new version in the live table; its tombstones stay as history.
  */
 import type { Knex } from 'knex';
-import type { Entity, Variant } from '../types.js';
+import type { Entity, SpecRecord, Variant } from '../types.js';
 import { rawRows } from './dialects.js';
 import { dialectOf } from './dialect/index.js';
 import { recordKey, storedToRecord } from './rows.js';
-import { entityTable, type EntityTable } from './tables.js';
+import { entityTable, VERSION_COLUMN, type EntityTable } from './tables.js';
+import { setMeta } from './record-meta.js';
 import { fromStoreDate, fromStoreTimestamp } from './values.js';
 
 /** How a delete was learned. */
@@ -63,7 +64,7 @@ export function rowDay(entity: string, row: Record<string, unknown>): string | n
 
 /** The row as JSON: its spec fields (as a record reads) and its lineage. */
 function rowJson(table: EntityTable, row: Record<string, unknown>): string {
-  return JSON.stringify({ ...storedToRecord(table, row), run_id: row.run_id ?? null, loaded_at: fromStoreTimestamp(row.loaded_at) });
+  return JSON.stringify({ ...storedToRecord(table, row), ...(row[VERSION_COLUMN] !== null && row[VERSION_COLUMN] !== undefined ? { [VERSION_COLUMN]: String(row[VERSION_COLUMN]) } : {}), run_id: row.run_id ?? null, loaded_at: fromStoreTimestamp(row.loaded_at) });
 }
 
 async function insertTombstone(trx: Knex.Transaction, r: Removal, table: EntityTable, row: Record<string, unknown>, cascadeOf: number | null): Promise<TombstoneRef> {
@@ -145,6 +146,37 @@ async function deletedBefore(trx: Knex.Transaction, partner: string, entity: Ent
   for (const part of dialectOf(trx).chunks(ids, 500)) {
     const rows = (await trx('tombstones').where({ partner_id: partner, entity }).whereIn('record_key', part).distinct('record_key')) as { record_key: string }[];
     for (const row of rows) out.add(row.record_key);
+  }
+  return out;
+}
+
+/**
+ * A deleted customer sent again comes back whole: the transactions and activity rows that went
+ * with it (its tombstones' `cascade_of`) are handed back to be written with it, at the version
+ * they had, unless written again since (the caller's versions decide). Their tombstones, and the
+ * customer's, are marked restored (they stay as history). One probe per call while the partner
+ * has no customer tombstone not restored.
+ */
+export async function takeCascade(trx: Knex.Transaction, partner: string, variant: Variant, customerIds: readonly string[], now: string): Promise<{ transactions: SpecRecord[]; activity: SpecRecord[] }> {
+  const out: { transactions: SpecRecord[]; activity: SpecRecord[] } = { transactions: [], activity: [] };
+  if (customerIds.length === 0) return out;
+  const any = await trx('tombstones').where({ partner_id: partner, entity: 'customers' }).whereNull('restored_at').first('id');
+  if (!any) return out;
+  for (const part of dialectOf(trx).chunks([...new Set(customerIds)], 500)) {
+    const customers = (await trx('tombstones').where({ partner_id: partner, entity: 'customers' }).whereNull('restored_at').whereIn('record_key', part).select('id')) as { id: unknown }[];
+    if (customers.length === 0) continue;
+    const ids = customers.map((c) => Number(c.id));
+    const rows = (await trx('tombstones').whereIn('cascade_of', ids).whereNull('restored_at').orderBy('id').select('id', 'entity', 'row')) as { id: unknown; entity: Entity; row: unknown }[];
+    for (const r of rows) {
+      if (r.entity !== 'transactions' && r.entity !== 'activity') continue;
+      const stored = (typeof r.row === 'string' ? JSON.parse(r.row) : r.row) as Record<string, unknown>;
+      const version = stored[VERSION_COLUMN];
+      const record = Object.fromEntries(Object.entries(stored).filter(([k]) => k !== 'run_id' && k !== 'loaded_at' && k !== VERSION_COLUMN)) as SpecRecord;
+      if (typeof version === 'string') setMeta(record, { position: 0, version });
+      out[r.entity].push(record);
+    }
+    const restored = [...ids, ...rows.map((r) => Number(r.id))];
+    for (const chunk of dialectOf(trx).chunks(restored, 500)) await trx('tombstones').whereIn('id', chunk).update({ restored_at: now });
   }
   return out;
 }

@@ -149,8 +149,8 @@ for (const backend of STORES) {
     const orders: [string[], string][] = [
       [['delete d1', 'resend d1', 'delete c2', 'c2 plays', 'c2 deposits', 'resend c2'], '300.00'],
       [['delete c2', 'resend c2', 'c2 deposits', 'delete d1', 'c2 plays', 'resend d1'], '300.00'],
-      // d2b loaded before c2's delete goes with it: c2 ends without a deposit.
-      [['c2 deposits', 'c2 plays', 'delete c2', 'delete d1', 'resend c2', 'resend d1'], '200.00'],
+      // d2 and d2b go with c2's delete and come back with its re-send: c2 ends with its deposits.
+      [['c2 deposits', 'c2 plays', 'delete c2', 'delete d1', 'resend c2', 'resend d1'], '300.00'],
       // d1 deleted after its re-send: c1 ends without a deposit.
       [['resend d1', 'delete c2', 'c2 plays', 'resend c2', 'delete d1', 'c2 deposits'], '200.00'],
     ];

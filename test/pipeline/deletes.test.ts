@@ -136,13 +136,19 @@ for (const backend of STORES) {
       await agrees();
       await factsAgree();
 
-      // A deposit of the deleted customer waits for it; the customer sent again brings it, and the CPA is booked once more.
+      // A deposit of the deleted customer waits for it. The customer sent again comes back whole:
+      // with what went with it (d2 and its two days) and what waited for it (d2b); the CPA is booked once more.
       const waiting = await load('transactions', [deposit('d2b', 'c2', usd({ amount_usd: 50, transaction_date: '2026-11-05T12:00:00Z' }))]);
       assert.equal(waiting.waiting, 1);
       await agrees();
-      await load('customers', [customer('c2')]);
+      const back = await load('customers', [customer('c2')]);
+      assert.equal(back.released, 4);
       assert.equal(await net('cpa_ftd|cpa|casino|c2'), '100.00');
-      assert.deepEqual(await november(), { registrations: 3, ftds: 3, ftd_usd: '150.00', deposits: 3, ggr: '40.00' });
+      assert.equal(await net('revshare|rs|casino|aff-1|2026-11'), '35.00');
+      assert.deepEqual(await november(), { registrations: 3, ftds: 3, ftd_usd: '150.00', deposits: 4, ggr: '140.00' });
+      assert.ok((await t.store.knex('tombstones').where('partner_id', 'casino').select('restored_at') as { restored_at: unknown }[]).every((x) => x.restored_at !== null), 'the tombstones stay, marked restored');
+      // Sent again once more: nothing comes back twice.
+      assert.equal((await load('customers', [customer('c2')])).released, 0);
       await agrees();
       await factsAgree();
     });

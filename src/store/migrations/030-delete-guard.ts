@@ -13,6 +13,8 @@ import type { StoreMigration } from './migration.js';
  *   entity's candidates, so a key one scan missed (an outage, a page fault) deletes nothing.
  * - tombstones.record_day: the record's business day (a transaction's date, a customer's signup
  *   date), which the guard counts a day's deletes by.
+ * - tombstones.restored_at: when a deleted customer sent again brought this tombstone's row back
+ *   (a transaction or activity row that went with it), or when the customer itself came back.
  * - runs.deletes_held: records of the run whose deletes the guard held.
  * Plain schema, frozen here.
  */
@@ -51,6 +53,8 @@ export const deleteGuard: StoreMigration = {
     });
     await knex.schema.alterTable('tombstones', (t) => {
       t.text('record_day').nullable();
+      t.specificType('restored_at', timestamp).nullable();
+      t.index(['cascade_of']);
     });
     await knex.schema.alterTable('runs', (t) => {
       t.integer('deletes_held').notNullable().defaultTo(0);
