@@ -47,6 +47,12 @@ export function untrustedScan(scan: Reconciliation): string | undefined {
   if (total) return `the partner's total for ${total.entity} ${total.window} (${total.partner_total}) is not the ${total.distinct} records its pages gave`;
   const unread = scan.days.find((d) => (d.not_read?.length ?? 0) > 0);
   if (unread) return `the source's SQL finds ${unread.entity} of ${unread.day} that the definition's reads did not return`;
+  // A source that gave nothing at all for days the store holds records of is down, not empty.
+  for (const entity of new Set(scan.days.map((d) => d.entity))) {
+    const days = scan.days.filter((d) => d.entity === entity);
+    const stored = days.reduce((n, d) => n + d.store.count, 0);
+    if (stored > 0 && days.every((d) => d.source.count === 0)) return `the source gave no ${entity} for ${scan.from}..${scan.to}, where the store holds ${stored} (an outage answering empty pages?)`;
+  }
   return undefined;
 }
 

@@ -150,7 +150,8 @@ function list(ctx: ApiContext, variant: Variant, entity: Entity, query: URLSearc
     filters.set(param.name, parsed);
   }
 
-  const entries = endpoint.select(ctx.data, variant, filters);
+  // An outage that answers as if the partner had nothing.
+  const entries = ctx.faults.emptyPages ? [] : endpoint.select(ctx.data, variant, filters);
   const slice = takePage(entries, position, perPage, ctx.faults.duplicateAcrossPages);
   const nextCursor = () => encodeCursor({ scope, filters: raw, perPage, page: position.page + 1, after: slice.lastKey === null ? null : [...slice.lastKey] });
   let next = slice.hasNext ? nextCursor() : undefined;

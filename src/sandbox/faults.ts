@@ -25,6 +25,8 @@ export interface SandboxFaults {
   malformedEvery: number;
   /** next_cursor never changes: always present, and the cursor a request sent comes back as is. */
   repeatCursor: boolean;
+  /** An outage that answers 200 with nothing: every list page is empty, its meta.total 0. */
+  emptyPages: boolean;
 }
 
 export function defaultFaults(): SandboxFaults {
@@ -38,6 +40,7 @@ export function defaultFaults(): SandboxFaults {
     duplicateAcrossPages: false,
     malformedEvery: 0,
     repeatCursor: false,
+    emptyPages: false,
   };
 }
 
@@ -52,6 +55,7 @@ const FAULT_KINDS: Record<keyof SandboxFaults, FaultKind> = {
   duplicateAcrossPages: 'flag',
   malformedEvery: 'count',
   repeatCursor: 'flag',
+  emptyPages: 'flag',
 };
 export const FAULT_NAMES = Object.keys(FAULT_KINDS) as (keyof SandboxFaults)[];
 

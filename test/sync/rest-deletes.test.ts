@@ -7,7 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { recompute } from '../../src/commission/recompute.js';
+import { inferDeletes } from '../../jobs/infer-deletes.js';
 import { runPartner } from '../../jobs/run-partner.js';
+import { reconcile } from '../../src/onboarding/reconcile.js';
 import type { PartnerDefinition, RestStream } from '../../src/config/definition.js';
 import { createRedactor } from '../../src/config/redact.js';
 import { money } from '../../src/kernel/money.js';
@@ -70,6 +72,32 @@ for (const backend of STORES) {
       assert.ok(sources[0]?.startsWith('tombstones:'), JSON.stringify(sources));
       const check = await recompute(t.store, PLANS, { runId: 'check' });
       assert.deepEqual(check.flatMap((r) => r.differences), []);
+    });
+
+    it('a partner outage answering empty pages during reconcile scans deletes nothing; a partial one is held by the guard', async () => {
+      def.delete_guard = { max_share: 0.05, min_records: 5 };
+      const loader = loaderWithEveryJob(t.store, { plans: PLANS });
+      const results = await runPartner({ loader, clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) }, def, { kind: 'run', scheduledFor: new Date(t.store.clock()) });
+      assert.ok(results.every((r) => r.status === 'succeeded'), JSON.stringify(results));
+      const scan = async () => inferDeletes(loader, def, await reconcile({ store: t.store, clock: t.store.clock, logger: silentLogger(), redact: createRedactor(def.secrets) }, def, sandbox.data.from, sandbox.data.to, 'customers', { sample: 0, seed: 1 }));
+      const customers = async () => Number(((await t.store.knex('customers').where('partner_id', 'sandbox-casino').count({ n: '*' }).first()) as { n: unknown }).n);
+      const ledger = async () => ((await t.store.knex('commission_ledger').select('amount_usd')) as { amount_usd: unknown }[]).reduce((s, l) => s.plus(money(String(l.amount_usd))), money(0)).toFixed(2);
+      const [before, paid] = [await customers(), await ledger()];
+      assert.equal(before, 20);
+      assert.deepEqual((await scan()).streams.map((s) => [s.missing, s.deleted]), [[0, 0]]);
+      // Every page empty, twice: a scan that read nothing at all infers nothing.
+      sandbox.faults.emptyPages = true;
+      for (let i = 0; i < 2; i++) assert.match((await scan()).skipped ?? '', /the source gave no customers for .* where the store holds 20 \(an outage answering empty pages\?\)/);
+      sandbox.faults.emptyPages = false;
+      // A partial outage (half the customers gone from the lists): one scan leaves candidates; the next agreeing one is past the guard and held.
+      const gone = sandbox.data.customers('igaming').slice(0, 10).map((c) => String(c.customer_id));
+      for (const id of gone) assert.ok(sandbox.data.deleteRecord('igaming', 'customers', id));
+      assert.deepEqual((await scan()).streams.map((s) => [s.missing, s.firstSeen, s.deleted]), [[10, 10, 0]]);
+      const second = await scan();
+      assert.deepEqual(second.streams.map((s) => [s.deleted, s.held]), [[0, 10]]);
+      assert.match(second.streams[0]?.reason ?? '', /would delete 10 of the partner's 20 customers, over the guard's 5% \(at least 5\)/);
+      assert.deepEqual([await customers(), await ledger()], [before, paid]);
+      assert.equal((await listTombstones(t.store.knex, 'sandbox-casino')).length, 0);
     });
 
     it("a deposit hard-deleted at the partner and listed by its deleted-ids endpoint leaves the store and takes its CPA back", async () => {
