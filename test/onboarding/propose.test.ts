@@ -111,7 +111,7 @@ describe('the reconcile key of a definition', () => {
       const file = join(dir, 'sandbox-casino.yaml');
       const env = { SANDBOX_CLIENT_SECRET: 'x' };
       writeFileSync(file, `${base}\nreconcile:\n  schedule: "30 6 * * *"\n`);
-      assert.deepEqual((await loadDefinition(file, env)).definition?.reconcile, { schedule: '30 6 * * *', days: 3 });
+      assert.deepEqual((await loadDefinition(file, env)).definition?.reconcile, { schedule: '30 6 * * *', days: 3, infer_deletes: true });
       writeFileSync(file, `${base}\nreconcile:\n  schedule: "every day"\n  days: 7\n`);
       const bad = await loadDefinition(file, env);
       assert.equal(bad.errors.length, 1);

@@ -25,7 +25,7 @@ describe('sandbox faults', () => {
   it('are all off by default', () => {
     assert.deepEqual(sandbox.faults, {
       errorRate: 0, latencyMs: 0, throttleEvery: 0, throttleRetryAfter: 1, retryAfterAsDate: false,
-      tokenTtlSeconds: undefined, duplicateAcrossPages: false, malformedEvery: 0, repeatCursor: false,
+      tokenTtlSeconds: undefined, duplicateAcrossPages: false, malformedEvery: 0, repeatCursor: false, emptyPages: false,
     });
   });
 
