@@ -14,6 +14,7 @@ import { recompute } from '../../src/commission/recompute.js';
 import { inferDeletes } from '../../jobs/infer-deletes.js';
 import { runPartner } from '../../jobs/run-partner.js';
 import { reconcile } from '../../src/onboarding/reconcile.js';
+import { affiliateReport } from '../../src/reports/affiliates.js';
 import { addDays } from '../../src/kernel/dates.js';
 import { utcDay } from '../../jobs/windows.js';
 import type { PartnerDefinition } from '../../src/config/definition.js';
@@ -126,6 +127,12 @@ for (const make of [mariadb, postgres]) {
         await run();
         const fee = async (id: string) => ((await t.store.knex('commission_ledger').where('line_key', `challenge_cpa|fees|replica-prop|${id}`).select('amount_usd')) as { amount_usd: unknown }[])
           .reduce((s, l) => s.plus(money(String(l.amount_usd))), money(0)).toFixed(2);
+        // The affiliate report's challenge purchases and fees over every affiliate (the seeded payments are of January 2026).
+        const report = async () => {
+          const rows = (await affiliateReport(t.store, { partner: 'replica-prop' }, 'month')).rows.filter((r) => r.month === '2026-01');
+          return [rows.reduce((n, r) => n + r.challenge_purchases, 0), rows.reduce((s, r) => s.plus(money(r.challenge_fees_usd)), money(0)).toFixed(2)];
+        };
+        assert.deepEqual(await report(), [3, '1647.00']);
         // The seeded payments are paid on 2026-01-05 (the replica's UTC).
         const scan = async () => inferDeletes(loader, def, await reconcile({ store: t.store, clock: t.store.clock, logger: silentLogger(), redact: noRedaction }, def, '2026-01-05', '2026-01-05', 'transactions', { sample: 0, seed: 1 }));
         assert.deepEqual((await scan()).streams.map((s) => [s.entity, s.missing]), [['transactions', 0]]);
@@ -136,6 +143,7 @@ for (const make of [mariadb, postgres]) {
         const second = await scan();
         assert.deepEqual(second.streams.map((s) => [s.missing, s.firstSeen, s.deleted]), [[1, 0, 1]]);
         assert.equal(await fee('P2'), '0.00');
+        assert.deepEqual(await report(), [2, '1098.00'], 'the report loses exactly the deleted fee');
         assert.deepEqual((await listTombstones(t.store.knex, 'replica-prop')).map((x) => [x.recordKey, x.learnedVia]), [['P2', 'reconcile']]);
         assert.deepEqual((await scan()).streams.map((s) => [s.missing, s.deleted]), [[0, 0]], 'the store now agrees with the source');
         // Re-created at the source: a new version, its challenge CPA booked once more.
@@ -143,6 +151,7 @@ for (const make of [mariadb, postgres]) {
         await run();
         assert.equal(await fee('P2'), '54.90');
         for (const id of ['P1', 'P3']) assert.equal(await fee(id), '54.90');
+        assert.deepEqual(await report(), [3, '1647.00']);
         const results = await recompute(t.store, PLANS, { runId: 'check' });
         assert.deepEqual(results.flatMap((r) => r.differences), []);
       });
