@@ -8,6 +8,7 @@
  * the state as it found it (reject-guard.ts); so does a page walk whose records never held still
  * (PageWalkUnstable), which also drops the position. Backfills never touch the state.
  */
+import { valueAt } from '../src/kernel/value-at.js';
 import { PageWalkUnstable, PositionRefused, type CursorWindow, type PositionedPage, type Source } from '../connectors/source.js';
 import { cursorInstant } from '../src/config/cursor-format.js';
 import type { PartnerDefinition, StreamDefinition } from '../src/config/definition.js';
@@ -39,15 +40,7 @@ export interface CursorWindowLoad {
   now(): string;
 }
 
-/** A value at a dot path of a source record (`a.b.0.c`). */
-export function valueAt(record: unknown, path: string): unknown {
-  let value: unknown = record;
-  for (const part of path.split('.')) {
-    if (value === null || typeof value !== 'object') return undefined;
-    value = (value as Record<string, unknown>)[part];
-  }
-  return value;
-}
+export { valueAt };
 
 async function* withoutPositions(pages: AsyncIterable<unknown[]>): AsyncGenerator<PositionedPage> {
   for await (const records of pages) yield { records };

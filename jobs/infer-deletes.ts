@@ -5,7 +5,7 @@
  * key becomes a delete only when two consecutive scans of its day both find it missing: the first
  * leaves it a candidate (delete_candidates), the second deletes it through the one load path
  * (Loader.remove, learned via `reconcile`), judged by the partner's mass-delete guard. A scan
- * that could not read the source whole (records it could not map, a partner total that disagrees
+ * that could not read the source whole (records it could not map whose keys do not read, a partner total that disagrees
  * with what its pages gave, records its own SQL finds that the reads missed) infers nothing and
  * leaves the candidates as they were. Keys of a discarded hold of inferred deletes are not
  * inferred again.
@@ -42,7 +42,9 @@ export interface InferredDeletes {
 
 /** Why a scan cannot be trusted to say what the source no longer has, if it cannot. */
 export function untrustedScan(scan: Reconciliation): string | undefined {
-  if (scan.unmappable.length > 0) return `${scan.unmappable.length} source record(s) could not be read or mapped`;
+  // A record the mapping could not read is still at the source: when its key reads, it is kept out of the deletes (inferDeletes); when not, any missing key may be it.
+  const keyless = scan.unmappable.filter((u) => u.key === undefined);
+  if (keyless.length > 0) return `${keyless.length} source record(s) could not be read or mapped, their keys unknown`;
   const total = scan.totals.find((t) => !t.ok);
   if (total) return `the partner's total for ${total.entity} ${total.window} (${total.partner_total}) is not the ${total.distinct} records its pages gave`;
   const unread = scan.days.find((d) => (d.not_read?.length ?? 0) > 0);
@@ -67,6 +69,8 @@ export async function inferDeletes(loader: Loader, def: PartnerDefinition, scan:
     if (days.length === 0) continue;
     const missing = new Map<string, string>();
     for (const d of days) for (const key of d.missing_at_source) missing.set(key, d.day);
+    // At the source all the same, if not readable there: not deleted.
+    for (const u of scan.unmappable) if (u.entity === entity && u.key !== undefined) missing.delete(u.key);
     const discarded = new Set((await listHolds(loader.store.knex, { partner: def.partner, state: 'discarded' })).filter((h) => h.entity === entity && h.learnedVia === 'reconcile').flatMap((h) => h.ids));
     for (const id of discarded) missing.delete(id);
     const stream: InferredStream = { entity, missing: missing.size, firstSeen: 0, deleted: 0, held: 0 };

@@ -21,6 +21,7 @@ import type { PullWindow, Source } from '../../connectors/source.js';
 import { addDays, daysBetween } from '../kernel/dates.js';
 import type { PartnerDefinition, StreamDefinition } from '../config/definition.js';
 import { createMapper } from '../pipeline/map-record.js';
+import { valueAt } from '../kernel/value-at.js';
 import { minimiseRecord, minimises } from '../spec/personal-data.js';
 import { storedToRecord } from '../store/rows.js';
 import type { Store } from '../store/store.js';
@@ -67,8 +68,11 @@ export interface Reconciliation {
   to: string;
   ok: boolean;
   days: DayReconciliation[];
-  /** Source records the mapping could not read (they cannot be compared). */
-  unmappable: { entity: Entity; message: string }[];
+  /**
+   * Source records the mapping could not read (they cannot be compared), with their key when the
+   * key's own field reads (a record present at the source, whatever else is wrong with it).
+   */
+  unmappable: { entity: Entity; message: string; key?: string }[];
   /**
    * REST sources: what the partner's list endpoint says it holds (`meta.total` of the same query)
    * beside the distinct records its pages gave (by key); a difference means records were not read.
@@ -188,7 +192,8 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
             const mapped = map(raw);
             if ('error' in mapped) {
               const rawKey = `raw:${JSON.stringify(raw)}`;
-              if (!seen.has(rawKey)) result.unmappable.push({ entity, message: mapped.error.message });
+              const key = rawRecordKey(def.variant, entity, stream, raw);
+              if (!seen.has(rawKey)) result.unmappable.push({ entity, message: mapped.error.message, ...(key !== undefined ? { key } : {}) });
               seen.add(rawKey);
               continue;
             }
@@ -279,6 +284,19 @@ export async function reconcile(deps: ReconcileDeps, def: PartnerDefinition, fro
   }
   if (result.unmappable.length > 0 || result.totals.some((x) => !x.ok)) result.ok = false;
   return result;
+}
+
+/** A raw source record's key read through the mapping of the key's fields alone (a plain source field), or undefined. */
+function rawRecordKey(variant: Variant, entity: Entity, stream: StreamDefinition, raw: unknown): string | undefined {
+  const parts: string[] = [];
+  for (const field of entityTable(variant, entity).key) {
+    const rule = stream.mapping.fields[field];
+    const from = rule === undefined ? (stream.mapping.passthrough ? field : undefined) : typeof rule === 'string' ? rule : rule.const === undefined && Object.keys(rule).every((k) => k === 'from') ? rule.from : undefined;
+    const value = from === undefined ? undefined : valueAt(raw, from);
+    if ((typeof value !== 'string' || value === '') && typeof value !== 'number') return undefined;
+    parts.push(String(value));
+  }
+  return parts.join('|');
 }
 
 /** `meta.total` of a REST stream's query for the window (one record asked), or undefined. */

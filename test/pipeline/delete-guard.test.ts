@@ -169,6 +169,16 @@ for (const backend of STORES) {
         assert.equal(next.streams[0]?.deleted, 1);
         assert.equal(await ledgerUsd(), '9900.00');
       });
+
+      it('a source record the mapping cannot read is still at the source: its key, when it reads, is not deleted; a keyless one stops the inference', async () => {
+        const bad = { unmappable: [{ entity: 'transactions' as const, message: 'transaction_type: "CHARGEBACK" is not in the map', key: 'd1' }] };
+        await inferDeletes(loader, def, scan(['d1', 'd2'], bad));
+        const second = await inferDeletes(loader, def, scan(['d1', 'd2'], bad));
+        assert.deepEqual(second.streams.map((s) => [s.missing, s.deleted]), [[1, 1]]);
+        assert.deepEqual((await listTombstones(t.store.knex, 'casino')).map((x) => x.recordKey), ['d2']);
+        const keyless = await inferDeletes(loader, def, scan(['d1'], { unmappable: [{ entity: 'transactions', message: 'not an object' }] }));
+        assert.match(keyless.skipped ?? '', /1 source record\(s\) could not be read or mapped, their keys unknown/);
+      });
     });
   });
 }
