@@ -56,6 +56,23 @@ for (const backend of STORES) {
       assert.deepEqual(listed.map((c) => [c.partner, c.variant, c.scope, c.affiliate, c.revoked_at]), [['pushy', 'igaming', 'read', 'aff-7', null], ['sandbox-prop', 'prop-trading', 'read write', null, null]]);
     });
 
+    it('serve refuses to start (exit 2) while a client that hashes personal fields has no hash key in the environment, naming it', async () => {
+      const saved = process.env.PARTNER_SYNC_PERSONAL_DATA_KEY;
+      try {
+        process.env.PARTNER_SYNC_PERSONAL_DATA_KEY = 'k'.repeat(40);
+        const added = await cli('clients', 'add', 'pushy', '--variant', 'igaming', '--personal-data', 'email=hash', '--json');
+        assert.equal(added.code, 0, added.err);
+        const id = (JSON.parse(added.out) as { client_id: string }).client_id;
+        delete process.env.PARTNER_SYNC_PERSONAL_DATA_KEY;
+        const refused = await cli('serve', '--port', '0');
+        assert.equal(refused.code, 2, refused.err);
+        assert.match(refused.err, new RegExp(`cannot start the API: API client\\(s\\) ${id} hash personal fields \\(clients add --personal-data\\), and hash needs the key in the environment variable PARTNER_SYNC_PERSONAL_DATA_KEY`));
+      } finally {
+        if (saved === undefined) delete process.env.PARTNER_SYNC_PERSONAL_DATA_KEY;
+        else process.env.PARTNER_SYNC_PERSONAL_DATA_KEY = saved;
+      }
+    });
+
     if (backend === STORES[0]) it('refuses a partner with neither definition nor --variant, a contradicting --variant, an unknown scope (exit 2)', async () => {
       const none = await cli('clients', 'add', 'nobody');
       assert.equal(none.code, 2);

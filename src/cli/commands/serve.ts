@@ -15,6 +15,9 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '../../log.js';
+import { listClients } from '../../access/api-clients.js';
+import { policyProblems } from '../../spec/personal-data.js';
+import type { Store } from '../../store/store.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { loadConfig } from '../definitions.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
@@ -42,6 +45,19 @@ export function isLoopback(host: string): boolean {
   if (isIP(h) === 4) return h.startsWith('127.');
   if (isIP(h) === 6) return h === '::1' || h === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(h);
   return false;
+}
+
+/**
+ * An API client whose personal-data policy hashes (clients add --personal-data email=hash) needs
+ * the hash key: without it every push of that client would fail, so serve refuses to start (exit
+ * 2), naming the clients and the variable, as a definition's policy does for pulls.
+ */
+async function hashingClientsNeedTheKey(store: Store, env: NodeJS.ProcessEnv): Promise<void> {
+  const hashing = (await listClients(store)).filter((c) => c.revokedAt === undefined && c.personalData && Object.values(c.personalData).includes('hash'));
+  if (hashing.length === 0) return;
+  const problems = policyProblems(hashing[0]?.personalData, env);
+  if (problems.length === 0) return;
+  throw new CliError(`cannot start the API: API client(s) ${hashing.map((c) => c.clientId).join(', ')} hash personal fields (clients add --personal-data), and ${problems[0]?.message}`, EXIT_USAGE);
 }
 
 function portFrom(env: NodeJS.ProcessEnv): number {
@@ -88,6 +104,7 @@ export async function serveCommand(globals: GlobalOptions, opts: ServeOptions, i
   const logger = createLogger({ redact: config.redact, level: env.LOG_LEVEL ?? 'info', batched: true });
 
   return withStore(globals, async (store) => {
+    await hashingClientsNeedTheKey(store, env);
     const loader = await cliLoader(globals, io, store, logger);
     let app;
     try {
