@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Logger } from '../log.js';
+import { isLoopbackHost } from '../config/secure-url.js';
 
 export interface AlertEvent {
   event: 'freshness_breach' | 'freshness_recovered' | 'reconcile_difference' | 'deletes_held';
@@ -39,7 +40,7 @@ export function webhookUrlFromEnv(env: NodeJS.ProcessEnv): string | undefined {
   } catch {
     throw new Error('ALERT_WEBHOOK_URL is not a URL');
   }
-  const loopback = ['127.0.0.1', 'localhost', '[::1]'].includes(parsed.hostname);
+  const loopback = isLoopbackHost(parsed.hostname);
   if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && loopback)) {
     throw new Error('ALERT_WEBHOOK_URL must be https:// (plain http only to this machine)');
   }

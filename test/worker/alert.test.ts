@@ -35,6 +35,9 @@ describe('freshness alert webhook', () => {
     try {
       assert.equal(webhookUrlFromEnv({ ALERT_WEBHOOK_URL: url }), url);
       assert.throws(() => webhookUrlFromEnv({ ALERT_WEBHOOK_URL: 'http://alerts.example.com/x' }), /must be https/);
+      // Plain http to any loopback address, as partner URLs allow: 127.0.0.0/8 and ::1.
+      for (const local of ['http://127.0.0.2:9/hook', 'http://[::1]:9/hook', 'http://localhost:9/hook']) assert.equal(webhookUrlFromEnv({ ALERT_WEBHOOK_URL: local }), local);
+      assert.throws(() => webhookUrlFromEnv({ ALERT_WEBHOOK_URL: 'http://127.0.0.1.example.com/x' }), /must be https/);
       const timers = new FakeTimers('2026-11-22T10:00:00Z');
       const states = new Map<string, StreamState>([['casino/customers', { watermark: '2026-11-22T09:59:00.000Z' }]]);
       const locks = localLocks();
