@@ -18,6 +18,8 @@ import { replay } from '../postbacks/claims.js';
 import { addPostback, PostbackDefinitionError, removePostback } from '../postbacks/definitions.js';
 import { secretKeyFromEnv } from '../postbacks/secret.js';
 import { eraseCustomers } from '../privacy/erase.js';
+import { listErasures } from '../store/erasures.js';
+import type { Knex } from 'knex';
 import { csrfField, html, Html, layout } from './html.js';
 import { commissionsPage, reportsPage } from './money-pages.js';
 import { fraudFlagPage, fraudPage, ledgerLinesPage, sourceRecordPage } from './pages.js';
@@ -55,7 +57,7 @@ export function moneyRoutes(app: FastifyInstance, deps: ConsoleDeps, { send, sig
     const qy = request.query as Query;
     const record = await sourceRecordPage(store, request.params.kind, qy.partner ?? '', qy.id ?? '');
     // A customer's page offers the erasure of its personal data (docs/personal-data.md).
-    const erase = request.params.kind === 'customers' && qy.partner && qy.id ? erasureForm(session, qy.partner, qy.id) : '';
+    const erase = request.params.kind === 'customers' && qy.partner && qy.id ? await erasureSection(store.knex, session, qy.partner, qy.id) : '';
     return send(reply, layout('Source record', session, html`${record}${erase}`, { current: '/console/commissions', notice: notice(request) }));
   });
 
@@ -162,6 +164,13 @@ export function moneyRoutes(app: FastifyInstance, deps: ConsoleDeps, { send, sig
 }
 
 /** A manager's erasure of the customer's personal data, confirmed by a tick: it cannot be undone. */
+/** The erasure form, or, once the customer's personal data was erased, when and by whom. */
+async function erasureSection(db: Knex, session: Parameters<typeof csrfField>[0], partner: string, customer: string): Promise<Html> {
+  const [done] = await listErasures(db, { partner, customer });
+  if (done) return html`<h2>Personal data erased</h2><p>Erased on ${done.erasedAt.slice(0, 19).replace('T', ' ')} UTC by ${done.requestedBy} (${done.via}); later loads of this customer keep no personal field.</p>`;
+  return erasureForm(session, partner, customer);
+}
+
 function erasureForm(session: Parameters<typeof csrfField>[0], partner: string, customer: string): Html {
   return html`<form method="post" action="/console/customers/erase" class="erase">${csrfField(session)}
   <h2>Erase personal data</h2>

@@ -548,6 +548,9 @@ describe('web console', function () {
       const shown = await page.locator('main').innerText();
       assert.match(shown, new RegExp(`Erased the personal data of ${customer.customer_id} \\(customers 1`));
       assert.match(shown, new RegExp(`affiliate_id\\s+${customer.affiliate_id}`), 'the other fields stay');
+      // The form is gone: the page says when and by whom instead.
+      assert.equal(await page.locator('form[action="/console/customers/erase"]').count(), 0);
+      assert.match(shown, /Personal data erased\s+Erased on \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC by console:max \(console\)/);
       assert.deepEqual(await store.knex('customers').where({ partner_id: 'sandbox-casino', customer_id: customer.customer_id }).first('email', 'first_name', 'last_name'), { email: null, first_name: null, last_name: null });
       await visit(page, '/console/activity', 'activity-erasure');
       assert.match(await page.locator('main').innerText(), new RegExp(`max\\s+erase customer\\s+sandbox-casino ${customer.customer_id}\\s+customers 1`));
