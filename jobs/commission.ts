@@ -21,7 +21,8 @@ import type { Variant } from '../src/types.js';
 import { evaluateScope, plansFor } from '../src/commission/engine.js';
 import type { Evaluation } from '../src/commission/booking.js';
 import { emptyScope, pendingPartners, scopeSize, writePending } from '../src/commission/scope.js';
-import { parseRatesCsv, saveRates, type RatesFileProblem, type RatesImport } from '../src/store/fx-rates.js';
+import { parseRatesCsv, saveRates, type FxRate, type RatesFileProblem, type RatesImport } from '../src/store/fx-rates.js';
+import { append } from '../src/kernel/collections.js';
 import type { Plan } from '../src/commission/plans.js';
 import { addPriorVersions, PRIOR_TRANSACTION_COLUMNS } from '../src/commission/prior-versions.js';
 import { scopeOfChange } from '../src/commission/scope.js';
@@ -133,15 +134,32 @@ export async function importRatesFile(store: Store, plans: readonly Plan[], file
   const text = await readFile(file, 'utf8');
   const { rates, problems } = parseRatesCsv(text);
   if (problems.length > 0) return { file, problems, rates: rates.length, evaluations: [] };
+  const { saved, evaluations } = await importRates(store, plans, rates, file.replace(/^.*[\\/]/, ''), logger);
+  return { file, problems, rates: rates.length, saved, evaluations };
+}
+
+/**
+ * Rates from a file or a feed into the store, in one transaction with the report facts they move,
+ * then what waited for them (or used a rate they replaced) evaluated. `source` is kept per rate.
+ */
+export async function importRates(store: Store, plans: readonly Plan[], rates: readonly FxRate[], source: string | ((rate: FxRate) => string), logger: Logger): Promise<{ saved: RatesImport; evaluations: Evaluation[] }> {
   const runId = `fx-import-${store.now()}`;
   const saved = await store.transaction(async (trx) => {
-    const result = await saveRates(trx, rates, file.replace(/^.*[\\/]/, ''), store.now());
+    const bySource = new Map<string, FxRate[]>();
+    for (const r of rates) append(bySource, typeof source === 'string' ? source : source(r), r);
+    const result: RatesImport = { added: 0, changed: 0, unchanged: 0, replaced: [] };
+    for (const [name, list] of bySource) {
+      const one = await saveRates(trx, list, name, store.now());
+      result.added += one.added;
+      result.changed += one.changed;
+      result.unchanged += one.unchanged;
+      result.replaced.push(...one.replaced);
+    }
     // The report facts convert with the same rates: their days are recomputed with the import.
     await refreshFactsForRates(trx, rates);
     return result;
   });
-  const evaluations = await reevaluateForRates(store, plans, saved, runId, logger);
-  return { file, problems, rates: rates.length, saved, evaluations };
+  return { saved, evaluations: await reevaluateForRates(store, plans, saved, runId, logger) };
 }
 
 /** Re-evaluates what the saved rates can move: held entries, customer-days missing a rate, and the records of every replaced rate's day. */

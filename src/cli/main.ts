@@ -252,14 +252,22 @@ function buildProgram(io: Io, setExit: (code: number) => void, clock: Clock): Co
     .action((opts: { affiliate?: string; month?: string; by?: string }, cmd: Command) =>
       run(commands.postbacks().then((m) => m.commissionsApproveCommand(globals(cmd), { ...inheritedFilters(cmd, ['month', 'affiliate']), ...definedOnly(opts) }, io))));
 
-  program
+  const fx = program
     .command('fx')
-    .description('FX rates for USD conversion of records without amount_usd')
+    .description('FX rates for USD conversion of records without amount_usd');
+  fx
     .command('import')
     .description('import rates per currency per day from a CSV file; held commission entries are released')
     .argument('<file>', 'CSV file')
     .addOption(json())
     .action((file: string, _opts: unknown, cmd: Command) => run(commands.fx().then((m) => m.fxImportCommand(globals(cmd), { file }, io))));
+  fx
+    .command('fetch')
+    .description('read the daily FX feed now (config/fx-feed.yaml, or --url and --format): its rates are written and held commission entries released')
+    .option('--url <url>', "the feed's URL (default: config/fx-feed.yaml's)")
+    .addOption(new Option('--format <format>', 'ecb (eurofxref-daily.xml) or json ({base, date, rates})').choices(['ecb', 'json']))
+    .addOption(json())
+    .action((opts: { url?: string; format?: 'ecb' | 'json' }, cmd: Command) => run(commands.fx().then((m) => m.fxFetchCommand(globals(cmd), opts, io))));
 
   // `report <name>`: one subcommand per report, each in its own command file.
   const report = program.command('report').description('reports on the store and the commission ledger (tables, --json, --csv)');

@@ -9,7 +9,7 @@ import type { Logger } from '../log.js';
 import { isLoopbackHost } from '../config/secure-url.js';
 
 export interface AlertEvent {
-  event: 'freshness_breach' | 'freshness_recovered' | 'reconcile_difference' | 'deletes_held';
+  event: 'freshness_breach' | 'freshness_recovered' | 'reconcile_difference' | 'deletes_held' | 'fx_feed_failed' | 'fx_feed_recovered';
   partner: string;
   stream: string;
   state: string;
@@ -55,7 +55,7 @@ export function webhookAlerter(url: string, options: { logger: Logger; timeoutMs
         const res = await doFetch(url, {
           method: 'POST',
           headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify({ source: 'partner-sync', ...event, text: `partner-sync ${event.event === 'freshness_breach' ? 'BREACH' : event.event === 'reconcile_difference' ? 'RECONCILE DIFFERENCE' : event.event === 'deletes_held' ? 'DELETES HELD' : 'recovered'}: ${event.partner}/${event.stream}: ${event.detail}` }),
+          body: JSON.stringify({ source: 'partner-sync', ...event, text: `partner-sync ${event.event === 'freshness_breach' ? 'BREACH' : event.event === 'reconcile_difference' ? 'RECONCILE DIFFERENCE' : event.event === 'deletes_held' ? 'DELETES HELD' : event.event === 'fx_feed_failed' ? 'FX FEED FAILED' : 'recovered'}: ${event.partner}/${event.stream}: ${event.detail}` }),
           signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
         });
         if (!res.ok) options.logger.warn(`alert webhook answered ${res.status}`, { partner: event.partner, stream: event.stream, alert: event.event });

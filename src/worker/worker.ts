@@ -4,6 +4,8 @@
  * same code as `partner-sync run`; a freshness monitor (breach events, alert webhook); metrics.
  * The command line (src/cli/commands/worker.ts) adds signals, the HTTP endpoint and exit codes.
  */
+import { startFxFeedSchedule } from './fx-feed-schedule.js';
+import type { FeedConfig } from '../commission/fx-feed.js';
 import { inferDeletes } from '../../jobs/infer-deletes.js';
 import { takeUnalerted } from '../store/delete-holds.js';
 import type { createSource } from '../../connectors/index.js';
@@ -70,6 +72,10 @@ export interface WorkerOptions {
   /** The daily purge's retention (config/retention.yaml; default DEFAULT_RETENTION) and cron (default 03:30 UTC). */
   retention?: Retention;
   purgeSchedule?: string;
+  /** The daily FX feed (config/fx-feed.yaml); absent: rates come by `fx import` only. */
+  fxFeed?: FeedConfig;
+  /** The fetch the FX feed reads with (tests: default the global one). */
+  fxFetch?: typeof fetch;
 }
 
 export interface Worker {
@@ -178,6 +184,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
   });
   const reconciles = startReconcileSchedule({ store, timers, logger, redact, locks, alerter: options.alerter, definitions: () => definitions, inferDeletes: (def, scan) => inferDeletes(loader, def, scan) });
   const purges = startPurgeSchedule({ store, timers, logger, locks, retention: options.retention ?? DEFAULT_RETENTION, schedule: options.purgeSchedule });
+  const fxFeed = options.fxFeed ? startFxFeedSchedule({ store, timers, logger, locks, feed: options.fxFeed, plans: () => plans, alerter: options.alerter, fetch: options.fxFetch }) : undefined;
   metrics.up.set({}, 1);
 
   let stopped: Promise<StopResult> | undefined;
@@ -218,6 +225,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
         await monitor.stop();
         await reconciles.stop();
         await purges.stop();
+        await fxFeed?.stop();
         await partitions.stop();
         if (result.abandoned.length > 0) {
           // Best effort, briefly: the next worker to take each stream's lock closes them anyway.

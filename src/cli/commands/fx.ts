@@ -1,4 +1,8 @@
+import { join } from 'node:path';
 import { importRatesFile } from '../../../jobs/commission.js';
+import { fetchFxFeed } from '../../../jobs/fx-feed.js';
+import { FeedError, loadFeedConfig, type FeedFormat } from '../../commission/fx-feed.js';
+import { insecureUrlReason } from '../../config/secure-url.js';
 import { createLogger } from '../../log.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
@@ -41,5 +45,38 @@ export async function fxImportCommand(globals: GlobalOptions, args: { file: stri
         `commissions: ${released} held entries released, ${lines} lines booked, ${held} still held`);
     }
     return result.problems.length > 0 ? EXIT_FAILURE : EXIT_OK;
+  });
+}
+
+/**
+ * `fx fetch [--url U --format ecb|json]`: one read of the FX feed now, as the worker's daily one
+ * (jobs/fx-feed.ts): exit 1 when it cannot be read or parsed (nothing is written), 2 for a bad
+ * config/fx-feed.yaml or no feed configured.
+ */
+export async function fxFetchCommand(globals: GlobalOptions, args: { url?: string; format?: FeedFormat }, io: Io): Promise<number> {
+  const loaded = await loadFeedConfig(join(globals.config, 'fx-feed.yaml'), insecureUrlReason);
+  if (loaded.errors.length > 0) throw new CliError(loaded.errors.join('\n'), EXIT_USAGE);
+  const url = args.url ?? loaded.config?.url;
+  const format = args.format ?? loaded.config?.format;
+  if (url === undefined || format === undefined) throw new CliError(`fx fetch: no feed: give --url and --format, or write ${join(globals.config, 'fx-feed.yaml')} (docs/commissions.md, The FX feed)`, EXIT_USAGE);
+  const insecure = insecureUrlReason(url);
+  if (insecure) throw new CliError(`fx fetch: --url: ${insecure}`, EXIT_USAGE);
+  const plans = await commissionPlans(globals, io);
+  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
+  return withStore(globals, async (store) => {
+    let r;
+    try {
+      r = await fetchFxFeed(store, plans, { format, url, retries: loaded.config?.retries ?? 0, retryDelayMs: loaded.config?.retryDelayMs ?? 0 }, logger);
+    } catch (error) {
+      if (error instanceof FeedError || error instanceof TypeError) throw new CliError(`fx fetch: ${(error as Error).message}; no rate was written`, EXIT_FAILURE, { cause: error });
+      throw error;
+    }
+    if (globals.json) {
+      io.out(JSON.stringify({ publication: r.publication, days: r.days.map((d) => ({ date: d.date, rates: d.rates, ...(d.carriedFrom ? { carried_from: d.carriedFrom } : {}) })), added: r.added, changed: r.changed, commissions: { released: r.released, lines: r.lines, held: r.stillHeld } }));
+      return EXIT_OK;
+    }
+    io.out(`rates of ${r.publication}: ${r.days.map((d) => `${d.date} ${d.rates}${d.carriedFrom ? ` (carried from ${d.carriedFrom})` : ''}`).join(', ')}; ${r.added} new, ${r.changed} changed; ` +
+      `commissions: ${r.released} held entries released, ${r.lines} lines booked, ${r.stillHeld} still held`);
+    return EXIT_OK;
   });
 }

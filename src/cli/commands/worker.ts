@@ -17,6 +17,8 @@
  * - Postbacks: with POSTBACK_SECRET_KEY set, the outbox's events are delivered (src/postbacks/start.ts).
  * Logs: JSON lines on stderr (readable lines on a terminal), level from LOG_LEVEL (default info).
  */
+import { loadFeedConfig } from '../../commission/fx-feed.js';
+import { insecureUrlReason } from '../../config/secure-url.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadRetention } from '../../privacy/retention.js';
@@ -112,6 +114,9 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
   // The daily purge's retention (config/retention.yaml): a wrong file stops the start, as wrong plans do.
   const retention = await loadRetention(join(globals.config, 'retention.yaml'));
   if (!retention.retention) throw new CliError(retention.errors.join('\n'), EXIT_USAGE);
+  // The daily FX feed (config/fx-feed.yaml), when configured: a wrong file stops the start too.
+  const fxFeed = await loadFeedConfig(join(globals.config, 'fx-feed.yaml'), insecureUrlReason);
+  if (fxFeed.errors.length > 0) throw new CliError(fxFeed.errors.join('\n'), EXIT_USAGE);
 
   // One redactor for every line, replaced when a reload brings new secrets (old ones stay covered).
   const secrets = new Set<string>([...extraSecrets(storeUrl, webhook), ...loaded.definitions.flatMap((d) => d.secrets)]);
@@ -194,6 +199,7 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
         dailyRetryMs: retryMs,
         maxConcurrentRuns: opts.concurrency,
         retention: retention.retention,
+        ...(fxFeed.config ? { fxFeed: fxFeed.config } : {}),
       });
     } catch (error) {
       markStarted(undefined);
