@@ -1,7 +1,9 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { PartnerDefinition } from '../../src/config/definition.js';
+import type { PartnerDefinition, RestStream } from '../../src/config/definition.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import type { StoreBackend, TestStore } from './stores.js';
 import { loadDefinition } from '../../src/config/load-definitions.js';
 import { packageRoot } from '../../src/paths.js';
 import { storedToRecord } from '../../src/store/rows.js';
@@ -54,4 +56,36 @@ export function byKey(variant: Variant, entity: Entity, records: readonly Readon
     const record = asStored(variant, entity, r);
     return [table.key.map((k) => String(record[k])).join('|'), record];
   }));
+}
+
+/** What sandboxPartnerEach makes before each test: a store, the sandbox partner and its example definition. */
+export interface SandboxPartner {
+  t: TestStore;
+  sandbox: Sandbox;
+  def: PartnerDefinition;
+}
+
+/**
+ * Before each test of the suite: a fresh store of `backend`, the sandbox partner (its iGaming
+ * example definition pointed at it, edited by `edit`) with customers and transactions read from
+ * the sandbox's first day and no activity stream; all of it gone after each test.
+ */
+export function sandboxPartnerEach(backend: StoreBackend, options: { seed: number; customers: number; edit?: (yaml: string) => string }): SandboxPartner {
+  const made = {} as SandboxPartner;
+  let cleanup = (): void => undefined;
+  beforeEach(async () => {
+    made.t = await backend.create();
+    made.sandbox = await startSandbox({ port: 0, seed: options.seed, customers: options.customers, clients: [{ client_id: 'sandbox-client', client_secret: SANDBOX_SECRET }] });
+    const example = await exampleDefinition('igaming', made.sandbox.url, options.edit);
+    made.def = example.def;
+    cleanup = example.cleanup;
+    delete made.def.streams.activity;
+    for (const entity of ['customers', 'transactions'] as const) (made.def.streams[entity] as RestStream).incremental.start = `${made.sandbox.data.from}T00:00:00Z`;
+  });
+  afterEach(async () => {
+    await made.sandbox?.close();
+    cleanup();
+    await made.t?.drop();
+  });
+  return made;
 }

@@ -14,12 +14,11 @@ import type { PartnerDefinition, RestStream } from '../../src/config/definition.
 import { createRedactor } from '../../src/config/redact.js';
 import { money } from '../../src/kernel/money.js';
 import { silentLogger } from '../../src/log.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import type { Sandbox } from '../../src/sandbox/server.js';
 import { listTombstones } from '../../src/store/tombstones.js';
-import type { Entity } from '../../src/types.js';
 import { loaderWithEveryJob } from '../support/loader.js';
 import { CPA, planWith, plansFrom, plansYaml } from '../support/plans.js';
-import { SANDBOX_SECRET, exampleDefinition } from '../support/sandbox.js';
+import { sandboxPartnerEach } from '../support/sandbox.js';
 import { STORES, type TestStore } from '../support/stores.js';
 
 const PLANS = plansFrom(plansYaml(planWith(CPA, { partner: 'sandbox-casino' })));
@@ -27,23 +26,14 @@ const PLANS = plansFrom(plansYaml(planWith(CPA, { partner: 'sandbox-casino' })))
 for (const backend of STORES) {
   describe(`a REST status mapped to deleted, from the sandbox (${backend.name})`, function () {
     this.timeout(120_000);
+    const made = sandboxPartnerEach(backend, {
+      seed: 7, customers: 20,
+      edit: (yaml) => yaml.replace(/^(\s+)path: \/api\/v1\/igaming\/transactions$/m, '$1path: /api/v1/igaming/transactions\n$1soft_delete: { field: status, values: [deleted, purged] }'),
+    });
     let t: TestStore;
     let sandbox: Sandbox;
     let def: PartnerDefinition;
-    let cleanup: () => void;
-    beforeEach(async () => {
-      t = await backend.create();
-      sandbox = await startSandbox({ port: 0, seed: 7, customers: 20, clients: [{ client_id: 'sandbox-client', client_secret: SANDBOX_SECRET }] });
-      ({ def, cleanup } = await exampleDefinition('igaming', sandbox.url, (yaml) =>
-        yaml.replace(/^(\s+)path: \/api\/v1\/igaming\/transactions$/m, '$1path: /api/v1/igaming/transactions\n$1soft_delete: { field: status, values: [deleted, purged] }')));
-      delete def.streams.activity;
-      for (const entity of ['customers', 'transactions'] as Entity[]) (def.streams[entity] as RestStream).incremental.start = `${sandbox.data.from}T00:00:00Z`;
-    });
-    afterEach(async () => {
-      await sandbox.close();
-      cleanup();
-      await t.drop();
-    });
+    beforeEach(() => ({ t, sandbox, def } = made));
 
     it('a transaction the partner marks deleted leaves the store and takes its CPA back', async () => {
       assert.deepEqual((def.streams.transactions as RestStream).soft_delete, { field: 'status', values: ['deleted', 'purged'] });

@@ -12,14 +12,13 @@ import type { PartnerDefinition } from '../../src/config/definition.js';
 import { createRedactor } from '../../src/config/redact.js';
 import { money } from '../../src/kernel/money.js';
 import { silentLogger } from '../../src/log.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import type { Sandbox } from '../../src/sandbox/server.js';
 import { localLocks } from '../../src/store/stream-locks.js';
 import { listTombstones } from '../../src/store/tombstones.js';
 import { startReconcileSchedule } from '../../src/worker/reconcile-schedule.js';
-import type { RestStream } from '../../src/config/definition.js';
 import { loaderWithEveryJob } from '../support/loader.js';
 import { CPA, planWith, plansFrom, plansYaml } from '../support/plans.js';
-import { SANDBOX_SECRET, exampleDefinition } from '../support/sandbox.js';
+import { sandboxPartnerEach } from '../support/sandbox.js';
 import { STORES, type TestStore } from '../support/stores.js';
 import { FakeTimers } from './support/fake-timers.js';
 import { captureLogger } from './support/log-capture.js';
@@ -29,22 +28,11 @@ const PLANS = plansFrom(plansYaml(planWith(CPA, { partner: 'sandbox-casino' })))
 for (const backend of STORES) {
   describe(`the scheduled reconcile infers deletes (${backend.name})`, function () {
     this.timeout(120_000);
+    const made = sandboxPartnerEach(backend, { seed: 11, customers: 40 });
     let t: TestStore;
     let sandbox: Sandbox;
     let def: PartnerDefinition;
-    let cleanup: () => void;
-    beforeEach(async () => {
-      t = await backend.create();
-      sandbox = await startSandbox({ port: 0, seed: 11, customers: 40, clients: [{ client_id: 'sandbox-client', client_secret: SANDBOX_SECRET }] });
-      ({ def, cleanup } = await exampleDefinition('igaming', sandbox.url));
-      delete def.streams.activity;
-      for (const entity of ['customers', 'transactions'] as const) (def.streams[entity] as RestStream).incremental.start = `${sandbox.data.from}T00:00:00Z`;
-    });
-    afterEach(async () => {
-      await sandbox.close();
-      cleanup();
-      await t.drop();
-    });
+    beforeEach(() => ({ t, sandbox, def } = made));
 
     for (const infer of [true, false]) {
       it(infer ? 'a deposit gone from the partner is deleted by the second day\'s scan, its CPA clawed back' : 'infer_deletes: false only reports', async () => {
