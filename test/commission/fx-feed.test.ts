@@ -7,6 +7,10 @@
  * worker's daily read alerting once when the feed fails and once when it answers again.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli } from '../support/cli.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fetchFxFeed, type FxFeed } from '../../jobs/fx-feed.js';
@@ -131,6 +135,34 @@ for (const backend of STORES) {
       const r = await fetchFxFeed(t.store, PLANS, feed({ format: 'json', retries: 3 }), silentLogger(), { fetch: flaky, sleep: async () => undefined });
       assert.equal(r.attempts, 3);
       assert.deepEqual(await cpa(), ['100.00']);
+    });
+
+    it('partner-sync fx fetch: the rates and what they released; exit 1 when the feed fails, 2 with no feed configured', async () => {
+      const config = mkdtempSync(join(tmpdir(), 'partner-sync-fx-'));
+      try {
+        writeFileSync(join(config, 'commissions.yaml'), plansYaml(CPA_FROM_20));
+        const cli = (...args: string[]) => runCli(['--store', t.url, '--config', config, 'fx', 'fetch', ...args], { clock });
+        const none = await cli();
+        assert.equal(none.code, 2);
+        assert.match(none.stderr, /fx fetch: no feed: give --url and --format, or write .*fx-feed\.yaml/);
+        server.answer = { status: 200, body: ecb('2026-11-27', { USD: '1.0550', GBP: '0.8412' }) };
+        writeFileSync(join(config, 'fx-feed.yaml'), `format: ecb\nurl: ${server.url}\nat: "16:30"\nretries: 0\n`);
+        const ok = await cli('--json');
+        assert.equal(ok.code, 0, ok.stderr);
+        const body = JSON.parse(ok.stdout) as { publication: string; days: { date: string; rates: number; carried_from?: string }[]; commissions: { released: number } };
+        assert.deepEqual([body.publication, body.days, body.commissions.released], ['2026-11-27', [{ date: '2026-11-27', rates: 2 }, { date: '2026-11-28', rates: 2, carried_from: '2026-11-27' }], 1]);
+        assert.deepEqual(await cpa(), ['100.00']);
+        server.answer = { status: 500, body: 'down' };
+        const failed = await cli();
+        assert.equal(failed.code, 1);
+        assert.match(failed.stderr, /fx fetch: the feed could not be read after 1 attempt\(s\): the feed answered HTTP 500; no rate was written/);
+        writeFileSync(join(config, 'fx-feed.yaml'), 'format: csv\nurl: http://127.0.0.1:9/x\n');
+        const bad = await cli();
+        assert.equal(bad.code, 2);
+        assert.match(bad.stderr, /format: ecb .* or json/);
+      } finally {
+        rmSync(config, { recursive: true, force: true });
+      }
     });
 
     it("the worker's daily read alerts once when the feed fails and once when it answers again, releasing the CPA then", async () => {
