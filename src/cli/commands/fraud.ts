@@ -26,12 +26,12 @@ function flagJson(f: Flag): Record<string, unknown> {
 
 const instanceText = (key: string): string => (JSON.parse(key) as string[]).join(' ');
 
-/** `fraud list [--partner P] [--status S] [--rule R]` */
+/** `fraud list [--partner P] [--status S] [--rule R]`: the review queue's order, the largest commission held first (then severity, then id). */
 export async function fraudListCommand(globals: GlobalOptions, args: { partner?: string; status?: string; rule?: string }, io: Io): Promise<number> {
   if (args.status !== undefined && !STATUSES.includes(args.status)) throw new CliError(`--status must be one of ${STATUSES.join(', ')}, got ${JSON.stringify(args.status)}`, EXIT_USAGE);
   if (args.rule !== undefined && !(RULE_NAMES as string[]).includes(args.rule)) throw new CliError(`--rule must be one of ${RULE_NAMES.join(', ')}, got ${JSON.stringify(args.rule)}`, EXIT_USAGE);
   return withStore(globals, async (store) => {
-    const flags = await listFlags(store.knex, { partner: args.partner, status: args.status as FlagStatus | undefined, rule: args.rule });
+    const flags = await listFlags(store.knex, { partner: args.partner, status: args.status as FlagStatus | undefined, rule: args.rule, order: 'exposure' });
     if (globals.json) {
       io.out(JSON.stringify({ filter: args, flags: flags.map(flagJson) }));
       return EXIT_OK;
@@ -41,9 +41,9 @@ export async function fraudListCommand(globals: GlobalOptions, args: { partner?:
       return EXIT_OK;
     }
     io.out(formatTable(
-      ['ID', 'PARTNER', 'RULE', 'INSTANCE', 'AFFILIATE', 'SEVERITY', 'STATUS', 'CUSTOMERS', 'FIRST SEEN', 'LAST SEEN'],
+      ['ID', 'PARTNER', 'RULE', 'INSTANCE', 'AFFILIATE', 'SEVERITY', 'STATUS', 'CUSTOMERS', 'HELD USD', 'FIRST SEEN', 'LAST SEEN'],
       flags.map((f) => [f.id, f.partner_id, f.rule, instanceText(f.instance_key), f.affiliate_id ?? '-', f.severity, f.status + (f.unsupported_since ? ' (unsupported)' : ''),
-        f.customers.length, f.first_seen.slice(0, 19).replace('T', ' '), f.last_seen.slice(0, 19).replace('T', ' ')]),
+        f.customers.length, f.held_usd, f.first_seen.slice(0, 19).replace('T', ' '), f.last_seen.slice(0, 19).replace('T', ' ')]),
     ));
     return EXIT_OK;
   });
