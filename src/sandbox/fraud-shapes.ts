@@ -209,7 +209,8 @@ function live(b: Builder, p: Person, rng: Random, h: Habit): void {
     let turnover = d * h.turnover();
     if (h.playThrough && locked > 0) turnover = Math.max(turnover, requirement * rng.float(1.0, 1.3));
     const sessions = Math.max(1, h.sessions());
-    const day0 = Math.floor(at / MICROS_PER_DAY);
+    // Play starts once the money (and the bonus, a few seconds later) is in the account.
+    const day0 = Math.floor((at + 60_000_000) / MICROS_PER_DAY);
     let lastDay = day0;
     for (let s = 0; s < sessions && balance > 0.5; s++) {
       // Sessions in time order: a later one is never on an earlier day.
