@@ -15,11 +15,12 @@
  *   holds): the mean and the worst seed.
  *
  *   node dist/bench/fraud-quality.bench.js [--seeds 20] [--first-seed 1] [--customers 10000]
- *     [--prop-customers 500] [--repeats 2] [--config DIR] [--json FILE] [--sweep RULE.KEY=V1,V2,...]
+ *     [--prop-customers 500] [--repeats 2] [--config DIR] [--json FILE] [--sweep 'RULE.KEY=V1,V2,...;RULE.KEY=...']
  *
- * --sweep: the points of a curve. Each seed is loaded once, then scanned and evaluated again with
- * the rule's key at each value in turn (the rest of config/fraud.yaml as it is), and the figures
- * are printed per value: how the default was chosen (docs/fraud.md, Measured quality).
+ * --sweep: the points of a curve. Each seed is loaded once, then scanned and evaluated with
+ * config/fraud.yaml as it is and again with each key at each value in turn (one change at a time),
+ * and the figures are printed per point: how the defaults were chosen (docs/fraud.md, Measured
+ * quality).
  *
  * Each seed has its own SQLite store in the temporary directory, removed at the end.
  */
@@ -67,11 +68,10 @@ if (loaded.errors.length > 0) throw new Error(`${CONFIG}/commissions.yaml: ${JSO
 const plans = loaded.plans;
 
 /** The configurations measured: the file as it is, or one per value of the swept key. */
-const points: { label: string; config: FraudConfig }[] = [];
-if (SWEEP === '') points.push({ label: 'config/fraud.yaml', config });
-else {
-  const m = /^([a-z_]+)\.([a-z_]+)=(.+)$/.exec(SWEEP);
-  if (!m) throw new Error(`--sweep RULE.KEY=V1,V2,..., got ${SWEEP}`);
+const points: { label: string; config: FraudConfig }[] = [{ label: 'config/fraud.yaml', config }];
+for (const sweep of SWEEP === '' ? [] : SWEEP.split(';')) {
+  const m = /^([a-z_]+)\.([a-z_]+)=(.+)$/.exec(sweep.trim());
+  if (!m) throw new Error(`--sweep RULE.KEY=V1,V2,...[;RULE.KEY=...], got ${sweep}`);
   const [, rule, key, values] = m as unknown as [string, string, string, string];
   const base = config.rules as unknown as Record<string, Record<string, unknown>>;
   if (!(key in (base[rule] ?? {}))) throw new Error(`--sweep: no key ${key} of rule ${rule}`);
