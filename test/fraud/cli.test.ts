@@ -155,4 +155,27 @@ describe('fraud commands', () => {
     const dismissed = (JSON.parse((await cli([...args, 'fraud', 'list', '--status', 'dismissed', '--json'])).out) as { flags: { held_usd: string }[] }).flags;
     assert.deepEqual(dismissed.map((f) => f.held_usd), ['0.00']);
   });
+
+  it('a scan evaluates the commissions after it: the flags it opens show what they hold at once, booked CPAs withheld', async () => {
+    const { mkdirSync } = await import('node:fs');
+    const d = join(dir, 'scan-held');
+    mkdirSync(join(d, 'config'), { recursive: true });
+    writeFileSync(join(d, 'config', 'commissions.yaml'), plansYaml(planWith(CPA_FROM_20, { amount_usd: '{ default: 100, by_country: { DE: 150 } }' })));
+    writeFileSync(join(d, 'customers.ndjson'), [
+      { customer_id: 'a1', signup_date: '2026-11-01T00:00:00Z', affiliate_id: 'aff-1', country_code: 'DE', email: 'Ann.Lee+x@gmail.com' },
+      { customer_id: 'a2', signup_date: '2026-11-01T00:00:00Z', affiliate_id: 'aff-2', country_code: 'US', email: 'annlee@gmail.com' },
+    ].map((r) => JSON.stringify(r)).join('\n'));
+    writeFileSync(join(d, 'deposits.ndjson'), ['a1', 'a2'].map((id, i) => JSON.stringify({
+      transaction_id: `t${i + 1}`, customer_id: id, transaction_type: 'deposit', amount_currency: 60, currency: 'USD', transaction_date: '2026-11-03T10:00:00Z', status: 'approved',
+    })).join('\n'));
+    const args = ['--config', join(d, 'config'), '--store', `sqlite:${join(d, 'store.sqlite')}`];
+    // Loaded before any fraud rule: both CPAs are booked (150 + 100).
+    assert.equal((await cli([...args, 'import', 'casino', '--variant', 'igaming', '--entity', 'customers', join(d, 'customers.ndjson')])).code, 0);
+    assert.equal((await cli([...args, 'import', 'casino', '--variant', 'igaming', '--entity', 'transactions', join(d, 'deposits.ndjson')])).code, 0);
+    writeFileSync(join(d, 'config', 'fraud.yaml'), 'rules:\n  duplicate_identity: { min_accounts: 2 }\n');
+    const scan = await cli([...args, 'fraud', 'scan']);
+    assert.equal(scan.code, 0, scan.err);
+    const flags = (JSON.parse((await cli([...args, 'fraud', 'list', '--json'])).out) as { flags: { customers: string[]; held_usd: string }[] }).flags;
+    assert.deepEqual(flags.map((f) => [f.customers, f.held_usd]), [[['a1', 'a2'], '250.00']]);
+  });
 });

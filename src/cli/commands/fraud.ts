@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { scanFraud } from '../../../jobs/fraud.js';
 import { decideAndEvaluate } from '../../../jobs/fraud-decision.js';
+import { evaluatePartner } from '../../../jobs/commission.js';
+import { listPartners } from '../../store/partners.js';
 import { createLogger } from '../../log.js';
 import { commissionPlans } from './commissions.js';
 import { formatFraudConfigError, loadFraudConfig, RULE_NAMES, type FraudConfig } from '../../fraud/config.js';
@@ -99,12 +101,19 @@ export async function fraudDecideCommand(globals: GlobalOptions, args: { id: str
   });
 }
 
-/** `fraud scan [--partner P] [--from D]` */
+/**
+ * `fraud scan [--partner P] [--from D]`; then the partners' commissions are evaluated, so the
+ * flags it opened hold (and those it withdrew release) their commission at once, and the review
+ * queue shows what each holds.
+ */
 export async function fraudScanCommand(globals: GlobalOptions, args: { partner?: string; from?: string }, io: Io): Promise<number> {
   if (args.from !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(args.from)) throw new CliError(`--from must be YYYY-MM-DD, got ${JSON.stringify(args.from)}`, EXIT_USAGE);
   const config = await fraudConfig(globals, { required: true });
+  const plans = await commissionPlans(globals, io, { quiet: true });
   return withStore(globals, async (store) => {
     const results = await scanFraud(store, config!, args);
+    const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
+    for (const { partner, variant } of await listPartners(store.knex, args.partner)) await evaluatePartner(store, plans, partner, variant, `fraud-scan-${store.now()}`, logger);
     if (globals.json) {
       io.out(JSON.stringify({ filter: args, partners: results }));
       return EXIT_OK;
