@@ -71,7 +71,7 @@ export const RULES = {
       window_days: { type: 'integer', default: 30, minimum: 1, description: 'the rolling window' },
       max_rate: { type: 'number', default: 0.1, minimum: 0, maximum: 1, description: 'reversals and chargebacks per deposit above this rate' },
       min_deposits: { type: 'integer', default: 1, minimum: 1, description: 'a window with fewer deposits is not judged (1: every window, the confidence bound judges small samples)' },
-      confidence_z: { type: 'number', default: 1.645, minimum: 0, description: 'the rate must be above max_rate at this confidence: the Wilson lower bound at z (1.645: 95% one-sided; 0: the plain rate)' },
+      confidence_z: { type: 'number', default: 2.326, minimum: 0, description: 'the rate must be above max_rate at this confidence: the Wilson lower bound at z (2.326: 99% one-sided; 1.645: 95%; 0: the plain rate)' },
     },
   },
   ftd_spike: {
