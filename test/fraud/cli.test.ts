@@ -145,6 +145,8 @@ describe('fraud commands', () => {
     const rows = text.out.split('\n').filter((l) => l.includes('duplicate_identity'));
     assert.deepEqual(rows.map((l) => /(\d+)\s+(\d+\.\d{2})\s+\d{4}-\d{2}-\d{2} /.exec(l)?.slice(1)), [['3', '450.00'], ['2', '250.00'], ['2', '0.00'], ['2', '0.00']]);
     assert.match(rows[0]!, /click clk-b/);
+    const top0 = (JSON.parse(list.out) as { flags: { id: number }[] }).flags[0]!.id;
+    assert.match((await cli([...args, 'fraud', 'show', String(top0)])).out, /^held:\s+450\.00 USD of commission for review$/m);
     assert.match(rows[3]!, /click clk-d/);
 
     // Dismissing the largest releases what it held: its held commission goes to 0 and it leaves the open queue's top.

@@ -72,6 +72,7 @@ export async function fraudShowCommand(globals: GlobalOptions, args: { id: strin
     io.out(`instance:   ${instanceText(flag.instance_key)}`);
     io.out(`affiliate:  ${flag.affiliate_id ?? '- (several)'}`);
     io.out(`customers:  ${flag.customers.join(', ')}`);
+    io.out(`held:       ${flag.held_usd} USD of commission for review`);
     io.out(`first seen: ${flag.first_seen}`);
     io.out(`last seen:  ${flag.last_seen}`);
     if (flag.unsupported_since) io.out(`unsupported since ${flag.unsupported_since}: the data no longer shows this pattern (the flag and its decision stay)`);
