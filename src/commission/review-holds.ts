@@ -179,17 +179,28 @@ export function reviewedRevshareTargets(input: RevshareInput, flaggedDays: reado
   });
 }
 
-/** Replaces the review holds of the evaluated keys with the marks of these targets. */
+/** Replaces the review holds of the evaluated keys with the marks of these targets; the flags they name get their held commission again. */
 export async function replaceReviewHolds(trx: Knex.Transaction, evaluatedKeys: readonly string[], targets: readonly Target[], now: string): Promise<{ held: number; released: number }> {
   const previous = new Map<string, string>();
+  // The flags whose holds change, and their partners: their held commission is summed again.
+  const touched = new Set<number>();
+  const partners = new Set<string>();
   const dialect = dialectOf(trx);
   const parts = dialect.chunks(evaluatedKeys, { form: 'inList' });
   for (const part of parts) {
-    const rows: { line_key: string; affiliate_id: string; since: unknown }[] = await trx('commission_review_holds')
-      .modify(dialect.inList('line_key', part)).select('line_key', 'affiliate_id', 'since');
-    for (const r of rows) previous.set(`${r.line_key}\u0000${r.affiliate_id}`, fromStoreTimestamp(r.since) ?? now);
+    const rows: { line_key: string; affiliate_id: string; since: unknown; partner_id: string; flags: unknown }[] = await trx('commission_review_holds')
+      .modify(dialect.inList('line_key', part)).select('line_key', 'affiliate_id', 'since', 'partner_id', 'flags');
+    for (const r of rows) {
+      previous.set(`${r.line_key}\u0000${r.affiliate_id}`, fromStoreTimestamp(r.since) ?? now);
+      partners.add(r.partner_id);
+      for (const f of parseJson<FlagRef[]>(r.flags)) touched.add(Number(f.id));
+    }
   }
   const marked = targets.filter((t) => t.review !== undefined);
+  for (const t of marked) {
+    partners.add(t.plan.partner);
+    for (const f of (t.review as ReviewMark).flags) touched.add(Number(f.id));
+  }
   if (previous.size === 0 && marked.length === 0) return { held: 0, released: 0 };
   for (const part of parts) await trx('commission_review_holds').modify(dialect.inList('line_key', part)).delete();
   const rows = marked.map((t) => {
@@ -201,8 +212,36 @@ export async function replaceReviewHolds(trx: Knex.Transaction, evaluatedKeys: r
     };
   });
   for (const part of dialect.insertChunks(rows)) await trx('commission_review_holds').insert(part);
+  await refreshFlagHeld(trx, [...partners], touched);
   const still = new Set(marked.map((t) => `${t.key}\u0000${t.affiliate}`));
   return { held: marked.length, released: [...previous.keys()].filter((k) => !still.has(k)).length };
+}
+
+/** USD cents of an amount (the flags' held commission is kept in whole cents, to sort by in the store). */
+const cents = (m: Money): number => Number(m.times(100).toDecimalPlaces(0).toFixed(0));
+
+/**
+ * fraud_flags.held_cents of these flags: what the review holds naming each of them withhold and
+ * keep waiting (a hold naming two flags counts in both: deciding either alone does not release
+ * it). Read from the partners' review holds, which are few (they exist only under open flags).
+ */
+export async function refreshFlagHeld(trx: Knex.Transaction, partners: readonly string[], flags: ReadonlySet<number>): Promise<void> {
+  if (flags.size === 0) return;
+  const held = new Map<number, Money>([...flags].map((id) => [id, ZERO]));
+  const rows: { flags: unknown; withheld_usd: unknown; waiting_usd: unknown }[] = partners.length === 0 ? [] : await trx('commission_review_holds')
+    .whereIn('partner_id', partners).select('flags', 'withheld_usd', 'waiting_usd');
+  for (const r of rows) {
+    const amount = money(r.withheld_usd as string).plus(moneyOrNull(r.waiting_usd as string | null) ?? ZERO);
+    for (const f of parseJson<FlagRef[]>(r.flags)) {
+      const before = held.get(Number(f.id));
+      if (before !== undefined) held.set(Number(f.id), before.plus(amount));
+    }
+  }
+  const byAmount = new Map<number, number[]>();
+  for (const [id, m] of held) append(byAmount, cents(m), id);
+  for (const [value, ids] of byAmount) {
+    for (const part of dialectOf(trx).chunks(ids.sort((a, b) => a - b), 500)) await trx('fraud_flags').whereIn('id', part).update({ held_cents: value });
+  }
 }
 
 export interface ReviewHold extends HeldEntry {

@@ -11,7 +11,7 @@ import { ledgerReport } from '../commission/report.js';
 import { listReviewHolds } from '../commission/review-holds.js';
 import type { PartnerDefinition } from '../config/definition.js';
 import type { InvalidDefinition } from '../config/load-definitions.js';
-import { decisionsOf, getFlag } from '../fraud/flags.js';
+import { byExposure, decisionsOf, getFlag } from '../fraud/flags.js';
 import { checklistStatus } from '../onboarding/checklist.js';
 import { countOpenRejects, listRejects } from '../store/rejects.js';
 import type { Store } from '../store/store.js';
@@ -165,20 +165,21 @@ export async function sourceRecordPage(store: Store, kind: string, partner: stri
   return html`${rows.map((r) => table(['Field', 'Value'], Object.entries(maskPersonal(r) as Record<string, unknown>).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v === null ? '' : String(v)]), `${kind} ${id} of ${partner}`))}`;
 }
 
-/** Fraud flags per queue page, oldest first. */
+/** Fraud flags per queue page, the largest commission held first. */
 export const FLAGS_PER_PAGE = 50;
 
 /**
- * The fraud queue, one page of flags at a time: the flags' own columns and how many customers
- * each names (the full flag, evidence and customers, is the flag's page: getFlag).
+ * The fraud queue, one page of flags at a time, in money order: the commission each flag holds
+ * for review (largest first), then its severity, then the older flag; the flags' own columns and
+ * how many customers each names (the full flag, evidence and customers, is the flag's page: getFlag).
  */
 export async function fraudPage(store: Store, status: string | undefined, pageParam?: string): Promise<Html> {
   const shown = (['open', 'confirmed', 'dismissed'] as const).find((s) => s === status) ?? 'open';
   const page = Math.max(1, Math.floor(Number(pageParam)) || 1);
   const knex = store.knex;
   const [rows, count] = await Promise.all([
-    knex('fraud_flags').where('status', shown).orderBy('id').limit(FLAGS_PER_PAGE + 1).offset((page - 1) * FLAGS_PER_PAGE)
-      .select('id', 'partner_id', 'rule', 'affiliate_id', 'severity', 'status', 'first_seen', 'last_seen') as Promise<Record<string, unknown>[]>,
+    byExposure(knex('fraud_flags').where('status', shown)).limit(FLAGS_PER_PAGE + 1).offset((page - 1) * FLAGS_PER_PAGE)
+      .select('id', 'partner_id', 'rule', 'affiliate_id', 'severity', 'status', 'held_cents', 'first_seen', 'last_seen') as Promise<Record<string, unknown>[]>,
     knex('fraud_flags').where('status', shown).count({ n: '*' }).first() as Promise<{ n: unknown } | undefined>,
   ]);
   const flags = rows.slice(0, FLAGS_PER_PAGE);
@@ -192,8 +193,8 @@ export async function fraudPage(store: Store, status: string | undefined, pagePa
   return html`<form class="filters" method="get" action="/console/fraud"><div><label for="f-status">Status</label><select id="f-status" name="status">${['open', 'confirmed', 'dismissed'].map((s) =>
     html`<option${s === shown ? new Html(' selected') : ''}>${s}</option>`)}</select></div><button type="submit">Show</button></form>
   <p>${total} ${shown} flag(s)${total > FLAGS_PER_PAGE ? `; ${(page - 1) * FLAGS_PER_PAGE + 1}–${(page - 1) * FLAGS_PER_PAGE + flags.length} shown` : ''}.</p>
-  ${table(['Flag', 'Partner', 'Rule', 'Affiliate', 'Severity', 'Status', 'Customers', 'First seen', 'Last seen'],
-    flags.map((f) => [html`<a href="/console/fraud/${f.id}">#${f.id}</a>`, f.partner_id, f.rule, f.affiliate_id ?? '(several)', f.severity, f.status, customers.get(Number(f.id)) ?? 0, when(f.first_seen), when(f.last_seen)]), `Fraud flags (${shown})`)}
+  ${table(['Flag', 'Partner', 'Rule', 'Affiliate', 'Severity', 'Status', 'Customers', 'Held USD', 'First seen', 'Last seen'],
+    flags.map((f) => [html`<a href="/console/fraud/${f.id}">#${f.id}</a>`, f.partner_id, f.rule, f.affiliate_id ?? '(several)', f.severity, f.status, customers.get(Number(f.id)) ?? 0, (Number(f.held_cents ?? 0) / 100).toFixed(2), when(f.first_seen), when(f.last_seen)]), `Fraud flags (${shown})`)}
   ${page > 1 || rows.length > FLAGS_PER_PAGE ? html`<p class="pager">${page > 1 ? link(page - 1, '← Previous flags') : ''} ${rows.length > FLAGS_PER_PAGE ? link(page + 1, 'Next flags →') : ''}</p>` : ''}`;
 }
 

@@ -33,6 +33,7 @@ export const RULES = {
       name_key: { type: 'boolean', default: true, description: 'first + last name + country is an identity key (false where names are too common to tell people apart)' },
       name_max_accounts: { type: 'integer', default: 3, minimum: 2, description: 'a name + country carried by more customers is a common name, not one person: not flagged' },
       name_within_hours: { type: 'number', default: 24, minimum: 0, description: 'a shared name + country flags only when two of its customers signed up within this many hours of each other' },
+      click_max_accounts: { type: 'integer', default: 5, minimum: 2, description: 'a click id carried by more customers is a tracker’s fault (an unfilled macro, a constant), not one click: not flagged' },
     },
   },
   cpa_farming: {
@@ -61,6 +62,7 @@ export const RULES = {
       min_return_ratio: { type: 'number', default: 0.8, minimum: 0, description: 'the withdrawal is at least this share of the deposit' },
       wagering_multiple: { type: 'number', default: 0.5, minimum: 0, description: 'wagering from the deposit’s day to the withdrawal’s day below this multiple of the deposit' },
       min_cycles: { type: 'integer', default: 3, minimum: 1, description: 'cycles of one customer' },
+      min_weight: { type: 'number', default: 1.8, minimum: 0, description: 'fewer cycles flag when they weigh this much, each weighing 1 − wagering ÷ (wagering_multiple × deposit): two round trips with almost no play' },
     },
   },
   chargeback_rate: {
@@ -68,8 +70,8 @@ export const RULES = {
     params: {
       window_days: { type: 'integer', default: 30, minimum: 1, description: 'the rolling window' },
       max_rate: { type: 'number', default: 0.1, minimum: 0, maximum: 1, description: 'reversals and chargebacks per deposit above this rate' },
-      min_deposits: { type: 'integer', default: 20, minimum: 1, description: 'a window with fewer deposits is not judged' },
-      confidence_z: { type: 'number', default: 1.645, minimum: 0, description: 'the rate must be above max_rate at this confidence: the Wilson lower bound at z (1.645: 95% one-sided; 0: the plain rate)' },
+      min_deposits: { type: 'integer', default: 1, minimum: 1, description: 'a window with fewer deposits is not judged (1: every window, the confidence bound judges small samples)' },
+      confidence_z: { type: 'number', default: 2.326, minimum: 0, description: 'the rate must be above max_rate at this confidence: the Wilson lower bound at z (2.326: 99% one-sided; 1.645: 95%; 0: the plain rate)' },
     },
   },
   ftd_spike: {

@@ -65,6 +65,12 @@ export interface CustomerData {
    */
   wagering: Map<string, Money | undefined>;
   /**
+   * USD the customer won net per day over the same days (wins − total_bets, summed over the day's
+   * rows); undefined for a day with a row without wins or total_bets, or without a rate. What a
+   * player won explains money withdrawn beyond the deposits (bonus_bust_out).
+   */
+  winnings?: Map<string, Money | undefined>;
+  /**
    * Days whose activity is loaded for the partner (some customer of the partner has activity that
    * day), at least over those windows; one set shared by the customers read together. A day not
    * covered has unknown wagering, not zero.
@@ -204,6 +210,10 @@ export async function loadCustomerData(db: Knex | Knex.Transaction, partner: str
     const data = out.get(String(a.customer_id));
     if (!data) return;
     const d = day(a.date);
+    const winnings = (data.winnings ??= new Map());
+    const won = a.total_bets == null || a.wins == null ? undefined : rates.convert(money(a.wins).minus(money(a.total_bets)), String(a.currency), d);
+    const wonBefore = winnings.has(d) ? winnings.get(d) : ZERO;
+    winnings.set(d, wonBefore === undefined || won === undefined || !('usd' in won) ? undefined : wonBefore.plus(won.usd));
     if (a.total_bets == null) {
       // total_bets is optional (spec §2.3): a day with a row without it has unknown wagering.
       data.wagering.set(d, undefined);
@@ -228,9 +238,9 @@ async function readWindows(db: Knex | Knex.Transaction, partner: string, ranges:
   const dialect = dialectOf(db);
   if (dialect.batchParameters) {
     for (const part of dialect.chunks(ranges, 1000)) {
-      const result = (await db.raw(`SELECT a.customer_id, a.date, a.game_type, a.currency, a.total_bets
+      const result = (await db.raw(`SELECT a.customer_id, a.date, a.game_type, a.currency, a.total_bets, a.wins
         FROM unnest(?::text[], ?::date[], ?::date[]) AS w(customer_id, since, until)
-        CROSS JOIN LATERAL (SELECT g.customer_id, g.date, g.game_type, g.currency, g.total_bets FROM gaming_activity g
+        CROSS JOIN LATERAL (SELECT g.customer_id, g.date, g.game_type, g.currency, g.total_bets, g.wins FROM gaming_activity g
           WHERE g.partner_id = ? AND g.customer_id = w.customer_id AND g.date >= w.since AND g.date <= w.until) a`,
       [arrayLiteral(part.map((r) => r.customer)), arrayLiteral(part.map((r) => r.from)), arrayLiteral(part.map((r) => r.to)), partner] as Knex.RawBinding[])) as { rows: Record<string, unknown>[] };
       for (const r of result.rows) activity.push(r);
@@ -247,7 +257,7 @@ async function readWindows(db: Knex | Knex.Transaction, partner: string, ranges:
   for (const [range, customers] of byRange) {
     const [from, to] = range.split('|') as [string, string];
     const rows = await chunked(db, customers, 500, (c) => db('gaming_activity').where('partner_id', partner).whereIn('customer_id', c).whereBetween('date', [from, to])
-      .select('customer_id', 'date', 'game_type', 'currency', 'total_bets') as Promise<Record<string, unknown>[]>);
+      .select('customer_id', 'date', 'game_type', 'currency', 'total_bets', 'wins') as Promise<Record<string, unknown>[]>);
     for (const r of rows) activity.push(r);
   }
   return activity;

@@ -53,6 +53,8 @@ export interface FlagRow {
   decided_by: string | null;
   decided_at: string | null;
   decision_reason: string | null;
+  /** The commission the flag holds for review (USD, 2 decimals): withheld and waiting, kept by the commission evaluation. */
+  held_usd: string;
 }
 
 export interface Flag extends Omit<FlagRow, 'evidence'> {
@@ -69,9 +71,17 @@ export interface UpsertResult {
   removed: string[];
 }
 
+/** The cents of held_cents as USD text (0.00 before any evaluation named the flag). */
+const heldUsd = (cents: unknown): string => {
+  const n = cents == null ? 0 : Number(cents);
+  return `${n < 0 ? '-' : ''}${Math.floor(Math.abs(n) / 100)}.${String(Math.abs(n) % 100).padStart(2, '0')}`;
+};
+
 function rowOf(r: Record<string, unknown>): FlagRow {
+  const { held_cents: cents, ...rest } = r;
   return {
-    ...(r as unknown as FlagRow),
+    ...(rest as unknown as FlagRow),
+    held_usd: heldUsd(cents),
     id: Number(r.id),
     first_seen: ts(r.first_seen),
     last_seen: ts(r.last_seen),
@@ -164,10 +174,21 @@ export interface FlagFilter {
   partner?: string;
   status?: FlagStatus;
   rule?: string;
+  /**
+   * 'exposure': the review queue's order, the largest commission held first, then the higher
+   * severity, then the older flag; default: by id.
+   */
+  order?: 'id' | 'exposure';
+}
+
+/** The review queue's order in SQL: held commission, severity, id. */
+export function byExposure(q: Knex.QueryBuilder): Knex.QueryBuilder {
+  return q.orderBy('held_cents', 'desc').orderByRaw("CASE severity WHEN 'high' THEN 3 WHEN 'medium' THEN 2 ELSE 1 END DESC").orderBy('id');
 }
 
 export async function listFlags(db: Knex, filter: FlagFilter = {}): Promise<Flag[]> {
-  let q = db('fraud_flags').select('*').orderBy('id');
+  let q = db('fraud_flags').select('*');
+  q = filter.order === 'exposure' ? byExposure(q) : q.orderBy('id');
   if (filter.partner) q = q.where('partner_id', filter.partner);
   if (filter.status) q = q.where('status', filter.status);
   if (filter.rule) q = q.where('rule', filter.rule);

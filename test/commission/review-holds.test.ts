@@ -15,7 +15,7 @@ import { commissionsCommand } from '../../src/cli/commands/commissions.js';
 import { statusCommand } from '../../src/cli/commands/status.js';
 import type { Io } from '../../src/cli/io.js';
 import { listReviewHolds } from '../../src/commission/review-holds.js';
-import { decideFlag, upsertFlag } from '../../src/fraud/flags.js';
+import { decideFlag, getFlag, upsertFlag } from '../../src/fraud/flags.js';
 import { silentLogger } from '../../src/log.js';
 import { CHALLENGE_FEES, CPA_FROM_20, plansYaml, REVSHARE } from '../support/plans.js';
 import { STORES } from '../support/stores.js';
@@ -53,6 +53,8 @@ async function openFlag(h: Harness, customers: string[], instance = 'k1', rule =
 const settle = (h: Harness, partner = 'casino') => evaluatePartner(h.t.store, h.plans, partner, partner === 'casino' ? 'igaming' : 'prop-trading', 'review', silentLogger());
 
 const keyTotal = async (h: Harness, key: string) => (await h.net()).get(`${key} aff-1`) ?? '0.00';
+/** The commission a flag carries as held (fraud_flags.held_cents, docs/fraud.md). */
+const heldOf = async (h: Harness, id: number) => (await getFlag(h.t.store.knex, id))?.held_usd;
 const reviewRows = async (h: Harness) => (await listReviewHolds(h.t.store.knex)).map((r) => [r.line_key, r.customer_id, r.withheld_usd, r.waiting_usd, r.flags.map((f) => f.id)]);
 
 for (const backend of STORES) {
@@ -67,6 +69,7 @@ for (const backend of STORES) {
       await h.load('transactions', [tx('t1', 'c1', 'deposit', 50)]);
       assert.deepEqual(await h.lines(), [], 'nothing is booked while the flag is open');
       assert.deepEqual(await reviewRows(h), [[CPA_C1, 'c1', '0.00', '100.00', [flag]]]);
+      assert.equal(await heldOf(h, flag), '100.00', 'the flag carries what its hold keeps waiting');
       assert.deepEqual(await h.holds(), [], 'a review hold is not an FX hold');
       await h.agrees();
 
@@ -74,6 +77,7 @@ for (const backend of STORES) {
       await settle(h);
       assert.deepEqual(brief(await h.lines()), [['cpa_ftd', '100.00']]);
       assert.deepEqual(await reviewRows(h), []);
+      assert.equal(await heldOf(h, flag), '0.00', 'released: the flag holds nothing');
       await h.agrees();
     });
 
@@ -84,6 +88,7 @@ for (const backend of STORES) {
       const flag = await openFlag(h, ['c1']);
       assert.equal((await h.lines()).length, 2, 'opening a flag books nothing: the line stays, withheld');
       assert.deepEqual(await reviewRows(h), [[CPA_C1, 'c1', '100.00', '0.00', [flag]]]);
+      assert.equal(await heldOf(h, flag), '100.00', 'the flag carries what its hold withholds');
       await h.agrees();
 
       await decideFlag(h.t.store, flag, 'confirmed', 'maria', 'one device for 40 accounts');
@@ -117,6 +122,7 @@ for (const backend of STORES) {
       await h.load('activity', [play('2026-11-04', 'c1', { ggr: 200 }), play('2026-11-04', 'c2', { ggr: 40 })]);
       assert.equal(await keyTotal(h, RS_NOV), '300.00');
       assert.deepEqual(await reviewRows(h), [[RS_NOV, null, '0.00', '110.00', [flag]]]);
+      assert.equal(await heldOf(h, flag), '110.00', 'a RevShare share held apart counts in the flag too: (400 + 40) × 25%');
       await h.agrees();
 
       await decideFlag(h.t.store, flag, 'confirmed', 'maria', 'bonus abuse ring');

@@ -512,6 +512,12 @@ describe('web console', function () {
       assert.equal(await page.evaluate(() => typeof (globalThis as unknown as { Chart?: unknown }).Chart), 'function', 'chart.js loaded from the server');
       await visit(page, '/console/fraud', 'fraud');
       const flag = (await store.knex('fraud_flags').where({ partner_id: 'sandbox-casino', rule: 'duplicate_identity', status: 'open' }).first('id')) as { id: number };
+      // The queue in money order: the two sign-ups' CPAs (GB: 2 × 140 USD) first, the held commission never rising down the page.
+      const queue: string[][] = [];
+      for (const row of await page.locator('main table tbody tr').all()) queue.push((await row.locator('td').allInnerTexts()).map((t) => t.trim()));
+      assert.deepEqual([queue[0]?.[0], queue[0]?.[2], queue[0]?.[7]], [`#${flag.id}`, 'duplicate_identity', '280.00']);
+      const held = queue.map((r) => Number(r[7]));
+      assert.deepEqual(held, [...held].sort((a, b) => b - a), 'largest exposure first');
       await page.goto(`${url}/console/fraud/${flag.id}`);
       assert.ok(await page.locator('table:has(th:text("Withheld USD"))').count() > 0, 'the flag holds commission for review');
       await page.screenshot({ path: join(shots, 'fraud-flag-open.png'), fullPage: true });

@@ -107,4 +107,77 @@ describe('fraud commands', () => {
     assert.equal(dismissed.code, 0, dismissed.err);
     assert.deepEqual((await ledger()).sort(), ['aff-1 100.00', 'aff-2 100.00']);
   });
+
+  it('fraud list is the review queue in money order: the commission each flag holds (USD), largest first, then severity', async () => {
+    const { mkdirSync } = await import('node:fs');
+    const d = join(dir, 'queue');
+    mkdirSync(join(d, 'config'), { recursive: true });
+    writeFileSync(join(d, 'config', 'fraud.yaml'), 'rules:\n  duplicate_identity: { min_accounts: 2 }\n');
+    writeFileSync(join(d, 'config', 'commissions.yaml'), plansYaml(planWith(CPA_FROM_20, { amount_usd: '{ default: 100, by_country: { DE: 150 } }' })));
+    const c = (id: string, affiliate: string, country: string, extra: Record<string, string>) => ({ customer_id: id, signup_date: '2026-11-01T00:00:00Z', affiliate_id: affiliate, country_code: country, ...extra });
+    writeFileSync(join(d, 'customers.ndjson'), [
+      // An e-mail under two affiliates (high), both deposit: 150 (DE) + 100 = 250.00 held.
+      c('a1', 'aff-1', 'DE', { email: 'Ann.Lee+x@gmail.com' }), c('a2', 'aff-2', 'US', { email: 'annlee@gmail.com' }),
+      // One click, three accounts of one affiliate (medium), all DE and depositing: 3 × 150 = 450.00.
+      c('b1', 'aff-3', 'DE', { click_id: 'clk-b' }), c('b2', 'aff-3', 'DE', { click_id: 'clk-b' }), c('b3', 'aff-3', 'DE', { click_id: 'clk-b' }),
+      // No deposit, nothing held: an e-mail under two affiliates (high), a click under one (medium).
+      c('c1', 'aff-4', 'DE', { email: 'Zed@gmail.com' }), c('c2', 'aff-5', 'DE', { email: 'z.ed@gmail.com' }),
+      c('d1', 'aff-6', 'DE', { click_id: 'clk-d' }), c('d2', 'aff-6', 'DE', { click_id: 'clk-d' }),
+    ].map((r) => JSON.stringify(r)).join('\n'));
+    writeFileSync(join(d, 'deposits.ndjson'), ['a1', 'a2', 'b1', 'b2', 'b3'].map((id, i) => JSON.stringify({
+      transaction_id: `t${i + 1}`, customer_id: id, transaction_type: 'deposit', amount_currency: 60, currency: 'USD', transaction_date: '2026-11-03T10:00:00Z', status: 'approved',
+    })).join('\n'));
+    const args = ['--config', join(d, 'config'), '--store', `sqlite:${join(d, 'store.sqlite')}`];
+    assert.equal((await cli([...args, 'import', 'casino', '--variant', 'igaming', '--entity', 'customers', join(d, 'customers.ndjson')])).code, 0);
+    assert.equal((await cli([...args, 'import', 'casino', '--variant', 'igaming', '--entity', 'transactions', join(d, 'deposits.ndjson')])).code, 0);
+
+    const list = await cli([...args, 'fraud', 'list', '--json']);
+    assert.equal(list.code, 0, list.err);
+    const flags = (JSON.parse(list.out) as { flags: { customers: string[]; held_usd: string; severity: string }[] }).flags;
+    assert.deepEqual(flags.map((f) => [f.customers, f.held_usd, f.severity]), [
+      [['b1', 'b2', 'b3'], '450.00', 'medium'],
+      [['a1', 'a2'], '250.00', 'high'],
+      [['c1', 'c2'], '0.00', 'high'],
+      [['d1', 'd2'], '0.00', 'medium'],
+    ]);
+    const text = await cli([...args, 'fraud', 'list', '--status', 'open']);
+    assert.match(text.out, /^ID\s+PARTNER\s+RULE\s+INSTANCE\s+AFFILIATE\s+SEVERITY\s+STATUS\s+CUSTOMERS\s+HELD USD\s+FIRST SEEN/m);
+    const rows = text.out.split('\n').filter((l) => l.includes('duplicate_identity'));
+    assert.deepEqual(rows.map((l) => /(\d+)\s+(\d+\.\d{2})\s+\d{4}-\d{2}-\d{2} /.exec(l)?.slice(1)), [['3', '450.00'], ['2', '250.00'], ['2', '0.00'], ['2', '0.00']]);
+    assert.match(rows[0]!, /click clk-b/);
+    const top0 = (JSON.parse(list.out) as { flags: { id: number }[] }).flags[0]!.id;
+    assert.match((await cli([...args, 'fraud', 'show', String(top0)])).out, /^held:\s+450\.00 USD of commission for review$/m);
+    assert.match(rows[3]!, /click clk-d/);
+
+    // Dismissing the largest releases what it held: its held commission goes to 0 and it leaves the open queue's top.
+    const top = (JSON.parse(list.out) as { flags: { id: number }[] }).flags[0]!.id;
+    assert.equal((await cli([...args, 'fraud', 'dismiss', String(top), '--reason', 'three siblings, one router', '--by', 'maria'])).code, 0);
+    const open = (JSON.parse((await cli([...args, 'fraud', 'list', '--status', 'open', '--json'])).out) as { flags: { customers: string[]; held_usd: string }[] }).flags;
+    assert.deepEqual(open.map((f) => [f.customers, f.held_usd]), [[['a1', 'a2'], '250.00'], [['c1', 'c2'], '0.00'], [['d1', 'd2'], '0.00']]);
+    const dismissed = (JSON.parse((await cli([...args, 'fraud', 'list', '--status', 'dismissed', '--json'])).out) as { flags: { held_usd: string }[] }).flags;
+    assert.deepEqual(dismissed.map((f) => f.held_usd), ['0.00']);
+  });
+
+  it('a scan evaluates the commissions after it: the flags it opens show what they hold at once, booked CPAs withheld', async () => {
+    const { mkdirSync } = await import('node:fs');
+    const d = join(dir, 'scan-held');
+    mkdirSync(join(d, 'config'), { recursive: true });
+    writeFileSync(join(d, 'config', 'commissions.yaml'), plansYaml(planWith(CPA_FROM_20, { amount_usd: '{ default: 100, by_country: { DE: 150 } }' })));
+    writeFileSync(join(d, 'customers.ndjson'), [
+      { customer_id: 'a1', signup_date: '2026-11-01T00:00:00Z', affiliate_id: 'aff-1', country_code: 'DE', email: 'Ann.Lee+x@gmail.com' },
+      { customer_id: 'a2', signup_date: '2026-11-01T00:00:00Z', affiliate_id: 'aff-2', country_code: 'US', email: 'annlee@gmail.com' },
+    ].map((r) => JSON.stringify(r)).join('\n'));
+    writeFileSync(join(d, 'deposits.ndjson'), ['a1', 'a2'].map((id, i) => JSON.stringify({
+      transaction_id: `t${i + 1}`, customer_id: id, transaction_type: 'deposit', amount_currency: 60, currency: 'USD', transaction_date: '2026-11-03T10:00:00Z', status: 'approved',
+    })).join('\n'));
+    const args = ['--config', join(d, 'config'), '--store', `sqlite:${join(d, 'store.sqlite')}`];
+    // Loaded before any fraud rule: both CPAs are booked (150 + 100).
+    assert.equal((await cli([...args, 'import', 'casino', '--variant', 'igaming', '--entity', 'customers', join(d, 'customers.ndjson')])).code, 0);
+    assert.equal((await cli([...args, 'import', 'casino', '--variant', 'igaming', '--entity', 'transactions', join(d, 'deposits.ndjson')])).code, 0);
+    writeFileSync(join(d, 'config', 'fraud.yaml'), 'rules:\n  duplicate_identity: { min_accounts: 2 }\n');
+    const scan = await cli([...args, 'fraud', 'scan']);
+    assert.equal(scan.code, 0, scan.err);
+    const flags = (JSON.parse((await cli([...args, 'fraud', 'list', '--json'])).out) as { flags: { customers: string[]; held_usd: string }[] }).flags;
+    assert.deepEqual(flags.map((f) => [f.customers, f.held_usd]), [[['a1', 'a2'], '250.00']]);
+  });
 });

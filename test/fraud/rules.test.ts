@@ -162,7 +162,7 @@ describe('fraud rules: the worked examples of docs/fraud.md', () => {
   });
 
   it('chargeback_rate: 2 of the first 5 deposits reversed (0.4000 over 2026-10-07..2026-11-05); aff-2’s 1 in 10 (0.1) is not above 0.1', async () => {
-    h = await fraudHarness(backend, 'rules: { chargeback_rate: { window_days: 30, max_rate: 0.1, min_deposits: 5 } }');
+    h = await fraudHarness(backend, 'rules: { chargeback_rate: { window_days: 30, max_rate: 0.1, min_deposits: 5, confidence_z: 1.645 } }');
     const n = (i: number) => String(i).padStart(2, '0');
     const custs = [];
     const txs = [];

@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { scanFraud } from '../../../jobs/fraud.js';
 import { decideAndEvaluate } from '../../../jobs/fraud-decision.js';
+import { evaluatePartner } from '../../../jobs/commission.js';
+import { listPartners } from '../../store/partners.js';
 import { createLogger } from '../../log.js';
 import { commissionPlans } from './commissions.js';
 import { formatFraudConfigError, loadFraudConfig, RULE_NAMES, type FraudConfig } from '../../fraud/config.js';
@@ -26,12 +28,12 @@ function flagJson(f: Flag): Record<string, unknown> {
 
 const instanceText = (key: string): string => (JSON.parse(key) as string[]).join(' ');
 
-/** `fraud list [--partner P] [--status S] [--rule R]` */
+/** `fraud list [--partner P] [--status S] [--rule R]`: the review queue's order, the largest commission held first (then severity, then id). */
 export async function fraudListCommand(globals: GlobalOptions, args: { partner?: string; status?: string; rule?: string }, io: Io): Promise<number> {
   if (args.status !== undefined && !STATUSES.includes(args.status)) throw new CliError(`--status must be one of ${STATUSES.join(', ')}, got ${JSON.stringify(args.status)}`, EXIT_USAGE);
   if (args.rule !== undefined && !(RULE_NAMES as string[]).includes(args.rule)) throw new CliError(`--rule must be one of ${RULE_NAMES.join(', ')}, got ${JSON.stringify(args.rule)}`, EXIT_USAGE);
   return withStore(globals, async (store) => {
-    const flags = await listFlags(store.knex, { partner: args.partner, status: args.status as FlagStatus | undefined, rule: args.rule });
+    const flags = await listFlags(store.knex, { partner: args.partner, status: args.status as FlagStatus | undefined, rule: args.rule, order: 'exposure' });
     if (globals.json) {
       io.out(JSON.stringify({ filter: args, flags: flags.map(flagJson) }));
       return EXIT_OK;
@@ -41,9 +43,9 @@ export async function fraudListCommand(globals: GlobalOptions, args: { partner?:
       return EXIT_OK;
     }
     io.out(formatTable(
-      ['ID', 'PARTNER', 'RULE', 'INSTANCE', 'AFFILIATE', 'SEVERITY', 'STATUS', 'CUSTOMERS', 'FIRST SEEN', 'LAST SEEN'],
+      ['ID', 'PARTNER', 'RULE', 'INSTANCE', 'AFFILIATE', 'SEVERITY', 'STATUS', 'CUSTOMERS', 'HELD USD', 'FIRST SEEN', 'LAST SEEN'],
       flags.map((f) => [f.id, f.partner_id, f.rule, instanceText(f.instance_key), f.affiliate_id ?? '-', f.severity, f.status + (f.unsupported_since ? ' (unsupported)' : ''),
-        f.customers.length, f.first_seen.slice(0, 19).replace('T', ' '), f.last_seen.slice(0, 19).replace('T', ' ')]),
+        f.customers.length, f.held_usd, f.first_seen.slice(0, 19).replace('T', ' '), f.last_seen.slice(0, 19).replace('T', ' ')]),
     ));
     return EXIT_OK;
   });
@@ -70,6 +72,7 @@ export async function fraudShowCommand(globals: GlobalOptions, args: { id: strin
     io.out(`instance:   ${instanceText(flag.instance_key)}`);
     io.out(`affiliate:  ${flag.affiliate_id ?? '- (several)'}`);
     io.out(`customers:  ${flag.customers.join(', ')}`);
+    io.out(`held:       ${flag.held_usd} USD of commission for review`);
     io.out(`first seen: ${flag.first_seen}`);
     io.out(`last seen:  ${flag.last_seen}`);
     if (flag.unsupported_since) io.out(`unsupported since ${flag.unsupported_since}: the data no longer shows this pattern (the flag and its decision stay)`);
@@ -99,12 +102,19 @@ export async function fraudDecideCommand(globals: GlobalOptions, args: { id: str
   });
 }
 
-/** `fraud scan [--partner P] [--from D]` */
+/**
+ * `fraud scan [--partner P] [--from D]`; then the partners' commissions are evaluated, so the
+ * flags it opened hold (and those it withdrew release) their commission at once, and the review
+ * queue shows what each holds.
+ */
 export async function fraudScanCommand(globals: GlobalOptions, args: { partner?: string; from?: string }, io: Io): Promise<number> {
   if (args.from !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(args.from)) throw new CliError(`--from must be YYYY-MM-DD, got ${JSON.stringify(args.from)}`, EXIT_USAGE);
   const config = await fraudConfig(globals, { required: true });
+  const plans = await commissionPlans(globals, io, { quiet: true });
   return withStore(globals, async (store) => {
     const results = await scanFraud(store, config!, args);
+    const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'warn' });
+    for (const { partner, variant } of await listPartners(store.knex, args.partner)) await evaluatePartner(store, plans, partner, variant, `fraud-scan-${store.now()}`, logger);
     if (globals.json) {
       io.out(JSON.stringify({ filter: args, partners: results }));
       return EXIT_OK;

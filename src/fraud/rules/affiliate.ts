@@ -77,7 +77,11 @@ export function wilsonLower(k: number, n: number, z: number): number {
 
 const byCustomerThenDate = (a: DayCounts, b: DayCounts): number => (a.customer_id < b.customer_id ? -1 : a.customer_id > b.customer_id ? 1 : a.date < b.date ? -1 : 1);
 
-/** chargeback_rate for one affiliate and the month its windows end in: the worst window above max_rate. */
+/**
+ * chargeback_rate for one affiliate and the month its windows end in: the windows above max_rate
+ * with confidence (their Wilson lower bound above it), the strongest as evidence, the customers
+ * with reversals in any of them.
+ */
 export async function chargebackRate(ctx: Ctx, affiliate: string, month: string): Promise<Finding[]> {
   const s = ctx.settings.chargeback_rate;
   const first = `${month}-01`;
@@ -88,7 +92,9 @@ export async function chargebackRate(ctx: Ctx, affiliate: string, month: string)
   for (const d of await affiliateDays(ctx, 'fraud_customer_days', affiliate, addDays(first, -(s.window_days - 1)), last)) {
     if (d.deposits > 0 || d.reversals > 0) perDay.set(d.date, { deposits: d.deposits, reversals: d.reversals });
   }
-  let worst: { from: string; to: string; deposits: number; reversals: number; lower: number } | undefined;
+  type Window = { from: string; to: string; deposits: number; reversals: number; lower: number };
+  let worst: Window | undefined;
+  const above: Window[] = [];
   const days = [...perDay.keys()].sort();
   const ends = days.filter((d) => d >= first && d <= last);
   for (const e of ends) {
@@ -99,12 +105,18 @@ export async function chargebackRate(ctx: Ctx, affiliate: string, month: string)
     if (deposits < s.min_deposits || !money(reversals).greaterThan(money(deposits).times(s.max_rate))) continue;
     const lower = wilsonLower(reversals, deposits, s.confidence_z);
     if (!(lower > s.max_rate)) continue;
-    if (!worst || reversals * worst.deposits > worst.reversals * deposits) worst = { from, to: e, deposits, reversals, lower };
+    above.push({ from, to: e, deposits, reversals, lower });
+    // The strongest evidence: the highest lower bound (a first reversed deposit alone, 1 of 1, is a
+    // high rate on no sample), then the earliest window.
+    if (!worst || lower > worst.lower) worst = { from, to: e, deposits, reversals, lower };
   }
   if (!worst) return [];
   const w = worst;
-  const hit = (await affiliateRows(ctx, 'fraud_customer_days', affiliate, w.from, w.to, ['customer_id', 'date', 'reversals'], (q) => q.where('reversals', '>', 0)))
-    .map((r): DayCounts => ({ customer_id: String(r.customer_id), date: String(r.date), reversals: Number(r.reversals), deposits: 0, refunds: 0 }));
+  // The customers of every window above the rate, not only the strongest one's.
+  const inAbove = (d: string) => above.some((x) => d >= x.from && d <= x.to);
+  const hit = (await affiliateRows(ctx, 'fraud_customer_days', affiliate, above[0]!.from, above[above.length - 1]!.to, ['customer_id', 'date', 'reversals'], (q) => q.where('reversals', '>', 0)))
+    .map((r): DayCounts => ({ customer_id: String(r.customer_id), date: String(r.date), reversals: Number(r.reversals), deposits: 0, refunds: 0 }))
+    .filter((r) => inAbove(r.date));
   const customers = [...new Set(hit.map((r) => r.customer_id))].sort();
   return [finding(ctx, 'chargeback_rate', key(affiliate, month), affiliate, 'high', customers, {
     affiliate_id: affiliate, month, window_from: w.from, window_to: w.to, deposits: w.deposits, reversals: w.reversals,

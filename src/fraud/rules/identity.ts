@@ -72,7 +72,8 @@ function closestSignups(members: readonly Member[]): { hours: number; customers:
 
 /**
  * duplicate_identity: one identity key shared by at least min_accounts customers. An e-mail or a
- * click id is one person (or one click); a first + last name + country is only a weak signal: it
+ * click id is one person (or one click) unless more than click_max_accounts carry it (a tracker's
+ * fault); a first + last name + country is only a weak signal: it
  * flags when the name is rare in the partner's customers (at most name_max_accounts carry it)
  * and two of them signed up within name_within_hours of each other.
  */
@@ -81,6 +82,9 @@ export function duplicateIdentity(ctx: Ctx, identity: string, members: readonly 
   if (members.length < s.min_accounts) return [];
   const [kind, value] = JSON.parse(identity) as [string, string];
   let link: Record<string, unknown> = {};
+  // One click registers one account, or a person's two or three; a click id on many accounts is
+  // the tracker's (a macro left unfilled, a constant sent for every visitor), not anyone's.
+  if (kind === 'click' && members.length > s.click_max_accounts) return [];
   if (kind === 'name') {
     if (members.length > s.name_max_accounts) return [];
     const closest = closestSignups(members);

@@ -29,8 +29,9 @@ import { clientPersonalData } from './027-client-personal-data.js';
 import { erasures } from './028-erasures.js';
 import { tombstones } from './029-tombstones.js';
 import { deleteGuard } from './030-delete-guard.js';
+import { flagHeldCommission } from './031-flag-held-commission.js';
 
 export type { StoreMigration } from './migration.js';
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables, activityPartitions, consoleIndexes, fraudPending, reportDepositorCustomers, reportCellsFillfactor, reportDepositorDays, postbacks, fraudDeferred, postbackUnsettledIndex, reportPending, dropFraudActiveDays, fraudDeferredDays, missingDaysIndex, runOwner, clientPersonalData, erasures, tombstones, deleteGuard];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables, activityPartitions, consoleIndexes, fraudPending, reportDepositorCustomers, reportCellsFillfactor, reportDepositorDays, postbacks, fraudDeferred, postbackUnsettledIndex, reportPending, dropFraudActiveDays, fraudDeferredDays, missingDaysIndex, runOwner, clientPersonalData, erasures, tombstones, deleteGuard, flagHeldCommission];
