@@ -95,10 +95,11 @@ const CASES: Case[] = [
     },
   },
   {
-    name: 'n customers sharing a click id (one fraud flag of n customers, review holds of their CPA)',
+    // An e-mail, not a click id: a click id on more than click_max_accounts customers is a tracker's fault, not one person.
+    name: 'n customers sharing an e-mail (one fraud flag of n customers, review holds of their CPA)',
     async run(w, p, n) {
       const ids = Array.from({ length: n }, (_, i) => `c-${pad(i)}`);
-      await w.load(p, 'customers', ids.map((id, i) => customer(id, `aff-${pad(i % 7)}`, { click_id: 'shared-click' })));
+      await w.load(p, 'customers', ids.map((id, i) => customer(id, `aff-${pad(i % 7)}`, { email: 'shared.person@mail.example' })));
       await w.load(p, 'transactions', ids.map((id) => deposit(`t-${id}`, id)));
       const flagged = Number(((await w.store.knex('fraud_flag_customers as c').join('fraud_flags as f', 'f.id', 'c.flag_id')
         .where('f.partner_id', p).where('f.rule', 'duplicate_identity').count({ n: '*' })) as { n: unknown }[])[0]?.n);
