@@ -18,7 +18,7 @@ import {
   type GeneratedCustomer,
   type GenerationContext,
 } from './generate-common.js';
-import { formatDay } from './instant.js';
+import { formatDay, parseDay } from './instant.js';
 import { createRandom, deriveSeed, type Random } from './prng.js';
 
 const DAY_SECONDS = 86_400;
@@ -137,15 +137,17 @@ export function generateIgamingCustomer(ctx: GenerationContext, index: number): 
     }
   }
 
+  const withdrawals: { at: number; tx: SpecRecord }[] = [];
   if (firstApproved !== undefined) {
-    const withdrawals = rng.int(0, 3);
-    for (let i = 0; i < withdrawals; i++) {
+    const count = rng.int(0, 3);
+    for (let i = 0; i < count; i++) {
       const at = randomMicros(rng, firstApproved, ctx.endMicros);
-      // Sized by the deposits made before it (not by later ones: money not yet deposited cannot
-      // be withdrawn), 20% to 120% of them (a winning player takes out more than they put in).
+      // Asked for by the deposits made before it (not by later ones: money not yet deposited cannot
+      // be withdrawn), 20% to 120% of them; what the balance holds caps it once play is known.
       const depositedBefore = depositsAt.filter((d) => d.at < at).reduce((sum, d) => sum + d.amount, 0);
       const amount = roundAmount(Math.max(10 * scale, depositedBefore * rng.float(0.2, 1.2)), currency);
-      add('withdrawal', rng.pick(['wire', 'card', 'crypto', 'e_wallet']), amount, at, rng.weighted<Status>([['approved', 70], ['pending', 20], ['declined', 10]]));
+      const tx = add('withdrawal', rng.pick(['wire', 'card', 'crypto', 'e_wallet']), amount, at, rng.weighted<Status>([['approved', 70], ['pending', 20], ['declined', 10]]));
+      if (tx !== undefined) withdrawals.push({ at, tx });
     }
     const chargedBack = approvedDeposits[0];
     if (chargedBack !== undefined && rng.chance(0.06)) {
@@ -160,16 +162,53 @@ export function generateIgamingCustomer(ctx: GenerationContext, index: number): 
     }
   }
 
-  const activity = firstApproved === undefined ? [] : gamingActivity(rng, ctx, customerId, currency, scale, dayOfMicros(firstApproved));
+  const depositDays = new Set(depositsAt.map((d) => dayOfMicros(d.at)));
+  const activity = firstApproved === undefined ? [] : gamingActivity(rng, ctx, customerId, currency, scale, dayOfMicros(firstApproved), depositDays);
+  withdrawFromBalance(withdrawals, depositsAt, activity, currency, scale);
   return { customer, transactions, activity };
 }
 
-function gamingActivity(rng: Random, ctx: GenerationContext, customerId: string, currency: string, scale: number, firstDay: number): SpecRecord[] {
+/**
+ * Money follows the balance, as on a real platform: a withdrawal takes out at most what the player
+ * deposited before it, plus what they won and minus what they lost on the days before it (and the
+ * day's play when it lost), minus what they asked to withdraw before. Bonus money is never
+ * withdrawable (taken out before its wagering requirement, it is forfeited). A request the balance
+ * cannot cover (under the platform's minimum) is declined for insufficient funds.
+ */
+function withdrawFromBalance(withdrawals: readonly { at: number; tx: SpecRecord }[], depositsAt: readonly { at: number; amount: number }[], activity: readonly SpecRecord[], currency: string, scale: number): void {
+  const netByDay = new Map<number, number>();
+  for (const row of activity) {
+    const day = parseDay(String(row.date));
+    if (day === undefined) continue;
+    netByDay.set(day, (netByDay.get(day) ?? 0) + Number(row.wins) - Number(row.total_bets));
+  }
+  let asked = 0;
+  for (const { at, tx } of [...withdrawals].sort((a, b) => a.at - b.at)) {
+    if (tx.status === 'declined') continue;
+    const day = dayOfMicros(at);
+    let balance = depositsAt.filter((d) => d.at < at).reduce((sum, d) => sum + d.amount, 0) - asked;
+    for (const [played, net] of netByDay) if (played < day || (played === day && net < 0)) balance += net;
+    const amount = Number(tx.amount_currency);
+    if (balance < 10 * scale) {
+      tx.status = 'declined';
+      continue;
+    }
+    if (amount > balance) {
+      const capped = roundAmount(Math.floor(balance), currency);
+      tx.amount_currency = capped;
+      if (tx.amount_usd !== undefined) tx.amount_usd = toUsd(capped, currency);
+    }
+    asked += Number(tx.amount_currency);
+  }
+}
+
+/** Play from the first deposit's day on: on every day the player deposited (money is deposited to play), and on other days at the player's rate. */
+function gamingActivity(rng: Random, ctx: GenerationContext, customerId: string, currency: string, scale: number, firstDay: number, depositDays: ReadonlySet<number>): SpecRecord[] {
   const rows: SpecRecord[] = [];
   const activeRate = rng.float(0.15, 0.8);
   const favourites = rng.sample(GAME_TYPES, rng.int(1, 3)).sort();
   for (let day = firstDay; day <= ctx.toDay; day++) {
-    if (day !== firstDay && !rng.chance(activeRate)) continue;
+    if (day !== firstDay && !depositDays.has(day) && !rng.chance(activeRate)) continue;
     let games = favourites.filter(() => rng.chance(0.7));
     if (games.length === 0) games = favourites.slice(0, 1);
     for (const gameType of games) {

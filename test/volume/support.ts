@@ -24,8 +24,8 @@ export const PARTNER = 'sandbox-casino';
 export const MONTH = { seed: 1, customers: 5000, from: '2026-10-01', to: '2026-10-31' } as const;
 /** The sandbox's clock: the morning after the month, so every mutation of the month has happened. */
 export const DATA_CLOCK = (): Date => new Date('2026-11-01T12:00:00.000Z');
-/** docs/fraud.md: false flags of at most 0.5% of clean customers. */
-export const CLEAN_FLAG_RATE = 0.005;
+/** docs/fraud.md: false flags of at most 0.3% of clean customers (issue target on the worst seed; this month flags none). */
+export const CLEAN_FLAG_RATE = 0.003;
 
 const D = Decimal.clone({ precision: 60 });
 type Dec = InstanceType<typeof D>;
