@@ -12,7 +12,7 @@ const FACES = '^src/(cli|worker|api|console)/';
  * console's routes) and the `worker` command. The only modules of a face that import another.
  */
 const FACE_STARTERS = '^src/cli/(server|commands/worker)\\.ts$';
-const DOMAIN = '^src/(commission|reports|fraud|push|access|privacy|onboarding)/';
+const DOMAIN = '^src/(commission|reports|fraud|push|access|privacy|onboarding|alerts)/';
 const ABOVE_STORE = `${DOMAIN}|^src/(pipeline|worker|cli|api|console|sandbox)/|^jobs/|^connectors/`;
 
 module.exports = {
@@ -70,7 +70,7 @@ module.exports = {
       name: 'domain-below-jobs-and-faces',
       comment: 'Commission, reports, fraud, push, access (API clients, console users) and privacy (erasure) are used by the compositions of a run (jobs/) and the faces, never the other way round.',
       severity: 'error',
-      from: { path: '^src/(commission|reports|fraud|push|access|privacy)/' },
+      from: { path: '^src/(commission|reports|fraud|push|access|privacy|alerts)/' },
       to: { path: '^src/(onboarding|worker|cli|api|console|sandbox)/|^jobs/|^connectors/' },
     },
     {

@@ -26,6 +26,7 @@ const commands = {
   customers: () => import('./commands/customers.js'),
   fraud: () => import('./commands/fraud.js'),
   fx: () => import('./commands/fx.js'),
+  alerts: () => import('./commands/alerts.js'),
   import: () => import('./commands/import.js'),
   migrate: () => import('./commands/migrate.js'),
   postbacks: () => import('./commands/postbacks.js'),
@@ -268,6 +269,15 @@ function buildProgram(io: Io, setExit: (code: number) => void, clock: Clock): Co
     .addOption(new Option('--format <format>', 'ecb (eurofxref-daily.xml) or json ({base, date, rates})').choices(['ecb', 'json']))
     .addOption(json())
     .action((opts: { url?: string; format?: 'ecb' | 'json' }, cmd: Command) => run(commands.fx().then((m) => m.fxFetchCommand(globals(cmd), opts, io))));
+
+  program
+    .command('alerts')
+    .description("the worker's alerts (config/alerts.yaml): send a test message through a channel")
+    .command('test')
+    .description('one test message through a channel now; exit 1 unless it is delivered')
+    .argument('<channel>', 'a channel name of config/alerts.yaml (webhook: the ALERT_WEBHOOK_URL one)')
+    .addOption(json())
+    .action((channel: string, _opts: unknown, cmd: Command) => run(commands.alerts().then((m) => m.alertsTestCommand(globals(cmd), { channel }, io))));
 
   // `report <name>`: one subcommand per report, each in its own command file.
   const report = program.command('report').description('reports on the store and the commission ledger (tables, --json, --csv)');

@@ -8,20 +8,8 @@ import { readFileSync } from 'node:fs';
 import type { Logger } from '../log.js';
 import { isLoopbackHost } from '../config/secure-url.js';
 
-export interface AlertEvent {
-  event: 'freshness_breach' | 'freshness_recovered' | 'reconcile_difference' | 'deletes_held' | 'fx_feed_failed' | 'fx_feed_recovered';
-  partner: string;
-  stream: string;
-  state: string;
-  lag_seconds: number | null;
-  target: string;
-  detail: string;
-  at: string;
-}
-
-export interface Alerter {
-  send(event: AlertEvent): Promise<void>;
-}
+export type { AlertEvent, Alerter } from '../alerts/router.js';
+import type { AlertEvent, Alerter } from '../alerts/router.js';
 
 /** The webhook URL from the environment, or undefined; throws naming the variable when unusable. */
 export function webhookUrlFromEnv(env: NodeJS.ProcessEnv): string | undefined {
@@ -47,6 +35,9 @@ export function webhookUrlFromEnv(env: NodeJS.ProcessEnv): string | undefined {
   return url;
 }
 
+const TEXT: Partial<Record<AlertEvent['event'], string>> = { freshness_breach: 'BREACH', reconcile_difference: 'RECONCILE DIFFERENCE', deletes_held: 'DELETES HELD', fx_feed_failed: 'FX FEED FAILED', store_outage: 'STORE NOT ANSWERING' };
+
+/** One generic webhook for the events as they come (config/alerts.yaml's router is what the worker uses). */
 export function webhookAlerter(url: string, options: { logger: Logger; timeoutMs?: number; fetch?: typeof fetch }): Alerter {
   const doFetch = options.fetch ?? fetch;
   return {
@@ -55,7 +46,7 @@ export function webhookAlerter(url: string, options: { logger: Logger; timeoutMs
         const res = await doFetch(url, {
           method: 'POST',
           headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify({ source: 'partner-sync', ...event, text: `partner-sync ${event.event === 'freshness_breach' ? 'BREACH' : event.event === 'reconcile_difference' ? 'RECONCILE DIFFERENCE' : event.event === 'deletes_held' ? 'DELETES HELD' : event.event === 'fx_feed_failed' ? 'FX FEED FAILED' : 'recovered'}: ${event.partner}/${event.stream}: ${event.detail}` }),
+          body: JSON.stringify({ source: 'partner-sync', ...event, text: `partner-sync ${TEXT[event.event] ?? 'recovered'}: ${event.partner}/${event.stream}: ${event.detail}` }),
           signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
         });
         if (!res.ok) options.logger.warn(`alert webhook answered ${res.status}`, { partner: event.partner, stream: event.stream, alert: event.event });

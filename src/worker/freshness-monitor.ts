@@ -16,6 +16,8 @@ import { streamFreshness, type PushedState } from '../push/freshness.js';
 import type { Logger } from '../log.js';
 import type { Entity } from '../types.js';
 import type { Alerter, AlertEvent } from './alert.js';
+import type { Condition } from '../alerts/message.js';
+import { STORE_CONDITION_KINDS } from './alert-conditions.js';
 import type { StreamLocks, Lease } from '../store/stream-locks.js';
 import type { WorkerMetrics } from './metrics.js';
 import type { Timers, TimerHandle } from './timers.js';
@@ -77,6 +79,8 @@ export interface FreshnessMonitorOptions {
   storeDown?(): boolean;
   /** Deletes the mass-delete guard held that no alert went out for yet (marked alerted as they are read). */
   newDeleteHolds?(): Promise<readonly { id: number; partner: string; entity: string; ids: readonly string[]; reason: string; learnedVia: string }[]>;
+  /** The alert conditions read from the store (src/worker/alert-conditions.ts), handed to the alerter's `sync` at each check. */
+  conditions?(now: Date): Promise<Condition[]>;
 }
 
 export const MONITOR_LOCK = 'freshness-monitor';
@@ -188,8 +192,24 @@ export class FreshnessMonitor {
       else logger.info(`freshness recovered: ${a.partner}/${a.stream}: ${a.freshness.detail}`, meta);
       if (alerter) await alerter.send(event);
     }
-    if (leader) await this.reportDeleteHolds(now);
+    if (leader) {
+      await this.reportDeleteHolds(now);
+      await this.reportConditions(now);
+    }
     return assessed;
+  }
+
+  /** The store's alert conditions to the router (started, ended), then the repeats due. */
+  private async reportConditions(now: Date): Promise<void> {
+    const { alerter, logger } = this.options;
+    if (alerter?.sync && this.options.conditions) {
+      try {
+        await alerter.sync(STORE_CONDITION_KINDS, await this.options.conditions(now), now);
+      } catch (error) {
+        logger.log(this.options.storeDown?.() ? 'debug' : 'warn', `alert conditions: cannot read the store: ${(error as Error).message}`, { event: 'alert_conditions_failed' });
+      }
+    }
+    await alerter?.tick?.(now);
   }
 
   /** One error event and one alert per hold of the mass-delete guard, once. */

@@ -70,6 +70,7 @@ export function startReconcileSchedule(o: ReconcileScheduleOptions): ReconcileSc
       if (o.inferDeletes && def.reconcile?.infer_deletes !== false) await inferred(def, result);
       if (result.ok) {
         o.logger.info(`reconcile ${def.partner} ${from}..${to}: no difference`, { event: 'reconcile_clean', partner: def.partner });
+        await o.alerter?.send({ event: 'reconcile_clean', partner: def.partner, stream: '-', state: 'clean', lag_seconds: null, target: 'no difference', detail: `reconcile ${from}..${to}: no difference`, at: o.timers.now().toISOString() });
         return result;
       }
       const bad = result.days.filter((d) => !d.ok);

@@ -22,6 +22,7 @@
  * caller ends the process; an unfinished batch is rolled back and its checkpoint does not move).
  */
 import type { StreamRunResult } from '../../jobs/sync-stream.js';
+import type { Alerter } from '../alerts/router.js';
 import type { Logger } from '../log.js';
 import { emptyCounts } from '../store/runs.js';
 import { requiredDay, type StreamJob } from './jobs.js';
@@ -67,6 +68,8 @@ export interface SchedulerOptions {
   maxSleepMs?: number;
   /** Backoff of the store probe while it does not answer (default 1 s doubling to 30 s). */
   storeRetry?: { initialMs: number; maxMs: number };
+  /** Told when a store outage starts and ends. */
+  alerter?: Alerter;
 }
 
 export interface RunningJob {
@@ -142,6 +145,7 @@ export class Scheduler {
         }
       },
       track: (work) => this.track(work),
+      alerter: options.alerter,
     });
     this.retryMs = options.dailyRetryMs ?? DEFAULT_DAILY_RETRY_MS;
     this.maxSleepMs = options.maxSleepMs ?? 60_000;

@@ -10,6 +10,7 @@
  * A store that answers the probe but fails the held ticks again (flapping) starts a new outage
  * whose backoff continues where the last one stopped, so the lines stay bounded too.
  */
+import type { Alerter } from '../alerts/router.js';
 import type { Logger } from '../log.js';
 import type { StreamJob } from './jobs.js';
 import type { Slot } from './slot.js';
@@ -28,6 +29,8 @@ export interface StoreOutageOptions {
   recovered(held: ReadonlyMap<string, Slot>): void;
   /** Work in progress (a probe), for the scheduler's idle(). */
   track(work: Promise<void>): void;
+  /** Told when an outage starts and when it ends (the alert router). */
+  alerter?: Alerter;
 }
 
 interface Outage {
@@ -86,6 +89,7 @@ export class StoreOutage {
         { event: 'store_unreachable', partner: job.partner, stream: job.stream, scheduled_for: slot.scheduledFor.toISOString() },
       );
       this.armProbe();
+      void this.options.alerter?.send({ event: 'store_outage', partner: '-', stream: '-', state: 'down', lag_seconds: null, target: 'the store answers', detail: `the store does not answer (${message}); scheduled runs are held and run once when it answers again`, at: now.toISOString() });
     }
     this.hold(job, slot);
   }
@@ -128,6 +132,7 @@ export class StoreOutage {
       `the store answers again after ${seconds(now.getTime() - o.since.getTime())} (down since ${o.since.toISOString()}): running the ${keys.length} held tick(s) once: ${keys.join(', ') || 'none'}`,
       { event: 'store_recovered', down_since: o.since.toISOString(), held: keys },
     );
+    void this.options.alerter?.send({ event: 'store_recovered', partner: '-', stream: '-', state: 'ok', lag_seconds: null, target: 'the store answers', detail: `the store answers again after ${seconds(now.getTime() - o.since.getTime())}; ${keys.length} held run(s) started`, at: now.toISOString() });
     this.options.recovered(o.held);
   }
 }

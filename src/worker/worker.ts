@@ -22,6 +22,8 @@ import type { DialectProfile } from '../store/dialects.js';
 import { readiness, storeChecks, type Check, type Readiness } from '../store/readiness.js';
 import type { Store } from '../store/store.js';
 import type { Alerter } from './alert.js';
+import { DEFAULT_THRESHOLDS, type Thresholds } from '../alerts/config.js';
+import { storeConditions } from './alert-conditions.js';
 import { FreshnessMonitor } from './freshness-monitor.js';
 import { acquireInstanceLock, type InstanceLock } from './instance-lock.js';
 import { jobsFromDefinitions } from './jobs.js';
@@ -76,6 +78,8 @@ export interface WorkerOptions {
   fxFeed?: FeedConfig;
   /** The fetch the FX feed reads with (tests: default the global one). */
   fxFetch?: typeof fetch;
+  /** What makes a condition an alert (config/alerts.yaml's thresholds; default DEFAULT_THRESHOLDS). */
+  alertThresholds?: Thresholds;
 }
 
 export interface Worker {
@@ -132,6 +136,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     readStates: () => readStates(store),
     storeDown: () => scheduler.storeDown(),
     newDeleteHolds: () => takeUnalerted(store.knex, store.now()),
+    conditions: (now) => storeConditions(store.knex, { streams: jobsFromDefinitions(definitions).map((j) => ({ partner: j.partner, stream: j.stream })), thresholds: options.alertThresholds ?? DEFAULT_THRESHOLDS, now, redact }),
   });
 
   let running = 0;
@@ -144,6 +149,7 @@ export async function startWorker(options: WorkerOptions): Promise<Worker> {
     maxConcurrentRuns: options.maxConcurrentRuns ?? profile.maxConcurrentRuns,
     maxSleepMs: options.maxSleepMs,
     storeRetry: options.storeRetry,
+    alerter: options.alerter,
     events: {
       runStarted() {
         metrics.running.set({}, ++running);

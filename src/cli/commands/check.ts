@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { checkPartner, type StreamCheck } from '../../../jobs/check-partner.js';
+import { loadAlertConfig } from '../../alerts/config.js';
 import { defaultConfig, formatFraudConfigError, loadFraudConfig, settingsFor } from '../../fraud/config.js';
 import { identityPolicyWarnings } from '../../fraud/identity.js';
 import { specValidator } from '../../spec/validator.js';
@@ -24,7 +25,9 @@ export async function checkCommand(globals: GlobalOptions, args: { partner?: str
   }
   // The fraud rules (config/fraud.yaml) are configuration too: their errors make a bad configuration.
   const fraud = await loadFraudConfig(join(globals.config, 'fraud.yaml'));
-  const fraudErrors = fraud.errors.map(formatFraudConfigError);
+  // Where the worker's alerts go (config/alerts.yaml): a wrong file or a channel's unset variable is a bad configuration too.
+  const alertErrors = (await loadAlertConfig(join(globals.config, 'alerts.yaml'), process.env)).errors;
+  const fraudErrors = [...fraud.errors.map(formatFraudConfigError), ...alertErrors];
   // What a partner's personal-data policy leaves the fraud rules unable to match: warned, not failed.
   const warnings = defs.flatMap((d) => identityPolicyWarnings(d.personal_data?.policy, settingsFor(fraud.config ?? defaultConfig(), d.partner).duplicate_identity).map((message) => ({ partner: d.partner, message })));
   const checks: StreamCheck[] = [];
@@ -32,7 +35,7 @@ export async function checkCommand(globals: GlobalOptions, args: { partner?: str
     checks.push(...(await checkPartner({ clock: commandClock(globals), logger: config.logger, redact: config.redact, validator: specValidator() }, def)));
   }
   if (globals.json) {
-    io.out(JSON.stringify({ ok: errors.length === 0 && fraudErrors.length === 0 && checks.every((c) => c.ok), definition_errors: errors, fraud_errors: fraud.errors, warnings, streams: checks }));
+    io.out(JSON.stringify({ ok: errors.length === 0 && fraudErrors.length === 0 && checks.every((c) => c.ok), definition_errors: errors, fraud_errors: fraud.errors, alert_errors: alertErrors, warnings, streams: checks }));
   } else {
     for (const e of errors) io.out(`FAIL ${formatDefinitionError(e)}`);
     for (const e of fraudErrors) io.out(`FAIL ${e}`);

@@ -26,7 +26,8 @@ import { formatPlanError, loadPlans, type LoadedPlans } from '../../commission/l
 import { createRedactor } from '../../config/redact.js';
 import { formatDefinitionError, loadDefinitions } from '../../config/load-definitions.js';
 import { createLogger, type Logger } from '../../log.js';
-import { webhookAlerter, webhookUrlFromEnv } from '../../worker/alert.js';
+import { alertSecrets, loadAlertConfig } from '../../alerts/config.js';
+import { AlertRouter } from '../../alerts/router.js';
 import { startMetricsServer, type MetricsServer } from '../../worker/http.js';
 import { InstanceLockedError } from '../../worker/instance-lock.js';
 import { mergeDefinitions } from '../../worker/reload.js';
@@ -71,10 +72,9 @@ export const nodeProcess = (): WorkerProcess => ({
   env: process.env,
 });
 
-/** Secrets known outside the definitions: a store URL's password, the webhook URL. */
-function extraSecrets(storeUrl: string | undefined, webhook: string | undefined): string[] {
+/** Secrets known outside the definitions and the alert channels: a store URL's password. */
+function extraSecrets(storeUrl: string | undefined): string[] {
   const out: string[] = [];
-  if (webhook) out.push(webhook);
   if (storeUrl && /^postgres(ql)?:\/\//i.test(storeUrl)) {
     try {
       const password = decodeURIComponent(new URL(storeUrl).password);
@@ -96,12 +96,9 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
   if (!(retryMs > 0)) throw new CliError('--retry-interval must be at least 1 minute', EXIT_USAGE);
   if (opts.concurrency !== undefined && !(opts.concurrency >= 1)) throw new CliError('--concurrency must be at least 1', EXIT_USAGE);
 
-  let webhook: string | undefined;
-  try {
-    webhook = webhookUrlFromEnv(env);
-  } catch (error) {
-    throw new CliError((error as Error).message, EXIT_USAGE);
-  }
+  // Where alerts go (config/alerts.yaml, or ALERT_WEBHOOK_URL alone): a wrong file or a channel's unset variable stops the start.
+  const alerts = await loadAlertConfig(join(globals.config, 'alerts.yaml'), env);
+  if (alerts.errors.length > 0) throw new CliError(alerts.errors.join('\n'), EXIT_USAGE);
   const storeUrl = globals.store ?? env.STORE_URL;
   const loaded = await loadDefinitions(dir, env);
   const plansFile = join(globals.config, 'commissions.yaml');
@@ -119,7 +116,7 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
   if (fxFeed.errors.length > 0) throw new CliError(fxFeed.errors.join('\n'), EXIT_USAGE);
 
   // One redactor for every line, replaced when a reload brings new secrets (old ones stay covered).
-  const secrets = new Set<string>([...extraSecrets(storeUrl, webhook), ...loaded.definitions.flatMap((d) => d.secrets)]);
+  const secrets = new Set<string>([...extraSecrets(storeUrl), ...alertSecrets(alerts.config), ...loaded.definitions.flatMap((d) => d.secrets)]);
   let redactor = createRedactor([...secrets]);
   const redact = (text: string): string => redactor(text);
   const addSecrets = (more: readonly string[]): void => {
@@ -185,6 +182,7 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
       });
     }));
 
+    const router = alerts.config ? new AlertRouter({ config: alerts.config, logger, redact }) : undefined;
     let worker: Worker;
     try {
       worker = await startWorker({
@@ -195,7 +193,8 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
         fraud,
         logger,
         redact,
-        alerter: webhook ? webhookAlerter(webhook, { logger }) : undefined,
+        alerter: router,
+        ...(alerts.config ? { alertThresholds: alerts.config.thresholds } : {}),
         dailyRetryMs: retryMs,
         maxConcurrentRuns: opts.concurrency,
         retention: retention.retention,
@@ -242,6 +241,7 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
     await deliverer?.stop();
     const result = await worker.stop(stopTimeoutMs);
     await server?.close();
+    router?.close();
     if (result.abandoned.length > 0) {
       logger.error(
         `stopped after ${stopTimeoutMs / 1000} s with ${result.abandoned.length} run(s) unfinished (${result.abandoned.map((r) => r.job.key).join(', ')}): abandoned; their open batches roll back and their checkpoints stay where they were`,
