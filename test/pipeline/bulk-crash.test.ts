@@ -20,7 +20,8 @@ import { cli, ndjson, PARTNER, ratesCsv, shippedConfig } from '../volume/support
 import { unevaluated } from '../../src/store/unevaluated.js';
 import { parseRatesCsv, saveRates } from '../../src/store/fx-rates.js';
 
-const data = createSandboxData({ seed: 5, customers: 400, from: '2026-10-01', to: '2026-10-31', clock: () => new Date('2026-11-01T12:00:00.000Z') });
+// With planted fraud patterns: the clean generated month flags no one, and the crash must leave flags as an uninterrupted run does.
+const data = createSandboxData({ seed: 5, customers: 400, from: '2026-10-01', to: '2026-10-31', fraudPatterns: 3, clock: () => new Date('2026-11-01T12:00:00.000Z') });
 const FILES = {
   customers: ndjson(data.customers('igaming')),
   transactions: ndjson(data.transactions('igaming').map(({ updated_at: _u, ...t }) => t)),
