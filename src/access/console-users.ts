@@ -10,7 +10,7 @@ import { decoyHash, hashSecret, verifySecret, type KdfParams } from './secret-ha
 import type { Store } from '../store/store.js';
 import { fromStoreTimestamp } from '../store/values.js';
 
-export const ROLES = ['operator', 'manager'] as const;
+export const ROLES = ['operator', 'manager', 'affiliate'] as const;
 export type Role = (typeof ROLES)[number];
 export const isRole = (v: unknown): v is Role => (ROLES as readonly unknown[]).includes(v);
 
@@ -20,7 +20,15 @@ export const SESSION_HOURS = 12;
 export interface ConsoleUser {
   name: string;
   role: Role;
+  /** The affiliate role's affiliate ids: `AFF` (on every partner) or `PARTNER:AFF`. */
+  affiliates?: readonly string[];
 }
+
+/** An invitation lasts 7 days, and opens once. */
+export const INVITATION_DAYS = 7;
+const AFFILIATE_ID = /^(?:[A-Za-z0-9._-]{1,64}:)?[^\s:,]{1,128}$/;
+
+const affiliatesOf = (v: unknown): string[] | undefined => (typeof v === 'string' && v !== '' ? (JSON.parse(v) as string[]) : undefined);
 
 export interface Session {
   user: ConsoleUser;
@@ -31,15 +39,76 @@ export class UserError extends Error {}
 
 const NAME = /^[A-Za-z0-9._@-]{1,64}$/;
 
-export async function addUser(store: Store, name: string, role: Role, password: string, kdf?: KdfParams): Promise<ConsoleUser> {
+/** The password rule of every role: at least 10 characters. */
+export function passwordProblem(password: string): string | undefined {
+  return password.length < 10 ? 'the password must be at least 10 characters long' : undefined;
+}
+
+function checkNewUser(name: string, role: Role, affiliates: readonly string[] | undefined): void {
   if (!NAME.test(name)) throw new UserError(`a user name is 1 to 64 letters, digits, '.', '_', '@' or '-', got ${JSON.stringify(name)}`);
-  if (!isRole(role)) throw new UserError(`--role must be operator or manager, got ${JSON.stringify(role)}`);
-  if (password.length < 10) throw new UserError('the password must be at least 10 characters long');
+  if (!isRole(role)) throw new UserError(`--role must be one of ${ROLES.join(', ')}, got ${JSON.stringify(role)}`);
+  if (role === 'affiliate') {
+    if (!affiliates || affiliates.length === 0) throw new UserError('an affiliate user needs --affiliate AFF_ID (or PARTNER:AFF_ID; several for the same person across partners)');
+    const bad = affiliates.find((a) => !AFFILIATE_ID.test(a));
+    if (bad !== undefined) throw new UserError(`--affiliate: an affiliate id, or PARTNER:AFF_ID, got ${JSON.stringify(bad)}`);
+  } else if (affiliates && affiliates.length > 0) throw new UserError('--affiliate is for the affiliate role only');
+}
+
+async function insertUser(store: Store, name: string, role: Role, password: string, affiliates: readonly string[] | undefined, kdf?: KdfParams): Promise<void> {
   const existing = await store.knex('console_users').where('name', name).first('name');
   if (existing) throw new UserError(`user ${name} already exists`);
   const hashed = await hashSecret(password, kdf);
-  await store.knex('console_users').insert({ name, role, ...hashed, created_at: store.now(), disabled_at: null });
-  return { name, role };
+  await store.knex('console_users').insert({ name, role, ...hashed, created_at: store.now(), disabled_at: null, affiliates: role === 'affiliate' ? JSON.stringify([...new Set(affiliates)]) : null });
+}
+
+export async function addUser(store: Store, name: string, role: Role, password: string, kdf?: KdfParams, affiliates?: readonly string[]): Promise<ConsoleUser> {
+  checkNewUser(name, role, affiliates);
+  const problem = passwordProblem(password);
+  if (problem) throw new UserError(problem);
+  await insertUser(store, name, role, password, affiliates, kdf);
+  return { name, role, ...(role === 'affiliate' ? { affiliates: [...new Set(affiliates)] } : {}) };
+}
+
+/**
+ * A user who sets their own password from a one-time link: added with a random password nobody
+ * knows, and an invitation whose token is returned once (the store keeps its SHA-256).
+ */
+export async function inviteUser(store: Store, name: string, role: Role, affiliates?: readonly string[], kdf?: KdfParams): Promise<{ user: ConsoleUser; token: string; expires: string }> {
+  checkNewUser(name, role, affiliates);
+  await insertUser(store, name, role, randomBytes(32).toString('base64url'), affiliates, kdf);
+  const token = randomBytes(32).toString('base64url');
+  const expires = new Date(store.clock().getTime() + INVITATION_DAYS * 86_400_000).toISOString();
+  await store.knex('console_invitations').insert({ token_hash: idHash(token), user_name: name, created_at: store.now(), expires_at: expires, used_at: null });
+  return { user: { name, role, ...(role === 'affiliate' ? { affiliates: [...new Set(affiliates)] } : {}) }, token, expires };
+}
+
+/** The user an unused, unexpired invitation is for, or why not. */
+export async function invitationUser(store: Store, token: string): Promise<{ user: string } | { problem: string }> {
+  const row = (await store.knex('console_invitations').where('token_hash', idHash(token)).first('user_name', 'expires_at', 'used_at')) as Record<string, unknown> | undefined;
+  if (!row) return { problem: 'This invitation link is not known. Ask for a new one.' };
+  if (row.used_at !== null && row.used_at !== undefined) return { problem: 'This invitation link has been used already: sign in with your password.' };
+  const expires = Date.parse(`${(fromStoreTimestamp(row.expires_at) ?? '').slice(0, 23)}Z`);
+  if (!(expires > store.clock().getTime())) return { problem: 'This invitation link has expired. Ask for a new one.' };
+  return { user: String(row.user_name) };
+}
+
+/** Sets the invited user's password and spends the invitation; the user, or why not. */
+export async function acceptInvitation(store: Store, token: string, password: string, kdf?: KdfParams): Promise<{ user: ConsoleUser } | { problem: string }> {
+  const found = await invitationUser(store, token);
+  if ('problem' in found) return found;
+  const problem = passwordProblem(password);
+  if (problem) return { problem: `${problem.charAt(0).toUpperCase()}${problem.slice(1)}.` };
+  const hashed = await hashSecret(password, kdf);
+  const spent = await store.transaction(async (trx) => {
+    const n = await trx('console_invitations').where('token_hash', idHash(token)).whereNull('used_at').update({ used_at: store.now() });
+    if (Number(n) === 0) return false;
+    await trx('console_users').where('name', found.user).update(hashed);
+    return true;
+  });
+  if (!spent) return { problem: 'This invitation link has been used already: sign in with your password.' };
+  const row = (await store.knex('console_users').where('name', found.user).whereNull('disabled_at').first()) as Record<string, unknown> | undefined;
+  if (!row || !isRole(row.role)) return { problem: 'This user is disabled.' };
+  return { user: { name: String(row.name), role: row.role, ...(row.role === 'affiliate' ? { affiliates: affiliatesOf(row.affiliates) ?? [] } : {}) } };
 }
 
 export const generatePassword = (): string => randomBytes(15).toString('base64url');
@@ -52,7 +121,8 @@ export async function checkPassword(store: Store, name: string, password: string
     return undefined;
   }
   const ok = await verifySecret(password, { kdf: row.kdf!, salt: row.salt!, hash: row.hash! });
-  return ok && isRole(row.role) ? { name: row.name!, role: row.role } : undefined;
+  if (!ok || !isRole(row.role)) return undefined;
+  return { name: row.name!, role: row.role, ...(row.role === 'affiliate' ? { affiliates: affiliatesOf(row.affiliates) ?? [] } : {}) };
 }
 
 const idHash = (id: string): string => createHash('sha256').update(id).digest('hex');
@@ -67,11 +137,11 @@ export async function startSession(store: Store, user: ConsoleUser): Promise<{ i
 
 export async function findSession(store: Store, id: string): Promise<Session | undefined> {
   const row = (await store.knex('console_sessions as s').join('console_users as u', 'u.name', 's.user_name')
-    .where('s.id_hash', idHash(id)).whereNull('u.disabled_at').first('u.name', 'u.role', 's.csrf', 's.expires_at')) as Record<string, unknown> | undefined;
+    .where('s.id_hash', idHash(id)).whereNull('u.disabled_at').first('u.name', 'u.role', 'u.affiliates', 's.csrf', 's.expires_at')) as Record<string, unknown> | undefined;
   if (!row || !isRole(row.role)) return undefined;
   const expires = Date.parse(`${(fromStoreTimestamp(row.expires_at) ?? '').slice(0, 23)}Z`);
   if (!(expires > store.clock().getTime())) return undefined;
-  return { user: { name: String(row.name), role: row.role }, csrf: String(row.csrf) };
+  return { user: { name: String(row.name), role: row.role, ...(row.role === 'affiliate' ? { affiliates: affiliatesOf(row.affiliates) ?? [] } : {}) }, csrf: String(row.csrf) };
 }
 
 export async function endSession(store: Store, id: string): Promise<void> {

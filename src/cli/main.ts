@@ -356,11 +356,15 @@ function buildProgram(io: Io, setExit: (code: number) => void, clock: Clock): Co
     .command('users')
     .description('web console users')
     .command('add')
-    .description('a console user; password from PARTNER_SYNC_USER_PASSWORD, asked on a terminal, or generated and printed once')
+    .description('a console user; staff: password from PARTNER_SYNC_USER_PASSWORD, asked on a terminal, or generated and printed once; an affiliate (or --invite): a one-time link to set it')
     .argument('<name>', 'user name')
-    .addOption(new Option('--role <role>', 'operator (runs, backfills, replays) or manager (money, fraud decisions)').choices(['operator', 'manager']).makeOptionMandatory())
+    .addOption(new Option('--role <role>', "operator (runs, backfills, replays), manager (money, fraud decisions) or affiliate (its own figures, players, statements, postbacks)").choices(['operator', 'manager', 'affiliate']).makeOptionMandatory())
+    .option('--affiliate <id>', 'the affiliate role: an affiliate id, or PARTNER:AFF_ID; repeat for the same person across partners', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--invite', 'staff too: a one-time link instead of a password')
+    .option('--console-url <url>', "the console's address for the link (default env PARTNER_SYNC_CONSOLE_URL)")
     .addOption(json())
-    .action((name: string, opts: { role: string }, cmd: Command) => run(commands.users().then((m) => m.usersAddCommand(globals(cmd), { name, role: opts.role }, io))));
+    .action((name: string, opts: { role: string; affiliate?: string[]; invite?: boolean; consoleUrl?: string }, cmd: Command) =>
+      run(commands.users().then((m) => m.usersAddCommand(globals(cmd), { name, role: opts.role, affiliates: opts.affiliate, invite: opts.invite, consoleUrl: opts.consoleUrl }, io))));
 
   const clients = program
     .command('clients')

@@ -52,7 +52,7 @@ export interface ConsoleRequests {
   /** The session of the request's cookie, if it is signed in. */
   sessionOf(request: FastifyRequest): Promise<Session | undefined>;
   /** The signed-in session (of `role`, when given, with a valid CSRF token on a POST), or undefined once the refusal is sent. */
-  signedIn(request: FastifyRequest, reply: FastifyReply, role?: Role): Promise<Session | undefined>;
+  signedIn(request: FastifyRequest, reply: FastifyReply, role?: Role | 'any'): Promise<Session | undefined>;
   /** Redirects (303) to `path` with a notice shown at the top of the page. */
   after(reply: FastifyReply, path: string, notice: string): FastifyReply;
   /** The notice a redirect carried. */
@@ -70,7 +70,8 @@ export function consoleRequests(store: Store): ConsoleRequests {
     return id ? findSession(store, id) : undefined;
   };
 
-  const signedIn = async (request: FastifyRequest, reply: FastifyReply, role?: Role): Promise<Session | undefined> => {
+  // No role: any staff role; `any`: every role, affiliates too (signing out).
+  const signedIn = async (request: FastifyRequest, reply: FastifyReply, role?: Role | 'any'): Promise<Session | undefined> => {
     const session = await sessionOf(request);
     if (!session) {
       if (request.method === 'GET') void reply.redirect(`/console/login?next=${encodeURIComponent(request.url)}`, 303);
@@ -84,7 +85,12 @@ export function consoleRequests(store: Store): ConsoleRequests {
         return undefined;
       }
     }
-    if (role && session.user.role !== role) {
+    // An affiliate sees its own pages only (./affiliate-routes.ts), never the staff's.
+    if (session.user.role === 'affiliate' && role !== 'affiliate' && role !== 'any') {
+      void send(reply, layout('Not allowed', session, html`<p class="error">This page is for the platform's staff. <a href="/console/affiliate">Your dashboard</a>.</p>`), 403);
+      return undefined;
+    }
+    if (role && role !== 'any' && session.user.role !== role) {
       void send(reply, layout('Not allowed', session, html`<p class="error">This needs the ${role} role; you are signed in as ${session.user.role}.</p>`), 403);
       return undefined;
     }

@@ -39,7 +39,8 @@ const CLAIMABLE = `e.state IN ('pending', 'retrying') AND e.next_attempt_at <= ?
 
 /** The postbacks with due events not leased now (at most `limit`). */
 export async function duePostbacks(knex: Knex, now: string, limit: number): Promise<string[]> {
-  const rows = (await knex.raw(`SELECT DISTINCT e.postback_id FROM postback_events e WHERE ${CLAIMABLE} LIMIT ?`, [now, now, limit])) as unknown;
+  // A paused postback (a manager's decision) is not claimed: its events wait, none is lost.
+  const rows = (await knex.raw(`SELECT DISTINCT e.postback_id FROM postback_events e WHERE ${CLAIMABLE} AND e.postback_id NOT IN (SELECT id FROM postbacks WHERE paused_at IS NOT NULL) LIMIT ?`, [now, now, limit])) as unknown;
   return rawRows<Record<string, unknown>>(rows).map((r) => String(r.postback_id));
 }
 

@@ -29,6 +29,8 @@ export interface PostbackDefinition {
   secretSalt: string;
   createdAt: string;
   removedAt: string | null;
+  /** Paused by a manager: nothing delivered until resumed. */
+  pausedAt: string | null;
 }
 
 export interface NewPostback {
@@ -64,11 +66,12 @@ export function toDefinition(row: Record<string, unknown>): PostbackDefinition {
     secretSalt: String(row.secret_salt),
     createdAt: fromStoreTimestamp(row.created_at) ?? '',
     removedAt: fromStoreTimestamp(row.removed_at),
+    pausedAt: fromStoreTimestamp(row.paused_at ?? null),
   };
 }
 
 /** Parses and checks a new definition; the first problem is thrown with its field. */
-export async function checkNewPostback(input: NewPostback): Promise<Omit<PostbackDefinition, 'id' | 'secretSalt' | 'createdAt' | 'removedAt'>> {
+export async function checkNewPostback(input: NewPostback): Promise<Omit<PostbackDefinition, 'id' | 'secretSalt' | 'createdAt' | 'removedAt' | 'pausedAt'>> {
   const affiliate = input.affiliate.trim();
   if (affiliate === '') throw new PostbackDefinitionError('affiliate', 'is empty');
   const campaign = input.campaign?.trim();
@@ -110,7 +113,7 @@ export async function checkNewPostback(input: NewPostback): Promise<Omit<Postbac
 /** Adds a checked definition; returns it with its secret (shown once, never stored). */
 export async function addPostback(store: Store, input: NewPostback, secretKey: string): Promise<{ postback: PostbackDefinition; secret: string }> {
   const checked = await checkNewPostback(input);
-  const postback: PostbackDefinition = { ...checked, id: `pb_${randomBytes(6).toString('hex')}`, secretSalt: newSalt(), createdAt: store.now(), removedAt: null };
+  const postback: PostbackDefinition = { ...checked, id: `pb_${randomBytes(6).toString('hex')}`, secretSalt: newSalt(), createdAt: store.now(), removedAt: null, pausedAt: null };
   await store.knex('postbacks').insert({
     id: postback.id, affiliate_id: postback.affiliateId, campaign_id: postback.campaignId, events: postback.events.join(','), method: postback.method,
     url: postback.url, include_personal: postback.includePersonal ? 1 : 0, allow_private: postback.allowPrivate ? 1 : 0,
@@ -154,4 +157,10 @@ export async function definitionsFor(db: Knex, affiliates?: Iterable<string>): P
     if (list.length <= 500) q.whereIn('affiliate_id', list);
   }
   return ((await q) as Record<string, unknown>[]).map(toDefinition);
+}
+
+/** Pauses (or resumes) a postback's delivery; false when there is no such live postback. */
+export async function setPostbackPaused(store: Store, id: string, paused: boolean): Promise<boolean> {
+  const n = await store.knex('postbacks').where('id', id).whereNull('removed_at').update({ paused_at: paused ? store.now() : null });
+  return Number(n) > 0;
 }

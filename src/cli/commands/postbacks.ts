@@ -5,13 +5,11 @@
  * POSTBACK_SECRET_KEY). `test` sends one signed test event now and reports the answer. `log`
  * shows delivery state per event; `replay` makes dead (or named) events due again.
  */
-import { randomUUID } from 'node:crypto';
 import { replay, listEvents, type EventRow } from '../../postbacks/claims.js';
 import { ApprovalError, approveMonth } from '../../postbacks/approvals.js';
 import { addPostback, getPostback, listPostbacks, PostbackDefinitionError, removePostback, type NewPostback, type PostbackDefinition } from '../../postbacks/definitions.js';
-import { deriveSecret, secretKeyFromEnv } from '../../postbacks/secret.js';
-import { sendEvent } from '../../postbacks/send.js';
-import { DEFAULT_DELIVERY } from '../../postbacks/deliverer.js';
+import { secretKeyFromEnv } from '../../postbacks/secret.js';
+import { sendTestEvent } from '../../postbacks/test-event.js';
 import { withStore, type GlobalOptions } from '../context.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 import { formatTable } from '../table.js';
@@ -88,9 +86,7 @@ export async function postbacksTestCommand(globals: GlobalOptions, opts: { id: s
   return withStore(globals, async (store) => {
     const def = await getPostback(store.knex, opts.id);
     if (!def || def.removedAt !== null) throw new CliError(`no postback ${opts.id} (partner-sync postbacks list shows them)`, EXIT_USAGE);
-    const eventId = randomUUID();
-    const data = { affiliate_id: def.affiliateId, campaign_id: def.campaignId, customer_id: 'test-customer', click_id: 'test-click', transaction_id: 'test-transaction', amount: '1.00', currency: 'USD' };
-    const result = await sendEvent(def, deriveSecret(key, def.secretSalt), { eventId, kind: 'test', occurredAt: store.now(), data }, DEFAULT_DELIVERY.timeoutMs, () => Math.floor(store.clock().getTime() / 1000));
+    const { eventId, ...result } = await sendTestEvent(store, def, key);
     if (globals.json) io.out(JSON.stringify({ id: def.id, event_id: eventId, delivered: result.delivered, status: result.status, error: result.error, ms: result.ms }));
     else io.out(result.delivered ? `test event ${eventId} delivered: HTTP ${result.status} in ${result.ms} ms` : `test event ${eventId} NOT delivered: ${result.error ?? ''}`);
     return result.delivered ? EXIT_OK : EXIT_FAILURE;

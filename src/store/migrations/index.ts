@@ -30,8 +30,9 @@ import { erasures } from './028-erasures.js';
 import { tombstones } from './029-tombstones.js';
 import { deleteGuard } from './030-delete-guard.js';
 import { flagHeldCommission } from './031-flag-held-commission.js';
+import { affiliateUsers } from './032-affiliate-users.js';
 
 export type { StoreMigration } from './migration.js';
 
 /** Every migration, in order. Listed explicitly: no discovery by file name at run time. */
-export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables, activityPartitions, consoleIndexes, fraudPending, reportDepositorCustomers, reportCellsFillfactor, reportDepositorDays, postbacks, fraudDeferred, postbackUnsettledIndex, reportPending, dropFraudActiveDays, fraudDeferredDays, missingDaysIndex, runOwner, clientPersonalData, erasures, tombstones, deleteGuard, flagHeldCommission];
+export const MIGRATIONS: readonly StoreMigration[] = [initial, rejectOrigin, commissions, versionsAndRejectLifecycle, apiClients, push, reportFacts, phaseHistory, fraud, reviewHolds, onboarding, consoleTables, activityPartitions, consoleIndexes, fraudPending, reportDepositorCustomers, reportCellsFillfactor, reportDepositorDays, postbacks, fraudDeferred, postbackUnsettledIndex, reportPending, dropFraudActiveDays, fraudDeferredDays, missingDaysIndex, runOwner, clientPersonalData, erasures, tombstones, deleteGuard, flagHeldCommission, affiliateUsers];
