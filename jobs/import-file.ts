@@ -72,16 +72,19 @@ export async function importFile(deps: { store: Store; loader: Loader; together?
 
   const size = importBatchSize();
   try {
-    let batch: RawRecord[] = [];
-    for await (const record of file.records) {
-      batch.push(record);
-      if (batch.length >= size) {
-        await add(batch);
-        batch = [];
+    // The batches in the run's span.
+    await run.within(async () => {
+      let batch: RawRecord[] = [];
+      for await (const record of file.records) {
+        batch.push(record);
+        if (batch.length >= size) {
+          await add(batch);
+          batch = [];
+        }
       }
-    }
-    if (batch.length > 0) await add(batch);
-    await batches.done();
+      if (batch.length > 0) await add(batch);
+      await batches.done();
+    });
     await run.settle();
   } catch (error) {
     // A batch still loading ends before the run is settled and closed (a read error while it loads).
@@ -90,7 +93,7 @@ export async function importFile(deps: { store: Store; loader: Loader; together?
     await run.settle().catch(() => undefined);
     // The error to report is the run's own: a store that failed under it (a full disk) may fail this
     // close too, and the next run of the stream then closes the run as abandoned (src/store/runs.ts).
-    await run.finish('failed', { error: (error as Error).message }).catch(() => undefined);
+    await run.finish('failed', { error: (error as Error).message, cause: error }).catch(() => undefined);
     throw error;
   }
   const durationMs = run.durationMs;

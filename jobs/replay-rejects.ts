@@ -66,9 +66,10 @@ export async function replayRejects(loader: Loader, partner: string, def: Partne
     const runId = run.id;
     let replayed = 0;
     let superseded = 0;
+    // Each chunk's batch in the run's span.
     for (const chunk of cut(rejects, REPLAY_BATCH)) {
       const records = chunk.map((r, k) => toRaw(r, k + 1, def));
-      await loader.transaction(async (tx) => {
+      await run.within(() => loader.transaction(async (tx) => {
         const result = await tx.load({ partner, variant: chunk[0]?.variant as Variant, entity, runId, records, personalData: def?.personal_data });
         const failed = new Set(result.rejects.map((r) => r.position));
         const older = new Set(result.stalePositions);
@@ -79,7 +80,7 @@ export async function replayRejects(loader: Loader, partner: string, def: Partne
         replayed += passed.length;
         superseded += stale.length;
         run.tally(result);
-      });
+      }));
     }
     await run.finish('succeeded');
     results.push({ entity, runId, counts: run.counts, replayed, superseded, stillRejected: rejects.length - replayed - superseded });

@@ -34,6 +34,7 @@ import { loadCursorWindow, valueAt } from './cursor-window.js';
 import { ID_FIELD, saysDeleted } from '../src/pipeline/soft-delete.js';
 import { loadDeletedList } from './deleted-list.js';
 import { DEFAULT_MAX_REJECT_RATIO, RejectRateExceeded, rejectGuard } from './reject-guard.js';
+import { inSpan } from '../src/trace.js';
 
 export type SyncPlan = (
   | { kind: 'run'; /** The time the run was scheduled for: daily windows come from it. */ scheduledFor: Date }
@@ -146,88 +147,96 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
 
   let status: StreamRunResult['status'] = 'succeeded';
   let error: string | undefined;
+  let cause: unknown;
   // The next days window's read, begun while the current one commits.
   let upcoming: EarlyRead<unknown[]> | undefined;
   try {
     for (const [index, asked] of windows.entries()) {
-      // A database source serves a cursor window only up to its own clock minus a safety lag.
-      const window = source.bound ? await source.bound(stream, asked) : asked;
-      const report = () => deps.progress?.({ partner: def.partner, stream: entity, window: describe(window), windowIndex: index + 1, windows: windows.length, pulled: counts.pulled, loaded: counts.loaded });
-      if (window.kind === 'cursor') {
-        watermark = await loadCursorWindow({
-          loader, source, def, entity, stream, window, keepsState: plan.kind === 'run', state, log,
-          toRaw, batch, tally, report, now: () => store.now(),
-        });
-      } else {
-        const days = daysBetween(window.from, window.to);
-        const reading = upcoming ?? readEarly(source.pages(stream, window));
-        upcoming = undefined;
-        const following = windows[index + 1];
-        // Activity days are replaced only when the source's answer can be trusted (./day-guard.ts).
-        const guard = dayGuardFor({ partner: def.partner, variant: def.variant, entity, incremental }, plan, days, dailyState);
-        const before = run.mark();
-        // The reject-rate guard judges the window as a whole; its rejects are kept even when the
-        // window is refused, so the records it rejected are held until the transaction ends.
-        const rejectsGuard = rejectGuard(def.max_reject_ratio ?? DEFAULT_MAX_REJECT_RATIO, `${def.partner}/${entity} ${describe(window)}`);
-        const rejectedRaw: RawRecord[] = [];
-        await loader.transaction(async (tx) => {
-          guard?.begin(tx);
-          // Activity days are replaced whole; customers and transactions of a day only upsert.
-          // The pages load in turn in this one transaction, as a cursor window's do each in its
-          // own: while one page is written, the next is read and validated.
-          // Queued first: the pages' writes follow it, while the first page is read.
-          const replaced = entity === 'activity' ? tx.replaceDays(def.partner, def.variant, days, runId) : undefined;
-          const pages = new LoadsInTurn(tx, (result, input) => {
-            rejectsGuard.add(result);
-            if (result.rejected > 0) {
-              const positions = new Set(result.rejects.map((r) => r.position));
-              for (const record of input.records) if (positions.has(record.position)) rejectedRaw.push(record);
-            }
-            tally(result);
-            report();
+      // Each window a `window` span, child of the run's; its batches are its children.
+      const about = { partner: def.partner, stream: entity, 'run.id': runId, 'window.kind': asked.kind, 'window.index': index + 1 };
+      await run.within(() => inSpan('window', about, async (span) => {
+        // A database source serves a cursor window only up to its own clock minus a safety lag.
+        const window = source.bound ? await source.bound(stream, asked) : asked;
+        const tallied = { pulled: counts.pulled, loaded: counts.loaded, rejected: counts.rejected };
+        span.setAttributes({ 'window.from': window.from, 'window.to': window.to });
+        const report = () => deps.progress?.({ partner: def.partner, stream: entity, window: describe(window), windowIndex: index + 1, windows: windows.length, pulled: counts.pulled, loaded: counts.loaded });
+        if (window.kind === 'cursor') {
+          watermark = await loadCursorWindow({
+            loader, source, def, entity, stream, window, keepsState: plan.kind === 'run', state, log,
+            toRaw, batch, tally, report, now: () => store.now(),
           });
-          try {
-            for await (const page of reading.pages) await pages.add(batch(guard ? guard.mark(toRaw(page)) : toRaw(page)));
-            // This window is read: the next one's read begins while these rows finish and commit.
-            if (following?.kind === 'days') upcoming = readEarly(source.pages(stream, source.bound ? await source.bound(stream, following) : following));
-            await pages.done();
-            await replaced;
-          } catch (error) {
-            await pages.stop();
-            throw error;
-          }
-          rejectsGuard.check();
-          await guard?.finish(tx);
-          if (plan.kind === 'run') {
-            let next = dailyState ?? {};
-            for (const day of days) next = recordDay(next, day, store.now());
-            await tx.checkpoint(def.partner, { stream: entity, state: next }, runId);
-            dailyState = next;
-            watermark = next.last_day;
-          }
-        }).catch(async (err: unknown) => {
-          // Nothing of a refused window was kept: its counts go, its records dated elsewhere stay as rejects.
-          if (err instanceof DayRefused) {
-            run.restore(before);
-            if (err.outside.length > 0) tally(await loader.load(batch([...err.outside])));
-          }
-          // A window stopped by the reject-rate guard: nothing replaced, its rejects kept, the day not
-          // recorded as loaded, and the stream marked stopped until a window loads (freshness).
-          if (err instanceof RejectRateExceeded) {
-            run.restore(before);
-            if (rejectedRaw.length > 0) tally(await loader.load(batch(rejectedRaw)));
-            if (plan.kind === 'run') {
-              const halted: DailyState = { ...(dailyState ?? {}), halted: { at: store.now(), detail: (err as Error).message } };
-              await loader.load({ ...batch([]), checkpoint: { stream: entity, state: halted } });
+        } else {
+          const days = daysBetween(window.from, window.to);
+          const reading = upcoming ?? readEarly(source.pages(stream, window));
+          upcoming = undefined;
+          const following = windows[index + 1];
+          // Activity days are replaced only when the source's answer can be trusted (./day-guard.ts).
+          const guard = dayGuardFor({ partner: def.partner, variant: def.variant, entity, incremental }, plan, days, dailyState);
+          const before = run.mark();
+          // The reject-rate guard judges the window as a whole; its rejects are kept even when the
+          // window is refused, so the records it rejected are held until the transaction ends.
+          const rejectsGuard = rejectGuard(def.max_reject_ratio ?? DEFAULT_MAX_REJECT_RATIO, `${def.partner}/${entity} ${describe(window)}`);
+          const rejectedRaw: RawRecord[] = [];
+          await loader.transaction(async (tx) => {
+            guard?.begin(tx);
+            // Activity days are replaced whole; customers and transactions of a day only upsert.
+            // The pages load in turn in this one transaction, as a cursor window's do each in its
+            // own: while one page is written, the next is read and validated.
+            // Queued first: the pages' writes follow it, while the first page is read.
+            const replaced = entity === 'activity' ? tx.replaceDays(def.partner, def.variant, days, runId) : undefined;
+            const pages = new LoadsInTurn(tx, (result, input) => {
+              rejectsGuard.add(result);
+              if (result.rejected > 0) {
+                const positions = new Set(result.rejects.map((r) => r.position));
+                for (const record of input.records) if (positions.has(record.position)) rejectedRaw.push(record);
+              }
+              tally(result);
+              report();
+            });
+            try {
+              for await (const page of reading.pages) await pages.add(batch(guard ? guard.mark(toRaw(page)) : toRaw(page)));
+              // This window is read: the next one's read begins while these rows finish and commit.
+              if (following?.kind === 'days') upcoming = readEarly(source.pages(stream, source.bound ? await source.bound(stream, following) : following));
+              await pages.done();
+              await replaced;
+            } catch (error) {
+              await pages.stop();
+              throw error;
             }
-          }
-          throw err;
-        });
-      }
-      report();
+            rejectsGuard.check();
+            await guard?.finish(tx);
+            if (plan.kind === 'run') {
+              let next = dailyState ?? {};
+              for (const day of days) next = recordDay(next, day, store.now());
+              await tx.checkpoint(def.partner, { stream: entity, state: next }, runId);
+              dailyState = next;
+              watermark = next.last_day;
+            }
+          }).catch(async (err: unknown) => {
+            // Nothing of a refused window was kept: its counts go, its records dated elsewhere stay as rejects.
+            if (err instanceof DayRefused) {
+              run.restore(before);
+              if (err.outside.length > 0) tally(await loader.load(batch([...err.outside])));
+            }
+            // A window stopped by the reject-rate guard: nothing replaced, its rejects kept, the day not
+            // recorded as loaded, and the stream marked stopped until a window loads (freshness).
+            if (err instanceof RejectRateExceeded) {
+              run.restore(before);
+              if (rejectedRaw.length > 0) tally(await loader.load(batch(rejectedRaw)));
+              if (plan.kind === 'run') {
+                const halted: DailyState = { ...(dailyState ?? {}), halted: { at: store.now(), detail: (err as Error).message } };
+                await loader.load({ ...batch([]), checkpoint: { stream: entity, state: halted } });
+              }
+            }
+            throw err;
+          });
+        }
+        report();
+        span.setAttributes({ 'records.pulled': counts.pulled - tallied.pulled, 'records.loaded': counts.loaded - tallied.loaded, 'records.rejected': counts.rejected - tallied.rejected });
+      }, { redact: deps.redact }));
     }
     // A REST partner's list of deleted ids, after the stream's own windows.
-    if (plan.kind === 'run' && entity !== 'activity' && 'path' in stream && stream.deleted_list) await loadDeletedList(loader, source, def, entity, stream, run);
+    if (plan.kind === 'run' && entity !== 'activity' && 'path' in stream && stream.deleted_list) await run.within(() => loadDeletedList(loader, source, def, entity, stream, run));
     await run.settle();
   } catch (err) {
     await upcoming?.close().catch(() => undefined);
@@ -235,6 +244,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
     await run.settle().catch((settleError: unknown) => log.error(`evaluating the run's records failed, they stay pending: ${(settleError as Error).message}`));
     status = err instanceof BudgetExhausted || err instanceof PageWalkUnstable ? 'partial' : 'failed';
     error = deps.redact((err as Error).message ?? String(err));
+    cause = err;
     if (err instanceof PageWalkUnstable) log.warn(`pagination unstable, ending the window with what loaded kept and its state unmoved: ${error}`, { page_rewalks: (source.stats.pageRewalks ?? 0) - (statsBefore.pageRewalks ?? 0) });
     else if (status === 'partial') log.warn(`run budget exhausted, ending the stream with what loaded kept: ${error}`);
     else log.error(`${plan.kind} failed: ${error}`);
@@ -244,7 +254,7 @@ export async function syncStream(deps: SyncDeps, def: PartnerDefinition, entity:
   counts.throttled = source.stats.throttled - statsBefore.throttled;
   const pageRewalks = (source.stats.pageRewalks ?? 0) - (statsBefore.pageRewalks ?? 0);
   const durationMs = performance.now() - started;
-  await run.finish(status as Exclude<RunStatus, 'running' | 'skipped'>, { finalCursor: watermark, error }).catch((closeError: unknown) => {
+  await run.finish(status as Exclude<RunStatus, 'running' | 'skipped'>, { finalCursor: watermark, error, cause }).catch((closeError: unknown) => {
     // A run that failed keeps its own error: the store that failed under it (a full disk) may fail
     // this close too, and the next run of the stream closes the run as abandoned (src/store/runs.ts).
     if (status === 'succeeded') throw closeError;

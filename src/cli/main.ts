@@ -14,6 +14,7 @@ import { processClock, type Clock } from '../kernel/clock.js';
 import { findUnknownCommand, formatUnknownCommand } from './strict.js';
 import type { StatementError } from '../store/store-errors.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, processIo, type Io } from './io.js';
+import { setupTracing } from '../trace.js';
 
 const ALLOW_SHRINK = 'replace activity days even when they lose more than max_day_shrink of their rows or become empty, and record empty days as loaded (a real shrink at the partner)';
 
@@ -439,6 +440,15 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
     io.err(formatUnknownCommand(unknown));
     return EXIT_USAGE;
   }
+  // Traces when an OTLP endpoint is configured (src/trace.ts): exported at the command's end,
+  // the worker's and serve's included.
+  let stopTracing: (() => Promise<void>) | undefined;
+  try {
+    stopTracing = setupTracing(process.env);
+  } catch (error) {
+    io.err(`partner-sync: ${(error as Error).message}`);
+    return EXIT_USAGE;
+  }
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return exitCode;
@@ -461,5 +471,7 @@ export async function main(argv: readonly string[], io: Io = processIo()): Promi
       }
     }
     return EXIT_FAILURE;
+  } finally {
+    await stopTracing?.();
   }
 }

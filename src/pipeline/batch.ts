@@ -17,6 +17,7 @@ import type { PersonalData } from '../spec/personal-data.js';
 import type { LearnedVia } from '../store/tombstones.js';
 import type { DeleteGuard } from './delete-guard.js';
 import { SLICE, yieldToEventLoop } from '../yield.js';
+import { inSpan } from '../trace.js';
 import type { KnownCustomers } from './known-customers.js';
 
 export interface BatchInput {
@@ -103,6 +104,15 @@ export type WriteInput = Omit<BatchInput, 'records'> & { received: number };
 export interface ReadyBatch {
   readonly input: WriteInput;
   readonly prepared: Promise<PreparedBatch>;
+}
+
+/** A batch's write in a `batch` span (src/trace.ts): its partner, stream, run and size, then what became of its records. */
+export function inBatchSpan(input: WriteInput, write: () => Promise<BatchResult>): Promise<BatchResult> {
+  return inSpan('batch', { partner: input.partner, stream: input.entity, 'run.id': input.runId, 'batch.size': input.received }, async (span) => {
+    const r = await write();
+    span.setAttributes({ 'records.loaded': r.loaded, 'records.rejected': r.rejected, 'records.waiting': r.waiting, 'records.stale': r.stale, 'records.released': r.released, ...(r.deleted ? { 'records.deleted': r.deleted } : {}) });
+    return r;
+  });
 }
 
 /** Starts a batch's CPU work now (validation, the newest version per key, its rows rendered when its customers are known). */

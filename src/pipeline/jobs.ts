@@ -22,6 +22,7 @@
 import type { Knex } from 'knex';
 import type { Entity, SpecRecord, Variant } from '../types.js';
 import type { LearnedVia, TombstoneRef } from '../store/tombstones.js';
+import { inSpan } from '../trace.js';
 
 /** How a run's batches are evaluated (chosen by the run, handed to every job). */
 export type EvaluationPolicy =
@@ -160,7 +161,7 @@ export class AfterLoadJobs {
     const jobs = this.ordered.filter((j) => j.evaluate);
     if (jobs.length === 0) return;
     if (!this.concurrent) {
-      for (const job of jobs) await job.evaluate!({ change, after: Promise.resolve(), reached: () => undefined });
+      for (const job of jobs) await this.evaluateOne(job, { change, after: Promise.resolve(), reached: () => undefined });
       return;
     }
     // Each job's end, and each stage it reaches (resolved at its end at the latest).
@@ -181,7 +182,7 @@ export class AfterLoadJobs {
       const waits = (job.after ?? []).filter((n) => names.has(n.split(':')[0] as string))
         .map((n) => (n.includes(':') ? stage(n).promise : ends.get(n) ?? Promise.resolve()));
       const after = Promise.all(waits).then(() => undefined);
-      const run = job.evaluate!({ change, after, reached: (s) => stage(`${job.name}:${s}`).resolve() });
+      const run = this.evaluateOne(job, { change, after, reached: (s) => stage(`${job.name}:${s}`).resolve() });
       // A job's stages are reached at its end whatever happened.
       const end = run.catch(() => undefined).then(() => {
         for (const [key, s] of stages) if (key.startsWith(`${job.name}:`)) s.resolve();
@@ -191,5 +192,11 @@ export class AfterLoadJobs {
     }
     const results = await Promise.allSettled(runs);
     for (const r of results) if (r.status === 'rejected') throw r.reason;
+  }
+
+  /** One job's evaluation, in a `job.evaluate` span (src/trace.ts). */
+  private evaluateOne(job: AfterLoadJob, ctx: EvaluationContext): Promise<void> {
+    const { change } = ctx;
+    return inSpan('job.evaluate', { 'job.name': job.name, partner: change.partner, 'run.id': change.runId, 'run.policy': change.policy }, () => job.evaluate!(ctx));
   }
 }

@@ -27,7 +27,7 @@ import { DEFAULT_DELETE_GUARD, judgeDeletes, type DeleteGuard } from './delete-g
 import { emptyPriorRows, type AfterLoadJobs, type ChangeSet, type CommittedChange, type EvaluationPolicy, type JobTransaction } from './jobs.js';
 import type { KnownCustomers } from './known-customers.js';
 import { forgetErased } from '../store/erasures.js';
-import { readyBatch, type BatchInput, type BatchResult, type PreparedBatch, type ReadyBatch, type WriteInput } from './batch.js';
+import { inBatchSpan, readyBatch, type BatchInput, type BatchResult, type PreparedBatch, type ReadyBatch, type WriteInput } from './batch.js';
 
 /** The advisory lock that serialises a partner's loads (and whatever must not interleave with them). */
 export const loadLockKey = (partner: string): string => `partner-sync:load:${partner}`;
@@ -240,8 +240,8 @@ export class LoadTransaction {
    */
   load(batch: BatchInput | ReadyBatch): Promise<BatchResult> {
     const { input, prepared } = 'prepared' in batch ? batch : readyBatch(this.loader, batch);
-    // Queued now, so batches are written in the order they were handed over.
-    return this.enqueue(async () => this.write(input, await prepared));
+    // Queued now, so batches are written in the order they were handed over (each in a `batch` span).
+    return this.enqueue(() => inBatchSpan(input, async () => this.write(input, await prepared)));
   }
 
   /** Stale: records older than another of their key in the batch, and every record of a key whose newest version was older than the store's. */

@@ -3,7 +3,9 @@
  * rejects, a push. It is started (a `runs` row, except for a push), tallies each batch's result,
  * is settled as its evaluation policy says (src/pipeline/jobs.ts), and finishes (the row closed
  * with its counts). Every composition of a run (jobs/sync-stream.ts, jobs/import-file.ts,
- * jobs/replay-rejects.ts, src/push/group-commit.ts) goes through it.
+ * jobs/replay-rejects.ts, src/push/group-commit.ts) goes through it. A recorded run is a `run`
+ * span (src/trace.ts) from its start to its finish; its windows and batches are its children when
+ * they run `within` it.
  *
  *   const run = await Run.start(loader, { partner, stream: 'transactions', kind: 'import' }, 'group');
  *   await new LoadsInTurn(loader, (result) => run.tally(result)).add(batch) ...
@@ -14,6 +16,7 @@ import type { EvaluationPolicy } from './jobs.js';
 import type { Loader, SettleGroup } from './load.js';
 import type { BatchResult } from './batch.js';
 import { addCounts, emptyCounts, finishRun, startRun, type RunCounts, type RunStart, type RunStatus } from '../store/runs.js';
+import { detached, recordFailure, startSpan, withSpan, type Span } from '../trace.js';
 
 /** The rejects of the batches tallied, per `field rule` of each record's first violation. */
 export function addRejects(into: Record<string, number>, r: Pick<BatchResult, 'rejects'>): void {
@@ -44,6 +47,8 @@ export class Run {
     private readonly together: SettleGroup | undefined,
     /** Whether the run has a `runs` row to close. */
     private readonly recorded: boolean,
+    /** The run's `run` span (none for a push's group commit: its span is the commit's). */
+    private readonly span?: Span,
   ) {
     loader.evaluateRun(id, policy);
   }
@@ -51,12 +56,21 @@ export class Run {
   /** Starts a recorded run (closing the stream's abandoned ones first). */
   static async start(loader: Loader, start: RunStart, policy: EvaluationPolicy, together?: SettleGroup): Promise<Run> {
     const id = await startRun(loader.store.knex, start, loader.store.now());
-    return new Run(loader, id, policy, together, true);
+    const span = startSpan('run', {
+      partner: start.partner, stream: start.stream, 'run.id': id, 'run.kind': start.kind, 'run.policy': policy,
+      ...(start.windowFrom === undefined ? {} : { 'window.from': start.windowFrom }), ...(start.windowTo === undefined ? {} : { 'window.to': start.windowTo }),
+    });
+    return new Run(loader, id, policy, together, true, span);
   }
 
   /** A run without a `runs` row (a push's group commit: its requests are its record). */
   static unrecorded(loader: Loader, id: string, policy: EvaluationPolicy): Run {
     return new Run(loader, id, policy, undefined, false);
+  }
+
+  /** Runs `work` with the run's span active: the windows and batches it begins are the run's children. */
+  within<T>(work: () => Promise<T>): Promise<T> {
+    return this.span ? withSpan(this.span, work) : work();
   }
 
   /** Adds a batch's result to the run's counts. */
@@ -85,17 +99,29 @@ export class Run {
    * commits (`behind`: in the background). At commit there is nothing left.
    */
   async settle(): Promise<void> {
-    if (this.policy === 'behind') this.loader.evaluateBehind(this.id);
-    else if (this.policy === 'group') await this.loader.endDeferred(this.id, this.together);
+    // Behind the commits, the evaluations outlive the span: traces of their own.
+    if (this.policy === 'behind') detached(() => this.loader.evaluateBehind(this.id));
+    else if (this.policy === 'group') await this.within(() => this.loader.endDeferred(this.id, this.together));
   }
 
   get durationMs(): number {
     return performance.now() - this.started;
   }
 
-  /** Closes the run's row with its status and counts. */
-  async finish(status: Exclude<RunStatus, 'running'>, end: { error?: string; finalCursor?: string } = {}): Promise<void> {
+  /**
+   * Closes the run's row with its status and counts, and ends its span: a failed run's is ERROR,
+   * with the exception (`cause`'s name, `error` as its message: redacted by the caller).
+   */
+  async finish(status: Exclude<RunStatus, 'running'>, end: { error?: string; finalCursor?: string; cause?: unknown } = {}): Promise<void> {
     if (!this.recorded) return;
-    await finishRun(this.loader.store.knex, this.id, { status, counts: this.counts, durationMs: this.durationMs, ...end }, this.loader.store.now());
+    const { cause, ...closed } = end;
+    try {
+      await finishRun(this.loader.store.knex, this.id, { status, counts: this.counts, durationMs: this.durationMs, ...closed }, this.loader.store.now());
+    } finally {
+      const c = this.counts;
+      this.span?.setAttributes({ 'run.status': status, 'records.pulled': c.pulled, 'records.loaded': c.loaded, 'records.rejected': c.rejected, 'records.waiting': c.waiting, 'records.stale': c.stale });
+      if (status === 'failed' && this.span) recordFailure(this.span, { name: (cause as Error | undefined)?.name ?? 'Error', message: end.error ?? 'run failed' });
+      this.span?.end();
+    }
   }
 }

@@ -5,6 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Logger } from '../log.js';
 import { openStore } from '../store/store.js';
+import { setupTracing } from '../trace.js';
 import { Deliverer, type DeliveryMetrics } from './deliverer.js';
 import type { ThreadData, ThreadMessage } from './delivery-thread.js';
 
@@ -25,13 +26,16 @@ const metrics = {
   latency: { observe: (labels: Record<string, string>, value: number) => post({ kind: 'metric', series: 'latency', labels, value }) },
 } as unknown as DeliveryMetrics;
 
+// The thread's spans (postback.delivery) go out from its own provider, set up as the process's is.
+let stopTracing: (() => Promise<void>) | undefined;
 try {
+  stopTracing = setupTracing(process.env);
   const store = await openStore({ url: data.url });
   const deliverer = new Deliverer({ store, logger, secretKey: data.secretKey, options: data.options, metrics });
   deliverer.start();
   port.on('message', (m: unknown) => {
     if (m !== 'stop') return;
-    void deliverer.stop().then(() => store.close()).finally(() => post({ kind: 'stopped' }));
+    void deliverer.stop().then(() => store.close()).finally(() => stopTracing?.()).finally(() => post({ kind: 'stopped' }));
   });
   post({ kind: 'started' });
 } catch (error) {

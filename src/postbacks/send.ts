@@ -13,6 +13,7 @@ import type { PostbackDefinition } from './definitions.js';
 import { blockedAddressReason, guardedLookup } from './destination.js';
 import { fillTemplate, messageOf } from './events.js';
 import { signature } from './secret.js';
+import { inSpan, SpanStatusCode } from '../trace.js';
 
 export const SIGNATURE_HEADER = 'x-partner-sync-signature';
 export const TIMESTAMP_HEADER = 'x-partner-sync-timestamp';
@@ -51,7 +52,22 @@ export function laneAgents(def: PostbackDefinition): { http: http.Agent; https: 
   return { http: new http.Agent({ keepAlive: true, lookup } as http.AgentOptions), https: new https.Agent({ keepAlive: true, lookup } as https.AgentOptions) };
 }
 
+/**
+ * One attempt in a `postback.delivery` span (src/trace.ts): the postback, the event, the tracker's
+ * host (never its URL: a postback URL may carry a token) and the HTTP status; ERROR when not delivered.
+ */
 export function sendEvent(def: PostbackDefinition, secret: string, event: OutgoingEvent, timeoutMs: number, nowSeconds: () => number, agents?: { http: http.Agent; https: https.Agent }): Promise<AttemptResult> {
+  const about = { 'postback.id': def.id, 'postback.event': event.kind, 'postback.event_id': event.eventId, 'http.request.method': def.method };
+  return inSpan('postback.delivery', about, async (span) => {
+    const result = await attempt(def, secret, event, timeoutMs, nowSeconds, agents, (host) => span.setAttribute('server.address', host));
+    span.setAttributes({ 'postback.delivered': result.delivered, 'postback.retry': result.retry, ...(result.status === null ? {} : { 'http.response.status_code': result.status }) });
+    // Not the error's text: it may quote the tracker's answer or a redirect's Location.
+    if (!result.delivered) span.setStatus({ code: SpanStatusCode.ERROR, message: result.status === null ? 'no HTTP answer' : `HTTP ${result.status}` });
+    return result;
+  });
+}
+
+function attempt(def: PostbackDefinition, secret: string, event: OutgoingEvent, timeoutMs: number, nowSeconds: () => number, agents: { http: http.Agent; https: https.Agent } | undefined, onHost: (host: string) => void): Promise<AttemptResult> {
   const started = performance.now();
   const done = (r: Omit<AttemptResult, 'ms'>): AttemptResult => ({ ...r, ms: Math.round(performance.now() - started) });
   let request: { url: URL; body: string; signed: string };
@@ -62,6 +78,7 @@ export function sendEvent(def: PostbackDefinition, secret: string, event: Outgoi
   }
   const { url, body, signed } = request;
   const host = url.hostname.replace(/^\[|\]$/g, '');
+  onHost(host);
   // An IP literal is connected to without a lookup: judged here.
   const literal = isIP(host) ? blockedAddressReason(host) : undefined;
   if (literal && !def.allowPrivate) return Promise.resolve(done({ delivered: false, status: null, error: `refused destination ${host}: ${literal} (the postback does not allow private destinations)`, retry: false }));

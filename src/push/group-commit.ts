@@ -36,6 +36,7 @@ import type { Knex } from 'knex';
 import { AfterCommitError, type Loader } from '../pipeline/load.js';
 import { Run } from '../pipeline/run.js';
 import type { Logger } from '../log.js';
+import { activeSpanContext, inSpan, type SpanContext } from '../trace.js';
 import type { Entity, Variant } from '../types.js';
 import { purgeExpiredAnswers, saveAnswer, touchPushStream } from './store.js';
 
@@ -76,6 +77,8 @@ interface Pending {
   request: PushRequest;
   resolve(answer: PushAnswer): void;
   reject(error: unknown): void;
+  /** The request's `push` span, which its commit's span links to. */
+  span?: SpanContext;
 }
 
 interface Group {
@@ -112,7 +115,7 @@ export class GroupCommitQueue {
     if (this.closed) return Promise.reject(new Error('the server is stopping: push refused'));
     return new Promise<PushAnswer>((resolve, reject) => {
       const group = this.group(request.partner, request.variant, request.entity);
-      group.pending.push({ request, resolve, reject });
+      group.pending.push({ request, resolve, reject, span: activeSpanContext() });
       group.records += request.records.length;
       if (group.running) return; // gathered for the next transaction
       if (group.records >= this.maxRecords || (group.holdingSince !== undefined && !this.awaited(group))) this.flush(group);
@@ -209,7 +212,7 @@ export class GroupCommitQueue {
 
   private async commit(taken: Pending[]): Promise<void> {
     try {
-      const answers = await this.write(taken.map((p) => p.request));
+      const answers = await this.traced(taken);
       taken.forEach((p, i) => p.resolve(answers[i] as PushAnswer));
     } catch (error) {
       if (taken.length === 1) {
@@ -219,7 +222,7 @@ export class GroupCommitQueue {
       this.options.logger?.warn(`push: a grouped commit of ${taken.length} requests failed (${(error as Error).message}); each is retried alone`);
       for (const p of taken) {
         try {
-          const [answer] = await this.write([p.request]);
+          const [answer] = await this.traced([p]);
           p.resolve(answer as PushAnswer);
         } catch (alone) {
           p.reject(alone);
@@ -227,6 +230,17 @@ export class GroupCommitQueue {
       }
     }
     await this.purge();
+  }
+
+  /**
+   * The requests' transaction in a `push.commit` span (src/trace.ts): a trace of its own, as it
+   * serves several requests, linked to each request's `push` span.
+   */
+  private traced(taken: Pending[]): Promise<PushAnswer[]> {
+    const first = (taken[0] as Pending).request;
+    const attributes = { partner: first.partner, stream: first.entity, variant: first.variant, 'push.requests': taken.length, 'batch.size': taken.reduce((n, p) => n + p.request.records.length, 0) };
+    const links = taken.flatMap((p) => (p.span ? [{ context: p.span }] : []));
+    return inSpan('push.commit', attributes, () => this.write(taken.map((p) => p.request)), { root: true, links });
   }
 
   /** One Loader transaction for these requests (all of one partner and entity). */

@@ -3,7 +3,8 @@
  * POSTBACK_SECRET_KEY, against a real local receiver, on both stores. A process killed with
  * SIGKILL mid-delivery, then a new one: every event arrives, a duplicate only with the same event
  * id. Two processes on one store: every event arrives once. A delivering serve's /metrics and
- * log lines (the deliverer runs on a thread of its own on PostgreSQL) count and say what happened.
+ * log lines (the deliverer runs on a thread of its own on PostgreSQL) count and say what happened,
+ * and with an OTLP endpoint its spans reach the collector when it stops.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -13,6 +14,7 @@ import { listEvents } from '../../src/postbacks/claims.js';
 import { igCustomer } from '../commission/harness.js';
 import { startReceiver, verifies, type Receiver } from '../support/receiver.js';
 import { STORES } from '../support/stores.js';
+import { otlpSpans } from '../support/traces.js';
 import { postbackHarness, SECRET_KEY, type PostbackHarness } from './harness.js';
 
 interface Served {
@@ -118,6 +120,24 @@ for (const backend of STORES) {
       assert.equal(ids.length, 60, 'no event delivered twice');
       assert.equal(new Set(ids).size, 60);
       for (const r of rx.requests.filter((x) => x.url.startsWith('/a'))) assert.ok(verifies(secret, r));
+    });
+
+    it('a delivering serve with an OTLP endpoint exports its postback.delivery spans when it stops (from the delivery thread on PostgreSQL)', async () => {
+      const { postback } = await h.define({ url: `${rx.url}/pb?c={customer_id}&token=pb-token-77e1`, events: 'registration' });
+      await h.load('customers', customers(3));
+      const collector = await startReceiver();
+      try {
+        const s = await serve(h.t.url, { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url });
+        await rx.waitFor(3, 30_000);
+        await stopServe(s);
+        assert.equal(await s.exited, 0);
+        const deliveries = collector.requests.flatMap((q) => otlpSpans(q.body)).filter((span) => span.name === 'postback.delivery');
+        assert.deepEqual(deliveries.map((d) => [d.service, d.attributes['postback.id'], d.attributes['server.address'], d.attributes['http.response.status_code']]),
+          Array.from({ length: 3 }, () => ['partner-sync', postback.id, '127.0.0.1', 200]));
+        assert.ok(!collector.requests.some((q) => q.body.includes('pb-token-77e1')), 'the postback URL\'s token is in no span');
+      } finally {
+        await collector.close();
+      }
     });
 
     it('a delivering serve counts deliveries and failed attempts on /metrics and logs each failed attempt', async () => {

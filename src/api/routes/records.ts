@@ -16,7 +16,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { listRecords, parseListQuery } from '../../push/list.js';
-import { PushService } from '../../push/service.js';
+import { PushService, type PushReply } from '../../push/service.js';
+import { inSpan, type Attributes } from '../../trace.js';
 import { entityTable } from '../../store/tables.js';
 import { ENTITIES, VARIANTS, type Entity, type Variant } from '../../types.js';
 import type { Principal, RouteModule } from '../types.js';
@@ -53,7 +54,8 @@ export const recordRoutes: RouteModule = (app, deps) => {
       const push = (bulk: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
         const principal = request.principal as Principal;
         const header = request.headers['idempotency-key'];
-        const pending = service.push({
+        const records = bulk ? (Array.isArray(request.body) ? request.body.length : 0) : 1;
+        const pending = traced({ partner: principal.partner, stream: entity, variant, 'push.bulk': bulk, 'push.records': records }, () => service.push({
           partner: principal.partner,
           variant,
           entity,
@@ -61,7 +63,7 @@ export const recordRoutes: RouteModule = (app, deps) => {
           body: request.body,
           bulk,
           idempotencyKey: Array.isArray(header) ? header.join(',') : header,
-        });
+        }));
         // Validated and queued by now (or answered without queueing).
         announced(request);
         const answer = await pending;
@@ -75,11 +77,11 @@ export const recordRoutes: RouteModule = (app, deps) => {
       app.delete(`${path}/:${param}`, { onRequest: requirePartnerAccess('write', variant) }, async (request, reply) => {
         const principal = request.principal as Principal;
         const header = request.headers['idempotency-key'];
-        const answer = await service.remove({
+        const answer = await traced({ partner: principal.partner, stream: entity, variant, 'push.delete': true }, () => service.remove({
           partner: principal.partner, variant, entity, clientId: principal.clientId,
           id: (request.params as Record<string, string>)[param] as string,
           idempotencyKey: Array.isArray(header) ? header.join(',') : header,
-        });
+        }));
         return reply.code(answer.status).send(answer.body);
       });
     }
@@ -94,6 +96,16 @@ export const recordRoutes: RouteModule = (app, deps) => {
     return reply.send(await listRecords(deps.store.knex, principal.partner, variant, entity, parsed.query));
   }
 };
+
+/** A pushed request in a `push` span (src/trace.ts), with the status it is answered with; `work` starts at once. */
+function traced(attributes: Attributes, work: () => Promise<PushReply>): Promise<PushReply> {
+  return inSpan('push', attributes, async (span) => {
+    const answer = await work();
+    span.setAttribute('http.response.status_code', answer.status);
+    if (typeof answer.body.request_id === 'string') span.setAttribute('push.request_id', answer.body.request_id);
+    return answer;
+  });
+}
 
 const ANNOUNCED = Symbol('push-announced');
 type Announced = FastifyRequest & { [ANNOUNCED]?: () => void };

@@ -40,6 +40,7 @@ import { reloadFraudRules } from '../../../jobs/fraud.js';
 import { CliError, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type Io } from '../io.js';
 import { startPostbackDelivery } from '../../postbacks/start.js';
 import type { Delivery } from '../../postbacks/delivery-thread.js';
+import { flushTracing } from '../../trace.js';
 
 export interface WorkerCommandOptions {
   /** Serve /metrics, /healthz and /readyz on this port (0: any free port). No server when absent. */
@@ -248,6 +249,8 @@ export async function workerCommand(globals: GlobalOptions, opts: WorkerCommandO
         { event: 'worker_stopped', abandoned: result.abandoned.map((r) => r.job.key) },
       );
       await flush();
+      // The spans so far go out first: main's end, which exports them otherwise, is not reached.
+      await flushTracing();
       // Runs still hold store connections mid-transaction: ending the process is what abandons them.
       proc.exit(EXIT_FAILURE);
       for (const u of unsubscribe) u();
