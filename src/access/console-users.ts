@@ -165,3 +165,11 @@ export async function listAudit(store: Store, limit = 200): Promise<AuditEntry[]
   const rows: Record<string, unknown>[] = await store.knex('console_audit').orderBy('id', 'desc').limit(limit);
   return rows.map((r) => ({ id: Number(r.id), at: fromStoreTimestamp(r.at) ?? '', user: String(r.user_name), action: String(r.action), target: String(r.target), detail: String(r.detail) }));
 }
+
+/** The affiliate users (for a manager's "view as"), or one of them by name. */
+export async function affiliateUsers(store: Store, name?: string): Promise<{ name: string; affiliates: string[]; disabled: boolean }[]> {
+  let q = store.knex('console_users').where('role', 'affiliate').orderBy('name');
+  if (name !== undefined) q = q.where('name', name);
+  const rows = (await q.select('name', 'affiliates', 'disabled_at')) as Record<string, unknown>[];
+  return rows.map((r) => ({ name: String(r.name), affiliates: affiliatesOf(r.affiliates) ?? [], disabled: r.disabled_at !== null && r.disabled_at !== undefined }));
+}

@@ -40,21 +40,34 @@ export const NAV: readonly { path: string; label: string; manager?: boolean }[] 
   { path: '/console/reports', label: 'Reports', manager: true },
   { path: '/console/fraud', label: 'Fraud queue', manager: true },
   { path: '/console/postbacks', label: 'Postbacks', manager: true },
+  { path: '/console/affiliates', label: 'Affiliates', manager: true },
   { path: '/console/onboarding', label: 'Onboarding' },
   { path: '/console/activity', label: 'Activity' },
 ];
 
-export function layout(title: string, session: Session | undefined, body: Html, options: { current?: string; notice?: string; scripts?: Html } = {}): string {
+/** An affiliate's pages (./affiliate-routes.ts): its own figures only. */
+export const AFFILIATE_NAV: readonly { path: string; label: string }[] = [
+  { path: '/console/affiliate', label: 'Dashboard' },
+  { path: '/console/affiliate/players', label: 'Players' },
+  { path: '/console/affiliate/statements', label: 'Statements' },
+  { path: '/console/affiliate/postbacks', label: 'Postbacks' },
+];
+
+export function layout(title: string, session: Session | undefined, body: Html, options: { current?: string; notice?: string; scripts?: Html; viewAs?: string } = {}): string {
+  // An affiliate, and a manager viewing as one, get the affiliate's pages (a manager's keep `as`).
+  const items = session?.user.role === 'affiliate' || options.viewAs !== undefined
+    ? AFFILIATE_NAV.map((n) => ({ ...n, path: options.viewAs !== undefined ? `${n.path}?as=${encodeURIComponent(options.viewAs)}` : n.path, key: n.path }))
+    : NAV.filter((n) => !n.manager || session?.user.role === 'manager').map((n) => ({ ...n, key: n.path }));
   const nav = session
-    ? html`<nav aria-label="Main"><ul>${NAV.filter((n) => !n.manager || session.user.role === 'manager').map((n) =>
-      html`<li><a href="${n.path}"${n.path === options.current ? new Html(' aria-current="page"') : ''}>${n.label}</a></li>`)}</ul>
+    ? html`<nav aria-label="Main"><ul>${items.map((n) =>
+      html`<li><a href="${n.path}"${n.key === options.current ? new Html(' aria-current="page"') : ''}>${n.label}</a></li>`)}</ul>
       <form method="post" action="/console/logout" class="logout"><input type="hidden" name="_csrf" value="${session.csrf}">
       <span>${session.user.name} (${session.user.role})</span> <button type="submit">Sign out</button></form></nav>`
     : html``;
   return html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · partner-sync</title><link rel="stylesheet" href="/console/assets/console.css"></head>
-<body><header><a class="brand" href="/console/partners">partner-sync</a>${nav}</header>
+<body><header><a class="brand" href="${session?.user.role === 'affiliate' ? '/console/affiliate' : '/console/partners'}">partner-sync</a>${nav}</header>
 <main><h1>${title}</h1>${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ''}${body}</main>${options.scripts ?? ''}</body></html>`.text;
 }
 
@@ -92,6 +105,9 @@ label{margin-right:.3rem}pre{background:#f6f8fa;padding:.5rem;overflow:auto;max-
 figure{margin:0}figcaption{font-weight:600;margin:.25rem 0}.chart{position:relative;height:280px}
 details{margin:1rem 0}summary{cursor:pointer;color:var(--accent)}.pager{display:flex;gap:1.5rem}
 progress{width:14rem;height:1rem}
+svg.bars{width:100%;max-width:720px;height:160px;border-bottom:1px solid var(--line)}.statement-total{font-size:1.05rem}
+@media print{header,nav,.filters,.no-print,.pager,details{display:none!important}main{max-width:none;padding:0}a{color:inherit;text-decoration:none}
+table{page-break-inside:auto}tr{page-break-inside:avoid}th{background:#eee!important;-webkit-print-color-adjust:exact;print-color-adjust:exact}}
 `;
 
 /** A stored timestamp as "YYYY-MM-DD HH:MM:SS" (UTC), or empty. */

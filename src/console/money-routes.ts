@@ -15,7 +15,7 @@ import { loadPlans } from '../commission/load-plans.js';
 import type { Plan } from '../commission/plans.js';
 import { DecisionError } from '../fraud/flags.js';
 import { replay } from '../postbacks/claims.js';
-import { addPostback, PostbackDefinitionError, removePostback } from '../postbacks/definitions.js';
+import { addPostback, PostbackDefinitionError, removePostback, setPostbackPaused } from '../postbacks/definitions.js';
 import { secretKeyFromEnv } from '../postbacks/secret.js';
 import { eraseCustomers } from '../privacy/erase.js';
 import { listErasures } from '../store/erasures.js';
@@ -120,6 +120,11 @@ export function moneyRoutes(app: FastifyInstance, deps: ConsoleDeps, { send, sig
       const r = await removePostback(store, id);
       await audit(store, session.user.name, 'postbacks remove', id, r.removed ? `${r.settled} unsent settled` : 'not found');
       return after(reply, '/console/postbacks', r.removed ? `Postback ${id} removed` : `No postback ${id}`);
+    }
+    if (action === 'pause' || action === 'resume') {
+      const done = await setPostbackPaused(store, id, action === 'pause');
+      await audit(store, session.user.name, `postbacks ${action}`, id, done ? '' : 'not found');
+      return after(reply, '/console/postbacks', done ? `Postback ${id} ${action === 'pause' ? 'paused: nothing is delivered until it is resumed' : 'resumed'}` : `No postback ${id}`);
     }
     if (action === 'replay') {
       const n = await replay(store, { postbackId: id, dead: true });

@@ -20,9 +20,10 @@ export async function postbacksPage(store: Store, session: Session, filter: { po
   const form = (action: string, label: string, fields: Record<string, string>) => html`<form class="inline" method="post" action="${action}">${csrfField(session)}${Object.entries(fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}<button type="submit">${label}</button></form>`;
   return html`<p>${STATES.map((s) => html`<a href="/console/postbacks?${q({ state: s })}">${s}</a>: ${num(summary.states[s as keyof typeof summary.states])} `)}
   · oldest undelivered: ${Math.round(summary.lagSeconds)} s</p>
-  ${table(['ID', 'Affiliate', 'Campaign', 'Events', 'Method', 'URL', 'Personal data', 'Rate/s', 'Created', ''], defs.map((d) => [
+  ${table(['ID', 'Affiliate', 'Campaign', 'Events', 'Method', 'URL', 'Personal data', 'Rate/s', 'Created', 'State', ''], defs.map((d) => [
     html`<a href="/console/postbacks?${q({ postback: d.id })}">${d.id}</a>`, d.affiliateId, d.campaignId ?? '', d.events.join(', '), d.method, d.url, d.includePersonal ? 'sent' : 'not sent',
-    d.ratePerSecond, when(d.createdAt), html`${form('/console/postbacks/replay', 'Replay dead', { postback: d.id })} ${form('/console/postbacks/remove', 'Remove', { postback: d.id })}`,
+    d.ratePerSecond, when(d.createdAt), d.pausedAt ? `paused ${when(d.pausedAt)}` : 'active',
+    html`${d.pausedAt ? form('/console/postbacks/resume', 'Resume', { postback: d.id }) : form('/console/postbacks/pause', 'Pause', { postback: d.id })} ${form('/console/postbacks/replay', 'Replay dead', { postback: d.id })} ${form('/console/postbacks/remove', 'Remove', { postback: d.id })}`,
   ]), 'Postbacks')}
   <h2>Delivery log${filter.postback ? ` of ${filter.postback}` : ''}${state ? ` (${state})` : ''}</h2>
   ${table(['Event id', 'Postback', 'Event', 'Customer', 'State', 'Attempts', 'Status', 'Created', 'Delivered / next attempt', 'Error'], events.map((e) => [

@@ -5,11 +5,14 @@
  * - Every request passes the same checks (session, CSRF token on a POST, role): ./request.ts.
  * - Roles: operators run partners and replay or discard rejects (./operations-routes.ts);
  *   managers see commissions and reports, keep postbacks and decide fraud flags
- *   (./money-routes.ts). A page or action of the other role answers 403.
+ *   (./money-routes.ts); affiliates see their own figures, players, statements and postbacks,
+ *   which managers can open read-only (./affiliate-routes.ts). A page or action of another role
+ *   answers 403.
  * - Every action is written to the audit log (who, when, what) shown on the Activity page.
  * Actions call the jobs the CLI calls; the console imports no other face.
  */
 import type { FastifyInstance } from 'fastify';
+import { affiliateRoutes } from './affiliate-routes.js';
 import { assetRoutes } from './assets.js';
 import { moneyRoutes } from './money-routes.js';
 import { operationsRoutes } from './operations-routes.js';
@@ -28,6 +31,7 @@ function consoleModule(app: FastifyInstance, deps: ConsoleDeps): void {
   sessionRoutes(app, deps.store, requests);
   operationsRoutes(app, deps, requests);
   moneyRoutes(app, deps, requests);
+  affiliateRoutes(app, deps, requests);
 }
 
 /** In an encapsulated child: the form parser applies to the console's routes only. */

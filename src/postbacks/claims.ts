@@ -142,10 +142,11 @@ export interface EventRow {
 }
 
 /** The delivery log: newest first, optionally of one postback, state or customer. */
-export async function listEvents(knex: Knex, filter: { postbackId?: string; state?: string; customer?: string; limit?: number } = {}): Promise<EventRow[]> {
+export async function listEvents(knex: Knex, filter: { postbackId?: string; postbackIds?: readonly string[]; state?: string; customer?: string; limit?: number } = {}): Promise<EventRow[]> {
   const q = knex('postback_events').orderBy('seq', 'desc').limit(filter.limit ?? 50)
     .select('seq', 'event_id', 'postback_id', 'kind', 'partner_id', 'customer_id', 'affiliate_id', 'state', 'attempts', 'last_status', 'last_error', 'created_at', 'last_attempt_at', 'next_attempt_at', 'delivered_at');
   if (filter.postbackId) q.where('postback_id', filter.postbackId);
+  if (filter.postbackIds) q.whereIn('postback_id', [...filter.postbackIds]);
   if (filter.state) q.where('state', filter.state);
   if (filter.customer) q.where('customer_id', filter.customer);
   const rows = (await q) as Record<string, unknown>[];
