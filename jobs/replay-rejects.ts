@@ -66,21 +66,27 @@ export async function replayRejects(loader: Loader, partner: string, def: Partne
     const runId = run.id;
     let replayed = 0;
     let superseded = 0;
-    // Each chunk's batch in the run's span.
-    for (const chunk of cut(rejects, REPLAY_BATCH)) {
-      const records = chunk.map((r, k) => toRaw(r, k + 1, def));
-      await run.within(() => loader.transaction(async (tx) => {
-        const result = await tx.load({ partner, variant: chunk[0]?.variant as Variant, entity, runId, records, personalData: def?.personal_data });
-        const failed = new Set(result.rejects.map((r) => r.position));
-        const older = new Set(result.stalePositions);
-        const passed = chunk.filter((_, k) => !failed.has(k + 1) && !older.has(k + 1)).map((r) => r.id);
-        const stale = chunk.filter((_, k) => older.has(k + 1)).map((r) => r.id);
-        await markResolved(tx.trx, passed, 'replayed', runId, store.now());
-        await markResolved(tx.trx, stale, 'superseded', runId, store.now());
-        replayed += passed.length;
-        superseded += stale.length;
-        run.tally(result);
-      }));
+    try {
+      // Each chunk's batch in the run's span.
+      for (const chunk of cut(rejects, REPLAY_BATCH)) {
+        const records = chunk.map((r, k) => toRaw(r, k + 1, def));
+        await run.within(() => loader.transaction(async (tx) => {
+          const result = await tx.load({ partner, variant: chunk[0]?.variant as Variant, entity, runId, records, personalData: def?.personal_data });
+          const failed = new Set(result.rejects.map((r) => r.position));
+          const older = new Set(result.stalePositions);
+          const passed = chunk.filter((_, k) => !failed.has(k + 1) && !older.has(k + 1)).map((r) => r.id);
+          const stale = chunk.filter((_, k) => older.has(k + 1)).map((r) => r.id);
+          await markResolved(tx.trx, passed, 'replayed', runId, store.now());
+          await markResolved(tx.trx, stale, 'superseded', runId, store.now());
+          replayed += passed.length;
+          superseded += stale.length;
+          run.tally(result);
+        }));
+      }
+    } catch (error) {
+      // The chunks committed stay replayed; the run is closed as failed (not left running for the next run to find abandoned).
+      await run.finish('failed', { error: (error as Error).message, cause: error }).catch(() => undefined);
+      throw error;
     }
     await run.finish('succeeded');
     results.push({ entity, runId, counts: run.counts, replayed, superseded, stillRejected: rejects.length - replayed - superseded });

@@ -138,6 +138,23 @@ for (const backend of STORES) {
       assert.deepEqual(rows.map((r: { kyc_status_id: string; run_id: string }) => [r.kyc_status_id, r.run_id]), [['approved', 'backfill-b'], ['approved', 'backfill-b'], ['approved', 'backfill-b']]);
     });
 
+    it('a replay whose load fails closes its run as failed with the error, and leaves the reject open', async () => {
+      const { def, cleanup } = await exampleDefinition('igaming', 'http://127.0.0.1:4010');
+      try {
+        const bad = { customer_id: 'c1', signup_date: '2026-13-01T00:00:00Z', affiliate_id: 'aff-1' };
+        await load('customers', [{ position: 1, value: bad, source: bad }]);
+        await t.store.knex('rejects').update({ payload: JSON.stringify({ ...bad, signup_date: '2026-11-01T09:30:00Z' }) });
+        // The store refuses the replay's write (a job's mark fails in the load transaction).
+        const failing = loaderWith(t.store, [{ name: 'refuses', async mark() { throw new Error('disk full'); } }]);
+        await assert.rejects(replayRejects(failing, 'p1', def, 'customers'), /disk full/);
+        const runs = (await t.store.knex('runs').where({ partner_id: 'p1', kind: 'replay' }).select('status', 'error')) as { status: string; error: string }[];
+        assert.deepEqual(runs.map((r) => [r.status, r.error]), [['failed', 'disk full']]);
+        assert.equal((await listRejects(t.store.knex, { partner: 'p1', status: 'open' })).length, 1);
+      } finally {
+        cleanup();
+      }
+    });
+
     it('rejects --replay of an old reject after a newer version loaded: the replay is stale, the reject closed as superseded', async () => {
       const { def, cleanup } = await exampleDefinition('igaming', 'http://127.0.0.1:4010');
       try {
