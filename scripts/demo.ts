@@ -20,7 +20,7 @@ import { emailKey } from '../src/fraud/identity.js';
 import { demoPush } from './demo-push.js';
 import { DEMO_STORE_FILE, prepareDemoEnvironment, serveLine } from './demo-env.js';
 
-import { addUser, generatePassword } from '../src/access/console-users.js';
+import { addUser, generatePassword, inviteUser } from '../src/access/console-users.js';
 
 const root = packageRoot();
 const storeFile = DEMO_STORE_FILE;
@@ -137,7 +137,13 @@ try {
   console.log('  then open http://127.0.0.1:8080/ and sign in as');
   console.log(`    demo-manager   password ${shown('demo-manager')}   (commissions, reports, fraud decisions)`);
   console.log(`    demo-operator  password ${shown('demo-operator')}   (run now, backfill, replay rejects)`);
-  console.log('  (more users: partner-sync users add <name> --role operator|manager)');
+  // An affiliate of the sandbox casino, invited: its own figures, players, statements and postbacks.
+  let invitation: string | undefined;
+  if (!(await consoleStore.knex('console_users').where('name', 'demo-affiliate').first('name'))) {
+    invitation = `http://127.0.0.1:8080/console/invite/${(await inviteUser(consoleStore, 'demo-affiliate', 'affiliate', ['aff-101'])).token}`;
+  }
+  console.log(`  and the affiliate aff-101's own view: open ${invitation ?? 'the invitation printed by the first demo run on this store'} and choose a password`);
+  console.log('  (more users: partner-sync users add <name> --role operator|manager, or --role affiliate --affiliate AFF_ID for an invitation)');
 } finally {
   await consoleStore.close();
 }
