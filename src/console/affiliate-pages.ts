@@ -11,7 +11,7 @@ import type { EventRow } from '../postbacks/claims.js';
 import type { PostbackDefinition } from '../postbacks/definitions.js';
 import { EVENT_KINDS } from '../postbacks/events.js';
 import type { AffiliateRow } from '../reports/affiliates.js';
-import { commissionOf, sumFigures, type Period, type Player } from '../reports/affiliate-view.js';
+import { sumFigures, type Commission, type Period, type Player } from '../reports/affiliate-view.js';
 import { html, Html, num, table, when } from './html.js';
 
 /** Where the pages link to: the same pages, keeping a manager's `as`. */
@@ -25,11 +25,11 @@ const usd = (v: string): string => money(v).toFixed(2);
 
 const REVENUE_LABEL = { ggr: 'Net revenue (GGR)', ngr: 'Net revenue (NGR)' } as const;
 
-export function dashboardPage(o: { periods: readonly { period: Period; rows: readonly AffiliateRow[] }[]; ledgers: readonly LedgerReport[]; month: readonly AffiliateRow[]; days: readonly AffiliateRow[]; window: { from: string; to: string }; revenue: 'ggr' | 'ngr'; updated: string | null; link: LinkTo }): Html {
+export function dashboardPage(o: { periods: readonly { period: Period; rows: readonly AffiliateRow[] }[]; commission: ReadonlyMap<Period['key'], Commission>; month: readonly AffiliateRow[]; days: readonly AffiliateRow[]; window: { from: string; to: string }; revenue: 'ggr' | 'ngr'; updated: string | null; link: LinkTo }): Html {
   const rev = (f: { ggr_usd: string; ngr_usd: string }) => (o.revenue === 'ggr' ? f.ggr_usd : f.ngr_usd);
   const summary = o.periods.map(({ period, rows }) => {
     const f = sumFigures(rows);
-    const c = commissionOf(o.ledgers, period);
+    const c = o.commission.get(period.key) as Commission;
     return [period.label, num(f.registrations), num(f.ftd_count), num(f.deposits_usd), num(rev(f)), num(c.earned_usd), num(c.held_fx > 0 ? `${c.withheld_usd} + ${c.held_fx} waiting for an FX rate` : c.withheld_usd), num(c.payable_usd)];
   });
   const byCampaign = o.month.map((r) => [r.partner, r.campaign ?? '(none)', num(r.registrations), num(r.ftd_count), num(usd(r.deposits_usd)), num(usd(rev(r)))]);

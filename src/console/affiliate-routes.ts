@@ -17,7 +17,7 @@ import { listEvents } from '../postbacks/claims.js';
 import { addPostback, getPostback, listPostbacks, PostbackDefinitionError, removePostback } from '../postbacks/definitions.js';
 import { secretKeyFromEnv } from '../postbacks/secret.js';
 import { sendTestEvent } from '../postbacks/test-event.js';
-import { lastUpdated, periods, players, postbackAffiliates, revenueBasis, scopedLedger, scopedReport, scopeOf, whereScoped, type ScopeEntry } from '../reports/affiliate-view.js';
+import { lastUpdated, periods, players, postbackAffiliates, revenueBasis, scopedCommission, scopedLedger, scopedReport, scopeOf, whereScoped, type ScopeEntry } from '../reports/affiliate-view.js';
 import { csvLine, dashboardPage, PLAYER_CSV_HEADER, playersPage, postbacksAffiliatePage, statementOf, statementPage, type LinkTo } from './affiliate-pages.js';
 import { csrfField, html, layout, q, table } from './html.js';
 import { CONSOLE_ROUTE, type ConsoleDeps, type ConsoleRequests, type Form, type Query } from './request.js';
@@ -91,17 +91,16 @@ export function affiliateRoutes(app: FastifyInstance, deps: ConsoleDeps, { send,
     const now = store.clock();
     const all = await commissionPlans();
     const ps = periods(now);
-    const thisMonth = ps.find((p) => p.key === 'this_month');
-    const lastMonth = ps.find((p) => p.key === 'last_month');
     const window = { from: addDays(now.toISOString().slice(0, 10), -29), to: now.toISOString().slice(0, 10) };
-    const [rows, ledgers, month, days, updated] = await Promise.all([
-      Promise.all(ps.map(async (period) => ({ period, rows: await scopedReport(store, v.scope, { from: period.from, to: period.to }, period.key.endsWith('month') ? 'month' : 'day') }))),
-      Promise.all([thisMonth, lastMonth].map((p) => scopedLedger(store, v.scope, p?.from.slice(0, 7), all))).then((l) => l.flat()),
-      scopedReport(store, v.scope, { from: thisMonth?.from, to: thisMonth?.to }, 'campaign'),
+    // Each period by campaign (summed for its line; this month's rows are the table by campaign):
+    // the month grain would add the commission columns, reading every ledger line of the affiliate.
+    const [rows, commission, days, updated] = await Promise.all([
+      Promise.all(ps.map(async (period) => ({ period, rows: await scopedReport(store, v.scope, { from: period.from, to: period.to }, 'campaign') }))),
+      scopedCommission(store, v.scope, ps),
       scopedReport(store, v.scope, window, 'day'),
       lastUpdated(store, v.scope),
     ]);
-    return send(reply, page(v, 'Dashboard', '/console/affiliate', dashboardPage({ periods: rows, ledgers, month, days, window, revenue: revenueBasis(all, v.scope), updated, link: v.link }), request));
+    return send(reply, page(v, 'Dashboard', '/console/affiliate', dashboardPage({ periods: rows, commission, month: rows.find((r) => r.period.key === 'this_month')?.rows ?? [], days, window, revenue: revenueBasis(all, v.scope), updated, link: v.link }), request));
   });
 
   app.get('/console/affiliate/players', CONSOLE_ROUTE, async (request, reply) => {
