@@ -162,7 +162,7 @@ describe('web console', function () {
       assert.equal(await usersAddCommand(globalsOf(), { name: 'omar', role: 'operator' }, io(), {}), 0);
       const password = /password: (\S+)/.exec(lines.join('\n'))![1]!;
       assert.deepEqual(await checkPassword(store, 'omar', password), { name: 'omar', role: 'operator' });
-      await assert.rejects(usersAddCommand(globalsOf(), { name: 'x', role: 'admin' }, io(), {}), (e: CliError) => e.exitCode === 2 && /--role must be one of operator, manager, got "admin"/.test(e.message));
+      await assert.rejects(usersAddCommand(globalsOf(), { name: 'x', role: 'admin' }, io(), {}), (e: CliError) => e.exitCode === 2 && /--role must be one of operator, manager, affiliate, got "admin"/.test(e.message));
       await assert.rejects(usersAddCommand(globalsOf(), { name: 'omar', role: 'operator' }, io(), {}), (e: CliError) => e.exitCode === 2 && e.message === 'user omar already exists');
     });
   });
