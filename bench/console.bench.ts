@@ -4,7 +4,10 @@
  * N = 1,000,000 for the 10,000,000-row figure), plus what a busy console sees beside them: a year
  * of runs, open and resolved rejects, a commission ledger (a CPA line for every fourth customer,
  * a revenue-share line per affiliate and month), open fraud flags, a console audit log, 0.1N
- * prop-trading customers for the funnel.
+ * prop-trading customers for the funnel; and one affiliate (`aff-big`, signed in as the affiliate)
+ * with BENCH_AFFILIATE_CUSTOMERS customers (default 100,000) over the last 60 days, two deposits
+ * and a day of activity each, a CPA line for every second one, for the affiliate's own pages
+ * (BENCH_AFFILIATE_ONLY=1: those pages alone).
  *
  *   node dist/bench/console.bench.js [customers=100000] [repeats=20]     (TEST_PG_URL overrides the server)
  *
@@ -34,6 +37,9 @@ const N = Number(process.argv[2] ?? 100_000);
 const REPEATS = Number(process.argv[3] ?? 20);
 const PG_URL = process.env.TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const AFFILIATES = 1000;
+/** The affiliate of the affiliate's own pages, and its customers (BENCH_AFFILIATE_CUSTOMERS, default 100,000). */
+const BIG_AFFILIATE = 'aff-big';
+const BIG = Number(process.env.BENCH_AFFILIATE_CUSTOMERS ?? 100_000);
 const DAYS = 365;
 const GAMES = ['slots', 'live_casino', 'poker', 'sportsbook', 'table_games'];
 const CASINO = 'sandbox-casino';
@@ -135,6 +141,25 @@ async function build(client: pg.Client, now: string, today: string): Promise<voi
     for (let i = 0; i < 20_000; i++) yield `${new Date(Date.parse(now) - i * 60_000).toISOString()}\tolga\trun now\t${CASINO}\tcustomers succeeded: ${i} loaded\n`;
   });
   lap('flags and audit');
+  // The affiliate's own view: one affiliate with BIG customers over the last 60 days, each with a
+  // deposit (its FTD) and a second one, a CPA line for every second one, activity on its signup day.
+  const big = (i: number) => `b${String(i).padStart(8, '0')}`;
+  const bigDay = (i: number) => addDays(today, -(i % 60));
+  await copyLines(client, 'COPY customers (partner_id, customer_id, signup_date, affiliate_id, country_code, campaign_id, click_id, email, loaded_at) FROM STDIN', function* () {
+    for (let i = 0; i < BIG; i++) yield `${CASINO}\t${big(i)}\t${bigDay(i)}T${String(i % 24).padStart(2, '0')}:05:00Z\t${BIG_AFFILIATE}\t${['DE', 'GB', 'SE', 'CA'][i % 4]}\t${BIG_AFFILIATE}-c${i % 7}\tclk-${i}\tbig${i}@example.com\t${now}\n`;
+  });
+  await copyLines(client, 'COPY transactions (partner_id, transaction_id, customer_id, transaction_type, amount_currency, currency, amount_usd, transaction_date, status, loaded_at) FROM STDIN', function* () {
+    for (let i = 0; i < BIG; i++) {
+      for (const k of [0, 1]) yield `${CASINO}\tbt${i}-${k}\t${big(i)}\tdeposit\t${cents(2000 + ((i * 37) % 20000))}\tUSD\t${cents(2000 + ((i * 37) % 20000))}\t${bigDay(i)}T${String(i % 24).padStart(2, '0')}:${k ? 40 : 20}:00Z\tapproved\t${now}\n`;
+    }
+  });
+  await copyLines(client, 'COPY gaming_activity (partner_id, date, customer_id, game_type, currency, bets_count, total_bets, wins, ggr, ngr, loaded_at) FROM STDIN', function* () {
+    for (let i = 0; i < BIG; i++) yield `${CASINO}\t${bigDay(i)}\t${big(i)}\tslots\tUSD\t3\t100.00\t80.00\t20.00\t16.00\t${now}\n`;
+  });
+  await copyLines(client, 'COPY commission_ledger (line_key, plan_id, plan_kind, partner_id, affiliate_id, customer_id, period, reason, amount_usd, total_usd, sources, basis, created_at) FROM STDIN', function* () {
+    for (let i = 0; i < BIG; i += 2) yield `cpa:big:${i}\tcasino-cpa-2026\tcpa\t${CASINO}\t${BIG_AFFILIATE}\t${big(i)}\t${bigDay(i).slice(0, 7)}\tcpa_ftd\t100.00\t100.00\t["transactions:bt${i}-0"]\t{}\t${bigDay(i)}T23:00:00Z\n`;
+  });
+  lap(`the affiliate's ${BIG} customers`);
   await client.query('ANALYZE');
 }
 
@@ -174,7 +199,9 @@ async function main(): Promise<void> {
       if (res.statusCode !== 303) throw new Error(`sign-in of ${name}: ${res.statusCode}`);
       return String(res.headers['set-cookie']).split(';')[0]!;
     };
+    await addUser(store, 'ana', 'affiliate', PASSWORD, KDF, [BIG_AFFILIATE]);
     const manager = await cookieOf('max');
+    const affiliate = await cookieOf('ana');
     const operator = await cookieOf('olga');
     const pages: [string, string, string][] = [
       ['Partners', '/console/partners', operator],
@@ -191,7 +218,14 @@ async function main(): Promise<void> {
       ['Fraud flag', '/console/fraud/7', manager],
       ['Onboarding', '/console/onboarding', operator],
       ['Activity', '/console/activity', operator],
+      [`Affiliate: dashboard`, '/console/affiliate', affiliate],
+      ['Affiliate: players', '/console/affiliate/players', affiliate],
+      ['Affiliate: players, deep', `/console/affiliate/players?after=${encodeURIComponent(`${CASINO}|b${String(Math.floor(BIG * 0.9)).padStart(8, '0')}`)}`, affiliate],
+      ['Affiliate: players, month', `/console/affiliate/players?month=${today.slice(0, 7)}&country=GB`, affiliate],
+      ['Affiliate: statement', '/console/affiliate/statements', affiliate],
+      ['Affiliate: postbacks', '/console/affiliate/postbacks', affiliate],
     ];
+    if (process.env.BENCH_AFFILIATE_ONLY) pages.splice(0, pages.length - 6);
     console.log(`server time per page, ms, ${REPEATS} requests each (Server-Timing app;dur / around inject):`);
     console.log(`  ${'page'.padEnd(26)} ${'p50'.padStart(7)} ${'p95'.padStart(7)}   ${'inject p50'.padStart(10)} ${'p95'.padStart(7)}  bytes`);
     for (const [name, path, cookie] of REPEATS > 0 ? pages : []) {

@@ -8,6 +8,8 @@ import { money, ZERO, type Money } from '../kernel/money.js';
 import type { Plan } from './plans.js';
 import { monthClosesAt } from './rules/revshare.js';
 import { listReviewHolds, type ReviewHold } from './review-holds.js';
+/** The review holds as the ledger report reads them (for the affiliate's view, src/reports/affiliate-view.ts). */
+export { listReviewHolds };
 
 export interface LedgerFilter {
   affiliate?: string;

@@ -5,53 +5,67 @@
  */
 import type { LedgerReport } from '../commission/report.js';
 import type { Plan } from '../commission/plans.js';
+import { addDays } from '../kernel/dates.js';
 import { money, ZERO } from '../kernel/money.js';
 import type { EventRow } from '../postbacks/claims.js';
 import type { PostbackDefinition } from '../postbacks/definitions.js';
 import { EVENT_KINDS } from '../postbacks/events.js';
 import type { AffiliateRow } from '../reports/affiliates.js';
-import { commissionOf, sumFigures, type Period, type Player } from '../reports/affiliate-view.js';
+import { sumFigures, type Commission, type Period, type Player } from '../reports/affiliate-view.js';
 import { html, Html, num, table, when } from './html.js';
 
 /** Where the pages link to: the same pages, keeping a manager's `as`. */
 export type LinkTo = (path: string, params?: Record<string, string | undefined>) => string;
 
+/** A table whose cells keep to one line (ids, dates, amounts), scrolled sideways when the window is narrow. */
+const wide = (t: Html): Html => html`<div class="wide">${t}</div>`;
+
+/** A sum of the report, to the cent (the report keeps the facts' precision). */
+const usd = (v: string): string => money(v).toFixed(2);
+
 const REVENUE_LABEL = { ggr: 'Net revenue (GGR)', ngr: 'Net revenue (NGR)' } as const;
 
-export function dashboardPage(o: { periods: readonly { period: Period; rows: readonly AffiliateRow[] }[]; ledgers: readonly LedgerReport[]; month: readonly AffiliateRow[]; days: readonly AffiliateRow[]; revenue: 'ggr' | 'ngr'; updated: string | null; link: LinkTo }): Html {
+export function dashboardPage(o: { periods: readonly { period: Period; rows: readonly AffiliateRow[] }[]; commission: ReadonlyMap<Period['key'], Commission>; month: readonly AffiliateRow[]; days: readonly AffiliateRow[]; window: { from: string; to: string }; revenue: 'ggr' | 'ngr'; updated: string | null; link: LinkTo }): Html {
   const rev = (f: { ggr_usd: string; ngr_usd: string }) => (o.revenue === 'ggr' ? f.ggr_usd : f.ngr_usd);
   const summary = o.periods.map(({ period, rows }) => {
     const f = sumFigures(rows);
-    const c = commissionOf(o.ledgers, period);
+    const c = o.commission.get(period.key) as Commission;
     return [period.label, num(f.registrations), num(f.ftd_count), num(f.deposits_usd), num(rev(f)), num(c.earned_usd), num(c.held_fx > 0 ? `${c.withheld_usd} + ${c.held_fx} waiting for an FX rate` : c.withheld_usd), num(c.payable_usd)];
   });
-  const byCampaign = o.month.map((r) => [r.partner, r.campaign ?? '(none)', num(r.registrations), num(r.ftd_count), num(r.deposits_usd), num(rev(r))]);
+  const byCampaign = o.month.map((r) => [r.partner, r.campaign ?? '(none)', num(r.registrations), num(r.ftd_count), num(usd(r.deposits_usd)), num(usd(rev(r)))]);
   return html`<p class="muted" id="updated">Figures as of ${o.updated ? when(o.updated) : 'no data yet'} UTC. They move within seconds of a partner's data arriving: <a href="${o.link('/console/affiliate')}">refresh</a> to see the latest.</p>
   ${table(['Period', 'Registrations', 'FTDs', 'Deposits USD', REVENUE_LABEL[o.revenue] + ' USD', 'Commission earned USD', 'Held USD', 'Payable USD'], summary, 'Your figures')}
   <h2>The last 30 days</h2>
-  ${dayChart(o.days)}
+  ${dayChart(o.days, o.window)}
   <h2>This month by partner and campaign</h2>
   ${table(['Partner', 'Campaign', 'Registrations', 'FTDs', 'Deposits USD', REVENUE_LABEL[o.revenue] + ' USD'], byCampaign)}`;
 }
 
-/** FTDs per day as bars (an SVG drawn here: no script), with the figures in a table beside it for screen readers and print. */
-function dayChart(days: readonly AffiliateRow[]): Html {
+/**
+ * FTDs per day as bars (an SVG drawn here: no script), one slot for every day of the window
+ * (days without figures are empty slots, so the axis is time), the first and last day labelled;
+ * the figures in a table beside it for screen readers and print.
+ */
+function dayChart(days: readonly AffiliateRow[], window: { from: string; to: string }): Html {
   const byDay = new Map<string, { ftds: number; deposits: string }>();
   for (const r of days) {
     const d = byDay.get(r.day ?? '') ?? { ftds: 0, deposits: '0' };
     byDay.set(r.day ?? '', { ftds: d.ftds + r.ftd_count, deposits: money(d.deposits).plus(money(r.deposits_usd)).toFixed(2) });
   }
-  const list = [...byDay].sort((a, b) => a[0].localeCompare(b[0]));
-  if (list.length === 0) return html`<p class="empty">No registrations or deposits in the last 30 days.</p>`;
+  if (byDay.size === 0) return html`<p class="empty">No registrations or deposits in the last 30 days.</p>`;
+  const list: [string, { ftds: number; deposits: string }][] = [];
+  for (let day = window.from; day <= window.to; day = addDays(day, 1)) list.push([day, byDay.get(day) ?? { ftds: 0, deposits: '0.00' }]);
   const max = Math.max(1, ...list.map(([, d]) => d.ftds));
-  const w = 20;
+  const w = 24;
   const bars = list.map(([day, d], i) => {
     const h = Math.round((d.ftds / max) * 120);
-    return html`<rect x="${i * w + 2}" y="${130 - h}" width="${w - 4}" height="${h}" fill="#0a58ca"><title>${day}: ${d.ftds} FTDs, ${d.deposits} USD deposited</title></rect>`;
+    return html`<rect x="${i * w + 3}" y="${130 - h}" width="${w - 6}" height="${h}" fill="#0a58ca"><title>${day}: ${d.ftds} FTDs, ${d.deposits} USD deposited</title></rect>`;
   });
-  return html`<figure><svg class="bars" viewBox="0 0 ${list.length * w + 4} 140" role="img" aria-labelledby="chart-title"><title id="chart-title">FTDs per day, the last 30 days: at most ${max} a day</title>${bars}</svg>
-  <figcaption>FTDs per day (the highest bar: ${max})</figcaption></figure>
-  <details><summary>The figures per day</summary>${table(['Day', 'FTDs', 'Deposits USD'], list.map(([day, d]) => [day, num(d.ftds), num(d.deposits)]))}</details>`;
+  const width = list.length * w;
+  return html`<figure><svg class="bars" viewBox="0 0 ${width} 150" role="img" aria-labelledby="chart-title"><title id="chart-title">FTDs per day, ${window.from} to ${window.to}: at most ${max} a day</title>${bars}
+  <text x="2" y="146" font-size="11" fill="#57606a">${window.from}</text><text x="${width - 2}" y="146" font-size="11" fill="#57606a" text-anchor="end">${window.to}</text></svg>
+  <figcaption>FTDs per day, ${window.from} to ${window.to} (the highest bar: ${max})</figcaption></figure>
+  <details><summary>The figures per day</summary>${table(['Day', 'FTDs', 'Deposits USD'], list.filter(([d]) => byDay.has(d)).map(([day, d]) => [day, num(d.ftds), num(d.deposits)]))}</details>`;
 }
 
 export function playersPage(o: { rows: readonly Player[]; next?: string; filter: { month?: string; campaign?: string; country?: string }; revenue: 'ggr' | 'ngr'; link: LinkTo; asField: Html }): Html {
@@ -61,8 +75,8 @@ export function playersPage(o: { rows: readonly Player[]; next?: string; filter:
     <label>Campaign <input name="campaign" value="${f.campaign ?? ''}"></label>
     <label>Country <input name="country" value="${f.country ?? ''}" size="3" maxlength="2"></label>
     <button type="submit">Filter</button> <a href="${o.link('/console/affiliate/players', { ...f, format: 'csv' })}">Download CSV</a></form>
-  ${table(['Partner', 'Customer', 'Signup', 'Country', 'Campaign', 'Click id', 'FTD date', 'FTD USD', 'Deposits USD', `Revenue (${o.revenue.toUpperCase()}) USD`, 'Commission USD'],
-    o.rows.map((p) => [p.partner, p.customer_id, p.signup_date, p.country ?? '', p.campaign ?? '', p.click_id ?? '', p.ftd_date ?? '', num(p.ftd_usd ?? ''), num(p.deposits_usd), num(p.revenue_usd), num(p.commission_usd)]), 'Your players')}
+  ${wide(table(['Partner', 'Customer', 'Signup', 'Country', 'Campaign', 'Click id', 'FTD date', 'FTD USD', 'Deposits USD', `Revenue (${o.revenue.toUpperCase()}) USD`, 'Commission USD'],
+    o.rows.map((p) => [p.partner, p.customer_id, p.signup_date, p.country ?? '', p.campaign ?? '', p.click_id ?? '', p.ftd_date ?? '', num(p.ftd_usd ?? ''), num(p.deposits_usd), num(p.revenue_usd), num(p.commission_usd)]), 'Your players'))}
   <p class="pager">${o.next ? html`<a href="${o.link('/console/affiliate/players', { ...f, after: o.next })}" rel="next">Next page</a>` : html`<span class="muted">End of the list.</span>`}</p>`;
 }
 
@@ -124,28 +138,25 @@ export function statementOf(ledgers: readonly LedgerReport[], month: string, app
 
 const KIND_LABEL: Record<string, string> = { cpa_ftd: 'CPA', revshare: 'RevShare', challenge_cpa: 'Challenge CPA', phase_bonus: 'Phase bonus' };
 
-export function statementPage(s: ReturnType<typeof statementOf>, o: { month: string; months: readonly string[]; link: LinkTo; asField: Html }): Html {
+export function statementPage(s: ReturnType<typeof statementOf>, o: { month: string; months: readonly string[]; link: LinkTo; asField: Html; who: string }): Html {
   return html`<form class="filters no-print" method="get" action="/console/affiliate/statements">${o.asField}
     <label>Month <select name="month">${o.months.map((m) => html`<option${m === o.month ? new Html(' selected') : ''}>${m}</option>`)}</select></label>
     <button type="submit">Show</button> <a href="${o.link('/console/affiliate/statements', { month: o.month, format: 'csv' })}">Download CSV</a>
     <span class="muted">Print this page for a paper copy.</span></form>
-  <p class="statement-total">Statement for ${o.month}: <strong>${s.payable} USD payable</strong> of ${s.total} USD booked${money(s.withheld).isZero() ? '' : html`, ${s.withheld} USD under review`}.
+  <p class="statement-total">Statement of ${o.who} for ${o.month}: <strong>${s.payable} USD payable</strong> of ${s.total} USD booked${money(s.withheld).isZero() ? '' : html`, ${s.withheld} USD under review`}.
   ${s.approved.length > 0 ? html`Approved for payment: ${s.approved.map((a) => `${a.affiliate} ${a.net_usd} USD on ${a.approved_at.slice(0, 10)}`).join('; ')}.` : 'Not approved for payment yet.'}</p>
   ${table(['Plan', 'Kind', 'Earned USD', 'Clawbacks USD', 'Net USD'], s.byPlan.map((p) => [p.plan, KIND_LABEL[p.kind] ?? p.kind, num(p.earned), num(p.clawed), num(p.net)]), 'By plan')}
   ${s.held.length > 0 ? table(['Plan', 'Customer', 'Month', 'Why held', 'Amount USD'], s.held.map((h) => [h.plan, h.customer, h.period, h.reason, num(h.amount)]), 'Held') : ''}
-  ${table(['Plan', 'Kind', 'Partner', 'Customer', 'Reason', 'Amount USD', 'Booked'], s.lines.map((l) => [l.plan, KIND_LABEL[l.kind] ?? l.kind, l.partner, l.customer, l.reason, num(l.amount_usd), when(l.booked)]), 'Lines')}`;
+  ${wide(table(['Plan', 'Kind', 'Partner', 'Customer', 'Reason', 'Amount USD', 'Booked'], s.lines.map((l) => [l.plan, KIND_LABEL[l.kind] ?? l.kind, l.partner, l.customer, l.reason, num(l.amount_usd), when(l.booked)]), 'Lines'))}`;
 }
 
 export function postbacksAffiliatePage(o: { defs: readonly PostbackDefinition[]; events: readonly EventRow[]; csrf: Html; readOnly: boolean; link: LinkTo; affiliates: readonly string[] }): Html {
   const form = (action: string, label: string, id: string) => (o.readOnly ? html`` : html`<form class="inline" method="post" action="${action}">${o.csrf}<input type="hidden" name="postback" value="${id}"><button type="submit">${label}</button></form>`);
-  return html`${table(['ID', 'Affiliate', 'Campaign', 'Events', 'Method', 'URL', 'State', 'Created', ''], o.defs.map((d) => [
+  return html`${wide(table(['ID', 'Affiliate', 'Campaign', 'Events', 'Method', 'URL', 'State', 'Created', ''], o.defs.map((d) => [
     d.id, d.affiliateId, d.campaignId ?? '', d.events.join(', '), d.method, d.url, d.pausedAt ? `paused by the platform since ${when(d.pausedAt)}` : 'active', when(d.createdAt),
     html`${form('/console/affiliate/postbacks/test', 'Send a test', d.id)} ${form('/console/affiliate/postbacks/remove', 'Remove', d.id)}`,
-  ]), 'Your postbacks')}
-  <h2>Delivery log</h2>
-  ${table(['Event id', 'Postback', 'Event', 'Customer', 'State', 'Attempts', 'HTTP status', 'Created', 'Delivered / next attempt'], o.events.map((e) => [
-    e.event_id, e.postback_id, e.kind, e.customer_id ?? '', e.state, num(e.attempts), e.last_status ?? '', when(e.created_at), when(e.delivered_at ?? e.next_attempt_at)]))}
-  ${o.readOnly ? html`<p class="muted">Read-only: you are viewing as this affiliate.</p>` : html`<h2>Add a postback</h2>
+  ]), 'Your postbacks'))}
+  ${o.readOnly ? html`<p class="muted">Read-only: you are viewing as this affiliate.</p>` : o.affiliates.length === 0 ? html`<p class="muted">Your affiliate ids are held per partner: the platform sets up their postbacks. Ask your account manager.</p>` : html`<h2>Add a postback</h2>
   <p class="muted">Your tracker's URL (https), with macros such as {click_id} {customer_id} {event} {amount} {currency}. Each request is signed; the signing secret is shown once, on the next page.</p>
   <form method="post" action="/console/affiliate/postbacks/add" class="filters">${o.csrf}
     ${o.affiliates.length > 1 ? html`<label>Affiliate id <select name="affiliate">${o.affiliates.map((a) => html`<option>${a}</option>`)}</select></label>` : ''}
@@ -153,5 +164,8 @@ export function postbacksAffiliatePage(o: { defs: readonly PostbackDefinition[];
     <label>Campaign <input name="campaign"></label>
     <label>Method <select name="method"><option>GET</option><option>POST</option></select></label>
     <label>URL <input name="url" required size="50" type="url"></label>
-    <button type="submit" class="primary">Add</button></form>`}`;
+    <button type="submit" class="primary">Add</button></form>`}
+  <h2>Delivery log</h2>
+  ${wide(table(['Event id', 'Postback', 'Event', 'Customer', 'State', 'Attempts', 'HTTP status', 'Created', 'Delivered / next attempt'], o.events.map((e) => [
+    e.event_id, e.postback_id, e.kind, e.customer_id ?? '', e.state, num(e.attempts), e.last_status ?? '', when(e.created_at), when(e.delivered_at ?? e.next_attempt_at)])))}`;
 }

@@ -17,7 +17,7 @@ import { listEvents } from '../postbacks/claims.js';
 import { addPostback, getPostback, listPostbacks, PostbackDefinitionError, removePostback } from '../postbacks/definitions.js';
 import { secretKeyFromEnv } from '../postbacks/secret.js';
 import { sendTestEvent } from '../postbacks/test-event.js';
-import { lastUpdated, periods, players, revenueBasis, scopedLedger, scopedReport, scopeOf, whereScoped, type ScopeEntry } from '../reports/affiliate-view.js';
+import { lastUpdated, periods, players, postbackAffiliates, revenueBasis, scopedCommission, scopedLedger, scopedReport, scopeOf, whereScoped, type ScopeEntry } from '../reports/affiliate-view.js';
 import { csvLine, dashboardPage, PLAYER_CSV_HEADER, playersPage, postbacksAffiliatePage, statementOf, statementPage, type LinkTo } from './affiliate-pages.js';
 import { csrfField, html, layout, q, table } from './html.js';
 import { CONSOLE_ROUTE, type ConsoleDeps, type ConsoleRequests, type Form, type Query } from './request.js';
@@ -62,6 +62,11 @@ export function affiliateRoutes(app: FastifyInstance, deps: ConsoleDeps, { send,
       void refuse(reply, session, 403, "An affiliate's view is for the affiliate and for managers.");
       return undefined;
     }
+    // A manager's view is read-only: no action, with or without `as`.
+    if (request.method === 'POST') {
+      void refuse(reply, session, 403, as ? `You are viewing as ${as}: read-only.` : "An affiliate's actions are the affiliate's own.");
+      return undefined;
+    }
     if (!as) {
       void reply.redirect('/console/affiliates', 303);
       return undefined;
@@ -69,10 +74,6 @@ export function affiliateRoutes(app: FastifyInstance, deps: ConsoleDeps, { send,
     const [user] = await affiliateUsers(store, as);
     if (!user) {
       void refuse(reply, session, 404, `No affiliate user ${as}.`);
-      return undefined;
-    }
-    if (request.method === 'POST') {
-      void refuse(reply, session, 403, `You are viewing as ${as}: read-only.`);
       return undefined;
     }
     await audit(store, session.user.name, 'view as', as, request.url.split('?')[0] ?? '');
@@ -90,16 +91,16 @@ export function affiliateRoutes(app: FastifyInstance, deps: ConsoleDeps, { send,
     const now = store.clock();
     const all = await commissionPlans();
     const ps = periods(now);
-    const thisMonth = ps.find((p) => p.key === 'this_month');
-    const lastMonth = ps.find((p) => p.key === 'last_month');
-    const [rows, ledgers, month, days, updated] = await Promise.all([
-      Promise.all(ps.map(async (period) => ({ period, rows: await scopedReport(store, v.scope, { from: period.from, to: period.to }, period.key.endsWith('month') ? 'month' : 'day') }))),
-      Promise.all([thisMonth, lastMonth].map((p) => scopedLedger(store, v.scope, p?.from.slice(0, 7), all))).then((l) => l.flat()),
-      scopedReport(store, v.scope, { from: thisMonth?.from, to: thisMonth?.to }, 'campaign'),
-      scopedReport(store, v.scope, { from: addDays(now.toISOString().slice(0, 10), -29), to: now.toISOString().slice(0, 10) }, 'day'),
+    const window = { from: addDays(now.toISOString().slice(0, 10), -29), to: now.toISOString().slice(0, 10) };
+    // Each period by campaign (summed for its line; this month's rows are the table by campaign):
+    // the month grain would add the commission columns, reading every ledger line of the affiliate.
+    const [rows, commission, days, updated] = await Promise.all([
+      Promise.all(ps.map(async (period) => ({ period, rows: await scopedReport(store, v.scope, { from: period.from, to: period.to }, 'campaign') }))),
+      scopedCommission(store, v.scope, ps),
+      scopedReport(store, v.scope, window, 'day'),
       lastUpdated(store, v.scope),
     ]);
-    return send(reply, page(v, 'Dashboard', '/console/affiliate', dashboardPage({ periods: rows, ledgers, month, days, revenue: revenueBasis(all, v.scope), updated, link: v.link }), request));
+    return send(reply, page(v, 'Dashboard', '/console/affiliate', dashboardPage({ periods: rows, commission, month: rows.find((r) => r.period.key === 'this_month')?.rows ?? [], days, window, revenue: revenueBasis(all, v.scope), updated, link: v.link }), request));
   });
 
   app.get('/console/affiliate/players', CONSOLE_ROUTE, async (request, reply) => {
@@ -146,11 +147,11 @@ export function affiliateRoutes(app: FastifyInstance, deps: ConsoleDeps, { send,
       out += csvLine([month, 'payable', '', '', '', s.approved.length > 0 ? 'approved' : 'not approved yet', s.payable, '']);
       return reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', `attachment; filename="statement-${v.name}-${month}.csv"`).header('cache-control', 'no-store').send(out);
     }
-    return send(reply, page(v, `Statement ${month}`, '/console/affiliate/statements', statementPage(s, { month, months, link: v.link, asField: asField(v) }), request));
+    return send(reply, page(v, `Statement ${month}`, '/console/affiliate/statements', statementPage(s, { month, months, link: v.link, asField: asField(v), who: `${v.name} (${v.affiliates.join(', ')})` }), request));
   });
 
   const ownPostbacks = async (v: Viewer) => {
-    const ids = new Set(v.scope.map((s) => s.affiliate));
+    const ids = new Set(postbackAffiliates(v.scope));
     return (await listPostbacks(store.knex)).filter((d) => ids.has(d.affiliateId));
   };
 
@@ -159,15 +160,16 @@ export function affiliateRoutes(app: FastifyInstance, deps: ConsoleDeps, { send,
     if (!v) return reply;
     const defs = await ownPostbacks(v);
     const events = defs.length === 0 ? [] : await listEvents(store.knex, { postbackIds: defs.map((d) => d.id), limit: 100 });
-    return send(reply, page(v, 'Postbacks', '/console/affiliate/postbacks', postbacksAffiliatePage({ defs, events, csrf: csrfField(v.session), readOnly: v.readOnly, link: v.link, affiliates: [...new Set(v.scope.map((s) => s.affiliate))] }), request));
+    return send(reply, page(v, 'Postbacks', '/console/affiliate/postbacks', postbacksAffiliatePage({ defs, events, csrf: csrfField(v.session), readOnly: v.readOnly, link: v.link, affiliates: postbackAffiliates(v.scope) }), request));
   });
 
   app.post('/console/affiliate/postbacks/add', CONSOLE_ROUTE, async (request, reply) => {
     const v = await viewer(request, reply);
     if (!v) return reply;
     const form = request.body as Form;
-    const mine = [...new Set(v.scope.map((s) => s.affiliate))];
-    const affiliate = mine.length === 1 ? mine[0] : form.affiliate;
+    const mine = postbackAffiliates(v.scope);
+    // The form's id, when given, must be one of the user's; without it, the only one.
+    const affiliate = form.affiliate || (mine.length === 1 ? mine[0] : undefined);
     if (affiliate === undefined || !mine.includes(affiliate)) return refuse(reply, v.session, 403, 'That is not one of your affiliate ids.');
     try {
       // Never personal data, never a private address: those are the platform's decisions (partner-sync postbacks add).
@@ -188,7 +190,7 @@ export function affiliateRoutes(app: FastifyInstance, deps: ConsoleDeps, { send,
     const action = (request.params as { action: string }).action;
     const def = await getPostback(store.knex, id);
     // Another affiliate's postback is not found, as one that does not exist.
-    if (!def || def.removedAt !== null || !v.scope.some((s) => s.affiliate === def.affiliateId)) return refuse(reply, v.session, 404, `No postback ${id} of yours.`);
+    if (!def || def.removedAt !== null || !postbackAffiliates(v.scope).includes(def.affiliateId)) return refuse(reply, v.session, 404, `No postback ${id} of yours.`);
     if (action === 'remove') {
       const r = await removePostback(store, id);
       await audit(store, v.name, 'postbacks remove', id, `${r.settled} unsent settled`);

@@ -7,7 +7,8 @@
  * personal field (names, e-mail, phone never leave the store here).
  */
 import type { Knex } from 'knex';
-import { ledgerReport, type LedgerReport } from '../commission/report.js';
+import { listHolds } from '../commission/ledger.js';
+import { ledgerReport, listReviewHolds, type LedgerReport } from '../commission/report.js';
 import type { Plan } from '../commission/plans.js';
 import { addDays } from '../kernel/dates.js';
 import { money, ZERO, type Money } from '../kernel/money.js';
@@ -21,11 +22,31 @@ export interface ScopeEntry {
   affiliate: string;
 }
 
-export const scopeOf = (affiliates: readonly string[]): ScopeEntry[] =>
-  affiliates.map((a) => {
+/**
+ * The scope of a user's affiliate ids, each row in it once: `AFF` covers `PARTNER:AFF`, and a
+ * repeated id counts once (the figures are summed per entry).
+ */
+export function scopeOf(affiliates: readonly string[]): ScopeEntry[] {
+  const entries = affiliates.map((a): ScopeEntry => {
     const cut = a.indexOf(':');
     return cut < 0 ? { affiliate: a } : { partner: a.slice(0, cut), affiliate: a.slice(cut + 1) };
   });
+  const everywhere = new Set(entries.filter((e) => e.partner === undefined).map((e) => e.affiliate));
+  const seen = new Set<string>();
+  return entries.filter((e) => {
+    const key = `${e.partner ?? ''}:${e.affiliate}`;
+    if (seen.has(key) || (e.partner !== undefined && everywhere.has(e.affiliate))) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/**
+ * The affiliate ids whose postbacks are the user's: a postback fires for its affiliate id on
+ * every partner, so only the ids the user holds on every partner (`AFF`, not `PARTNER:AFF`, which
+ * on another partner may be someone else's).
+ */
+export const postbackAffiliates = (scope: readonly ScopeEntry[]): string[] => [...new Set(scope.filter((s) => s.partner === undefined).map((s) => s.affiliate))];
 
 /** Narrows a query to the scope's rows (`partner_id`, `affiliate_id` columns, or as named). */
 export function whereScoped(q: Knex.QueryBuilder, scope: readonly ScopeEntry[], columns = { partner: 'partner_id', affiliate: 'affiliate_id' }): Knex.QueryBuilder {
@@ -108,21 +129,36 @@ export interface Commission {
   payable_usd: string;
 }
 
-/** Commission in a period: whole months by the ledger's month, days by when lines were booked. */
-export function commissionOf(ledgers: readonly LedgerReport[], p: Period): Commission {
-  let earned = ZERO;
-  let withheld = ZERO;
-  let held = 0;
-  const months = p.key === 'this_month' || p.key === 'last_month';
-  for (const l of ledgers) {
-    for (const line of l.lines ?? []) {
-      const inPeriod = months ? line.period === p.from.slice(0, 7) : line.created_at.slice(0, 10) >= p.from && line.created_at.slice(0, 10) <= p.to;
-      if (inPeriod) earned = earned.plus(money(line.amount_usd));
-    }
-    for (const h of l.held) if (months ? h.period === p.from.slice(0, 7) : h.since.slice(0, 10) >= p.from && h.since.slice(0, 10) <= p.to) held += 1;
-    for (const h of l.review_held) if (months ? h.period === p.from.slice(0, 7) : h.since.slice(0, 10) >= p.from && h.since.slice(0, 10) <= p.to) withheld = withheld.plus(money(h.withheld_usd));
-  }
-  return { earned_usd: earned.toFixed(2), held_fx: held, withheld_usd: withheld.toFixed(2), payable_usd: earned.minus(withheld).toFixed(2) };
+/**
+ * Commission in each period, read by sums in the store (no ledger line is read: a big affiliate's
+ * month is tens of thousands of lines): whole months by the ledger's month, as `commissions
+ * --month M` counts them; a day, the lines of the day's month booked that day (a correction of an
+ * earlier month booked today counts in that month, not today). Holds: for FX rates (a count) and
+ * for review (the withheld USD), by the same rule; payable is earned less withheld.
+ */
+export async function scopedCommission(store: Store, scope: readonly ScopeEntry[], ps: readonly Period[]): Promise<Map<Period['key'], Commission>> {
+  const { knex } = store;
+  const months = [...new Set(ps.map((p) => p.from.slice(0, 7)))];
+  const isMonth = (p: Period) => p.key === 'this_month' || p.key === 'last_month';
+  const stamp = (day: string) => `${day}T00:00:00.000000Z`;
+  const [sums, held, review] = await Promise.all([
+    Promise.all(ps.map(async (p) => {
+      let q = whereScoped(knex('commission_ledger'), scope).where('period', p.from.slice(0, 7));
+      if (!isMonth(p)) q = q.where('created_at', '>=', stamp(p.from)).where('created_at', '<', stamp(addDays(p.to, 1)));
+      const row = (await q.sum({ usd: 'amount_usd' }).first()) as { usd: unknown } | undefined;
+      return money(row?.usd === null || row?.usd === undefined ? '0' : String(row.usd));
+    })),
+    Promise.all(scope.map((s) => listHolds(knex, { affiliate: s.affiliate, ...(s.partner ? { partner: s.partner } : {}) }))).then((h) => h.flat().filter((x) => months.includes(x.period))),
+    Promise.all(scope.flatMap((s) => months.map((month) => listReviewHolds(knex, { affiliate: s.affiliate, month, ...(s.partner ? { partner: s.partner } : {}) })))).then((h) => h.flat()),
+  ]);
+  const out = new Map<Period['key'], Commission>();
+  ps.forEach((p, i) => {
+    const inPeriod = (period: string, since: string) => period === p.from.slice(0, 7) && (isMonth(p) || (since.slice(0, 10) >= p.from && since.slice(0, 10) <= p.to));
+    const earned = sums[i] as Money;
+    const withheld = review.filter((h) => inPeriod(h.period, h.since)).reduce((w, h) => w.plus(money(h.withheld_usd)), ZERO);
+    out.set(p.key, { earned_usd: earned.toFixed(2), held_fx: held.filter((h) => inPeriod(h.period, h.since)).length, withheld_usd: withheld.toFixed(2), payable_usd: earned.minus(withheld).toFixed(2) });
+  });
+  return out;
 }
 
 /** When the scope's figures last moved: the latest load of its customers or booking of its ledger. */
@@ -168,8 +204,8 @@ export async function players(store: Store, scope: readonly ScopeEntry[], f: Pla
   if (f.month) q = q.where('signup_date', '>=', `${f.month}-01T00:00:00.000000Z`).where('signup_date', '<', `${nextMonth(f.month)}-01T00:00:00.000000Z`);
   if (f.campaign) q = q.where('campaign_id', f.campaign);
   if (f.country) q = q.where('country_code', f.country.toUpperCase());
-  if (f.after) {
-    const cut = f.after.indexOf('|');
+  const cut = f.after ? f.after.indexOf('|') : -1;
+  if (f.after && cut > 0) {
     q = q.whereRaw('(partner_id, customer_id) > (?, ?)', [f.after.slice(0, cut), f.after.slice(cut + 1)]);
   }
   const rows = (await q.orderBy([{ column: 'partner_id' }, { column: 'customer_id' }]).limit(f.limit + 1)) as Record<string, unknown>[];
