@@ -18,7 +18,8 @@ import { html, Html, num, table, when } from './html.js';
 export type LinkTo = (path: string, params?: Record<string, string | undefined>) => string;
 
 /** A table whose cells keep to one line (ids, dates, amounts), scrolled sideways when the window is narrow. */
-const wide = (t: Html): Html => html`<div class="wide">${t}</div>`;
+/** A wide table scrolls sideways in its own region, reachable by keyboard (tabindex) and named for screen readers. */
+const wide = (t: Html, label = 'table'): Html => html`<div class="wide" tabindex="0" role="region" aria-label="${label}, scrolls sideways">${t}</div>`;
 
 /** A sum of the report, to the cent (the report keeps the facts' precision). */
 const usd = (v: string): string => money(v).toFixed(2);
@@ -93,7 +94,20 @@ export const csvLine = (cells: readonly unknown[]): string => `${cells.map(csvCe
 /** A plain reason for a held amount: never the fraud rule or its evidence. */
 const HELD_REASON = { fx: 'waiting for an FX rate', review: 'under review' } as const;
 
-export interface StatementLine { plan: string; kind: string; partner: string; customer: string; period: string; reason: string; amount_usd: string; booked: string }
+export interface StatementLine { plan: string; kind: string; partner: string; customer: string; period: string; reason: string; amount_usd: string; booked: string; detail: string }
+
+/** Lines shown on the page (every one is in the CSV). */
+export const STATEMENT_PAGE_LINES = 500;
+
+/** How a RevShare line was reached: the month's revenue, the carry in and out, each band (from the line's basis). */
+export function revshareDetail(basis: Record<string, unknown>): string {
+  if (basis.revenue_usd === undefined) return typeof basis.why === 'string' ? basis.why : '';
+  const usd = (v: unknown) => money(String(v ?? '0')).toFixed(2);
+  const bands = Array.isArray(basis.bands) ? (basis.bands as Record<string, string>[]).map((b) => `${money(b.rate ?? '0').times(100).toFixed()}% of ${usd(b.on_usd)} (band from ${usd(b.from_usd)}) = ${usd(b.amount_usd)}`).join('; ') : '';
+  const carryIn = money(String(basis.carry_in_usd ?? '0'));
+  const carryOut = money(String(basis.carry_out_usd ?? '0'));
+  return `${String(basis.revenue ?? '').toUpperCase()} ${usd(basis.revenue_usd)}${carryIn.isZero() ? '' : ` + carry ${carryIn.toFixed(2)}`} = ${usd(basis.commissionable_usd)} commissionable (${String(basis.mode ?? '')}${bands ? `: ${bands}` : ''})${carryOut.isZero() ? '' : `; carried to next month ${carryOut.toFixed(2)}`}`;
+}
 
 export function statementOf(ledgers: readonly LedgerReport[], month: string, approvals: ReadonlyMap<string, { net_usd: string; approved_at: string }>, plans: readonly Plan[]): { lines: StatementLine[]; byPlan: { plan: string; kind: string; earned: string; clawed: string; net: string }[]; held: { plan: string; customer: string; period: string; reason: string; amount: string }[]; total: string; withheld: string; payable: string; approved: { affiliate: string; net_usd: string; approved_at: string }[] } {
   const lines: StatementLine[] = [];
@@ -112,7 +126,7 @@ export function statementOf(ledgers: readonly LedgerReport[], month: string, app
       if (amount.isNegative()) p.clawed = p.clawed.plus(amount);
       else p.earned = p.earned.plus(amount);
       plan.set(line.plan_id, p);
-      lines.push({ plan: line.plan_id, kind: line.plan_kind, partner: line.partner_id, customer: line.customer_id ?? '', period: line.period, reason: line.reason, amount_usd: amount.toFixed(2), booked: line.created_at });
+      lines.push({ plan: line.plan_id, kind: line.plan_kind, partner: line.partner_id, customer: line.customer_id ?? '', period: line.period, reason: line.reason, amount_usd: amount.toFixed(2), booked: line.created_at, detail: line.plan_kind === 'revshare' ? revshareDetail(line.basis) : '' });
     }
     for (const h of l.held) if (h.period === month) held.push({ plan: h.plan_id, customer: h.customer_id ?? '', period: h.period, reason: HELD_REASON.fx, amount: 'not booked yet' });
     for (const h of l.review_held) {
@@ -147,7 +161,8 @@ export function statementPage(s: ReturnType<typeof statementOf>, o: { month: str
   ${s.approved.length > 0 ? html`Approved for payment: ${s.approved.map((a) => `${a.affiliate} ${a.net_usd} USD on ${a.approved_at.slice(0, 10)}`).join('; ')}.` : 'Not approved for payment yet.'}</p>
   ${table(['Plan', 'Kind', 'Earned USD', 'Clawbacks USD', 'Net USD'], s.byPlan.map((p) => [p.plan, KIND_LABEL[p.kind] ?? p.kind, num(p.earned), num(p.clawed), num(p.net)]), 'By plan')}
   ${s.held.length > 0 ? table(['Plan', 'Customer', 'Month', 'Why held', 'Amount USD'], s.held.map((h) => [h.plan, h.customer, h.period, h.reason, num(h.amount)]), 'Held') : ''}
-  ${wide(table(['Plan', 'Kind', 'Partner', 'Customer', 'Reason', 'Amount USD', 'Booked'], s.lines.map((l) => [l.plan, KIND_LABEL[l.kind] ?? l.kind, l.partner, l.customer, l.reason, num(l.amount_usd), when(l.booked)]), 'Lines'))}`;
+  ${wide(table(['Plan', 'Kind', 'Partner', 'Customer', 'Reason', 'How', 'Amount USD', 'Booked'], s.lines.slice(0, STATEMENT_PAGE_LINES).map((l) => [l.plan, KIND_LABEL[l.kind] ?? l.kind, l.partner, l.customer, l.reason, l.detail, num(l.amount_usd), when(l.booked)]), 'Lines'), 'The statement\'s lines')}
+  ${s.lines.length > STATEMENT_PAGE_LINES ? html`<p class="muted">The first ${STATEMENT_PAGE_LINES} of ${s.lines.length} lines; <a href="${o.link('/console/affiliate/statements', { month: o.month, format: 'csv' })}">the CSV</a> has every one. The totals above count them all.</p>` : ''}`;
 }
 
 export function postbacksAffiliatePage(o: { defs: readonly PostbackDefinition[]; events: readonly EventRow[]; csrf: Html; readOnly: boolean; link: LinkTo; affiliates: readonly string[] }): Html {

@@ -135,13 +135,14 @@ export function affiliateRoutes(app: FastifyInstance, deps: ConsoleDeps, { send,
     const all = await commissionPlans();
     const ledgers = await scopedLedger(store, v.scope, month, all);
     const approvals = new Map<string, { net_usd: string; approved_at: string }>();
-    for (const r of (await store.knex('commission_approvals').whereIn('affiliate_id', [...new Set(v.scope.map((s) => s.affiliate))]).where('month', month)) as Record<string, unknown>[]) {
+    // An approval is of an affiliate id and month on every partner: only the ids the user holds on every partner are its own.
+    for (const r of (await store.knex('commission_approvals').whereIn('affiliate_id', postbackAffiliates(v.scope)).where('month', month)) as Record<string, unknown>[]) {
       approvals.set(`${String(r.affiliate_id)}|${month}`, { net_usd: String(r.net_usd), approved_at: String(r.approved_at instanceof Date ? r.approved_at.toISOString() : r.approved_at) });
     }
     const s = statementOf(ledgers, month, approvals, all);
     if (qy.format === 'csv') {
       let out = csvLine(['month', 'plan', 'kind', 'partner', 'customer_id', 'reason', 'amount_usd', 'booked_at']);
-      for (const l of s.lines) out += csvLine([month, l.plan, l.kind, l.partner, l.customer, l.reason, l.amount_usd, l.booked]);
+      for (const l of s.lines) out += csvLine([month, l.plan, l.kind, l.partner, l.customer, l.detail ? `${l.reason}: ${l.detail}` : l.reason, l.amount_usd, l.booked]);
       for (const h of s.held) out += csvLine([month, h.plan, 'held', '', h.customer, h.reason, h.amount, '']);
       out += csvLine([month, 'total', '', '', '', 'booked', s.total, '']);
       out += csvLine([month, 'payable', '', '', '', s.approved.length > 0 ? 'approved' : 'not approved yet', s.payable, '']);

@@ -90,7 +90,7 @@ nav a{color:var(--accent)}nav a[aria-current=page]{font-weight:700;color:var(--f
 main{padding:1rem 1.5rem;max-width:1400px}h1{font-size:1.4rem;margin:.2rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
 table{border-collapse:collapse;margin:.5rem 0 1rem;width:100%}caption{text-align:left;font-weight:600;padding:.25rem 0}
 th,td{border-bottom:1px solid var(--line);padding:.3rem .5rem;text-align:left;vertical-align:top}th{background:#f6f8fa}
-td:first-child{white-space:nowrap}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+td:first-child{white-space:nowrap}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}td>span.num{display:block;text-align:right;font-variant-numeric:tabular-nums}
 .state{display:inline-block;white-space:nowrap;padding:0 .45rem;border-radius:.6rem;font-weight:600;color:#fff}
 .state-ok{background:var(--ok)}.state-late{background:var(--late)}.state-breach{background:var(--breach)}.state-none{background:var(--muted)}
 .notice{background:#ddf4ff;border:1px solid #54aeff;padding:.5rem .75rem}.error{background:#ffebe9;border:1px solid #ff8182;padding:.5rem .75rem}

@@ -15,6 +15,7 @@
  * and "today" are the month's whatever day the suite runs. Screenshots go to a temp folder (printed).
  */
 import assert from 'node:assert/strict';
+import { revshareDetail } from '../../src/console/affiliate-pages.js';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -381,3 +382,14 @@ for (const backend of STORES) {
     });
   });
 }
+
+describe('a RevShare line on the statement', () => {
+  it('says how it was reached: revenue, carry in, each band, carry out', () => {
+    const basis = { revenue: 'ngr', revenue_usd: '1500', carry_in_usd: '-200', commissionable_usd: '1300', carry_out_usd: '0', mode: 'tiered', bands: [
+      { from_usd: '0', rate: '0.25', on_usd: '1000', amount_usd: '250' }, { from_usd: '1000', rate: '0.3', on_usd: '300', amount_usd: '90' }] };
+    // By hand: 25% of the first 1,000 (250) and 30% of the 300 above it (90): 340.
+    assert.equal(revshareDetail(basis), 'NGR 1500.00 + carry -200.00 = 1300.00 commissionable (tiered: 25% of 1000.00 (band from 0.00) = 250.00; 30% of 300.00 (band from 1000.00) = 90.00)');
+    assert.equal(revshareDetail({ ...basis, revenue_usd: '-50', carry_in_usd: '0', commissionable_usd: '-50', carry_out_usd: '-50', bands: [] }), 'NGR -50.00 = -50.00 commissionable (tiered); carried to next month -50.00');
+    assert.equal(revshareDetail({ why: '3 customer-days wait for FX rates' }), '3 customer-days wait for FX rates');
+  });
+});
