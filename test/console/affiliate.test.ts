@@ -353,6 +353,31 @@ for (const backend of STORES) {
         assert.equal(staff.status, 403, 'a manager\'s pause');
       });
 
+      it('an id held on one partner (PARTNER:AFF) shows that partner\'s rows only, and its postbacks stay the platform\'s', async () => {
+        for (const [name, affiliates] of [['cleo', [`${PARTNER}:${A}`]], ['dora', [`another-casino:${A}`]]] as const) {
+          const invited = await inviteUser(t.store, name, 'affiliate', affiliates, TEST_KDF);
+          assert.ok('user' in (await acceptInvitation(t.store, invited.token, PASSWORD, TEST_KDF)));
+        }
+        const [cleo, dora] = [await signIn('cleo'), await signIn('dora')];
+        const csv = (cookie: string) => get(cookie, '/console/affiliate/players?format=csv');
+        const listed = (body: string) => body.trim().split('\r\n').slice(1).map((l) => l.split(',')[1]).sort();
+        // Every aff-107 customer stored for sandbox-casino (the generated ones, and any a test above pushed).
+        const stored = ((await t.store.knex('customers').where({ partner_id: PARTNER, affiliate_id: A }).pluck('customer_id')) as string[]).map(String).sort();
+        assert.ok(stored.length >= ids(A).length && ids(A).every((id) => stored.includes(id)));
+        assert.deepEqual(listed((await csv(cleo)).body), stored, 'cleo: aff-107 of sandbox-casino, every one');
+        assert.deepEqual(listed((await csv(dora)).body), [], 'dora: aff-107 of another partner has no customer here');
+        for (const path of ['/console/affiliate', '/console/affiliate/statements?month=2026-10', '/console/affiliate/players']) {
+          const body = (await get(dora, path)).body;
+          for (const id of ids(A).slice(0, 20)) assert.ok(!body.includes(`>${id}<`), `${path} shows no customer of sandbox-casino to dora`);
+        }
+        const page = await get(cleo, '/console/affiliate/postbacks');
+        assert.match(page.body, /the platform sets up their postbacks/);
+        assert.ok(!page.body.includes(postbackOf[A]!), "aff-107's postback fires on every partner: not cleo's to see");
+        const added = await post(cleo, '/console/affiliate/postbacks/add', { _csrf: await csrfOf(cleo), affiliate: A, events: 'ftd', url: 'https://93.184.215.14/x' });
+        assert.equal(added.status, 403);
+        assert.equal(await post(cleo, '/console/affiliate/postbacks/remove', { _csrf: await csrfOf(cleo), postback: postbackOf[A]! }).then((r) => r.status), 404);
+      });
+
       it('an operator gets 403 on the affiliate\'s pages; a manager\'s ?as= is read-only (POST 403) and audited', async () => {
         const olga = await signIn('olga');
         for (const path of ['/console/affiliate', '/console/affiliate/players', '/console/affiliate/statements', '/console/affiliate/postbacks', '/console/affiliate?as=ana', '/console/affiliates']) {
