@@ -161,7 +161,7 @@ export function statementPage(s: ReturnType<typeof statementOf>, o: { month: str
   ${s.approved.length > 0 ? html`Approved for payment: ${s.approved.map((a) => `${a.affiliate} ${a.net_usd} USD on ${a.approved_at.slice(0, 10)}`).join('; ')}.` : 'Not approved for payment yet.'}</p>
   ${table(['Plan', 'Kind', 'Earned USD', 'Clawbacks USD', 'Net USD'], s.byPlan.map((p) => [p.plan, KIND_LABEL[p.kind] ?? p.kind, num(p.earned), num(p.clawed), num(p.net)]), 'By plan')}
   ${s.held.length > 0 ? table(['Plan', 'Customer', 'Month', 'Why held', 'Amount USD'], s.held.map((h) => [h.plan, h.customer, h.period, h.reason, num(h.amount)]), 'Held') : ''}
-  ${wide(table(['Plan', 'Kind', 'Partner', 'Customer', 'Reason', 'How', 'Amount USD', 'Booked'], s.lines.slice(0, STATEMENT_PAGE_LINES).map((l) => [l.plan, KIND_LABEL[l.kind] ?? l.kind, l.partner, l.customer, l.reason, l.detail, num(l.amount_usd), when(l.booked)]), 'Lines'), 'The statement\'s lines')}
+  ${wide(table(['Plan', 'Kind', 'Partner', 'Customer', 'Reason', 'How', 'Amount USD', 'Booked'], s.lines.slice(0, STATEMENT_PAGE_LINES).map((l) => [l.plan, KIND_LABEL[l.kind] ?? l.kind, l.partner, l.customer, l.reason, l.detail ? html`<span class="prose">${l.detail}</span>` : '', num(l.amount_usd), when(l.booked)]), 'Lines'), 'The statement\'s lines')}
   ${s.lines.length > STATEMENT_PAGE_LINES ? html`<p class="muted">The first ${STATEMENT_PAGE_LINES} of ${s.lines.length} lines; <a href="${o.link('/console/affiliate/statements', { month: o.month, format: 'csv' })}">the CSV</a> has every one. The totals above count them all.</p>` : ''}`;
 }
 

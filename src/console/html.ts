@@ -106,7 +106,7 @@ figure{margin:0}figcaption{font-weight:600;margin:.25rem 0}.chart{position:relat
 details{margin:1rem 0}summary{cursor:pointer;color:var(--accent)}.pager{display:flex;gap:1.5rem}
 progress{width:14rem;height:1rem}
 svg.bars{width:100%;max-width:760px;height:170px;border-bottom:1px solid var(--line)}.statement-total{font-size:1.05rem}
-.wide{overflow-x:auto}.wide td{white-space:nowrap}
+.wide{overflow-x:auto}.wide td{white-space:nowrap}.wide td .prose{display:block;white-space:normal;min-width:22rem;max-width:40rem}
 @media print{header,nav,.filters,.no-print,.pager,details{display:none!important}main{max-width:none;padding:0}.wide{overflow:visible}a{color:inherit;text-decoration:none}
 table{page-break-inside:auto}tr{page-break-inside:avoid}th{background:#eee!important;-webkit-print-color-adjust:exact;print-color-adjust:exact}}
 `;
