@@ -6,12 +6,8 @@
  * An affiliate manages its own postbacks with the same checks as `partner-sync postbacks`
  * (the SSRF guard, signatures, rate limits); a manager can pause one from the Postbacks page.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { affiliateUsers, audit, type Session } from '../access/console-users.js';
-import { loadPlans } from '../commission/load-plans.js';
-import type { Plan } from '../commission/plans.js';
 import { addDays } from '../kernel/dates.js';
 import { listEvents } from '../postbacks/claims.js';
 import { addPostback, getPostback, listPostbacks, PostbackDefinitionError, removePostback } from '../postbacks/definitions.js';
@@ -20,7 +16,7 @@ import { sendTestEvent } from '../postbacks/test-event.js';
 import { lastUpdated, periods, players, postbackAffiliates, revenueBasis, scopedCommission, scopedLedger, scopedReport, scopeOf, whereScoped, type ScopeEntry } from '../reports/affiliate-view.js';
 import { csvLine, dashboardPage, PLAYER_CSV_HEADER, playersPage, postbacksAffiliatePage, statementOf, statementPage, type LinkTo } from './affiliate-pages.js';
 import { csrfField, html, layout, q, table } from './html.js';
-import { CONSOLE_ROUTE, type ConsoleDeps, type ConsoleRequests, type Form, type Query } from './request.js';
+import { commissionPlansOf, CONSOLE_ROUTE, type ConsoleDeps, type ConsoleRequests, type Form, type Query } from './request.js';
 
 interface Viewer {
   session: Session;
@@ -38,13 +34,7 @@ const CSV_PAGE = 5_000;
 
 export function affiliateRoutes(app: FastifyInstance, deps: ConsoleDeps, { send, signedIn, after, notice }: ConsoleRequests): void {
   const { store } = deps;
-  let plans: Plan[] | undefined;
-  const commissionPlans = async (): Promise<Plan[]> => {
-    if (plans) return plans;
-    const file = deps.config ? join(deps.config.dir, 'commissions.yaml') : undefined;
-    plans = file && existsSync(file) ? (await loadPlans(file)).plans : [];
-    return plans;
-  };
+  const commissionPlans = commissionPlansOf(deps);
 
   const refuse = (reply: FastifyReply, session: Session, status: number, text: string) => send(reply, layout(status === 404 ? 'Not found' : 'Not allowed', session, html`<p class="error">${text}</p>`), status);
 

@@ -6,13 +6,9 @@
  * (jobs/fraud-decision.ts: the decision, then the commission evaluation, so the flag's holds are
  * released or voided at once). Every action is written to the audit log.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { decideAndEvaluate } from '../../jobs/fraud-decision.js';
 import { audit } from '../access/console-users.js';
-import { loadPlans } from '../commission/load-plans.js';
-import type { Plan } from '../commission/plans.js';
 import { DecisionError } from '../fraud/flags.js';
 import { replay } from '../postbacks/claims.js';
 import { addPostback, PostbackDefinitionError, removePostback, setPostbackPaused } from '../postbacks/definitions.js';
@@ -24,18 +20,11 @@ import { csrfField, html, Html, layout } from './html.js';
 import { commissionsPage, reportsPage } from './money-pages.js';
 import { fraudFlagPage, fraudPage, ledgerLinesPage, sourceRecordPage } from './pages.js';
 import { postbacksPage } from './postbacks-page.js';
-import { CONSOLE_ROUTE, type ConsoleDeps, type ConsoleRequests, type Form, type Query } from './request.js';
+import { commissionPlansOf, CONSOLE_ROUTE, type ConsoleDeps, type ConsoleRequests, type Form, type Query } from './request.js';
 
 export function moneyRoutes(app: FastifyInstance, deps: ConsoleDeps, { send, signedIn, after, notice }: ConsoleRequests): void {
   const { store } = deps;
-  // The settings folder's commission plans, read once, at the first page that needs them.
-  let plans: Plan[] | undefined;
-  const commissionPlans = async (): Promise<Plan[]> => {
-    if (plans) return plans;
-    const file = deps.config ? join(deps.config.dir, 'commissions.yaml') : undefined;
-    plans = file && existsSync(file) ? (await loadPlans(file)).plans : [];
-    return plans;
-  };
+  const commissionPlans = commissionPlansOf(deps);
 
   app.get('/console/commissions', CONSOLE_ROUTE, async (request, reply) => {
     const session = await signedIn(request, reply, 'manager');

@@ -8,7 +8,11 @@
  * What the console is given (ConsoleDeps) is what the API's route modules are given: one app
  * serves both, composed where `serve` builds it (src/cli/server.ts).
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { loadPlans } from '../commission/load-plans.js';
+import type { Plan } from '../commission/plans.js';
 import { findSession, type Role, type Session } from '../access/console-users.js';
 import type { PartnerDefinition } from '../config/definition.js';
 import type { InvalidDefinition } from '../config/load-definitions.js';
@@ -25,6 +29,17 @@ export interface ConsoleDeps {
   logger: Logger;
   /** The connector definitions and settings folder (runs, replays, commission plans); `invalid`: the files that cannot load (the Partners page says why). */
   config?: { dir: string; definitions: readonly PartnerDefinition[]; invalid?: readonly InvalidDefinition[]; redact: Redact };
+}
+
+/** The settings folder's commission plans, read once, at the first page that needs them (each route group keeps its own). */
+export function commissionPlansOf(deps: ConsoleDeps): () => Promise<Plan[]> {
+  let plans: Plan[] | undefined;
+  return async () => {
+    if (plans) return plans;
+    const file = deps.config ? join(deps.config.dir, 'commissions.yaml') : undefined;
+    plans = file && existsSync(file) ? (await loadPlans(file)).plans : [];
+    return plans;
+  };
 }
 
 export const SESSION_COOKIE = 'ps_console';
