@@ -163,7 +163,12 @@ export class FreshnessMonitor {
       metrics?.lag.set(labels, (a.freshness.lagMs ?? 0) / 1000);
       metrics?.breach.set(labels, a.breach ? 1 : 0);
     }
-    if (now.getTime() < this.reportFrom) return assessed;
+    // The grace is freshness's (a stream not reached yet by the catch-up is not news); what the
+    // store says of runs, postbacks, holds and rates is news at once.
+    if (now.getTime() < this.reportFrom) {
+      if (this.options.conditions && (await this.isLeader())) await this.reportConditions(now);
+      return assessed;
+    }
     const leader = await this.isLeader();
     const current = new Set(assessed.map((a) => `${a.partner}/${a.stream}`));
     for (const key of [...this.breached.keys()]) if (!current.has(key)) this.breached.delete(key);

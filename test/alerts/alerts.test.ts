@@ -341,7 +341,7 @@ for (const backend of STORES) {
       const timers = new FakeTimers(clock().toISOString());
       const streams = [{ partner: 'casino', stream: 'transactions' }, { partner: 'casino', stream: 'customers' }];
       const monitor = new FreshnessMonitor({
-        timers, logger: silentLogger(), locks: localLocks(), graceMs: 0, alerter: router,
+        timers, logger: silentLogger(), locks: localLocks(), alerter: router,
         streams: () => [], readStates: async () => new Map(),
         conditions: (now) => storeConditions(store.knex, { streams, thresholds: config.thresholds, now, redact: createRedactor([SECRET]) }),
       });
@@ -364,6 +364,8 @@ for (const backend of STORES) {
       // deletes_held: 30 customer deletes the mass-delete guard held.
       const holdId = await store.transaction((trx) => holdDeletes(trx, { partner: 'casino', variant: 'igaming', entity: 'customers', learnedVia: 'deleted_list', scope: 'run-x', runId: 'run-x', reason: '30 of 40 customers (75%), more than max_share 0.05', ids: Array.from({ length: 30 }, (_, i) => `gone-${i}`), now: '2026-11-28T18:30:00.000Z' }));
 
+      // Started: within the freshness grace of its first 5 minutes, which holds back freshness only.
+      monitor.start();
       await monitor.check();
       const started = (hook.requests.map((r) => JSON.parse(r.body)) as AlertMessage[]).filter((m) => m.status === 'started');
       assert.deepEqual(started.map((m) => `${m.kind} ${m.partner}/${m.stream}`).sort(), [
