@@ -6,7 +6,8 @@
  * - run_failed: the latest `thresholds.run_failures` finished runs of a scheduled stream all failed.
  * - run_held: the latest finished run was stopped by the reject-rate guard or the day guard
  *   (jobs/reject-guard.ts, jobs/day-guard.ts: their errors name `max_reject_ratio` or a refused day).
- * - postbacks_dead: postback events of the partner's customers that are dead (retries spent).
+ * - postbacks_dead: postback events of the partner's customers that are dead (retries spent) on a
+ *   postback still in place.
  * - unevaluated: records loaded but not evaluated by the after-load jobs for longer than
  *   `thresholds.unevaluated_minutes`.
  * - fx_rate_missing: commission entries held for a currency's rate of a day, once
@@ -58,7 +59,9 @@ async function runConditions(knex: Knex, o: ConditionInputs): Promise<Condition[
 }
 
 async function postbackConditions(knex: Knex): Promise<Condition[]> {
-  const rows = (await knex('postback_events').where('state', 'dead').select('partner_id').count({ n: '*' }).min({ oldest: 'last_attempt_at' }).groupBy('partner_id')) as { partner_id: string | null; n: unknown; oldest: unknown }[];
+  // Events of a removed postback are dead by the removal (src/postbacks/definitions.ts), not by a failing tracker: not news.
+  const rows = (await knex('postback_events').where('state', 'dead').whereIn('postback_id', knex('postbacks').whereNull('removed_at').select('id'))
+    .select('partner_id').count({ n: '*' }).min({ oldest: 'last_attempt_at' }).groupBy('partner_id')) as { partner_id: string | null; n: unknown; oldest: unknown }[];
   return rows.map((r) => ({
     kind: 'postbacks_dead' as const,
     partner: r.partner_id ?? '-',

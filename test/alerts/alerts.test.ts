@@ -22,7 +22,7 @@ import { importRates } from '../../jobs/commission.js';
 import { resumeJobs } from '../../jobs/load-hooks.js';
 import { money } from '../../src/kernel/money.js';
 import { silentLogger } from '../../src/log.js';
-import { addPostback } from '../../src/postbacks/definitions.js';
+import { addPostback, removePostback } from '../../src/postbacks/definitions.js';
 import { replay } from '../../src/postbacks/claims.js';
 import { decideHold, holdDeletes } from '../../src/store/delete-holds.js';
 import { finishRun, startRun, emptyCounts } from '../../src/store/runs.js';
@@ -359,6 +359,10 @@ for (const backend of STORES) {
       const { postback } = await addPostback(store, { affiliate: 'aff-2', events: 'registration', url: 'http://127.0.0.1:9/pb', allowPrivate: true }, 'postback-secret-key-0123456789');
       await loader.load({ partner: 'casino', variant: 'igaming', entity: 'customers', runId: 'c3', records: raw([customer('c3', { affiliate_id: 'aff-2' })]) });
       await store.knex('postback_events').where('postback_id', postback.id).update({ state: 'dead', attempts: 12, last_attempt_at: '2026-11-28T18:00:00.000Z', last_error: 'ECONNREFUSED' });
+      // A removed postback's unsent events are dead by the removal: no alert of theirs.
+      const { postback: gone } = await addPostback(store, { affiliate: 'aff-2', events: 'registration', url: 'http://127.0.0.1:9/old', allowPrivate: true }, 'postback-secret-key-0123456789');
+      await loader.load({ partner: 'casino', variant: 'igaming', entity: 'customers', runId: 'c4', records: raw([customer('c4', { affiliate_id: 'aff-2' })]) });
+      await removePostback(store, gone.id);
       // unevaluated: a committed customer whose commission evaluation a crash left pending 40 minutes ago.
       await store.knex('commission_pending').insert({ partner_id: 'casino', variant: 'igaming', kind: 'customer', value: 'c2', created_at: '2026-11-28T18:20:00.000Z' });
       // deletes_held: 30 customer deletes the mass-delete guard held.
