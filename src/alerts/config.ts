@@ -86,6 +86,22 @@ function smtpUrlProblem(url: string): string | undefined {
   return undefined;
 }
 
+/** ALERT_WEBHOOK_URL (or the file ALERT_WEBHOOK_URL_FILE names), or undefined; throws naming the variable when unusable. */
+export function webhookUrlFromEnv(env: NodeJS.ProcessEnv): string | undefined {
+  let url = env.ALERT_WEBHOOK_URL?.trim();
+  if (!url && env.ALERT_WEBHOOK_URL_FILE) {
+    try {
+      url = readFileSync(env.ALERT_WEBHOOK_URL_FILE, 'utf8').trim();
+    } catch (error) {
+      throw new Error(`ALERT_WEBHOOK_URL_FILE: cannot read ${env.ALERT_WEBHOOK_URL_FILE}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, { cause: error });
+    }
+  }
+  if (!url) return undefined;
+  const problem = webhookUrlProblem(url);
+  if (problem) throw new Error(`ALERT_WEBHOOK_URL ${problem}`);
+  return url;
+}
+
 /** The secrets of a config (channel addresses), for the log redactor. */
 export function alertSecrets(config: AlertConfig | undefined): string[] {
   if (!config) return [];
@@ -234,17 +250,13 @@ export async function loadAlertConfig(file: string, env: NodeJS.ProcessEnv): Pro
   }
   const consoleUrl = env.PARTNER_SYNC_CONSOLE_URL?.trim().replace(/\/+$/, '') || undefined;
   if (text === undefined) {
-    let url = env.ALERT_WEBHOOK_URL?.trim();
-    if (!url && env.ALERT_WEBHOOK_URL_FILE) {
-      try {
-        url = (await readFile(env.ALERT_WEBHOOK_URL_FILE, 'utf8')).trim();
-      } catch (error) {
-        return { errors: [`ALERT_WEBHOOK_URL_FILE: cannot read ${env.ALERT_WEBHOOK_URL_FILE}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`] };
-      }
+    let url: string | undefined;
+    try {
+      url = webhookUrlFromEnv(env);
+    } catch (error) {
+      return { errors: [(error as Error).message] };
     }
     if (!url) return { errors: [] };
-    const problem = webhookUrlProblem(url);
-    if (problem) return { errors: [`ALERT_WEBHOOK_URL ${problem}`] };
     const channels = new Map<string, Channel>([['webhook', { name: 'webhook', type: 'webhook', url }]]);
     return { config: { channels, rules: [{ kinds: new Set(ALERT_KINDS), channels: ['webhook'] }], thresholds: { ...DEFAULT_THRESHOLDS }, repeatMs: DEFAULTS.repeatMinutes * 60_000, flapMs: DEFAULTS.flapMinutes * 60_000, ...(consoleUrl ? { consoleUrl } : {}) }, errors: [] };
   }

@@ -72,7 +72,7 @@ export function affiliateRoutes(app: FastifyInstance, deps: ConsoleDeps, { send,
   };
 
   const page = (v: Viewer, title: string, current: string, body: ReturnType<typeof html>, request: FastifyRequest) =>
-    layout(title, v.session, v.readOnly ? html`<p class="notice" role="status">Viewing as ${v.name} (${v.affiliates.join(', ')}), read-only. <a href="/console/affiliates">Back to affiliates</a></p>${body}` : body, { current: v.link(current).split('?')[0], notice: notice(request), viewAs: v.readOnly ? v.name : undefined });
+    layout(title, v.session, v.readOnly ? html`<p class="notice" role="status">Viewing as ${v.name} (${v.affiliates.join(', ')}), read-only. <a href="/console/affiliates">Back to affiliates</a></p>${body}` : body, { current, notice: notice(request), viewAs: v.readOnly ? v.name : undefined });
   const asField = (v: Viewer) => (v.readOnly ? html`<input type="hidden" name="as" value="${v.name}">` : html``);
 
   app.get('/console/affiliate', CONSOLE_ROUTE, async (request, reply) => {

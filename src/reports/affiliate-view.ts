@@ -59,9 +59,6 @@ export function whereScoped(q: Knex.QueryBuilder, scope: readonly ScopeEntry[], 
   });
 }
 
-export const inScope = (scope: readonly ScopeEntry[], partner: string, affiliate: string): boolean =>
-  scope.some((s) => s.affiliate === affiliate && (s.partner === undefined || s.partner === partner));
-
 /** The affiliate report's rows of the scope (one read per affiliate id, merged). */
 export async function scopedReport(store: Store, scope: readonly ScopeEntry[], filter: { from?: string; to?: string; campaign?: string }, grain: Grain): Promise<AffiliateRow[]> {
   const rows: AffiliateRow[] = [];
